@@ -1,0 +1,16 @@
+/** Jest: TypeScript through SWC (no type-check here; `npm test` runs tsc first). */
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: {
+    '^.+\\.(t|j|mj)s$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
+  },
+  // The schema engine's bindings are an ES module; SWC turns them into CommonJS for Jest.
+  transformIgnorePatterns: ['/node_modules/(?!@prisma/schema-engine-wasm/)'],
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+  testTimeout: 60_000,
+  maxWorkers: 2,
+};

@@ -1,0 +1,51 @@
+-- Full-text search for episodes and memories (SQLite FTS5), kept in sync by triggers in the same
+-- transaction as the rows. Idempotent: the migration runner re-applies it after any migration
+-- that rebuilds the Episode or Memory table (SQLite rebuilds drop a table's triggers).
+--
+-- search_doc gives every indexed row a stable integer key (FTS5 and sqlite-vec need integer
+-- rowids; Prisma's rowids are not stable across table rebuilds or VACUUM). search_fts is
+-- contentless: the text lives only in Episode/Memory, so a delete there leaves no copy behind.
+CREATE TABLE IF NOT EXISTS "search_doc" (
+    "rowid" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "kind" TEXT NOT NULL,
+    "ref_id" TEXT NOT NULL,
+    "scope_id" TEXT NOT NULL,
+    UNIQUE ("kind", "ref_id")
+);
+CREATE INDEX IF NOT EXISTS "search_doc_scope_kind" ON "search_doc" ("scope_id", "kind");
+CREATE VIRTUAL TABLE IF NOT EXISTS "search_fts" USING fts5(
+    content,
+    content = '',
+    contentless_delete = 1,
+    tokenize = 'porter unicode61 remove_diacritics 2'
+);
+
+CREATE TRIGGER IF NOT EXISTS "episode_search_insert" AFTER INSERT ON "Episode" BEGIN
+    INSERT INTO "search_doc" ("kind", "ref_id", "scope_id") VALUES ('episode', NEW."id", NEW."scopeId");
+    INSERT INTO "search_fts" ("rowid", "content")
+        VALUES ((SELECT "rowid" FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = NEW."id"), NEW."content");
+END;
+CREATE TRIGGER IF NOT EXISTS "episode_search_update" AFTER UPDATE OF "content" ON "Episode" BEGIN
+    DELETE FROM "search_fts" WHERE "rowid" = (SELECT "rowid" FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = OLD."id");
+    INSERT INTO "search_fts" ("rowid", "content")
+        VALUES ((SELECT "rowid" FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = NEW."id"), NEW."content");
+END;
+CREATE TRIGGER IF NOT EXISTS "episode_search_delete" AFTER DELETE ON "Episode" BEGIN
+    DELETE FROM "search_fts" WHERE "rowid" = (SELECT "rowid" FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = OLD."id");
+    DELETE FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = OLD."id";
+END;
+
+CREATE TRIGGER IF NOT EXISTS "memory_search_insert" AFTER INSERT ON "Memory" BEGIN
+    INSERT INTO "search_doc" ("kind", "ref_id", "scope_id") VALUES ('memory', NEW."id", NEW."scopeId");
+    INSERT INTO "search_fts" ("rowid", "content")
+        VALUES ((SELECT "rowid" FROM "search_doc" WHERE "kind" = 'memory' AND "ref_id" = NEW."id"), NEW."content");
+END;
+CREATE TRIGGER IF NOT EXISTS "memory_search_update" AFTER UPDATE OF "content" ON "Memory" BEGIN
+    DELETE FROM "search_fts" WHERE "rowid" = (SELECT "rowid" FROM "search_doc" WHERE "kind" = 'memory' AND "ref_id" = OLD."id");
+    INSERT INTO "search_fts" ("rowid", "content")
+        VALUES ((SELECT "rowid" FROM "search_doc" WHERE "kind" = 'memory' AND "ref_id" = NEW."id"), NEW."content");
+END;
+CREATE TRIGGER IF NOT EXISTS "memory_search_delete" AFTER DELETE ON "Memory" BEGIN
+    DELETE FROM "search_fts" WHERE "rowid" = (SELECT "rowid" FROM "search_doc" WHERE "kind" = 'memory' AND "ref_id" = OLD."id");
+    DELETE FROM "search_doc" WHERE "kind" = 'memory' AND "ref_id" = OLD."id";
+END;

@@ -1,0 +1,32 @@
+/**
+ * What a CLI command is: a name, a usage line, its options, and a run function that writes
+ * results to `out` (stdout) and returns an exit code. Logs go to stderr through the logger.
+ */
+import type { ParseArgsConfig } from 'node:util';
+import type { Config } from '../config/load-config';
+import type { Core } from '../core';
+import type { Logger } from '../shared/logger';
+
+export interface CommandContext {
+  readonly values: Record<string, string | boolean | undefined>;
+  readonly positionals: readonly string[];
+  readonly json: boolean;
+  readonly out: NodeJS.WritableStream;
+  /** Opens the database and services on first use (doctor must be able to run without them). */
+  core(): Promise<Core>;
+  readonly config: Config;
+  readonly logger: Logger;
+}
+
+export interface Command {
+  readonly name: string;
+  readonly usage: string;
+  readonly summary: string;
+  readonly options: NonNullable<ParseArgsConfig['options']>;
+  run(ctx: CommandContext): Promise<number>;
+}
+
+/** Writes a result: JSON (one document) with --json, text lines otherwise. */
+export function writeResult(ctx: CommandContext, json: unknown, text: string): void {
+  ctx.out.write(ctx.json ? `${JSON.stringify(json)}\n` : text.endsWith('\n') || text === '' ? text : `${text}\n`);
+}

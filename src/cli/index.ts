@@ -1,0 +1,100 @@
+/**
+ * `npm run cli -- <command> [options]`: Nocturne's command line. Results go to stdout (JSON
+ * with --json), logs to stderr. Exit status: 0 success, 1 failure, 2 bad usage or configuration.
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../config/load-config';
+import { createCore, type Core } from '../core';
+import { AppError } from '../shared/errors';
+import { createLogger } from '../shared/logger';
+import { redactSecrets, registerSecrets } from '../shared/redact';
+import type { Command } from './command';
+import { doctorCommand } from './commands/doctor';
+import { episodesCommand } from './commands/episodes';
+import { importCommand } from './commands/import';
+import { scopesCommand } from './commands/scopes';
+
+const commands = [importCommand, episodesCommand, scopesCommand, doctorCommand] satisfies Command[];
+
+function usage(): string {
+  return [
+    'usage: npm run cli -- <command> [options]',
+    '',
+    ...commands.map((command) => `  ${command.usage.padEnd(58)} ${command.summary}`),
+    '',
+    'Every command takes --json for machine-readable output. Settings come from the environment and .env (see README).',
+  ].join('\n');
+}
+
+export async function runCli(argv: readonly string[], out: NodeJS.WritableStream = process.stdout): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === 'help' || name === '--help' || name === '-h') {
+    out.write(`${usage()}\n`);
+    return name ? 0 : 2;
+  }
+  const command = commands.find((candidate) => candidate.name === name);
+  if (!command) {
+    process.stderr.write(`unknown command "${name}"\n\n${usage()}\n`);
+    return 2;
+  }
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...rest],
+      options: { ...command.options, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\nusage: npm run cli -- ${command.usage}\n`);
+    return 2;
+  }
+  if (parsed.values.help) {
+    out.write(`usage: npm run cli -- ${command.usage}\n  ${command.summary}\n`);
+    return 0;
+  }
+
+  let config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n${error.hint ?? ''}\n`);
+      return 2;
+    }
+    throw error;
+  }
+  registerSecrets(config.secrets);
+  const logger = createLogger({ level: config.log.level, format: config.log.format });
+  let core: Promise<Core> | undefined;
+  try {
+    return await command.run({
+      values: parsed.values as Record<string, string | boolean | undefined>,
+      positionals: parsed.positionals,
+      json: parsed.values.json === true,
+      out,
+      config,
+      logger,
+      core: () => (core ??= createCore(config, logger)),
+    });
+  } catch (error) {
+    const appError = error instanceof AppError ? error : undefined;
+    const message = redactSecrets(error instanceof Error ? error.message : String(error));
+    if (parsed.values.json) out.write(`${JSON.stringify({ error: { code: appError?.code ?? 'internal', message, hint: appError?.hint } })}\n`);
+    process.stderr.write(`error: ${message}\n${appError?.hint ? `${appError.hint}\n` : ''}`);
+    return appError?.category === 'user' ? 2 : 1;
+  } finally {
+    if (core) await (await core.catch(() => undefined))?.close();
+  }
+}
+
+if (require.main === module) {
+  runCli(process.argv.slice(2)).then(
+    // Exit only once stdout has drained: a large --json result to a pipe is written asynchronously.
+    (code) => process.stdout.write('', () => process.exit(code)),
+    (error: unknown) => {
+      process.stderr.write(`error: ${redactSecrets(error instanceof Error ? error.stack ?? error.message : String(error))}\n`);
+      process.exit(1);
+    },
+  );
+}

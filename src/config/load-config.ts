@@ -1,0 +1,174 @@
+/**
+ * Reads the configuration once, from the environment and an optional `.env` file, into a typed
+ * object. This is the only place in Nocturne that reads `process.env`.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parseEnv } from 'node:util';
+import { AppError } from '../shared/errors';
+import { envSchema, type Env } from './schema';
+
+/** The typed configuration the composition root hands to every component. */
+export interface Config {
+  readonly dataDir: string;
+  readonly database:
+    | { readonly provider: 'sqlite'; readonly url: string; readonly file: string }
+    | { readonly provider: 'postgres'; readonly url: string };
+  readonly vectors:
+    | { readonly store: 'sqlite-vec'; readonly file: string }
+    | { readonly store: 'qdrant'; readonly url: string; readonly apiKey?: string };
+  readonly embedder: { readonly kind: 'local' | 'ollama'; readonly model: string; readonly ollamaHost: string };
+  readonly llm: {
+    readonly provider: 'anthropic' | 'ollama';
+    readonly model: string;
+    readonly timeoutMs: number;
+    readonly anthropicApiKey?: string;
+    readonly anthropicBaseUrl?: string;
+    readonly ollamaHost: string;
+  };
+  readonly telegram?: { readonly token: string; readonly apiRoot: string; readonly allowedUsers: readonly number[] };
+  readonly adminToken?: string;
+  readonly ingest: { readonly maxEpisodeBytes: number };
+  readonly timeZone: string;
+  readonly log: { readonly level: Env['LOG_LEVEL']; readonly format: Env['LOG_FORMAT'] };
+  /** Every secret value, so the logger can redact them wherever they appear. */
+  readonly secrets: readonly string[];
+}
+
+/** One problem with one setting, printed to the person who has to fix it. */
+export interface ConfigIssue {
+  readonly setting: string;
+  readonly problem: string;
+}
+
+/** Thrown when the configuration is invalid; carries every problem at once. */
+export class ConfigError extends AppError {
+  readonly issues: readonly ConfigIssue[];
+
+  constructor(issues: readonly ConfigIssue[]) {
+    super(
+      `Invalid configuration (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n` +
+        issues.map((issue) => `  - ${issue.setting}: ${issue.problem}`).join('\n'),
+      {
+        code: 'config.invalid',
+        category: 'user',
+        hint: 'Fix the settings above in the environment or in .env (see .env.example and the README).',
+      },
+    );
+    this.name = 'ConfigError';
+    this.issues = issues;
+  }
+}
+
+export interface LoadConfigOptions {
+  /** The environment to read; defaults to process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** A .env file to read first (the environment wins); defaults to ./.env when it exists. */
+  envFile?: string | false;
+  /** Base for relative paths; defaults to the current directory. */
+  cwd?: string;
+}
+
+function readEnvFile(file: string): Record<string, string> {
+  try {
+    return parseEnv(fs.readFileSync(file, 'utf8')) as Record<string, string>;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new ConfigError([{ setting: file, problem: `cannot be read: ${(error as Error).message}` }]);
+  }
+}
+
+/** Empty strings count as unset, the way people leave `KEY=` lines in .env files. */
+function withoutEmpty(env: Record<string, string | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(env)) if (value !== undefined && value !== '') out[key] = value;
+  return out;
+}
+
+function describeIssue(issue: { path: PropertyKey[]; message: string; code: string }, raw: Record<string, string>): ConfigIssue {
+  const setting = String(issue.path[0] ?? '(config)');
+  const given = raw[setting];
+  const shown = given === undefined || /TOKEN|KEY|SECRET/.test(setting) ? '' : ` (got "${given}")`;
+  return { setting, problem: `${issue.message}${shown}` };
+}
+
+/**
+ * Parses and validates the configuration; throws {@link ConfigError} listing every problem.
+ * Cross-field rules (a PostgreSQL URL for postgres, a Qdrant URL for qdrant) are checked too.
+ */
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const cwd = options.cwd ?? process.cwd();
+  const fileEnv = options.envFile === false ? {} : readEnvFile(path.resolve(cwd, options.envFile ?? '.env'));
+  const raw = withoutEmpty({ ...fileEnv, ...(options.env ?? process.env) });
+  const known = Object.fromEntries(Object.keys(envSchema.shape).filter((k) => k in raw).map((k) => [k, raw[k]]));
+  const parsed = envSchema.safeParse(known);
+  const issues: ConfigIssue[] = parsed.success ? [] : parsed.error.issues.map((issue) => describeIssue(issue, raw));
+  if (!parsed.success) throw new ConfigError(issues);
+  const env = parsed.data;
+
+  const dataDir = path.resolve(cwd, env.DATA_DIR);
+  let database: Config['database'];
+  if (env.DB_PROVIDER === 'postgres') {
+    if (!env.DATABASE_URL || !/^postgres(ql)?:\/\//.test(env.DATABASE_URL)) {
+      issues.push({ setting: 'DATABASE_URL', problem: 'must be a postgresql://user:password@host:5432/database URL when DB_PROVIDER=postgres' });
+    }
+    database = { provider: 'postgres', url: env.DATABASE_URL ?? '' };
+  } else {
+    const url = env.DATABASE_URL ?? `file:${path.join(dataDir, 'nocturne.db')}`;
+    if (!url.startsWith('file:')) {
+      issues.push({ setting: 'DATABASE_URL', problem: 'must be a file:PATH URL when DB_PROVIDER=sqlite (or set DB_PROVIDER=postgres)' });
+    }
+    const file = path.resolve(cwd, url.replace(/^file:/, ''));
+    database = { provider: 'sqlite', url: `file:${file}`, file };
+  }
+
+  let vectors: Config['vectors'];
+  if (env.VECTOR_STORE === 'qdrant') {
+    if (!env.QDRANT_URL) issues.push({ setting: 'QDRANT_URL', problem: 'is required when VECTOR_STORE=qdrant, e.g. http://127.0.0.1:6333' });
+    vectors = { store: 'qdrant', url: env.QDRANT_URL ?? '', apiKey: env.QDRANT_API_KEY };
+  } else {
+    vectors = { store: 'sqlite-vec', file: path.join(dataDir, 'vectors.db') };
+  }
+
+  const provider = env.LLM_PROVIDER ?? (env.ANTHROPIC_API_KEY ? 'anthropic' : 'ollama');
+  if (provider === 'anthropic' && !env.ANTHROPIC_API_KEY) {
+    issues.push({ setting: 'ANTHROPIC_API_KEY', problem: 'is required when LLM_PROVIDER=anthropic' });
+  }
+  if (issues.length > 0) throw new ConfigError(issues);
+
+  const secrets = [env.ANTHROPIC_API_KEY, env.TELEGRAM_BOT_TOKEN, env.ADMIN_TOKEN, env.QDRANT_API_KEY, passwordOf(env.DATABASE_URL)]
+    .filter((value): value is string => value !== undefined && value !== '');
+
+  return {
+    dataDir,
+    database,
+    vectors,
+    embedder: { kind: env.EMBEDDER, model: env.EMBEDDING_MODEL, ollamaHost: env.OLLAMA_HOST },
+    llm: {
+      provider,
+      model: env.LLM_MODEL ?? (provider === 'anthropic' ? 'claude-sonnet-4-5' : 'llama3.2'),
+      timeoutMs: env.LLM_TIMEOUT_MS,
+      anthropicApiKey: env.ANTHROPIC_API_KEY,
+      anthropicBaseUrl: env.ANTHROPIC_BASE_URL,
+      ollamaHost: env.OLLAMA_HOST,
+    },
+    telegram: env.TELEGRAM_BOT_TOKEN
+      ? { token: env.TELEGRAM_BOT_TOKEN, apiRoot: env.TELEGRAM_API_ROOT, allowedUsers: env.TELEGRAM_ALLOWED_USERS }
+      : undefined,
+    adminToken: env.ADMIN_TOKEN,
+    ingest: { maxEpisodeBytes: env.EPISODE_MAX_BYTES },
+    timeZone: env.TZ ?? Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'UTC',
+    log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT },
+    secrets,
+  };
+}
+
+function passwordOf(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    const password = new URL(url).password;
+    return password ? decodeURIComponent(password) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * Every setting Nocturne reads, as one zod schema over environment variables.
+ *
+ * Names are the conventional ones (deployment files and other tools rely on them). Each setting
+ * has a default that works on a fresh machine (the embedded stack: SQLite under ./data, the local
+ * embedder, the terminal channel), so `npm start` needs no configuration at all.
+ */
+import { z } from 'zod';
+
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+const url = z.url({ protocol: /^https?$/ });
+
+const optionalString = z.string().trim().min(1).optional();
+
+const timeZone = z.string().refine(
+  (value) => {
+    try {
+      new Intl.DateTimeFormat('en-US', { timeZone: value });
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'must be an IANA time zone such as Europe/Madrid or UTC' },
+);
+
+const userIdList = z
+  .string()
+  .trim()
+  .regex(/^(\s*-?\d+\s*)(,\s*-?\d+\s*)*$|^$/, 'must be a comma-separated list of numeric Telegram user ids')
+  .transform((value) => (value === '' ? [] : value.split(',').map((id) => Number(id.trim()))));
+
+/** The raw environment, validated. Keys are the environment variable names. */
+export const envSchema = z.object({
+  // Storage
+  DATA_DIR: z.string().trim().min(1).default('./data'),
+  DB_PROVIDER: z.enum(['sqlite', 'postgres']).default('sqlite'),
+  DATABASE_URL: optionalString,
+  VECTOR_STORE: z.enum(['sqlite-vec', 'qdrant']).default('sqlite-vec'),
+  QDRANT_URL: url.optional(),
+  QDRANT_API_KEY: optionalString,
+
+  // Embeddings and the language model
+  EMBEDDER: z.enum(['local', 'ollama']).default('local'),
+  EMBEDDING_MODEL: z.string().trim().min(1).default('nomic-embed-text'),
+  OLLAMA_HOST: url.default('http://127.0.0.1:11434'),
+  LLM_PROVIDER: z.enum(['anthropic', 'ollama']).optional(),
+  LLM_MODEL: optionalString,
+  LLM_TIMEOUT_MS: int(1_000, 600_000).default(30_000),
+  ANTHROPIC_API_KEY: optionalString,
+  ANTHROPIC_BASE_URL: url.optional(),
+
+  // Channels and the admin API
+  TELEGRAM_BOT_TOKEN: z
+    .string()
+    .trim()
+    .regex(/^\d+:[A-Za-z0-9_-]+$/, 'must look like 123456789:AAH... (the token @BotFather gave you)')
+    .optional(),
+  TELEGRAM_API_ROOT: url.default('https://api.telegram.org'),
+  TELEGRAM_ALLOWED_USERS: userIdList.default([]),
+  ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+
+  // Ingest
+  EPISODE_MAX_BYTES: int(1, 64 * 1024 * 1024).default(4 * 1024 * 1024),
+
+  // Runtime
+  TZ: timeZone.optional(),
+  LOG_LEVEL: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
+  LOG_FORMAT: z.enum(['auto', 'pretty', 'json']).default('auto'),
+});
+
+export type Env = z.infer<typeof envSchema>;
+
+/** Documentation of every setting: what it does and what is allowed. Drives `.env.example`. */
+export const settingDocs: Record<keyof Env, string> = {
+  DATA_DIR: 'Folder for the embedded database, vector index and exports.',
+  DB_PROVIDER: 'sqlite (embedded, default) or postgres.',
+  DATABASE_URL: 'file:PATH for SQLite (default file:DATA_DIR/nocturne.db); postgresql://user:pass@host:5432/db for PostgreSQL.',
+  VECTOR_STORE: 'sqlite-vec (embedded, default) or qdrant.',
+  QDRANT_URL: 'Qdrant REST URL, required when VECTOR_STORE=qdrant, e.g. http://qdrant:6333.',
+  QDRANT_API_KEY: 'Qdrant API key, if the server requires one.',
+  EMBEDDER: 'local (in-process, default) or ollama.',
+  EMBEDDING_MODEL: 'Ollama embedding model when EMBEDDER=ollama.',
+  OLLAMA_HOST: 'Ollama server for embeddings and/or chat.',
+  LLM_PROVIDER: 'anthropic or ollama; default anthropic when ANTHROPIC_API_KEY is set, else ollama.',
+  LLM_MODEL: 'Model name; default claude-sonnet-4-5 (anthropic) or llama3.2 (ollama).',
+  LLM_TIMEOUT_MS: 'Timeout of one model call, in milliseconds.',
+  ANTHROPIC_API_KEY: 'Anthropic API key (never logged).',
+  ANTHROPIC_BASE_URL: 'Override of the Anthropic API address (proxies, tests).',
+  TELEGRAM_BOT_TOKEN: 'Bot token from @BotFather; when set, the Telegram channel runs (never logged).',
+  TELEGRAM_API_ROOT: 'Bot API address (a local Bot API server, tests).',
+  TELEGRAM_ALLOWED_USERS: 'Comma-separated Telegram user ids allowed to talk to the bot.',
+  ADMIN_TOKEN: 'Bearer token of the admin HTTP API (at least 16 characters; never logged).',
+  EPISODE_MAX_BYTES: 'Largest message accepted, in UTF-8 bytes; larger ones are refused with a clear error.',
+  TZ: 'Default IANA time zone for schedules and digests (default: the system zone).',
+  LOG_LEVEL: 'error, warn, info or debug.',
+  LOG_FORMAT: 'auto (pretty on a terminal, JSON otherwise), pretty or json.',
+};

@@ -1,0 +1,77 @@
+/**
+ * The way every message becomes an episode: channels, the CLI importer and the API all call
+ * {@link EpisodeService.ingest} or {@link EpisodeService.ingestMany}.
+ */
+import type { Logger } from '../../shared/logger';
+import type { EpisodeRecord, EpisodeRepository, NewEpisode } from '../../storage/episode-repository';
+import type { ScopeDescriptor, ScopeRepository } from '../../storage/scope-repository';
+import type { Scope } from '../../storage/prisma';
+import { ValidationError } from '../../shared/errors';
+import { normalizeEpisode } from './normalize';
+
+export interface EpisodeServiceDeps {
+  readonly scopes: ScopeRepository;
+  readonly episodes: EpisodeRepository;
+  readonly logger: Logger;
+  /** Largest content accepted, in UTF-8 bytes. */
+  readonly maxEpisodeBytes: number;
+  readonly clock?: () => Date;
+}
+
+export interface IngestResult {
+  /** The stored episode, or the one already stored under the same external id. */
+  readonly episode: EpisodeRecord | null;
+  readonly duplicate: boolean;
+}
+
+export interface EpisodeService {
+  /** Validates, normalizes and stores one message. Throws ValidationError on bad input. */
+  ingest(scope: ScopeDescriptor, input: unknown): Promise<IngestResult>;
+  /**
+   * Stores many already-normalized episodes of one scope in one transaction; duplicates by
+   * external id are skipped. Use {@link EpisodeService.normalize} first.
+   */
+  ingestMany(scope: ScopeDescriptor, episodes: readonly NewEpisode[]): Promise<{ inserted: number; duplicates: number; scope: Scope }>;
+  /** Validation and normalization alone, for callers that batch (the importer). */
+  normalize(input: unknown, defaultChannel: string): NewEpisode;
+}
+
+const SCOPE_KEY = /^[^\u0000-\u001F\u007F]{1,200}$/;
+
+function checkScopeKey(key: string): void {
+  if (!SCOPE_KEY.test(key) || key.trim() !== key) {
+    throw new ValidationError(`scope "${key.slice(0, 50)}" is not a valid scope key (1-200 characters, no control characters or surrounding spaces)`, {
+      code: 'scope.invalid_key',
+    });
+  }
+}
+
+export function createEpisodeService(deps: EpisodeServiceDeps): EpisodeService {
+  const clock = deps.clock ?? (() => new Date());
+  const log = deps.logger.child({ component: 'episodes' });
+
+  async function store(scope: ScopeDescriptor, episodes: readonly NewEpisode[]) {
+    checkScopeKey(scope.key);
+    const row = await deps.scopes.ensure(scope);
+    const result = await deps.episodes.insertMany(row.id, episodes);
+    const latest = result.inserted.reduce<Date | undefined>((max, e) => (!max || e.timestamp > max ? e.timestamp : max), undefined);
+    if (latest) await deps.scopes.touch(row.id, latest);
+    log.debug('stored episodes', { scope: scope.key, inserted: result.inserted.length, duplicates: result.duplicates });
+    return { row, result };
+  }
+
+  return {
+    normalize: (input, defaultChannel) => normalizeEpisode(input, { maxBytes: deps.maxEpisodeBytes, defaultChannel, now: clock() }),
+    async ingest(scope, input) {
+      const episode = normalizeEpisode(input, { maxBytes: deps.maxEpisodeBytes, defaultChannel: scope.channel, now: clock() });
+      const { row, result } = await store(scope, [episode]);
+      if (result.inserted.length > 0) return { episode: result.inserted[0] ?? null, duplicate: false };
+      const existing = episode.externalId ? await deps.episodes.findByExternalId(row.id, episode.externalId) : null;
+      return { episode: existing, duplicate: true };
+    },
+    async ingestMany(scope, episodes) {
+      const { row, result } = await store(scope, episodes);
+      return { inserted: result.inserted.length, duplicates: result.duplicates, scope: row };
+    },
+  };
+}

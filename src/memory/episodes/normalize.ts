@@ -1,0 +1,130 @@
+/**
+ * Turns one raw message (from a channel, the CLI importer or the API) into an episode ready to
+ * store, or explains exactly why it cannot be stored. Nothing here touches the database.
+ *
+ * Normalization: Unicode NFC; lone surrogates replaced by U+FFFD; NUL and other control
+ * characters removed (newlines and tabs kept, CRLF folded to LF); surrounding whitespace
+ * trimmed. Empty content and content over the size cap are refused.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { ValidationError } from '../../shared/errors';
+import type { NewEpisode } from '../../storage/episode-repository';
+import { estimateImportance } from './importance';
+
+/** The shape accepted from outside (JSONL lines, webhook bodies). */
+export const episodeInputSchema = z.object({
+  scope: z.string().optional(),
+  channel: z.string().trim().min(1).max(64).optional(),
+  role: z.enum(['user', 'agent', 'assistant', 'system']).optional(),
+  author: z.string().max(256).nullish(),
+  content: z.string({ error: 'content is required and must be a string' }),
+  timestamp: z.union([z.iso.datetime({ offset: true, local: true }), z.iso.date()], { error: 'timestamp must be an ISO 8601 date-time, e.g. 2024-05-08T13:56:00Z' }).optional(),
+  externalId: z.union([z.string().min(1).max(512), z.number().int()]).optional(),
+  conversationId: z.string().min(1).max(256).nullish(),
+  metadata: z
+    .object({
+      taskType: z.string().max(64).optional(),
+      toolsUsed: z.array(z.string().max(128)).max(100).optional(),
+      emotionalTone: z.string().max(64).optional(),
+      topics: z.array(z.string().max(128)).max(100).optional(),
+      entities: z.array(z.string().max(256)).max(200).optional(),
+      importance: z.number().min(0).max(1).optional(),
+    })
+    .loose()
+    .optional(),
+});
+
+export type EpisodeInput = z.input<typeof episodeInputSchema>;
+
+export interface NormalizeOptions {
+  /** Largest content accepted, in UTF-8 bytes (EPISODE_MAX_BYTES). */
+  readonly maxBytes: number;
+  /** Channel when the input names none. */
+  readonly defaultChannel: string;
+  /** Time when the input gives none. */
+  readonly now?: Date;
+}
+
+const MAX_METADATA_BYTES = 64 * 1024;
+
+/** Cleans message text: NFC, well-formed, no control characters but newline and tab, trimmed. */
+export function normalizeText(text: string): string {
+  return text
+    .toWellFormed()
+    .normalize('NFC')
+    .replace(/\r\n?/g, '\n')
+    // C0 controls except \t and \n, DEL, C1 controls, and the zero-width no-break space (BOM).
+    .replace(/[\u0000-\u0008\u000B-\u001F\u007F-\u009F\uFEFF]/g, '')
+    .trim();
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${bytes} bytes`;
+}
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const where = issue.path.length > 0 ? issue.path.join('.') : 'message';
+      return issue.message.startsWith(where) ? issue.message : `${where}: ${issue.message}`;
+    })
+    .join('; ');
+}
+
+function tagValues(values: readonly string[] | undefined): string[] {
+  return [...new Set((values ?? []).map((value) => normalizeText(value).toLowerCase()).filter((value) => value.length > 0))];
+}
+
+/** Validates and normalizes one message; throws {@link ValidationError} saying what is wrong. */
+export function normalizeEpisode(input: unknown, options: NormalizeOptions): NewEpisode {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    throw new ValidationError('an episode must be a JSON object with at least "content"', { code: 'episode.not_object' });
+  }
+  const parsed = episodeInputSchema.safeParse(input);
+  if (!parsed.success) throw new ValidationError(describeIssues(parsed.error), { code: 'episode.invalid' });
+  const raw = parsed.data;
+
+  // Measure before cleaning too: a 10 MB message must be refused, not scanned character by character.
+  const rawBytes = Buffer.byteLength(raw.content, 'utf8');
+  if (rawBytes > options.maxBytes * 2) {
+    throw new ValidationError(`content is ${formatBytes(rawBytes)}; the limit is ${formatBytes(options.maxBytes)} (EPISODE_MAX_BYTES)`, { code: 'episode.too_large' });
+  }
+  const content = normalizeText(raw.content);
+  if (content.length === 0) {
+    throw new ValidationError('content is empty (after removing control characters and surrounding spaces)', { code: 'episode.empty' });
+  }
+  const bytes = Buffer.byteLength(content, 'utf8');
+  if (bytes > options.maxBytes) {
+    throw new ValidationError(`content is ${formatBytes(bytes)}; the limit is ${formatBytes(options.maxBytes)} (EPISODE_MAX_BYTES)`, { code: 'episode.too_large' });
+  }
+
+  const timestamp = raw.timestamp === undefined ? (options.now ?? new Date()) : new Date(raw.timestamp);
+  if (Number.isNaN(timestamp.getTime())) {
+    throw new ValidationError('timestamp is not a valid date', { code: 'episode.invalid' });
+  }
+  const role = raw.role === 'assistant' ? 'agent' : (raw.role ?? 'user');
+  const metadata = raw.metadata ? (JSON.parse(normalizeText(JSON.stringify(raw.metadata))) as Record<string, unknown>) : null;
+  if (metadata && Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES) {
+    throw new ValidationError(`metadata is larger than ${formatBytes(MAX_METADATA_BYTES)}`, { code: 'episode.invalid' });
+  }
+  const author = raw.author ? normalizeText(raw.author) || null : null;
+  const externalId = raw.externalId === undefined ? null : normalizeText(String(raw.externalId)) || null;
+  const conversationId = raw.conversationId ? normalizeText(raw.conversationId) || null : null;
+  return {
+    channel: raw.channel ?? options.defaultChannel,
+    role,
+    author,
+    content,
+    timestamp,
+    conversationId,
+    externalId,
+    metadata,
+    importance: raw.metadata?.importance ?? estimateImportance(content, role),
+    contentHash: createHash('sha256').update(content).digest('hex'),
+    topics: tagValues(raw.metadata?.topics),
+    entities: tagValues(raw.metadata?.entities),
+  };
+}

@@ -1,0 +1,91 @@
+/**
+ * Opens the configured database: applies pending migrations, then hands out a Prisma client.
+ * The composition root and the CLI call {@link openDatabase} once and share the result.
+ */
+import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import type { Config } from '../config/load-config';
+import { StorageError } from '../shared/errors';
+import type { Logger } from '../shared/logger';
+import { applyPendingMigrations } from './migrations/migration-runner';
+import { createPostgresClient, createPostgresMigrationAdapter } from './postgres-driver';
+import type { DatabaseProvider, PrismaClient } from './prisma';
+import { createSqliteClient, createSqliteMigrationAdapter } from './sqlite-driver';
+
+export interface Database {
+  readonly provider: DatabaseProvider;
+  readonly prisma: PrismaClient;
+  /** Names of the migrations applied while opening (empty when already up to date). */
+  readonly appliedMigrations: readonly string[];
+  close(): Promise<void>;
+}
+
+interface ProviderDriver {
+  migrationAdapter(): SqlMigrationAwareDriverAdapterFactory;
+  client(): Promise<PrismaClient>;
+}
+
+function driverFor(database: Config['database']): ProviderDriver {
+  if (database.provider === 'sqlite') {
+    return {
+      migrationAdapter: () => createSqliteMigrationAdapter(database.file),
+      client: () => createSqliteClient(database.file),
+    };
+  }
+  return {
+    migrationAdapter: () => createPostgresMigrationAdapter(database.url),
+    client: async () => createPostgresClient(database.url),
+  };
+}
+
+/** A human description of where the data lives, without credentials. */
+export function describeDatabase(database: Config['database']): string {
+  if (database.provider === 'sqlite') return `SQLite ${database.file}`;
+  try {
+    const url = new URL(database.url);
+    return `PostgreSQL ${url.hostname}:${url.port || 5432}${url.pathname}`;
+  } catch {
+    return 'PostgreSQL';
+  }
+}
+
+/** Applies pending migrations (unless `migrate: false`) and connects. */
+export async function openDatabase(params: {
+  database: Config['database'];
+  logger: Logger;
+  migrate?: boolean;
+}): Promise<Database> {
+  const { database, logger } = params;
+  const driver = driverFor(database);
+  let applied: string[] = [];
+  if (params.migrate !== false) {
+    const started = Date.now();
+    try {
+      applied = await applyPendingMigrations({ provider: database.provider, adapterFactory: driver.migrationAdapter() });
+    } catch (error) {
+      if (error instanceof StorageError) throw error;
+      throw new StorageError(`Cannot reach the database (${describeDatabase(database)}): ${(error as Error).message}`, {
+        code: 'storage.unreachable',
+        cause: error,
+        hint: 'Check DB_PROVIDER and DATABASE_URL, and that the server is running.',
+      });
+    }
+    if (applied.length > 0) logger.info('applied database migrations', { migrations: applied, ms: Date.now() - started });
+  }
+  const prisma = await driver.client();
+  try {
+    await prisma.$queryRawUnsafe('SELECT 1');
+  } catch (error) {
+    await prisma.$disconnect().catch(() => undefined);
+    throw new StorageError(`Cannot reach the database (${describeDatabase(database)})`, {
+      code: 'storage.unreachable',
+      cause: error,
+      hint: 'Check DB_PROVIDER and DATABASE_URL, and that the server is running.',
+    });
+  }
+  return {
+    provider: database.provider,
+    prisma,
+    appliedMigrations: applied,
+    close: () => prisma.$disconnect(),
+  };
+}

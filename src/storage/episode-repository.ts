@@ -1,0 +1,146 @@
+/**
+ * Episodes: every message, stored permanently. Writes are idempotent on (scope, externalId), so
+ * importing the same file twice, or a channel redelivering a message, adds nothing.
+ */
+import { uuidv7 } from '../shared/ids';
+import type { Episode, Prisma, PrismaClient } from './prisma';
+
+/** An episode ready to store (validated and normalized by the memory layer). */
+export interface NewEpisode {
+  readonly channel: string;
+  readonly role: 'user' | 'agent' | 'system';
+  readonly author: string | null;
+  readonly content: string;
+  readonly timestamp: Date;
+  readonly conversationId: string | null;
+  readonly externalId: string | null;
+  readonly metadata: Record<string, unknown> | null;
+  readonly importance: number;
+  readonly contentHash: string;
+  readonly topics: readonly string[];
+  readonly entities: readonly string[];
+}
+
+export type EpisodeRecord = Episode;
+
+export interface InsertResult {
+  /** The stored episodes, in input order. */
+  readonly inserted: EpisodeRecord[];
+  /** How many inputs were already stored (same externalId in this scope), or repeated in the batch. */
+  readonly duplicates: number;
+}
+
+export interface ListEpisodesQuery {
+  /** Only episodes at or after this time, oldest first. Without it: the latest `limit`, oldest first. */
+  readonly since?: Date;
+  readonly limit?: number;
+}
+
+export interface EpisodeRepository {
+  insertMany(scopeId: string, episodes: readonly NewEpisode[]): Promise<InsertResult>;
+  list(scopeId: string, query?: ListEpisodesQuery): Promise<EpisodeRecord[]>;
+  get(scopeId: string, id: string): Promise<EpisodeRecord | null>;
+  findByExternalId(scopeId: string, externalId: string): Promise<EpisodeRecord | null>;
+  count(scopeId: string): Promise<number>;
+  /** Topics and entities stored for an episode. */
+  tags(scopeId: string, episodeId: string): Promise<{ topics: string[]; entities: string[] }>;
+}
+
+const LOOKUP_CHUNK = 500;
+
+function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: string }).code === 'P2002';
+}
+
+export function createEpisodeRepository(prisma: PrismaClient): EpisodeRepository {
+  async function insertOnce(scopeId: string, episodes: readonly NewEpisode[]): Promise<InsertResult> {
+    return prisma.$transaction(async (tx) => {
+      const seen = new Set<string>();
+      const externalIds = episodes.map((e) => e.externalId).filter((id): id is string => id !== null);
+      for (let i = 0; i < externalIds.length; i += LOOKUP_CHUNK) {
+        const found = await tx.episode.findMany({
+          where: { scopeId, externalId: { in: externalIds.slice(i, i + LOOKUP_CHUNK) } },
+          select: { externalId: true },
+        });
+        for (const row of found) seen.add(row.externalId as string);
+      }
+      const rows: Prisma.EpisodeCreateManyInput[] = [];
+      const tags: Prisma.EpisodeTagCreateManyInput[] = [];
+      let duplicates = 0;
+      for (const episode of episodes) {
+        if (episode.externalId !== null) {
+          if (seen.has(episode.externalId)) {
+            duplicates += 1;
+            continue;
+          }
+          seen.add(episode.externalId);
+        }
+        const id = uuidv7();
+        rows.push({
+          id,
+          scopeId,
+          channel: episode.channel,
+          role: episode.role,
+          author: episode.author,
+          content: episode.content,
+          timestamp: episode.timestamp,
+          conversationId: episode.conversationId,
+          externalId: episode.externalId,
+          metadata: (episode.metadata ?? undefined) as Prisma.InputJsonValue | undefined,
+          importance: episode.importance,
+          contentHash: episode.contentHash,
+        });
+        for (const value of new Set(episode.topics)) tags.push({ scopeId, episodeId: id, kind: 'topic', value });
+        for (const value of new Set(episode.entities)) tags.push({ scopeId, episodeId: id, kind: 'entity', value });
+      }
+      if (rows.length > 0) await tx.episode.createMany({ data: rows });
+      if (tags.length > 0) await tx.episodeTag.createMany({ data: tags });
+      const ids = rows.map((row) => row.id as string);
+      const stored: EpisodeRecord[] = [];
+      for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
+        stored.push(...(await tx.episode.findMany({ where: { scopeId, id: { in: ids.slice(i, i + LOOKUP_CHUNK) } } })));
+      }
+      const byId = new Map(stored.map((row) => [row.id, row]));
+      return { inserted: ids.map((id) => byId.get(id) as EpisodeRecord), duplicates };
+    }, { timeout: 60_000, maxWait: 30_000 });
+  }
+
+  return {
+    async insertMany(scopeId, episodes) {
+      if (episodes.length === 0) return { inserted: [], duplicates: 0 };
+      try {
+        return await insertOnce(scopeId, episodes);
+      } catch (error) {
+        // A concurrent writer stored one of these external ids after our lookup: look again.
+        if (isUniqueViolation(error)) return insertOnce(scopeId, episodes);
+        throw error;
+      }
+    },
+    async list(scopeId, query = {}) {
+      const limit = Math.max(1, Math.min(query.limit ?? 50, 100_000));
+      if (query.since) {
+        return prisma.episode.findMany({
+          where: { scopeId, timestamp: { gte: query.since } },
+          orderBy: [{ timestamp: 'asc' }, { id: 'asc' }],
+          take: limit,
+        });
+      }
+      const latest = await prisma.episode.findMany({
+        where: { scopeId },
+        orderBy: [{ timestamp: 'desc' }, { id: 'desc' }],
+        take: limit,
+      });
+      return latest.reverse();
+    },
+    get: (scopeId, id) => prisma.episode.findFirst({ where: { scopeId, id } }),
+    findByExternalId: (scopeId, externalId) => prisma.episode.findUnique({ where: { scopeId_externalId: { scopeId, externalId } } }),
+    count: (scopeId) => prisma.episode.count({ where: { scopeId } }),
+    async tags(scopeId, episodeId) {
+      const rows = await prisma.episodeTag.findMany({ where: { scopeId, episodeId }, orderBy: { value: 'asc' } });
+      return {
+        topics: rows.filter((row) => row.kind === 'topic').map((row) => row.value),
+        entities: rows.filter((row) => row.kind === 'entity').map((row) => row.value),
+      };
+    },
+  };
+}

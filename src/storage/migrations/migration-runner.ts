@@ -1,0 +1,205 @@
+/**
+ * Nocturne's own migration runner: applies the committed migrations of prisma/<provider>/migrations
+ * and creates new ones, through the WebAssembly schema engine (no Prisma CLI, no download).
+ *
+ * The full-text tables (prisma/<provider>/search-index.sql) are managed outside Prisma's models;
+ * they are declared external so the engine never proposes to drop them, and the search-index
+ * script is appended to any new migration that rebuilds a table its triggers are attached to.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import { StorageError } from '../../shared/errors';
+import type { DatabaseProvider } from '../prisma';
+import { startSchemaEngine, type MigrationList, type SchemaFile, type SchemaFilter } from './schema-engine';
+
+/** The repository root (this file lives at src/storage/migrations/). */
+export const PROJECT_ROOT = path.resolve(__dirname, '..', '..', '..');
+
+const PRISMA_DIR = path.join(PROJECT_ROOT, 'prisma');
+
+/** Tables Prisma's models do not describe (full-text search), per provider. */
+const EXTERNAL_TABLES: Record<DatabaseProvider, string[]> = {
+  sqlite: ['search_doc', 'search_fts', 'search_fts_data', 'search_fts_idx', 'search_fts_content', 'search_fts_docsize', 'search_fts_config', 'sqlite_sequence'],
+  postgres: ['public.search_doc'],
+};
+
+/** Tables whose rebuild drops the search triggers (SQLite only rebuilds tables). */
+const SEARCHED_TABLES = ['Episode', 'Memory'];
+
+const LOCK_FILE = 'migration_lock.toml';
+
+function providerDir(provider: DatabaseProvider): string {
+  return path.join(PRISMA_DIR, provider);
+}
+
+function migrationsDir(provider: DatabaseProvider): string {
+  return path.join(providerDir(provider), 'migrations');
+}
+
+function filters(provider: DatabaseProvider): SchemaFilter {
+  return { externalTables: EXTERNAL_TABLES[provider], externalEnums: [] };
+}
+
+/** The schema files of one provider: its datasource + generator file and the shared models. */
+export function schemaFiles(provider: DatabaseProvider): SchemaFile[] {
+  const dir = providerDir(provider);
+  return fs
+    .readdirSync(dir)
+    .filter((name) => name.endsWith('.prisma'))
+    .sort()
+    .map((name) => ({ path: path.join(dir, name), content: fs.readFileSync(path.join(dir, name), 'utf8') }));
+}
+
+/** The committed migrations of one provider, in order. */
+export function readMigrations(provider: DatabaseProvider): MigrationList {
+  const baseDir = migrationsDir(provider);
+  const names = fs.existsSync(baseDir)
+    ? fs.readdirSync(baseDir, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort()
+    : [];
+  const lockPath = path.join(baseDir, LOCK_FILE);
+  return {
+    baseDir,
+    lockfile: { path: LOCK_FILE, content: fs.existsSync(lockPath) ? fs.readFileSync(lockPath, 'utf8') : null },
+    shadowDbInitScript: '',
+    migrationDirectories: names.map((name) => {
+      const file = path.join(baseDir, name, 'migration.sql');
+      return {
+        path: name,
+        migrationFile: {
+          path: 'migration.sql',
+          content: fs.existsSync(file)
+            ? { tag: 'ok' as const, value: fs.readFileSync(file, 'utf8') }
+            : { tag: 'error' as const, value: `${file} is missing` },
+        },
+      };
+    }),
+  };
+}
+
+/**
+ * Remembers the connections the engine opens so they can be closed when it is done (freeing the
+ * engine does not close them, and an open pg pool keeps the process alive).
+ */
+function trackConnections(factory: SqlMigrationAwareDriverAdapterFactory): {
+  factory: SqlMigrationAwareDriverAdapterFactory;
+  closeAll(): Promise<void>;
+} {
+  const open: SqlDriverAdapter[] = [];
+  return {
+    factory: {
+      provider: factory.provider,
+      adapterName: factory.adapterName,
+      connect: async () => {
+        const adapter = await factory.connect();
+        open.push(adapter);
+        return adapter;
+      },
+      connectToShadowDb: () => factory.connectToShadowDb(),
+    },
+    async closeAll() {
+      await Promise.all(open.splice(0).map((adapter) => adapter.dispose().catch(() => undefined)));
+    },
+  };
+}
+
+function engineError(action: string, error: unknown): StorageError {
+  const message = error instanceof Error ? error.message : String(error);
+  return new StorageError(`Could not ${action}: ${message.split('\n')[0]}`, {
+    code: 'storage.migration_failed',
+    cause: error,
+    hint: 'Run `npm run cli -- doctor` for details; the database was left as it was before this migration.',
+  });
+}
+
+/**
+ * Applies every committed migration the database has not seen yet; returns their names.
+ * Each migration runs in its own transaction on PostgreSQL; on SQLite the engine records a failed
+ * migration and refuses to continue until it is resolved.
+ */
+export async function applyPendingMigrations(params: {
+  provider: DatabaseProvider;
+  adapterFactory: SqlMigrationAwareDriverAdapterFactory;
+  onLog?: (line: string) => void;
+}): Promise<string[]> {
+  const connections = trackConnections(params.adapterFactory);
+  try {
+    const engine = await startSchemaEngine({ files: schemaFiles(params.provider), adapterFactory: connections.factory, onLog: params.onLog });
+    try {
+      const result = await engine.applyMigrations({ migrationsList: readMigrations(params.provider), filters: filters(params.provider) });
+      return result.appliedMigrationNames;
+    } catch (error) {
+      throw engineError('apply the database migrations', error);
+    } finally {
+      engine.free();
+    }
+  } finally {
+    await connections.closeAll();
+  }
+}
+
+export interface CreatedMigration {
+  readonly provider: DatabaseProvider;
+  readonly name: string;
+  readonly file: string;
+}
+
+/**
+ * Creates a migration for one provider from the difference between the committed migrations and
+ * the models, on a scratch database given by `adapterFactory` (it is migrated up to date first).
+ * Returns undefined when the models need no change. `directoryName` makes both providers use one
+ * name for one change.
+ */
+export async function createMigration(params: {
+  provider: DatabaseProvider;
+  adapterFactory: SqlMigrationAwareDriverAdapterFactory;
+  name: string;
+  directoryName?: string;
+  onLog?: (line: string) => void;
+}): Promise<CreatedMigration | undefined> {
+  const { provider } = params;
+  const files = schemaFiles(provider);
+  const connections = trackConnections(params.adapterFactory);
+  const engine = await startSchemaEngine({ files, adapterFactory: connections.factory, onLog: params.onLog });
+  try {
+    const migrationsList = readMigrations(provider);
+    await engine.applyMigrations({ migrationsList, filters: filters(provider) });
+    // devDiagnostic replays the history on the shadow database and caches the result that
+    // createMigration diffs against; createMigration cannot reach the shadow database itself.
+    const diagnostic = await engine.devDiagnostic({ migrationsList, filters: filters(provider) });
+    if (diagnostic.action.tag === 'reset') {
+      throw new StorageError(`The scratch database disagrees with the migration history: ${diagnostic.action.reason ?? 'unknown reason'}`, {
+        code: 'storage.migration_drift',
+      });
+    }
+    const result = await engine.createMigration({
+      draft: false,
+      migrationName: params.name,
+      migrationsList,
+      schema: { files },
+      filters: filters(provider),
+    });
+    if (!result.migrationScript) return undefined;
+    let script = result.migrationScript;
+    const isFirst = migrationsList.migrationDirectories.length === 0;
+    const rebuildsSearched = SEARCHED_TABLES.some((table) => script.includes(`CREATE TABLE "new_${table}"`));
+    if (isFirst || rebuildsSearched) {
+      script += `\n-- Full-text search (prisma/${provider}/search-index.sql)\n${fs.readFileSync(path.join(providerDir(provider), 'search-index.sql'), 'utf8')}`;
+    }
+    const directory = path.join(migrationsDir(provider), params.directoryName ?? result.generatedMigrationName);
+    fs.mkdirSync(directory, { recursive: true });
+    const file = path.join(directory, 'migration.sql');
+    fs.writeFileSync(file, script);
+    const lockPath = path.join(migrationsDir(provider), LOCK_FILE);
+    if (!fs.existsSync(lockPath)) {
+      fs.writeFileSync(lockPath, `# Written by Nocturne's migration runner; keep it in version control.\nprovider = "${provider === 'postgres' ? 'postgresql' : 'sqlite'}"\n`);
+    }
+    return { provider, name: path.basename(directory), file };
+  } catch (error) {
+    if (error instanceof StorageError) throw error;
+    throw engineError(`create the ${provider} migration "${params.name}"`, error);
+  } finally {
+    engine.free();
+    await connections.closeAll();
+  }
+}
