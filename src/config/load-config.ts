@@ -103,38 +103,23 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const known = Object.fromEntries(Object.keys(envSchema.shape).filter((k) => k in raw).map((k) => [k, raw[k]]));
   const parsed = envSchema.safeParse(known);
   const issues: ConfigIssue[] = parsed.success ? [] : parsed.error.issues.map((issue) => describeIssue(issue, raw));
-  if (!parsed.success) throw new ConfigError(issues);
+  issues.push(...crossFieldIssues(known as Record<string, string | undefined>));
+  if (!parsed.success || issues.length > 0) throw new ConfigError(issues);
   const env = parsed.data;
 
   const dataDir = path.resolve(cwd, env.DATA_DIR);
   let database: Config['database'];
   if (env.DB_PROVIDER === 'postgres') {
-    if (!env.DATABASE_URL || !/^postgres(ql)?:\/\//.test(env.DATABASE_URL)) {
-      issues.push({ setting: 'DATABASE_URL', problem: 'must be a postgresql://user:password@host:5432/database URL when DB_PROVIDER=postgres' });
-    }
     database = { provider: 'postgres', url: env.DATABASE_URL ?? '' };
   } else {
     const url = env.DATABASE_URL ?? `file:${path.join(dataDir, 'nocturne.db')}`;
-    if (!url.startsWith('file:')) {
-      issues.push({ setting: 'DATABASE_URL', problem: 'must be a file:PATH URL when DB_PROVIDER=sqlite (or set DB_PROVIDER=postgres)' });
-    }
     const file = path.resolve(cwd, url.replace(/^file:/, ''));
     database = { provider: 'sqlite', url: `file:${file}`, file };
   }
-
-  let vectors: Config['vectors'];
-  if (env.VECTOR_STORE === 'qdrant') {
-    if (!env.QDRANT_URL) issues.push({ setting: 'QDRANT_URL', problem: 'is required when VECTOR_STORE=qdrant, e.g. http://127.0.0.1:6333' });
-    vectors = { store: 'qdrant', url: env.QDRANT_URL ?? '', apiKey: env.QDRANT_API_KEY };
-  } else {
-    vectors = { store: 'sqlite-vec', file: path.join(dataDir, 'vectors.db') };
-  }
-
+  const vectors: Config['vectors'] = env.VECTOR_STORE === 'qdrant'
+    ? { store: 'qdrant', url: env.QDRANT_URL ?? '', apiKey: env.QDRANT_API_KEY }
+    : { store: 'sqlite-vec', file: path.join(dataDir, 'vectors.db') };
   const provider = env.LLM_PROVIDER ?? (env.ANTHROPIC_API_KEY ? 'anthropic' : 'ollama');
-  if (provider === 'anthropic' && !env.ANTHROPIC_API_KEY) {
-    issues.push({ setting: 'ANTHROPIC_API_KEY', problem: 'is required when LLM_PROVIDER=anthropic' });
-  }
-  if (issues.length > 0) throw new ConfigError(issues);
 
   const secrets = [env.ANTHROPIC_API_KEY, env.TELEGRAM_BOT_TOKEN, env.ADMIN_TOKEN, env.QDRANT_API_KEY, passwordOf(env.DATABASE_URL)]
     .filter((value): value is string => value !== undefined && value !== '');
@@ -161,6 +146,28 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT },
     secrets,
   };
+}
+
+/**
+ * Rules that join several settings. They read the raw strings so that they are reported together
+ * with the problems of single settings, all at once.
+ */
+function crossFieldIssues(env: Record<string, string | undefined>): ConfigIssue[] {
+  const issues: ConfigIssue[] = [];
+  if (env.DB_PROVIDER === 'postgres') {
+    if (!env.DATABASE_URL || !/^postgres(ql)?:\/\//.test(env.DATABASE_URL)) {
+      issues.push({ setting: 'DATABASE_URL', problem: 'must be a postgresql://user:password@host:5432/database URL when DB_PROVIDER=postgres' });
+    }
+  } else if (env.DATABASE_URL && !env.DATABASE_URL.startsWith('file:')) {
+    issues.push({ setting: 'DATABASE_URL', problem: 'must be a file:PATH URL when DB_PROVIDER=sqlite (or set DB_PROVIDER=postgres)' });
+  }
+  if (env.VECTOR_STORE === 'qdrant' && !env.QDRANT_URL) {
+    issues.push({ setting: 'QDRANT_URL', problem: 'is required when VECTOR_STORE=qdrant, e.g. http://127.0.0.1:6333' });
+  }
+  if (env.LLM_PROVIDER === 'anthropic' && !env.ANTHROPIC_API_KEY) {
+    issues.push({ setting: 'ANTHROPIC_API_KEY', problem: 'is required when LLM_PROVIDER=anthropic' });
+  }
+  return issues;
 }
 
 function passwordOf(url: string | undefined): string | undefined {

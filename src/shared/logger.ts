@@ -5,7 +5,7 @@
  * Logs go to stderr so that CLI commands can keep stdout for their results.
  */
 import winston from 'winston';
-import { redactSecrets, redactValue } from './redact';
+import { redactField } from './redact';
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 
@@ -28,10 +28,7 @@ export interface LoggerOptions {
 }
 
 const redactFormat = winston.format((info) => {
-  for (const key of Object.keys(info)) {
-    const value = info[key];
-    info[key] = typeof value === 'string' ? redactSecrets(value) : redactValue(value);
-  }
+  for (const key of Object.keys(info)) info[key] = redactField(key, info[key]);
   return info;
 });
 

@@ -9,7 +9,7 @@ const REDACTED = '[REDACTED]';
 
 const SECRET_PATTERNS: readonly RegExp[] = [
   // Telegram bot tokens: 123456789:AA... (35 chars after the colon), also inside /bot<token>/ URLs.
-  /\b\d{6,12}:[A-Za-z0-9_-]{30,}\b/g,
+  /(?<!\d)\d{6,12}:[A-Za-z0-9_-]{30,}/g,
   // Anthropic and similar API keys.
   /\bsk-(?:ant-)?[A-Za-z0-9_-]{16,}\b/g,
   // Authorization headers.
@@ -65,10 +65,13 @@ export function redactValue(value: unknown, seen = new WeakSet<object>()): unkno
   }
   if (Array.isArray(value)) return value.map((item) => redactValue(item, seen));
   const out: Record<string, unknown> = {};
-  for (const [key, inner] of Object.entries(value)) {
-    out[key] = /token|secret|password|api[-_]?key|authorization/i.test(key) && typeof inner === 'string'
-      ? REDACTED
-      : redactValue(inner, seen);
-  }
+  for (const [key, inner] of Object.entries(value)) out[key] = redactField(key, inner, seen);
   return out;
+}
+
+const SECRET_KEY = /token|secret|password|passwd|api[-_]?key|authorization|cookie/i;
+
+/** Redacts one named field: the whole value when the name says it is a secret. */
+export function redactField(key: string, value: unknown, seen = new WeakSet<object>()): unknown {
+  return SECRET_KEY.test(key) && typeof value === 'string' ? REDACTED : redactValue(value, seen);
 }

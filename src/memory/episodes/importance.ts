@@ -7,12 +7,18 @@
 const SELF_DISCLOSURE = /\b(i am|i'm|i was|i have|i've|my|mine|i like|i love|i hate|i prefer|i want|i need|i work|i live)\b/i;
 const COMMITMENT = /\b(remember|don't forget|do not forget|important|always|never|deadline|appointment|birthday|anniversary|plan|going to|will)\b/i;
 const TIME_OR_NUMBER = /\b(\d{1,4}([:./-]\d{1,4})*|monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|yesterday|today|tonight|next week|last week|january|february|march|april|may|june|july|august|september|october|november|december)\b/i;
-const SMALL_TALK = /^(ok|okay|k|thanks|thank you|thx|lol|haha|yes|no|sure|cool|nice|hi|hello|hey|bye|good night|gn)[.!?\s]*$/i;
+const SMALL_TALK = new Set(['ok', 'okay', 'k', 'thanks', 'thank', 'you', 'thx', 'lol', 'haha', 'yes', 'no', 'sure', 'cool', 'nice', 'hi', 'hello', 'hey', 'bye', 'good', 'night', 'gn', 'great', 'yeah', 'yep', 'nope']);
+
+/** A short message made only of acknowledgements and greetings ("ok thanks!", "hi"). */
+function isSmallTalk(text: string): boolean {
+  const words = text.toLowerCase().match(/\p{L}+/gu) ?? [];
+  return words.length > 0 && words.length <= 4 && words.every((word) => SMALL_TALK.has(word));
+}
 
 /** 0-1 estimate of how much an episode is worth remembering. */
 export function estimateImportance(content: string, role: 'user' | 'agent' | 'system'): number {
   const text = content.trim();
-  if (SMALL_TALK.test(text)) return 0.05;
+  if (isSmallTalk(text)) return 0.05;
   let score = 0.3;
   if (SELF_DISCLOSURE.test(text)) score += 0.2;
   if (COMMITMENT.test(text)) score += 0.15;

@@ -16,7 +16,8 @@ import { startSchemaEngine, type MigrationList, type SchemaFile, type SchemaFilt
 /** The repository root (this file lives at src/storage/migrations/). */
 export const PROJECT_ROOT = path.resolve(__dirname, '..', '..', '..');
 
-const PRISMA_DIR = path.join(PROJECT_ROOT, 'prisma');
+/** Where the schema and migrations live; tests point the runner at a copy. */
+export const DEFAULT_PRISMA_DIR = path.join(PROJECT_ROOT, 'prisma');
 
 /** Tables Prisma's models do not describe (full-text search), per provider. */
 const EXTERNAL_TABLES: Record<DatabaseProvider, string[]> = {
@@ -29,12 +30,12 @@ const SEARCHED_TABLES = ['Episode', 'Memory'];
 
 const LOCK_FILE = 'migration_lock.toml';
 
-function providerDir(provider: DatabaseProvider): string {
-  return path.join(PRISMA_DIR, provider);
+function providerDir(provider: DatabaseProvider, prismaDir = DEFAULT_PRISMA_DIR): string {
+  return path.join(prismaDir, provider);
 }
 
-function migrationsDir(provider: DatabaseProvider): string {
-  return path.join(providerDir(provider), 'migrations');
+function migrationsDir(provider: DatabaseProvider, prismaDir?: string): string {
+  return path.join(providerDir(provider, prismaDir), 'migrations');
 }
 
 function filters(provider: DatabaseProvider): SchemaFilter {
@@ -42,8 +43,8 @@ function filters(provider: DatabaseProvider): SchemaFilter {
 }
 
 /** The schema files of one provider: its datasource + generator file and the shared models. */
-export function schemaFiles(provider: DatabaseProvider): SchemaFile[] {
-  const dir = providerDir(provider);
+export function schemaFiles(provider: DatabaseProvider, prismaDir?: string): SchemaFile[] {
+  const dir = providerDir(provider, prismaDir);
   return fs
     .readdirSync(dir)
     .filter((name) => name.endsWith('.prisma'))
@@ -52,8 +53,8 @@ export function schemaFiles(provider: DatabaseProvider): SchemaFile[] {
 }
 
 /** The committed migrations of one provider, in order. */
-export function readMigrations(provider: DatabaseProvider): MigrationList {
-  const baseDir = migrationsDir(provider);
+export function readMigrations(provider: DatabaseProvider, prismaDir?: string): MigrationList {
+  const baseDir = migrationsDir(provider, prismaDir);
   const names = fs.existsSync(baseDir)
     ? fs.readdirSync(baseDir, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort()
     : [];
@@ -120,13 +121,14 @@ function engineError(action: string, error: unknown): StorageError {
 export async function applyPendingMigrations(params: {
   provider: DatabaseProvider;
   adapterFactory: SqlMigrationAwareDriverAdapterFactory;
+  prismaDir?: string;
   onLog?: (line: string) => void;
 }): Promise<string[]> {
   const connections = trackConnections(params.adapterFactory);
   try {
-    const engine = await startSchemaEngine({ files: schemaFiles(params.provider), adapterFactory: connections.factory, onLog: params.onLog });
+    const engine = await startSchemaEngine({ files: schemaFiles(params.provider, params.prismaDir), adapterFactory: connections.factory, onLog: params.onLog });
     try {
-      const result = await engine.applyMigrations({ migrationsList: readMigrations(params.provider), filters: filters(params.provider) });
+      const result = await engine.applyMigrations({ migrationsList: readMigrations(params.provider, params.prismaDir), filters: filters(params.provider) });
       return result.appliedMigrationNames;
     } catch (error) {
       throw engineError('apply the database migrations', error);
@@ -155,14 +157,15 @@ export async function createMigration(params: {
   adapterFactory: SqlMigrationAwareDriverAdapterFactory;
   name: string;
   directoryName?: string;
+  prismaDir?: string;
   onLog?: (line: string) => void;
 }): Promise<CreatedMigration | undefined> {
-  const { provider } = params;
-  const files = schemaFiles(provider);
+  const { provider, prismaDir } = params;
+  const files = schemaFiles(provider, prismaDir);
   const connections = trackConnections(params.adapterFactory);
   const engine = await startSchemaEngine({ files, adapterFactory: connections.factory, onLog: params.onLog });
   try {
-    const migrationsList = readMigrations(provider);
+    const migrationsList = readMigrations(provider, prismaDir);
     await engine.applyMigrations({ migrationsList, filters: filters(provider) });
     // devDiagnostic replays the history on the shadow database and caches the result that
     // createMigration diffs against; createMigration cannot reach the shadow database itself.
@@ -184,13 +187,13 @@ export async function createMigration(params: {
     const isFirst = migrationsList.migrationDirectories.length === 0;
     const rebuildsSearched = SEARCHED_TABLES.some((table) => script.includes(`CREATE TABLE "new_${table}"`));
     if (isFirst || rebuildsSearched) {
-      script += `\n-- Full-text search (prisma/${provider}/search-index.sql)\n${fs.readFileSync(path.join(providerDir(provider), 'search-index.sql'), 'utf8')}`;
+      script += `\n-- Full-text search (prisma/${provider}/search-index.sql)\n${fs.readFileSync(path.join(providerDir(provider, prismaDir), 'search-index.sql'), 'utf8')}`;
     }
-    const directory = path.join(migrationsDir(provider), params.directoryName ?? result.generatedMigrationName);
+    const directory = path.join(migrationsDir(provider, prismaDir), params.directoryName ?? result.generatedMigrationName);
     fs.mkdirSync(directory, { recursive: true });
     const file = path.join(directory, 'migration.sql');
     fs.writeFileSync(file, script);
-    const lockPath = path.join(migrationsDir(provider), LOCK_FILE);
+    const lockPath = path.join(migrationsDir(provider, prismaDir), LOCK_FILE);
     if (!fs.existsSync(lockPath)) {
       fs.writeFileSync(lockPath, `# Written by Nocturne's migration runner; keep it in version control.\nprovider = "${provider === 'postgres' ? 'postgresql' : 'sqlite'}"\n`);
     }

@@ -1,0 +1,63 @@
+/**
+ * Runs Nocturne's real entry points (the CLI, npm start's main.ts) as child processes through
+ * tsx, the way a person runs them, with a controlled environment.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '..', '..');
+const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+
+/** An environment with nothing of the developer's Nocturne settings, plus `extra`. */
+export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TZ: 'UTC', LOG_FORMAT: 'json' };
+  return { ...base, ...extra };
+}
+
+export interface ProcessResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export function runTs(script: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd = ROOT): Promise<ProcessResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(TSX, [path.join(ROOT, script), ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }));
+  });
+}
+
+export function runCli(args: readonly string[], env: NodeJS.ProcessEnv): Promise<ProcessResult> {
+  return runTs('src/cli/index.ts', args, env);
+}
+
+/** Starts a long-running entry point; resolves once a stderr line matches `ready`. */
+export function startTs(script: string, env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(TSX, [path.join(ROOT, script)], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${script} did not become ready:\n${output}`));
+    }, 30_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (ready.test(output)) {
+        clearTimeout(timer);
+        resolve({ child, output: () => output, exited });
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    void exited.then((code) => {
+      clearTimeout(timer);
+      if (!ready.test(output)) reject(new Error(`${script} exited with ${code} before it was ready:\n${output}`));
+    });
+  });
+}
