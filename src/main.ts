@@ -14,14 +14,17 @@ import { describeDatabase } from './storage/database';
 
 /**
  * Resolves with the first termination signal received. Until then a timer keeps the process
- * alive even when nothing else (a channel, the scheduler) holds the event loop open.
+ * alive even when nothing else (a channel, the scheduler) holds the event loop open. The
+ * handlers stay installed while the service stops, so a repeated signal cannot cut the clean
+ * shutdown short.
  */
 function nextSignal(): Promise<NodeJS.Signals> {
   const keepAlive = setInterval(() => undefined, 1 << 30);
   return new Promise((resolve) => {
+    let received = false;
     const onSignal = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', onSignal);
-      process.off('SIGTERM', onSignal);
+      if (received) return;
+      received = true;
       clearInterval(keepAlive);
       resolve(signal);
     };
@@ -50,9 +53,12 @@ async function main(): Promise<void> {
   const stopping = nextSignal();
 
   const core = await createCore(config, logger);
+  core.embeddingWorker.start();
   log.info('Nocturne is ready', {
     database: describeDatabase(config.database),
     migrationsApplied: core.db.appliedMigrations.length,
+    embedder: core.embedder.name,
+    vectors: config.vectors.store,
     timeZone: config.timeZone,
   });
 

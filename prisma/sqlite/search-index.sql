@@ -2,6 +2,8 @@
 -- transaction as the rows. Idempotent: the migration runner re-applies it after any migration
 -- that rebuilds the Episode or Memory table (SQLite rebuilds drop a table's triggers).
 --
+-- Episodes are indexed as "author: content" so a question that names the speaker finds their turns.
+--
 -- search_doc gives every indexed row a stable integer key (FTS5 and sqlite-vec need integer
 -- rowids; Prisma's rowids are not stable across table rebuilds or VACUUM). search_fts is
 -- contentless: the text lives only in Episode/Memory, so a delete there leaves no copy behind.
@@ -20,15 +22,15 @@ CREATE VIRTUAL TABLE IF NOT EXISTS "search_fts" USING fts5(
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
 
-CREATE TRIGGER IF NOT EXISTS "episode_search_insert" AFTER INSERT ON "Episode" BEGIN
+CREATE TRIGGER IF NOT EXISTS "episode_search_insert_v2" AFTER INSERT ON "Episode" BEGIN
     INSERT INTO "search_doc" ("kind", "ref_id", "scope_id") VALUES ('episode', NEW."id", NEW."scopeId");
     INSERT INTO "search_fts" ("rowid", "content")
-        VALUES ((SELECT "rowid" FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = NEW."id"), NEW."content");
+        VALUES ((SELECT "rowid" FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = NEW."id"), COALESCE(NEW."author" || ': ', '') || NEW."content");
 END;
-CREATE TRIGGER IF NOT EXISTS "episode_search_update" AFTER UPDATE OF "content" ON "Episode" BEGIN
+CREATE TRIGGER IF NOT EXISTS "episode_search_update_v2" AFTER UPDATE OF "content", "author" ON "Episode" BEGIN
     DELETE FROM "search_fts" WHERE "rowid" = (SELECT "rowid" FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = OLD."id");
     INSERT INTO "search_fts" ("rowid", "content")
-        VALUES ((SELECT "rowid" FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = NEW."id"), NEW."content");
+        VALUES ((SELECT "rowid" FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = NEW."id"), COALESCE(NEW."author" || ': ', '') || NEW."content");
 END;
 CREATE TRIGGER IF NOT EXISTS "episode_search_delete" AFTER DELETE ON "Episode" BEGIN
     DELETE FROM "search_fts" WHERE "rowid" = (SELECT "rowid" FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = OLD."id");

@@ -12,9 +12,12 @@ import type { Command } from './command';
 import { doctorCommand } from './commands/doctor';
 import { episodesCommand } from './commands/episodes';
 import { importCommand } from './commands/import';
+import { evalCommand } from './commands/eval';
+import { reindexCommand } from './commands/reindex';
 import { scopesCommand } from './commands/scopes';
+import { searchCommand } from './commands/search';
 
-const commands = [importCommand, episodesCommand, scopesCommand, doctorCommand] satisfies Command[];
+const commands = [importCommand, episodesCommand, scopesCommand, searchCommand, reindexCommand, evalCommand, doctorCommand] satisfies Command[];
 
 function usage(): string {
   return [

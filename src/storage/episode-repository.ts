@@ -41,6 +41,13 @@ export interface EpisodeRepository {
   list(scopeId: string, query?: ListEpisodesQuery): Promise<EpisodeRecord[]>;
   get(scopeId: string, id: string): Promise<EpisodeRecord | null>;
   findByExternalId(scopeId: string, externalId: string): Promise<EpisodeRecord | null>;
+  /** The episodes of a scope with these ids (ids of other scopes are simply not found). */
+  getMany(scopeId: string, ids: readonly string[]): Promise<EpisodeRecord[]>;
+  /**
+   * The turns within `radius` of each given turn, in the same conversations (the given turns
+   * included). One indexed range per conversation position.
+   */
+  neighbours(scopeId: string, positions: ReadonlyArray<{ conversationId: string; turn: number }>, radius: number): Promise<EpisodeRecord[]>;
   count(scopeId: string): Promise<number>;
   /** Topics and entities stored for an episode. */
   tags(scopeId: string, episodeId: string): Promise<{ topics: string[]; entities: string[] }>;
@@ -64,6 +71,17 @@ export function createEpisodeRepository(prisma: PrismaClient): EpisodeRepository
         });
         for (const row of found) seen.add(row.externalId as string);
       }
+      // Turns continue each conversation where it stopped.
+      const conversations = [...new Set(episodes.map((e) => e.conversationId).filter((id): id is string => id !== null))];
+      const nextTurn = new Map<string, number>();
+      for (let i = 0; i < conversations.length; i += LOOKUP_CHUNK) {
+        const maxima = await tx.episode.groupBy({
+          by: ['conversationId'],
+          where: { scopeId, conversationId: { in: conversations.slice(i, i + LOOKUP_CHUNK) } },
+          _max: { turn: true },
+        });
+        for (const row of maxima) nextTurn.set(row.conversationId as string, (row._max.turn ?? -1) + 1);
+      }
       const rows: Prisma.EpisodeCreateManyInput[] = [];
       const tags: Prisma.EpisodeTagCreateManyInput[] = [];
       let duplicates = 0;
@@ -76,6 +94,11 @@ export function createEpisodeRepository(prisma: PrismaClient): EpisodeRepository
           seen.add(episode.externalId);
         }
         const id = uuidv7();
+        let turn: number | null = null;
+        if (episode.conversationId !== null) {
+          turn = nextTurn.get(episode.conversationId) ?? 0;
+          nextTurn.set(episode.conversationId, turn + 1);
+        }
         rows.push({
           id,
           scopeId,
@@ -85,6 +108,7 @@ export function createEpisodeRepository(prisma: PrismaClient): EpisodeRepository
           content: episode.content,
           timestamp: episode.timestamp,
           conversationId: episode.conversationId,
+          turn,
           externalId: episode.externalId,
           metadata: (episode.metadata ?? undefined) as Prisma.InputJsonValue | undefined,
           importance: episode.importance,
@@ -133,6 +157,28 @@ export function createEpisodeRepository(prisma: PrismaClient): EpisodeRepository
       return latest.reverse();
     },
     get: (scopeId, id) => prisma.episode.findFirst({ where: { scopeId, id } }),
+    async getMany(scopeId, ids) {
+      const out: EpisodeRecord[] = [];
+      for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
+        out.push(...(await prisma.episode.findMany({ where: { scopeId, id: { in: ids.slice(i, i + LOOKUP_CHUNK) as string[] } } })));
+      }
+      return out;
+    },
+    async neighbours(scopeId, positions, radius) {
+      if (positions.length === 0) return [];
+      const out: EpisodeRecord[] = [];
+      for (let i = 0; i < positions.length; i += 100) {
+        out.push(
+          ...(await prisma.episode.findMany({
+            where: {
+              scopeId,
+              OR: positions.slice(i, i + 100).map((p) => ({ conversationId: p.conversationId, turn: { gte: p.turn - radius, lte: p.turn + radius } })),
+            },
+          })),
+        );
+      }
+      return [...new Map(out.map((row) => [row.id, row])).values()];
+    },
     findByExternalId: (scopeId, externalId) => prisma.episode.findUnique({ where: { scopeId_externalId: { scopeId, externalId } } }),
     count: (scopeId) => prisma.episode.count({ where: { scopeId } }),
     async tags(scopeId, episodeId) {

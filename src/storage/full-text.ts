@@ -12,10 +12,25 @@ export interface KeywordHit {
   readonly score: number;
 }
 
-/** The words of a query, lower-cased, letters and digits only (no query syntax gets through). */
+/**
+ * English function words: in an OR query they match nearly every row and drown the words that
+ * carry the question ("what did Caroline research" is about Caroline and research).
+ */
+const STOPWORDS = new Set(
+  ('a about above after again against all am an and any are as at be because been before being below between both but by can could did do does doing down during each ' +
+    'few for from further had has have having he her here hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off on ' +
+    'once only or other our ours ourselves out over own same she should so some such than that the their theirs them themselves then there these they this those through to ' +
+    'too under until up very was we were what when where which while who whom why will with would you your yours yourself yourselves s t don ll m re ve d').split(' '),
+);
+
+/**
+ * The words of a query, lower-cased, letters and digits only (no query syntax gets through),
+ * without stopwords unless the query is made of nothing else.
+ */
 export function queryTerms(query: string): string[] {
-  const words = query.normalize('NFC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
-  return [...new Set(words)].slice(0, 64);
+  const words = [...new Set(query.normalize('NFC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])];
+  const content = words.filter((word) => !STOPWORDS.has(word));
+  return (content.length > 0 ? content : words).slice(0, 64);
 }
 
 export interface FullTextIndex {

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
-import { applyPendingMigrations, createMigration, DEFAULT_PRISMA_DIR } from '../../src/storage/migrations/migration-runner';
+import { applyPendingMigrations, createMigration, DEFAULT_PRISMA_DIR, readMigrations } from '../../src/storage/migrations/migration-runner';
 import { createPostgresMigrationAdapter } from '../../src/storage/postgres-driver';
 import { createSqliteClient, createSqliteMigrationAdapter } from '../../src/storage/sqlite-driver';
 import { createPostgresDatabase, postgresAvailable, postgresSkipReason, tempDir } from '../support/databases';
@@ -35,7 +35,7 @@ describe('migration runner on SQLite', () => {
   it('creates a migration from a model change and applies it to an existing database without losing data', async () => {
     const prismaDir = copyPrismaDir();
     const file = path.join(tempDir(), 'live.db');
-    expect(await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter(file), prismaDir })).toHaveLength(1);
+    expect(await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter(file), prismaDir })).toHaveLength(readMigrations('sqlite').migrationDirectories.length);
     const before = await createSqliteClient(file);
     const scope = await before.scope.create({ data: { key: 'k', channel: 't' } });
     await before.memory.create({ data: { scopeId: scope.id, category: 'fact', content: 'keeps bees', confidence: 0.8 } });

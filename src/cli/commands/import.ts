@@ -110,6 +110,7 @@ export const importCommand: Command = {
       ...invalid.map((entry) => `line ${entry.line}: ${entry.error}`),
       ...(invalidCount > invalid.length ? [`... and ${invalidCount - invalid.length} more invalid lines`] : []),
       `imported ${imported}, skipped ${skipped} (already stored), invalid ${invalidCount}${blank ? `, blank lines ${blank}` : ''} — ${lineNo} lines in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      ...(imported > 0 ? ['searchable by keyword now; vectors are added in the background by `npm start`, or now by `npm run cli -- reindex`'] : []),
     ].join('\n');
     writeResult(ctx, result, text);
     return invalidCount > 0 ? 1 : 0;

@@ -1,0 +1,62 @@
+/**
+ * `eval locomo --data FILE [--k 5,10,25,50] [--json]`: evidence recall@k of hybrid search on a
+ * LoCoMo-format file, on a fresh embedded store in a temporary folder (the configured embedder
+ * and vector store kind; nothing is written to your own database).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createCore } from '../../core';
+import { evaluateLocomo, loadLocomo } from '../../memory/evaluation/locomo';
+import { ValidationError } from '../../shared/errors';
+import { writeResult, type Command } from '../command';
+
+export const evalCommand: Command = {
+  name: 'eval',
+  usage: 'eval locomo --data FILE [--k 5,10,25,50]',
+  summary: 'measure retrieval: LoCoMo evidence recall@k on a fresh temporary store',
+  options: { data: { type: 'string' }, k: { type: 'string' } },
+  async run(ctx) {
+    if (ctx.positionals[0] !== 'locomo') throw new ValidationError('usage: npm run cli -- eval locomo --data FILE', { code: 'cli.usage' });
+    const file = ctx.values.data as string | undefined;
+    if (!file || !fs.existsSync(file)) throw new ValidationError('eval needs --data FILE, e.g. ../shared/datasets/locomo/locomo-dev.json', { code: 'cli.usage' });
+    const k = String(ctx.values.k ?? '5,10,25,50').split(',').map(Number);
+    if (k.some((x) => !Number.isInteger(x) || x < 1 || x > 200)) throw new ValidationError('--k must be a comma-separated list of whole numbers from 1 to 200', { code: 'cli.usage' });
+    const conversations = loadLocomo(file);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nocturne-eval-'));
+    const dbFile = path.join(dir, 'eval.db');
+    const config = {
+      ...ctx.config,
+      dataDir: dir,
+      database: { provider: 'sqlite' as const, url: `file:${dbFile}`, file: dbFile },
+      vectors: ctx.config.vectors.store === 'sqlite-vec' ? { store: 'sqlite-vec' as const, file: path.join(dir, 'vectors.db') } : ctx.config.vectors,
+    };
+    const core = await createCore(config, ctx.logger);
+    try {
+      const report = await evaluateLocomo({
+        conversations,
+        k,
+        episodes: core.episodeService,
+        search: core.search,
+        scopeIdOf: async (key) => (await core.scopes.findByKey(key))!.id,
+        embedAll: async () => {
+          await core.embeddingWorker.drain((done, pending) => process.stderr.write(`\rembedding ${done}/${done + pending}\u001b[K`));
+          process.stderr.write('\n');
+        },
+        onProgress: (stage, done, total) => process.stderr.write(`\r${stage} ${done}/${total}\u001b[K${done === total ? '\n' : ''}`),
+      });
+      const lines = [
+        `LoCoMo ${path.basename(file)}: ${report.conversations} conversations, ${report.turns} turns, ${report.questions} questions with evidence`,
+        `embedder ${core.embedder.name}, vectors ${config.vectors.store}`,
+        `recall ${Object.entries(report.recall).map(([x, v]) => `${x} ${v}`).join('  ')}`,
+        ...Object.entries(report.byCategory).map(([cat, v]) => `  category ${cat} (${v.questions} q): ${Object.entries(v.recall).map(([x, r]) => `${x} ${r}`).join('  ')}`),
+        `ingest ${report.ingestSeconds.toFixed(1)} s, embedding ${report.embedSeconds.toFixed(1)} s, query p50 ${report.queryMs.p50} ms, p95 ${report.queryMs.p95} ms`,
+      ];
+      writeResult(ctx, { ...report, embedder: core.embedder.name, vectorStore: config.vectors.store }, lines.join('\n'));
+      return 0;
+    } finally {
+      await core.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  },
+};

@@ -1,0 +1,49 @@
+/**
+ * `search --scope S --query Q [--limit K] [--strategy X] [--json]`: hybrid search in one scope.
+ */
+import { NotFoundError, ValidationError } from '../../shared/errors';
+import type { SearchStrategy } from '../../memory/retrieval/memory-query';
+import { writeResult, type Command } from '../command';
+
+const STRATEGIES: readonly SearchStrategy[] = ['hybrid', 'semantic', 'keyword', 'temporal'];
+
+export const searchCommand: Command = {
+  name: 'search',
+  usage: 'search --scope S --query Q [--limit K] [--strategy hybrid|semantic|keyword|temporal]',
+  summary: "search a scope's episodes and memories",
+  options: { scope: { type: 'string' }, query: { type: 'string' }, limit: { type: 'string' }, strategy: { type: 'string' } },
+  async run(ctx) {
+    const key = ctx.values.scope as string | undefined;
+    if (!key) throw new ValidationError('search needs --scope S', { code: 'cli.usage' });
+    const strategy = (ctx.values.strategy as SearchStrategy | undefined) ?? 'hybrid';
+    if (!STRATEGIES.includes(strategy)) throw new ValidationError(`--strategy must be one of ${STRATEGIES.join(', ')}`, { code: 'cli.usage' });
+    const limit = ctx.values.limit === undefined ? 10 : Number(ctx.values.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new ValidationError('--limit must be a whole number from 1 to 200', { code: 'cli.usage' });
+    const core = await ctx.core();
+    const scope = await core.scopes.findByKey(key);
+    if (!scope) throw new NotFoundError(`no scope "${key}" (see \`npm run cli -- scopes\`)`);
+    const { results, notes } = await core.search.search({ scopeId: scope.id, semanticQuery: ctx.values.query as string | undefined, limit, strategy });
+    const json = {
+      results: results.map((r) => ({
+        kind: r.kind,
+        id: r.id,
+        externalId: r.externalId,
+        content: r.content,
+        timestamp: r.timestamp.toISOString(),
+        score: r.score,
+        parts: r.parts,
+        sourceEpisodes: r.sourceEpisodes ?? [],
+      })),
+      notes,
+    };
+    const text = [
+      ...notes.map((note) => `note: ${note}`),
+      ...(results.length === 0 ? ['no results'] : results.map((r, i) => {
+        const parts = Object.entries(r.parts).map(([k, v]) => `${k} ${v}`).join(', ');
+        return `${String(i + 1).padStart(2)}. [${r.kind}] ${r.score.toFixed(3)}  ${r.content.replace(/\s+/g, ' ').slice(0, 140)}\n      ${r.timestamp.toISOString().slice(0, 10)}${r.externalId ? `  ${r.externalId}` : ''}  (${parts})`;
+      })),
+    ].join('\n');
+    writeResult(ctx, json, text);
+    return 0;
+  },
+};

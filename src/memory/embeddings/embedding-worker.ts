@@ -1,0 +1,164 @@
+/**
+ * Embeds episodes and memories off the request path, in batches. The work queue is the database
+ * itself: every row whose `embeddedWith` is not the configured embedder's name is pending, so
+ * after a crash or restart every row still gets its vector, and a reindex is just "clear the
+ * index and let the worker run".
+ *
+ * Order of writes: vectors first, then the rows are marked; a crash in between only means a
+ * vector is written twice (upserts are idempotent).
+ */
+import type { Logger } from '../../shared/logger';
+import type { PrismaClient } from '../../storage/prisma';
+import type { IndexGuard } from '../vectors/index-guard';
+import type { VectorIndex, VectorKind, VectorRecord } from '../vectors/vector-index';
+import type { Embedder } from './embedder';
+
+export interface EmbeddingWorkerOptions {
+  readonly batchSize?: number;
+  /** Pause between polls when there is nothing to do (a `wake()` cuts it short). */
+  readonly idleMs?: number;
+  /** Pause after a failed batch, doubled per consecutive failure up to 5 minutes. */
+  readonly retryMs?: number;
+}
+
+export interface EmbeddingWorker {
+  /** Embeds one batch; returns how many rows it embedded (0 when nothing is pending). */
+  runOnce(): Promise<number>;
+  /** Embeds until nothing is pending; reports progress. */
+  drain(onProgress?: (done: number, pending: number) => void): Promise<number>;
+  /** Rows still waiting for a vector. */
+  pending(): Promise<number>;
+  /** Runs in the background until stop(). */
+  start(): void;
+  /** Tells a sleeping background loop that new rows arrived. */
+  wake(): void;
+  /** Finishes the batch in flight and stops. */
+  stop(): Promise<void>;
+}
+
+interface PendingRow {
+  readonly id: string;
+  readonly scopeId: string;
+  readonly content: string;
+  readonly kind: VectorKind;
+  /** What identifies this version of the row (episode content hash, memory updatedAt). */
+  readonly version: string | Date;
+}
+
+export function createEmbeddingWorker(deps: {
+  prisma: PrismaClient;
+  embedder: Embedder;
+  index: VectorIndex;
+  guard: IndexGuard;
+  logger: Logger;
+  options?: EmbeddingWorkerOptions;
+}): EmbeddingWorker {
+  const { prisma, embedder, index, guard } = deps;
+  const log = deps.logger.child({ component: 'embedding-worker' });
+  const batchSize = deps.options?.batchSize ?? 64;
+  const idleMs = deps.options?.idleMs ?? 2_000;
+  const retryMs = deps.options?.retryMs ?? 1_000;
+  const pendingWhere = { OR: [{ embeddedWith: null }, { embeddedWith: { not: embedder.name } }] };
+
+  let running = false;
+  let loop: Promise<void> | undefined;
+  let wakeUp: (() => void) | undefined;
+
+  async function nextBatch(): Promise<PendingRow[]> {
+    const episodes = await prisma.episode.findMany({
+      where: pendingWhere,
+      select: { id: true, scopeId: true, content: true, author: true, contentHash: true },
+      orderBy: { id: 'asc' },
+      take: batchSize,
+    });
+    // Embedded as "author: content", like the full-text index, so the speaker is part of the meaning.
+    const rows: PendingRow[] = episodes.map((e) => ({ id: e.id, scopeId: e.scopeId, content: e.author ? `${e.author}: ${e.content}` : e.content, kind: 'episode', version: e.contentHash }));
+    if (rows.length < batchSize) {
+      const memories = await prisma.memory.findMany({
+        where: pendingWhere,
+        select: { id: true, scopeId: true, content: true, updatedAt: true },
+        orderBy: { id: 'asc' },
+        take: batchSize - rows.length,
+      });
+      rows.push(...memories.map((m) => ({ id: m.id, scopeId: m.scopeId, content: m.content, kind: 'memory' as const, version: m.updatedAt })));
+    }
+    return rows;
+  }
+
+  async function runOnce(): Promise<number> {
+    guard.assertReady();
+    const rows = await nextBatch();
+    if (rows.length === 0) return 0;
+    const vectors = await embedder.embed(rows.map((row) => row.content));
+    const records: VectorRecord[] = rows.map((row, i) => ({ id: row.id, kind: row.kind, scopeId: row.scopeId, vector: vectors[i] as Float32Array }));
+    await index.upsert(records);
+    // A row edited while we embedded keeps its pending mark: only the version we embedded is marked.
+    await prisma.$transaction(
+      rows.map((row) =>
+        row.kind === 'episode'
+          ? prisma.episode.updateMany({ where: { id: row.id, contentHash: row.version as string }, data: { embeddedWith: embedder.name } })
+          : prisma.memory.updateMany({ where: { id: row.id, updatedAt: row.version as Date }, data: { embeddedWith: embedder.name } }),
+      ),
+    );
+    return rows.length;
+  }
+
+  async function pending(): Promise<number> {
+    const [episodes, memories] = await Promise.all([prisma.episode.count({ where: pendingWhere }), prisma.memory.count({ where: pendingWhere })]);
+    return episodes + memories;
+  }
+
+  function sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      wakeUp = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  async function backgroundLoop(): Promise<void> {
+    let failures = 0;
+    while (running) {
+      try {
+        const done = await runOnce();
+        failures = 0;
+        if (done === 0) await sleep(idleMs);
+      } catch (error) {
+        failures += 1;
+        const wait = Math.min(retryMs * 2 ** (failures - 1), 300_000);
+        log.warn('embedding batch failed; will retry', { error, retryInMs: wait, failures });
+        await sleep(wait);
+      }
+    }
+  }
+
+  return {
+    runOnce,
+    pending,
+    async drain(onProgress) {
+      let total = 0;
+      for (;;) {
+        const done = await runOnce();
+        if (done === 0) return total;
+        total += done;
+        onProgress?.(total, await pending());
+      }
+    },
+    start() {
+      if (running) return;
+      running = true;
+      loop = backgroundLoop();
+    },
+    wake() {
+      wakeUp?.();
+    },
+    async stop() {
+      running = false;
+      wakeUp?.();
+      await loop;
+      loop = undefined;
+    },
+  };
+}

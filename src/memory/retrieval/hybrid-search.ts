@@ -1,0 +1,307 @@
+/**
+ * Hybrid search over a scope's episodes and memories (seed 000 "Retrieval methods", seed 004
+ * "Retrieval"): candidates from the vector index and the full-text index, scored by a weighted
+ * sum of semantic similarity, BM25, recency, importance and (memories) confidence; an episode's
+ * neighbouring turns in the same conversation lend it context. Every result carries the parts
+ * that made its score.
+ *
+ * Scoping: every store call names the scope; ids that come back are re-read from the database
+ * with the scope in the query, so nothing of another scope can leak through any path.
+ */
+import type { Logger } from '../../shared/logger';
+import { ValidationError } from '../../shared/errors';
+import type { EpisodeRecord, EpisodeRepository } from '../../storage/episode-repository';
+import type { FullTextIndex, KeywordHit } from '../../storage/full-text';
+import type { MemoryRepository, MemoryWithSources } from '../../storage/memory-repository';
+import type { PrismaClient } from '../../storage/prisma';
+import type { Embedder } from '../embeddings/embedder';
+import type { IndexGuard } from '../vectors/index-guard';
+import type { VectorHit, VectorIndex } from '../vectors/vector-index';
+import type { MemoryQuery, ResultKind, ScoreParts, SearchResult } from './memory-query';
+
+/** Weights of the score parts. Documented in docs/retrieval.md with the figures they give. */
+export interface SearchWeights {
+  readonly semantic: number;
+  readonly keyword: number;
+  readonly recency: number;
+  readonly importance: number;
+  readonly confidence: number;
+  /** Share of the best neighbouring turn's relevance an episode receives. */
+  readonly context: number;
+}
+
+export const DEFAULT_WEIGHTS: SearchWeights = { semantic: 0.5, keyword: 0.5, recency: 0.03, importance: 0.03, confidence: 0.1, context: 0.5 };
+
+/** Recency half-life: a month-old item counts half as recent as one from today. */
+const RECENCY_HALF_LIFE_DAYS = 30;
+const DAY_MS = 86_400_000;
+
+export interface SearchOutcome {
+  readonly results: SearchResult[];
+  /** Why a part of the search was left out (vector index unavailable, embedder changed, ...). */
+  readonly notes: string[];
+}
+
+export interface HybridSearch {
+  search(query: MemoryQuery): Promise<SearchOutcome>;
+}
+
+export interface HybridSearchDeps {
+  readonly prisma: PrismaClient;
+  readonly episodes: EpisodeRepository;
+  readonly memories: MemoryRepository;
+  readonly fullText: FullTextIndex;
+  /** Vector search is skipped (with a note) when these are absent or the index is not ready. */
+  readonly embedder?: Embedder;
+  readonly index?: VectorIndex;
+  readonly guard?: IndexGuard;
+  readonly logger: Logger;
+  readonly weights?: Partial<SearchWeights>;
+  /** Candidates taken from each index before scoring. */
+  readonly candidates?: number;
+  /** Turns on each side of a candidate that lend it context. */
+  readonly contextRadius?: number;
+  readonly clock?: () => Date;
+}
+
+interface Scored {
+  kind: ResultKind;
+  id: string;
+  base: number;
+  parts: ScoreParts;
+  episode?: EpisodeRecord;
+  memory?: MemoryWithSources;
+}
+
+function recencyOf(time: Date, now: Date): number {
+  const ageDays = Math.max(0, (now.getTime() - time.getTime()) / DAY_MS);
+  return 0.5 ** (ageDays / RECENCY_HALF_LIFE_DAYS);
+}
+
+/** Scales hit scores into 0-1 by the best one (keeps their ratios). */
+function normalizedScores(hits: ReadonlyArray<KeywordHit | VectorHit>): Map<string, number> {
+  const max = hits.reduce((m, h) => Math.max(m, h.score), 0);
+  return new Map(hits.map((h) => [h.id, max > 0 ? Math.max(0, h.score) / max : 0]));
+}
+
+function round(value: number): number {
+  return Math.round(value * 10_000) / 10_000;
+}
+
+export function createHybridSearch(deps: HybridSearchDeps): HybridSearch {
+  const weights: SearchWeights = { ...DEFAULT_WEIGHTS, ...deps.weights };
+  const candidateCount = deps.candidates ?? 200;
+  const radius = deps.contextRadius ?? 1;
+  const clock = deps.clock ?? (() => new Date());
+  const log = deps.logger.child({ component: 'search' });
+
+  async function queryVector(text: string, notes: string[]): Promise<Float32Array | undefined> {
+    if (!deps.embedder || !deps.index || !deps.guard) {
+      notes.push('vector search is not configured');
+      return undefined;
+    }
+    const state = deps.guard.state();
+    if (state.status !== 'ready') {
+      notes.push(`vector search is off: the index holds ${state.stored.embedder} vectors but the embedder is ${state.configured.embedder}; run \`npm run cli -- reindex\``);
+      return undefined;
+    }
+    try {
+      return (await deps.embedder.embed([text]))[0];
+    } catch (error) {
+      log.warn('query embedding failed; searching without vectors', { error });
+      notes.push('vector search failed for this query (embedder unavailable)');
+      return undefined;
+    }
+  }
+
+  async function vectorHits(query: MemoryQuery, vector: Float32Array | undefined, kind: ResultKind, notes: string[]): Promise<VectorHit[]> {
+    if (!vector || !deps.index) return [];
+    try {
+      return await deps.index.search({ scopeId: query.scopeId, vector, limit: candidateCount, kind });
+    } catch (error) {
+      log.warn('vector index search failed; searching without vectors', { error });
+      notes.push('vector index unavailable for this query');
+      return [];
+    }
+  }
+
+  async function topicFilter(query: MemoryQuery, ids: readonly string[]): Promise<Set<string> | undefined> {
+    const tags = [...(query.topics ?? []).map((v) => ({ kind: 'topic', value: v.toLowerCase().trim() })), ...(query.entities ?? []).map((v) => ({ kind: 'entity', value: v.toLowerCase().trim() }))];
+    if (tags.length === 0) return undefined;
+    const rows = await deps.prisma.episodeTag.findMany({
+      where: { scopeId: query.scopeId, episodeId: { in: [...ids] }, OR: tags },
+      select: { episodeId: true },
+    });
+    return new Set(rows.map((r) => r.episodeId));
+  }
+
+  function episodePasses(query: MemoryQuery, e: EpisodeRecord, tagged: Set<string> | undefined): boolean {
+    if (query.channel && e.channel !== query.channel) return false;
+    if (query.minImportance !== undefined && e.importance < query.minImportance) return false;
+    if (query.timeRange?.start && e.timestamp < query.timeRange.start) return false;
+    if (query.timeRange?.end && e.timestamp > query.timeRange.end) return false;
+    if (tagged && !tagged.has(e.id)) return false;
+    return true;
+  }
+
+  function memoryPasses(query: MemoryQuery, m: MemoryWithSources): boolean {
+    if (!query.includeInactive && !m.active) return false;
+    if (query.minConfidence !== undefined && m.confidence < query.minConfidence) return false;
+    if (query.minSourceTrust !== undefined && m.sourceTrust < query.minSourceTrust) return false;
+    if (query.minImportance !== undefined && m.importance < query.minImportance) return false;
+    if (query.timeRange?.start && m.validFrom < query.timeRange.start) return false;
+    if (query.timeRange?.end && m.validFrom > query.timeRange.end) return false;
+    return true;
+  }
+
+  async function scoreEpisodes(query: MemoryQuery, text: string, vector: Float32Array | undefined, now: Date, notes: string[]): Promise<Scored[]> {
+    const useKeyword = query.strategy !== 'semantic';
+    const useVector = query.strategy !== 'keyword';
+    const [kw, vec] = await Promise.all([
+      useKeyword ? deps.fullText.search({ scopeId: query.scopeId, kind: 'episode', query: text, limit: candidateCount }) : Promise.resolve([]),
+      useVector ? vectorHits(query, vector, 'episode', notes) : Promise.resolve([]),
+    ]);
+    const kwScore = normalizedScores(kw);
+    const semScore = normalizedScores(vec);
+    const ids = [...new Set([...kwScore.keys(), ...semScore.keys()])];
+    const rows = await deps.episodes.getMany(query.scopeId, ids);
+    const tagged = await topicFilter(query, ids);
+    const base = (e: EpisodeRecord): Scored => {
+      const parts: ScoreParts = {
+        semantic: semScore.get(e.id) ?? 0,
+        keyword: kwScore.get(e.id) ?? 0,
+        recency: recencyOf(e.timestamp, now),
+        importance: e.importance,
+      };
+      const score = weights.semantic * parts.semantic! + weights.keyword * parts.keyword! + weights.recency * parts.recency! + weights.importance * parts.importance!;
+      return { kind: 'episode', id: e.id, base: score, parts, episode: e };
+    };
+    const scored = new Map(rows.map((e) => [e.id, base(e)]));
+
+    // Neighbouring turns lend context: the best neighbour's relevance flows to each turn, and the
+    // neighbours of the strongest candidates join the pool (the answer is often the next turn).
+    if (weights.context > 0 && radius > 0) {
+      const strongest = [...scored.values()].sort((a, b) => b.base - a.base).slice(0, 50);
+      const positions = strongest
+        .filter((s) => s.episode?.conversationId && s.episode.turn !== null)
+        .map((s) => ({ conversationId: s.episode!.conversationId as string, turn: s.episode!.turn as number }));
+      for (const row of await deps.episodes.neighbours(query.scopeId, positions, radius)) {
+        if (!scored.has(row.id)) scored.set(row.id, base(row));
+      }
+      const byPosition = new Map<string, Scored>();
+      for (const s of scored.values()) if (s.episode?.conversationId && s.episode.turn !== null) byPosition.set(`${s.episode.conversationId}#${s.episode.turn}`, s);
+      for (const s of scored.values()) {
+        const e = s.episode!;
+        if (!e.conversationId || e.turn === null) continue;
+        let best = 0;
+        for (let d = -radius; d <= radius; d++) {
+          if (d === 0) continue;
+          const neighbour = byPosition.get(`${e.conversationId}#${e.turn + d}`);
+          if (neighbour) best = Math.max(best, neighbour.base - weights.recency * (neighbour.parts.recency ?? 0) - weights.importance * (neighbour.parts.importance ?? 0));
+        }
+        s.parts.context = best;
+      }
+      for (const s of scored.values()) s.base += weights.context * (s.parts.context ?? 0);
+    }
+    const taggedAll = tagged ? await topicFilter(query, [...scored.keys()]) : undefined;
+    return [...scored.values()].filter((s) => episodePasses(query, s.episode!, taggedAll));
+  }
+
+  async function scoreMemories(query: MemoryQuery, text: string, vector: Float32Array | undefined, now: Date, notes: string[]): Promise<Scored[]> {
+    const useKeyword = query.strategy !== 'semantic';
+    const useVector = query.strategy !== 'keyword';
+    const [kw, vec] = await Promise.all([
+      useKeyword ? deps.fullText.search({ scopeId: query.scopeId, kind: 'memory', query: text, limit: candidateCount }) : Promise.resolve([]),
+      useVector ? vectorHits(query, vector, 'memory', notes) : Promise.resolve([]),
+    ]);
+    const kwScore = normalizedScores(kw);
+    const semScore = normalizedScores(vec);
+    const rows = await deps.memories.getMany(query.scopeId, [...new Set([...kwScore.keys(), ...semScore.keys()])]);
+    return rows.filter((m) => memoryPasses(query, m)).map((m) => {
+      const parts: ScoreParts = {
+        semantic: semScore.get(m.id) ?? 0,
+        keyword: kwScore.get(m.id) ?? 0,
+        recency: recencyOf(m.lastReinforcedAt, now),
+        importance: m.importance,
+        confidence: m.confidence,
+      };
+      const score = weights.semantic * parts.semantic! + weights.keyword * parts.keyword! + weights.recency * parts.recency! + weights.importance * parts.importance! + weights.confidence * parts.confidence!;
+      return { kind: 'memory' as const, id: m.id, base: score, parts, memory: m };
+    });
+  }
+
+  async function temporal(query: MemoryQuery, now: Date, kinds: ResultKind[], limit: number): Promise<Scored[]> {
+    const out: Scored[] = [];
+    const range = { gte: query.timeRange?.start, lte: query.timeRange?.end };
+    if (kinds.includes('episode')) {
+      const rows = await deps.prisma.episode.findMany({
+        where: {
+          scopeId: query.scopeId,
+          timestamp: range,
+          channel: query.channel,
+          importance: query.minImportance === undefined ? undefined : { gte: query.minImportance },
+        },
+        orderBy: [{ timestamp: 'desc' }, { id: 'desc' }],
+        take: limit * 4,
+      });
+      const tagged = await topicFilter(query, rows.map((r) => r.id));
+      for (const e of rows) if (episodePasses(query, e, tagged)) out.push({ kind: 'episode', id: e.id, base: recencyOf(e.timestamp, now), parts: { recency: recencyOf(e.timestamp, now) }, episode: e });
+    }
+    if (kinds.includes('memory')) {
+      const ids = await deps.prisma.memory.findMany({ where: { scopeId: query.scopeId, validFrom: range }, orderBy: { validFrom: 'desc' }, take: limit * 4, select: { id: true } });
+      for (const m of await deps.memories.getMany(query.scopeId, ids.map((r) => r.id))) {
+        if (memoryPasses(query, m)) out.push({ kind: 'memory', id: m.id, base: recencyOf(m.validFrom, now), parts: { recency: recencyOf(m.validFrom, now) }, memory: m });
+      }
+    }
+    return out;
+  }
+
+  function toResult(s: Scored): SearchResult {
+    const parts = Object.fromEntries(Object.entries(s.parts).map(([k, v]) => [k, round(v as number)])) as ScoreParts;
+    if (s.episode) {
+      const e = s.episode;
+      return { kind: 'episode', id: e.id, externalId: e.externalId, content: e.content, timestamp: e.timestamp, score: round(s.base), parts, conversationId: e.conversationId, role: e.role, author: e.author };
+    }
+    const m = s.memory!;
+    return {
+      kind: 'memory',
+      id: m.id,
+      externalId: null,
+      content: m.content,
+      timestamp: m.validFrom,
+      score: round(s.base),
+      parts,
+      category: m.category,
+      confidence: m.confidence,
+      sourceEpisodes: m.sources.map((src) => ({ id: src.episodeId, externalId: src.episode.externalId })),
+    };
+  }
+
+  return {
+    async search(query) {
+      const strategy = query.strategy ?? 'hybrid';
+      const limit = Math.max(1, Math.min(query.limit ?? 10, 200));
+      const text = query.semanticQuery?.trim() ?? '';
+      if (strategy !== 'temporal' && text === '') {
+        throw new ValidationError(`a ${strategy} search needs a query text`, { code: 'search.no_query' });
+      }
+      const now = query.now ?? clock();
+      let kinds: ResultKind[] = [...(query.kinds ?? ['episode', 'memory'])];
+      if ((query.topics?.length ?? 0) > 0 || (query.entities?.length ?? 0) > 0) kinds = kinds.filter((k) => k === 'episode');
+      const notes: string[] = [];
+      let scored: Scored[];
+      if (strategy === 'temporal') {
+        scored = await temporal(query, now, kinds, limit);
+      } else {
+        const vector = strategy === 'keyword' ? undefined : await queryVector(text, notes);
+        const [episodes, memories] = await Promise.all([
+          kinds.includes('episode') ? scoreEpisodes({ ...query, strategy }, text, vector, now, notes) : Promise.resolve([]),
+          kinds.includes('memory') ? scoreMemories({ ...query, strategy }, text, vector, now, notes) : Promise.resolve([]),
+        ]);
+        scored = [...episodes, ...memories];
+      }
+      scored.sort((a, b) => b.base - a.base || a.id.localeCompare(b.id));
+      return { results: scored.slice(0, limit).map(toResult), notes: [...new Set(notes)] };
+    },
+  };
+}

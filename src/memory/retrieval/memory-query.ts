@@ -1,0 +1,61 @@
+/**
+ * What a search asks for (seed 000's MemoryQuery, extended) and what it returns.
+ */
+
+export type SearchStrategy = 'semantic' | 'temporal' | 'keyword' | 'hybrid';
+export type ResultKind = 'episode' | 'memory';
+
+export interface MemoryQuery {
+  /** The scope searched; nothing outside it can be returned. */
+  readonly scopeId: string;
+  /** Natural-language query (required for every strategy but temporal). */
+  readonly semanticQuery?: string;
+  readonly timeRange?: { readonly start?: Date; readonly end?: Date };
+  /** Episodes tagged with any of these topics (memories are not tagged and are left out). */
+  readonly topics?: readonly string[];
+  /** Episodes tagged with any of these entities (memories are left out). */
+  readonly entities?: readonly string[];
+  readonly minImportance?: number;
+  readonly limit?: number;
+  readonly strategy?: SearchStrategy;
+  /** Only episodes from this channel. */
+  readonly channel?: string;
+  /** Deep search: include deactivated (faded) memories. */
+  readonly includeInactive?: boolean;
+  /** Seed 003's second stage: only memories whose source trust is at least this. */
+  readonly minSourceTrust?: number;
+  /** Only memories at least this confident. */
+  readonly minConfidence?: number;
+  /** Which kinds to return (default both). */
+  readonly kinds?: readonly ResultKind[];
+  /** "Now" for recency; defaults to the clock. */
+  readonly now?: Date;
+}
+
+/** The parts a score was made of, each 0-1 before weighting, so a result explains itself. */
+export interface ScoreParts {
+  semantic?: number;
+  keyword?: number;
+  recency?: number;
+  importance?: number;
+  confidence?: number;
+  /** Relevance lent by the neighbouring turns of the same conversation. */
+  context?: number;
+}
+
+export interface SearchResult {
+  readonly kind: ResultKind;
+  readonly id: string;
+  readonly externalId: string | null;
+  readonly content: string;
+  readonly timestamp: Date;
+  readonly score: number;
+  readonly parts: ScoreParts;
+  /** For memories: the episodes they came from. */
+  readonly sourceEpisodes?: ReadonlyArray<{ id: string; externalId: string | null }>;
+  readonly conversationId?: string | null;
+  readonly role?: string;
+  readonly author?: string | null;
+  readonly category?: string;
+  readonly confidence?: number;
+}
