@@ -24,7 +24,7 @@ export interface IndexGuard {
 
 export function embedderChangedError(stored: IndexIdentity, configured: IndexIdentity): AppError {
   return new AppError(
-    `The vector index holds vectors of ${stored.embedder} (${stored.dimension}-d), but the configured embedder is ${configured.embedder} (${configured.dimension}-d); vector search is off until the index is rebuilt.`,
+    `The vector index holds vectors of ${stored.embedder} (${stored.dimension}-d), but the configured embedder is ${configured.embedder} (${configured.dimension}-d); vector search is off until the index is rebuilt with \`npm run cli -- reindex\`.`,
     { code: 'vectors.embedder_changed', category: 'user', hint: 'Run `npm run cli -- reindex` (resumable), or set EMBEDDER back.' },
   );
 }
