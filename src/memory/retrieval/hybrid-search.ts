@@ -30,7 +30,7 @@ export interface SearchWeights {
   readonly context: number;
 }
 
-export const DEFAULT_WEIGHTS: SearchWeights = { semantic: 0.5, keyword: 0.5, recency: 0.03, importance: 0.03, confidence: 0.1, context: 0.5 };
+export const DEFAULT_WEIGHTS: SearchWeights = { semantic: 0.25, keyword: 0.5, recency: 0.03, importance: 0.03, confidence: 0.1, context: 0.7 };
 
 /** Recency half-life: a month-old item counts half as recent as one from today. */
 const RECENCY_HALF_LIFE_DAYS = 30;
