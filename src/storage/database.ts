@@ -6,7 +6,7 @@ import type { SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapt
 import type { Config } from '../config/load-config';
 import { StorageError } from '../shared/errors';
 import type { Logger } from '../shared/logger';
-import { applyPendingMigrations } from './migrations/migration-runner';
+import { applyPendingMigrations, readMigrations } from './migrations/migration-runner';
 import { createPostgresClient, createPostgresMigrationAdapter } from './postgres-driver';
 import type { DatabaseProvider, PrismaClient } from './prisma';
 import { createSqliteClient, createSqliteMigrationAdapter } from './sqlite-driver';
@@ -48,6 +48,25 @@ export function describeDatabase(database: Config['database']): string {
   }
 }
 
+/**
+ * Whether the database lacks any committed migration. Read with a plain query, so a second
+ * process (the CLI next to a running service) starts without the schema engine, which needs a
+ * lock the running service's connection holds on SQLite. Any doubt (no history table yet, a
+ * failed or rolled-back migration) answers yes and leaves the decision to the engine.
+ */
+async function hasPendingMigrations(prisma: PrismaClient, provider: Database['provider']): Promise<boolean> {
+  const wanted = readMigrations(provider).migrationDirectories.map((m) => m.path);
+  try {
+    const rows = await prisma.$queryRawUnsafe<Array<{ migration_name: string }>>(
+      'SELECT "migration_name" FROM "_prisma_migrations" WHERE "finished_at" IS NOT NULL AND "rolled_back_at" IS NULL',
+    );
+    const done = new Set(rows.map((r) => r.migration_name));
+    return wanted.some((name) => !done.has(name));
+  } catch {
+    return true;
+  }
+}
+
 /** Applies pending migrations (unless `migrate: false`) and connects. */
 export async function openDatabase(params: {
   database: Config['database'];
@@ -57,7 +76,9 @@ export async function openDatabase(params: {
   const { database, logger } = params;
   const driver = driverFor(database);
   let applied: string[] = [];
-  if (params.migrate !== false) {
+  let prisma = await driver.client();
+  if (params.migrate !== false && (await hasPendingMigrations(prisma, database.provider))) {
+    await prisma.$disconnect().catch(() => undefined);
     const started = Date.now();
     try {
       applied = await applyPendingMigrations({ provider: database.provider, adapterFactory: driver.migrationAdapter() });
@@ -70,8 +91,8 @@ export async function openDatabase(params: {
       });
     }
     if (applied.length > 0) logger.info('applied database migrations', { migrations: applied, ms: Date.now() - started });
+    prisma = await driver.client();
   }
-  const prisma = await driver.client();
   try {
     await prisma.$queryRawUnsafe('SELECT 1');
   } catch (error) {
