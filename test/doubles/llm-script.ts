@@ -1,0 +1,107 @@
+/**
+ * What the loopback model servers (Anthropic, Ollama) share: a provider-neutral script of
+ * replies, and a provider-neutral record of what each chat request asked for. Each double
+ * translates the script into its own wire format and its wire format back into the record, so a
+ * contract test can be written once for both providers.
+ */
+import type http from 'node:http';
+
+export interface ScriptedToolCall {
+  /** Anthropic needs one; the Ollama double leaves it out, like older Ollama servers. */
+  readonly id?: string;
+  readonly name: string;
+  readonly arguments: Record<string, unknown>;
+}
+
+export type ScriptedLlmReply =
+  /** A text answer; `stop: 'max_tokens'` says it was cut off. */
+  | { readonly kind: 'text'; readonly text: string; readonly inputTokens?: number; readonly outputTokens?: number; readonly stop?: 'end' | 'max_tokens' }
+  /** The model calls tools (optionally saying something first). */
+  | { readonly kind: 'tool_use'; readonly calls: readonly ScriptedToolCall[]; readonly text?: string; readonly inputTokens?: number; readonly outputTokens?: number }
+  /** An HTTP error in the provider's error shape; `retryAfter` is sent as the `retry-after` header. */
+  | { readonly kind: 'status'; readonly status: number; readonly message?: string; readonly retryAfter?: string }
+  /** Waits this long (or until the client gives up), then answers with the next default text. */
+  | { readonly kind: 'hang'; readonly ms: number };
+
+export interface SeenMessage {
+  readonly role: 'user' | 'assistant' | 'tool';
+  readonly text: string;
+  readonly toolCalls?: readonly ScriptedToolCall[];
+  /** For `tool` messages: the call answered (Anthropic's tool_use_id). */
+  readonly toolCallId?: string;
+  /** For `tool` messages: the tool's name (Ollama's tool_name). */
+  readonly toolName?: string;
+}
+
+/**
+ * Answers a request when no scripted reply is queued (e.g. a model that answers from what the
+ * prompt shows); returning undefined falls back to the echo.
+ */
+export type LlmResponder = (request: Omit<SeenLlmRequest, 'reply'>) => ScriptedLlmReply | undefined;
+
+/** One chat request as the double understood it, plus the raw wire data. */
+export interface SeenLlmRequest {
+  readonly path: string;
+  /** Lower-cased header names. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Record<string, unknown>;
+  readonly model?: string;
+  readonly system?: string;
+  readonly messages: readonly SeenMessage[];
+  readonly tools: readonly string[];
+  /** Whether the wire asked for JSON output (Ollama `format: "json"`; Anthropic has no such flag). */
+  readonly json: boolean;
+  readonly maxTokens?: number;
+  readonly temperature?: number;
+  /** How the double answered. */
+  readonly reply: ScriptedLlmReply['kind'] | 'default';
+}
+
+export function readBody(request: http.IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    request.on('error', reject);
+  });
+}
+
+export function sendJson(response: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
+  response.end(JSON.stringify(body));
+}
+
+/** Waits `ms`, or less when the client hangs up; true when the client is still there. */
+export async function hang(response: http.ServerResponse, ms: number): Promise<boolean> {
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    response.on('close', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+  return !(response.destroyed || response.writableEnded);
+}
+
+/** The header a client authenticated with: `x-api-key`, or a bearer token. */
+export function credentialOf(headers: Readonly<Record<string, string>>): string | undefined {
+  return headers['x-api-key'] ?? /^Bearer\s+(.+)$/i.exec(headers.authorization ?? '')?.[1];
+}
+
+export function headersOf(request: http.IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value !== undefined) out[name.toLowerCase()] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
+}
+
+/** A rough token count for replies that do not script one. */
+export function roughTokens(text: string): number {
+  return Math.max(1, Math.ceil(text.length / 4));
+}
+
+/** The text the default reply echoes: the last user message. */
+export function lastUserText(messages: readonly SeenMessage[]): string {
+  return [...messages].reverse().find((message) => message.role === 'user')?.text ?? '';
+}
