@@ -5,11 +5,18 @@
  * scheduler and the HTTP server are added by main.ts on top of this.
  */
 import type { Config } from './config/load-config';
+import { createLanguageModel } from './llm/create-language-model';
+import type { LanguageModel } from './llm/language-model';
+import { withUsageRecording } from './llm/usage-recorder';
+import { createForgetService, type ForgetService } from './sleep/forget-service';
+import { createSleepScheduler, type SleepScheduler } from './sleep/scheduler';
+import { createSleepService, type SleepService } from './sleep/sleep-service';
 import { createEmbedder } from './memory/embeddings/create-embedder';
 import type { Embedder } from './memory/embeddings/embedder';
 import { createEmbeddingWorker, type EmbeddingWorker } from './memory/embeddings/embedding-worker';
 import { createEpisodeService, type EpisodeService } from './memory/episodes/episode-service';
 import { createHybridSearch, type HybridSearch } from './memory/retrieval/hybrid-search';
+import { createContextRetriever, type ContextRetriever } from './memory/retrieval/retrieve-context';
 import { createVectorIndex } from './memory/vectors/create-vector-index';
 import { createIndexGuard, type IndexGuard } from './memory/vectors/index-guard';
 import type { VectorIndex } from './memory/vectors/vector-index';
@@ -34,6 +41,16 @@ export interface Core {
   readonly indexGuard: IndexGuard;
   readonly embeddingWorker: EmbeddingWorker;
   readonly search: HybridSearch;
+  /** Context for a reply: relevant memories and recent episodes within a token budget. */
+  readonly context: ContextRetriever;
+  /** The configured chat model, recording every call's token usage. */
+  readonly llm: LanguageModel;
+  /** The sleep work (consolidation, decay, digests) of one scope. */
+  readonly sleep: SleepService;
+  /** Forgetting at the owner's request: rows, full-text index, vectors, soul and digests. */
+  readonly forget: ForgetService;
+  /** Decides when sleep work runs; started by main.ts only (the CLI runs jobs directly). */
+  readonly scheduler: SleepScheduler;
   close(): Promise<void>;
 }
 
@@ -41,6 +58,7 @@ export interface Core {
 export interface CoreOverrides {
   readonly embedder?: Embedder;
   readonly vectorIndex?: VectorIndex;
+  readonly llm?: LanguageModel;
 }
 
 export async function createCore(config: Config, logger: Logger, overrides: CoreOverrides = {}): Promise<Core> {
@@ -64,6 +82,25 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
   const embeddingWorker = createEmbeddingWorker({ prisma: db.prisma, embedder, index: vectorIndex, guard: indexGuard, logger });
   const episodeService = createEpisodeService({ scopes, episodes, logger, maxEpisodeBytes: config.ingest.maxEpisodeBytes });
   const search = createHybridSearch({ prisma: db.prisma, episodes, memories, fullText, embedder, index: vectorIndex, guard: indexGuard, logger, contextRadius: 2 });
+  const context = createContextRetriever({ prisma: db.prisma, search, logger });
+  const llm = withUsageRecording(overrides.llm ?? createLanguageModel(config.llm, { logger: logger.child({ component: 'llm' }) }), db.prisma, logger);
+  const sleep = createSleepService({
+    prisma: db.prisma,
+    llm,
+    search,
+    embedder,
+    index: vectorIndex,
+    guard: indexGuard,
+    logger,
+    consolidator: { maxAttempts: config.sleep.maxAttempts },
+  });
+  const forget = createForgetService({ prisma: db.prisma, index: vectorIndex, logger });
+  const scheduler = createSleepScheduler({
+    prisma: db.prisma,
+    jobs: sleep,
+    logger,
+    options: { ...config.sleep, defaultTimeZone: config.timeZone },
+  });
   return {
     config,
     logger,
@@ -78,8 +115,15 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     indexGuard,
     embeddingWorker,
     search,
+    context,
+    llm,
+    sleep,
+    forget,
+    scheduler,
     async close() {
+      await scheduler.stop();
       await embeddingWorker.stop();
+      await llm.close();
       await embedder.close();
       await vectorIndex.close();
       await db.close();

@@ -54,12 +54,15 @@ async function main(): Promise<void> {
 
   const core = await createCore(config, logger);
   core.embeddingWorker.start();
+  if (config.sleep.enabled) core.scheduler.start();
   log.info('Nocturne is ready', {
     database: describeDatabase(config.database),
     migrationsApplied: core.db.appliedMigrations.length,
     embedder: core.embedder.name,
     vectors: config.vectors.store,
     timeZone: config.timeZone,
+    model: `${core.llm.provider}:${core.llm.model}`,
+    sleep: config.sleep.enabled ? `consolidation ${config.sleep.consolidateCron}, decay ${config.sleep.decayCron}, digests at ${config.sleep.digestTime}` : 'off',
   });
 
   const signal = await stopping;

@@ -16,8 +16,15 @@ import { evalCommand } from './commands/eval';
 import { reindexCommand } from './commands/reindex';
 import { scopesCommand } from './commands/scopes';
 import { searchCommand } from './commands/search';
+import { sleepCommand } from './commands/sleep';
+import { auditCommand } from './commands/audit';
+import { digestCommand } from './commands/digest';
+import { forgetCommand } from './commands/forget';
+import { memoriesCommand } from './commands/memories';
+import { pauseCommand, resumeCommand } from './commands/pause';
+import { soulCommand } from './commands/soul';
 
-const commands = [importCommand, episodesCommand, scopesCommand, searchCommand, reindexCommand, evalCommand, doctorCommand] satisfies Command[];
+const commands = [importCommand, episodesCommand, scopesCommand, searchCommand, memoriesCommand, auditCommand, soulCommand, digestCommand, forgetCommand, sleepCommand, pauseCommand, resumeCommand, reindexCommand, evalCommand, doctorCommand] satisfies Command[];
 
 function usage(): string {
   return [

@@ -17,7 +17,7 @@ export interface Config {
   readonly vectors:
     | { readonly store: 'sqlite-vec'; readonly file: string }
     | { readonly store: 'qdrant'; readonly url: string; readonly apiKey?: string };
-  readonly embedder: { readonly kind: 'local' | 'ollama'; readonly model: string; readonly ollamaHost: string };
+  readonly embedder: { readonly kind: 'local' | 'ollama'; readonly model: string; readonly ollamaHost: string; readonly dimension?: number };
   readonly llm: {
     readonly provider: 'anthropic' | 'ollama';
     readonly model: string;
@@ -30,9 +30,27 @@ export interface Config {
   readonly adminToken?: string;
   readonly ingest: { readonly maxEpisodeBytes: number };
   readonly timeZone: string;
+  /** The sleep scheduler; per-scope overrides live in Scope.settings (see src/sleep/scope-settings.ts). */
+  readonly sleep: SleepConfig;
   readonly log: { readonly level: Env['LOG_LEVEL']; readonly format: Env['LOG_FORMAT'] };
   /** Every secret value, so the logger can redact them wherever they appear. */
   readonly secrets: readonly string[];
+}
+
+/** Settings of the sleep scheduler (src/sleep/scheduler.ts); cron expressions are already validated. */
+export interface SleepConfig {
+  readonly enabled: boolean;
+  readonly consolidateCron: string;
+  readonly decayCron: string;
+  /** How often due digests are looked for; not a setting, since DIGEST_TIME says when they are due. */
+  readonly digestCheckCron: string;
+  readonly idleMinutes: number;
+  readonly minEpisodes: number;
+  readonly maxAttempts: number;
+  /** Tokens per scope per local day; 0 means unlimited. */
+  readonly dailyTokenBudget: number;
+  /** HH:MM, local to each scope. */
+  readonly digestTime: string;
 }
 
 /** One problem with one setting, printed to the person who has to fix it. */
@@ -128,10 +146,10 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     dataDir,
     database,
     vectors,
-    embedder: { kind: env.EMBEDDER, model: env.EMBEDDING_MODEL, ollamaHost: env.OLLAMA_HOST },
+    embedder: { kind: env.EMBEDDER, model: env.EMBEDDING_MODEL, ollamaHost: env.OLLAMA_HOST, dimension: env.EMBEDDING_DIMENSION },
     llm: {
       provider,
-      model: env.LLM_MODEL ?? (provider === 'anthropic' ? 'claude-sonnet-4-5' : 'llama3.2'),
+      model: env.LLM_MODEL ?? (provider === 'anthropic' ? 'claude-sonnet-4-6' : 'llama3.2'),
       timeoutMs: env.LLM_TIMEOUT_MS,
       anthropicApiKey: env.ANTHROPIC_API_KEY,
       anthropicBaseUrl: env.ANTHROPIC_BASE_URL,
@@ -143,6 +161,17 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     adminToken: env.ADMIN_TOKEN,
     ingest: { maxEpisodeBytes: env.EPISODE_MAX_BYTES },
     timeZone: env.TZ ?? Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'UTC',
+    sleep: {
+      enabled: env.SLEEP_ENABLED,
+      consolidateCron: env.SLEEP_CONSOLIDATE_CRON,
+      decayCron: env.SLEEP_DECAY_CRON,
+      digestCheckCron: '*/5 * * * *',
+      idleMinutes: env.SLEEP_IDLE_MINUTES,
+      minEpisodes: env.SLEEP_MIN_EPISODES,
+      maxAttempts: env.SLEEP_MAX_ATTEMPTS,
+      dailyTokenBudget: env.SLEEP_DAILY_TOKEN_BUDGET,
+      digestTime: env.DIGEST_TIME,
+    },
     log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT },
     secrets,
   };

@@ -5,6 +5,7 @@
  * has a default that works on a fresh machine (the embedded stack: SQLite under ./data, the local
  * embedder, the terminal channel), so `npm start` needs no configuration at all.
  */
+import { CronPattern } from 'croner';
 import { z } from 'zod';
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -25,6 +26,24 @@ const timeZone = z.string().refine(
   { message: 'must be an IANA time zone such as Europe/Madrid or UTC' },
 );
 
+/** A cron expression croner accepts (5 fields, or 6 with seconds first); parsed, never scheduled. */
+const cron = z.string().trim().superRefine((value, ctx) => {
+  try {
+    new CronPattern(value);
+  } catch (error) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `must be a cron expression such as "0 */6 * * *" (minute hour day month weekday): ${(error as Error).message}`,
+    });
+  }
+});
+
+const clockTime = z.string().trim().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time of day as HH:MM, 24-hour, e.g. 21:00');
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'], { message: 'must be true or false' })
+  .transform((value) => ['true', '1', 'yes', 'on'].includes(value));
+
 const userIdList = z
   .string()
   .trim()
@@ -44,6 +63,7 @@ export const envSchema = z.object({
   // Embeddings and the language model
   EMBEDDER: z.enum(['local', 'ollama']).default('local'),
   EMBEDDING_MODEL: z.string().trim().min(1).default('nomic-embed-text'),
+  EMBEDDING_DIMENSION: int(8, 8192).optional(),
   OLLAMA_HOST: url.default('http://127.0.0.1:11434'),
   LLM_PROVIDER: z.enum(['anthropic', 'ollama']).optional(),
   LLM_MODEL: optionalString,
@@ -64,6 +84,16 @@ export const envSchema = z.object({
   // Ingest
   EPISODE_MAX_BYTES: int(1, 64 * 1024 * 1024).default(4 * 1024 * 1024),
 
+  // Sleep (background consolidation, decay and digests)
+  SLEEP_ENABLED: bool.default(true),
+  SLEEP_CONSOLIDATE_CRON: cron.default('0 */6 * * *'),
+  SLEEP_DECAY_CRON: cron.default('30 3 * * *'),
+  SLEEP_IDLE_MINUTES: int(0, 7 * 24 * 60).default(30),
+  SLEEP_MIN_EPISODES: int(1, 1_000_000).default(10),
+  SLEEP_MAX_ATTEMPTS: int(1, 1_000).default(5),
+  SLEEP_DAILY_TOKEN_BUDGET: int(0, 1_000_000_000).default(200_000),
+  DIGEST_TIME: clockTime.default('21:00'),
+
   // Runtime
   TZ: timeZone.optional(),
   LOG_LEVEL: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
@@ -82,9 +112,10 @@ export const settingDocs: Record<keyof Env, string> = {
   QDRANT_API_KEY: 'Qdrant API key, if the server requires one.',
   EMBEDDER: 'local (in-process, default) or ollama.',
   EMBEDDING_MODEL: 'Ollama embedding model when EMBEDDER=ollama.',
+  EMBEDDING_DIMENSION: 'Vector size of EMBEDDING_MODEL when it is not a known model (known: nomic-embed-text 768, mxbai-embed-large 1024, all-minilm 384, ...); checked on the first call.',
   OLLAMA_HOST: 'Ollama server for embeddings and/or chat.',
   LLM_PROVIDER: 'anthropic or ollama; default anthropic when ANTHROPIC_API_KEY is set, else ollama.',
-  LLM_MODEL: 'Model name; default claude-sonnet-4-5 (anthropic) or llama3.2 (ollama).',
+  LLM_MODEL: 'Model name; default claude-sonnet-4-6 (anthropic) or llama3.2 (ollama).',
   LLM_TIMEOUT_MS: 'Timeout of one model call, in milliseconds.',
   ANTHROPIC_API_KEY: 'Anthropic API key (never logged).',
   ANTHROPIC_BASE_URL: 'Override of the Anthropic API address (proxies, tests).',
@@ -93,6 +124,14 @@ export const settingDocs: Record<keyof Env, string> = {
   TELEGRAM_ALLOWED_USERS: 'Comma-separated Telegram user ids allowed to talk to the bot.',
   ADMIN_TOKEN: 'Bearer token of the admin HTTP API (at least 16 characters; never logged).',
   EPISODE_MAX_BYTES: 'Largest message accepted, in UTF-8 bytes; larger ones are refused with a clear error.',
+  SLEEP_ENABLED: 'Run the sleep scheduler (consolidation, decay, digests) inside npm start: true or false.',
+  SLEEP_CONSOLIDATE_CRON: 'When to look for idle scopes to consolidate (cron, in TZ).',
+  SLEEP_DECAY_CRON: 'When memory decay runs for every scope (cron, in TZ).',
+  SLEEP_IDLE_MINUTES: 'Minutes without a message before a scope counts as asleep and may be consolidated.',
+  SLEEP_MIN_EPISODES: 'Fewest unconsolidated episodes worth a consolidation run.',
+  SLEEP_MAX_ATTEMPTS: 'Failed consolidation attempts after which an episode is left alone (and reported).',
+  SLEEP_DAILY_TOKEN_BUDGET: 'Model tokens (input + output) one scope may spend per local day on sleep work; 0 = unlimited.',
+  DIGEST_TIME: 'Local time of day (HH:MM, in the scope time zone) when the daily digest is due.',
   TZ: 'Default IANA time zone for schedules and digests (default: the system zone).',
   LOG_LEVEL: 'error, warn, info or debug.',
   LOG_FORMAT: 'auto (pretty on a terminal, JSON otherwise), pretty or json.',

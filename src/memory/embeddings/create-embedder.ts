@@ -44,7 +44,7 @@ const embedders = {
     createOllamaEmbedder({
       host: config.ollamaHost,
       model: config.model,
-      dimension: ollamaModelDimension(config.model),
+      dimension: config.dimension ?? ollamaModelDimension(config.model),
       timeoutMs: deps.timeoutMs,
       logger: deps.logger,
     }),

@@ -77,7 +77,7 @@ describe('loadConfig', () => {
     });
     expect(config.telegram?.allowedUsers).toEqual([12, 34, 56]);
     expect(config.llm.provider).toBe('anthropic');
-    expect(config.llm.model).toBe('claude-sonnet-4-5');
+    expect(config.llm.model).toBe('claude-sonnet-4-6');
     expect([...config.secrets].sort()).toEqual(['123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw', 'a-very-long-admin-token', 'p@ss-word', 'sk-ant-abcdefghijklmnop'].sort());
   });
 

@@ -1,0 +1,4 @@
+-- AlterTable
+ALTER TABLE "Memory" ADD COLUMN     "accessCount" INTEGER NOT NULL DEFAULT 0,
+ADD COLUMN     "decaySteps" INTEGER NOT NULL DEFAULT 0,
+ADD COLUMN     "lastAccessedAt" TIMESTAMP(3);

@@ -1,0 +1,18 @@
+/** `soul --scope S [--json]`: the agent's profile of a scope's owner, as Markdown (or JSON with its data). */
+import { soulMarkdown } from '../../sleep/soul';
+import { writeResult, type Command } from '../command';
+import { requireScope } from './scope-option';
+
+export const soulCommand: Command = {
+  name: 'soul',
+  usage: 'soul --scope S [--json]',
+  summary: "print what the agent believes about a scope's owner (Markdown)",
+  options: { scope: { type: 'string' } },
+  async run(ctx) {
+    const { core, scope } = await requireScope(ctx, 'soul');
+    const soul = await soulMarkdown(core.db.prisma, scope.id);
+    const profile = ctx.json ? await core.db.prisma.profile.findUnique({ where: { scopeId: scope.id } }) : null;
+    writeResult(ctx, { scope: scope.key, soul, version: profile?.version ?? 0, data: profile?.data ?? null, updatedAt: profile?.updatedAt.toISOString() ?? null }, soul);
+    return 0;
+  },
+};

@@ -1,0 +1,276 @@
+/**
+ * The write side of consolidated memory (seed 000 step 3, seed 004 "time and truth"): every
+ * change a sleep run, a person or an admin makes to a memory, each with one audit event that
+ * records the state before and after, the reason and the run.
+ *
+ * The writer works on a transaction client: the caller decides what is atomic (a whole
+ * consolidation batch is one transaction). Every call names the scope and every lookup filters by
+ * it, so an id from another scope is "not found", never changed.
+ *
+ * The numbers are seed 000's: reinforcement +0.05 (max 1), contradiction -0.2 (min 0.1),
+ * deactivation below 0.1. Nothing here deletes except `forget`, which is the person's choice.
+ */
+import { NotFoundError, ValidationError } from '../../shared/errors';
+import type { Memory, Prisma } from '../../storage/prisma';
+
+export type Tx = Prisma.TransactionClient;
+
+/** How a memory was learned (seed 003 source trust) and the trust each kind gets by default. */
+export type SourceType = 'stated' | 'observed' | 'inferred';
+export const SOURCE_TRUST: Record<SourceType, number> = { stated: 1, observed: 0.8, inferred: 0.5 };
+
+export const REINFORCE_STEP = 0.05;
+export const CONTRADICTION_PENALTY = 0.2;
+export const CONTRADICTION_FLOOR = 0.1;
+export const DEACTIVATION_THRESHOLD = 0.1;
+
+/** Who made a change, for the audit trail. */
+export interface ChangeOrigin {
+  readonly runId?: string;
+  readonly reason?: string;
+  readonly now: Date;
+}
+
+export interface NewMemory {
+  readonly scopeId: string;
+  readonly category: string;
+  readonly content: string;
+  readonly confidence: number;
+  readonly importance?: number;
+  readonly sourceType?: SourceType;
+  readonly sourceTrust?: number;
+  readonly sourceEpisodeIds?: readonly string[];
+}
+
+/** The audited view of a memory: everything but ids and timestamps the reader does not need. */
+export function snapshot(m: Memory): Prisma.InputJsonObject {
+  return {
+    category: m.category,
+    content: m.content,
+    confidence: round(m.confidence),
+    importance: round(m.importance),
+    active: m.active,
+    reinforcementCount: m.reinforcementCount,
+    sourceType: m.sourceType,
+    validFrom: m.validFrom.toISOString(),
+    validTo: m.validTo ? m.validTo.toISOString() : null,
+    supersededById: m.supersededById,
+  };
+}
+
+function round(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
+
+function clamp01(value: number): number {
+  return Math.min(1, Math.max(0, value));
+}
+
+function checkContent(content: string): string {
+  const text = content.trim();
+  if (text === '') throw new ValidationError('a memory needs some content', { code: 'memory.empty' });
+  if (text.length > 2_000) throw new ValidationError(`a memory is at most 2,000 characters (got ${text.length})`, { code: 'memory.too_long' });
+  return text;
+}
+
+async function audit(tx: Tx, scopeId: string, origin: ChangeOrigin, action: string, subjectId: string, before: Prisma.InputJsonObject | null, after: Prisma.InputJsonObject | null, reason?: string): Promise<void> {
+  await tx.auditEvent.create({
+    data: {
+      scopeId,
+      runId: origin.runId ?? null,
+      action,
+      subjectType: 'memory',
+      subjectId,
+      before: before ?? undefined,
+      after: after ?? undefined,
+      reason: reason ?? origin.reason ?? null,
+      createdAt: origin.now,
+    },
+  });
+}
+
+async function load(tx: Tx, scopeId: string, id: string): Promise<Memory> {
+  const memory = await tx.memory.findFirst({ where: { scopeId, id } });
+  if (!memory) throw new NotFoundError(`no memory ${id} in this scope`, { code: 'memory.not_found' });
+  return memory;
+}
+
+async function addSources(tx: Tx, scopeId: string, memoryId: string, episodeIds: readonly string[] | undefined): Promise<void> {
+  if (!episodeIds || episodeIds.length === 0) return;
+  const existing = await tx.episode.findMany({ where: { scopeId, id: { in: [...new Set(episodeIds)] } }, select: { id: true } });
+  for (const { id } of existing) {
+    await tx.memorySource.upsert({
+      where: { memoryId_episodeId: { memoryId, episodeId: id } },
+      create: { scopeId, memoryId, episodeId: id },
+      update: {},
+    });
+  }
+}
+
+export async function createMemory(tx: Tx, input: NewMemory, origin: ChangeOrigin): Promise<Memory> {
+  const sourceType = input.sourceType ?? 'stated';
+  const memory = await tx.memory.create({
+    data: {
+      scopeId: input.scopeId,
+      category: input.category.trim().toLowerCase() || 'fact',
+      content: checkContent(input.content),
+      confidence: clamp01(input.confidence),
+      importance: clamp01(input.importance ?? 0.5),
+      sourceType,
+      sourceTrust: clamp01(input.sourceTrust ?? SOURCE_TRUST[sourceType]),
+      lastReinforcedAt: origin.now,
+      validFrom: origin.now,
+      createdAt: origin.now,
+    },
+  });
+  await addSources(tx, input.scopeId, memory.id, input.sourceEpisodeIds);
+  await audit(tx, input.scopeId, origin, 'create', memory.id, null, snapshot(memory));
+  return memory;
+}
+
+/** New evidence confirms a memory: +0.05 confidence, counted, and revived if it had faded. */
+export async function reinforceMemory(tx: Tx, scopeId: string, id: string, sourceEpisodeIds: readonly string[] | undefined, origin: ChangeOrigin): Promise<Memory> {
+  const before = await load(tx, scopeId, id);
+  if (before.validTo) throw new ValidationError(`memory ${id} was superseded; reinforce its current version`, { code: 'memory.superseded' });
+  const after = await tx.memory.update({
+    where: { id },
+    data: {
+      reinforcementCount: { increment: 1 },
+      lastReinforcedAt: origin.now,
+      confidence: Math.min(1, before.confidence + REINFORCE_STEP),
+      active: true,
+      decaySteps: 0,
+    },
+  });
+  await addSources(tx, scopeId, id, sourceEpisodeIds);
+  await audit(tx, scopeId, origin, before.active ? 'reinforce' : 'revive', id, snapshot(before), snapshot(after));
+  return after;
+}
+
+/**
+ * A correction: the old version stops being true now (validTo, superseded by the new one, kept
+ * for "what was true on date X"); the new version carries the content, category and evidence.
+ */
+export async function supersedeMemory(
+  tx: Tx,
+  scopeId: string,
+  id: string,
+  change: { content: string; category?: string; confidence?: number; sourceEpisodeIds?: readonly string[] },
+  origin: ChangeOrigin,
+): Promise<{ previous: Memory; current: Memory }> {
+  const before = await load(tx, scopeId, id);
+  if (before.validTo) throw new ValidationError(`memory ${id} was already superseded`, { code: 'memory.superseded' });
+  const current = await tx.memory.create({
+    data: {
+      scopeId,
+      category: change.category?.trim().toLowerCase() || before.category,
+      content: checkContent(change.content),
+      confidence: clamp01(change.confidence ?? Math.max(before.confidence, 0.5)),
+      importance: before.importance,
+      sourceType: before.sourceType,
+      sourceTrust: before.sourceTrust,
+      reinforcementCount: 1,
+      lastReinforcedAt: origin.now,
+      validFrom: origin.now,
+      createdAt: origin.now,
+    },
+  });
+  const previous = await tx.memory.update({ where: { id }, data: { active: false, validTo: origin.now, supersededById: current.id } });
+  await addSources(tx, scopeId, current.id, change.sourceEpisodeIds);
+  await tx.memoryLink.create({ data: { scopeId, fromId: current.id, toId: id, kind: 'supersedes', reason: origin.reason ?? null, createdAt: origin.now } });
+  await audit(tx, scopeId, origin, 'update', id, snapshot(before), { ...snapshot(previous), supersededBy: snapshot(current) });
+  await audit(tx, scopeId, origin, 'create', current.id, null, { ...snapshot(current), supersedes: id });
+  return { previous, current };
+}
+
+/**
+ * New information conflicts with a memory: both sides are kept and linked, and the contradicted
+ * memory loses 0.2 confidence (never below 0.1) instead of being overwritten.
+ */
+export async function contradictMemory(tx: Tx, scopeId: string, id: string, contradictedById: string, origin: ChangeOrigin): Promise<Memory> {
+  const before = await load(tx, scopeId, id);
+  await load(tx, scopeId, contradictedById);
+  const after = await tx.memory.update({ where: { id }, data: { confidence: Math.max(CONTRADICTION_FLOOR, before.confidence - CONTRADICTION_PENALTY) } });
+  await tx.memoryLink.upsert({
+    where: { fromId_toId_kind: { fromId: contradictedById, toId: id, kind: 'contradicts' } },
+    create: { scopeId, fromId: contradictedById, toId: id, kind: 'contradicts', reason: origin.reason ?? null, createdAt: origin.now },
+    update: { reason: origin.reason ?? null },
+  });
+  await audit(tx, scopeId, origin, 'contradict', id, snapshot(before), { ...snapshot(after), contradictedBy: contradictedById });
+  return after;
+}
+
+/**
+ * Sets a lower confidence; below 0.1 the memory fades (inactive, never deleted). `step` marks a
+ * scheduled decay step (counted, so each 30 days without evidence costs one step only).
+ */
+export async function decayMemory(tx: Tx, scopeId: string, id: string, confidence: number, origin: ChangeOrigin, step = false): Promise<Memory> {
+  const before = await load(tx, scopeId, id);
+  const next = clamp01(Math.min(before.confidence, confidence));
+  const fades = before.active && next < DEACTIVATION_THRESHOLD;
+  const after = await tx.memory.update({ where: { id }, data: { confidence: next, active: fades ? false : before.active, decaySteps: step ? { increment: 1 } : undefined } });
+  await audit(tx, scopeId, origin, fades ? 'deactivate' : 'decay', id, snapshot(before), snapshot(after));
+  return after;
+}
+
+/** A typed edge between two memories of one scope (related, causes, part-of, ...). */
+export async function linkMemories(tx: Tx, scopeId: string, fromId: string, toId: string, kind: string, score: number | null, origin: ChangeOrigin): Promise<boolean> {
+  if (fromId === toId) return false;
+  await load(tx, scopeId, fromId);
+  await load(tx, scopeId, toId);
+  const [a, b] = kind === 'related' && fromId > toId ? [toId, fromId] : [fromId, toId];
+  const existing = await tx.memoryLink.findUnique({ where: { fromId_toId_kind: { fromId: a, toId: b, kind } } });
+  if (existing) return false;
+  await tx.memoryLink.create({ data: { scopeId, fromId: a, toId: b, kind, score, reason: origin.reason ?? null, createdAt: origin.now } });
+  await tx.auditEvent.create({
+    data: { scopeId, runId: origin.runId ?? null, action: 'link', subjectType: 'memory', subjectId: a, after: { to: b, kind, score }, reason: origin.reason ?? null, createdAt: origin.now },
+  });
+  return true;
+}
+
+/**
+ * Removes a memory and every version it superseded or that superseded it (the whole chain is
+ * the same knowledge). The rows go (links and sources cascade, full-text triggers fire); the
+ * audit keeps that something was forgotten, without its text. Returns the ids removed so the
+ * caller can delete their vectors and derived documents.
+ */
+export async function forgetMemory(tx: Tx, scopeId: string, id: string, origin: ChangeOrigin): Promise<string[]> {
+  const root = await load(tx, scopeId, id);
+  const chain = new Set<string>([root.id]);
+  let frontier = [root.id];
+  while (frontier.length > 0) {
+    const related = await tx.memory.findMany({
+      where: { scopeId, OR: [{ id: { in: frontier } , supersededById: { not: null } }, { supersededById: { in: frontier } }] },
+      select: { id: true, supersededById: true },
+    });
+    const next: string[] = [];
+    for (const r of related) {
+      for (const candidate of [r.id, r.supersededById]) {
+        if (candidate && !chain.has(candidate)) {
+          chain.add(candidate);
+          next.push(candidate);
+        }
+      }
+    }
+    frontier = next;
+  }
+  const ids = [...chain];
+  // Break the supersession references inside the chain first (they are NoAction foreign keys).
+  await tx.memory.updateMany({ where: { scopeId, id: { in: ids } }, data: { supersededById: null } });
+  // Scrub the text from earlier audit events of these memories: the audit keeps what happened, not what was said.
+  await tx.auditEvent.updateMany({ where: { scopeId, subjectType: 'memory', subjectId: { in: ids } }, data: { before: { redacted: true }, after: { redacted: true }, reason: null } });
+  await tx.memory.deleteMany({ where: { scopeId, id: { in: ids } } });
+  await tx.auditEvent.create({
+    data: {
+      scopeId,
+      runId: origin.runId ?? null,
+      action: 'forget',
+      subjectType: 'memory',
+      subjectId: root.id,
+      after: { removed: ids.length, category: root.category },
+      reason: origin.reason ?? 'forgotten at the owner\u2019s request',
+      createdAt: origin.now,
+    },
+  });
+  return ids;
+}

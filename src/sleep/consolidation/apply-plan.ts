@@ -1,0 +1,87 @@
+/**
+ * Applies a consolidation plan in ONE database transaction (seed 000 step 3): every memory
+ * change with its audit event, the episodes' model importance and summaries, entity
+ * observations, and the "consolidated" marks. A crash at any moment leaves the batch entirely
+ * applied or not at all. Vectors of new memory versions are written after the commit (they live
+ * in another store); until then the rows' `embeddedWith` is empty, so the embedding worker
+ * backfills them after a crash.
+ */
+import { contradictMemory, createMemory, decayMemory, linkMemories, reinforceMemory, supersedeMemory, type ChangeOrigin, type Tx } from '../../memory/memories/memory-writer';
+import type { PrismaClient } from '../../storage/prisma';
+import type { Plan } from './plan';
+
+export interface AppliedPlan {
+  /** Ids of memories created (including new versions and contradicting statements). */
+  readonly createdMemoryIds: string[];
+  readonly counts: Record<string, number>;
+}
+
+function entityKey(name: string): string {
+  return name.trim().toLowerCase().replace(/\s+/g, ' ');
+}
+
+async function applyEntities(tx: Tx, scopeId: string, plan: Plan, now: Date): Promise<number> {
+  let observations = 0;
+  for (const entity of plan.entities) {
+    const key = entityKey(entity.name);
+    const existing = await tx.entity.findUnique({ where: { scopeId_key: { scopeId, key } } });
+    const favorability = Math.min(1, Math.max(0, (existing?.favorability ?? 0.3) + entity.favorability));
+    const row = existing
+      ? await tx.entity.update({ where: { id: existing.id }, data: { favorability, interactionCount: { increment: 1 } } })
+      : await tx.entity.create({ data: { scopeId, key, name: entity.name.trim(), kind: entity.kind, favorability, interactionCount: 1, createdAt: now } });
+    for (const content of entity.observations) {
+      await tx.entityObservation.create({ data: { scopeId, entityId: row.id, episodeId: entity.episodeIds[0] ?? null, content, createdAt: now } });
+      observations++;
+    }
+  }
+  return observations;
+}
+
+export async function applyPlanInTransaction(tx: Tx, scopeId: string, plan: Plan, origin: ChangeOrigin): Promise<AppliedPlan> {
+  const created: string[] = [];
+  for (const m of plan.create) {
+    created.push((await createMemory(tx, { scopeId, ...m }, { ...origin, reason: `learned from ${m.sourceEpisodeIds.length} episode(s)` })).id);
+  }
+  for (const r of plan.reinforce) await reinforceMemory(tx, scopeId, r.memoryId, r.sourceEpisodeIds, { ...origin, reason: r.reason || 'confirmed by new episodes' });
+  for (const u of plan.update) {
+    const { current } = await supersedeMemory(tx, scopeId, u.memoryId, { content: u.content, sourceEpisodeIds: u.sourceEpisodeIds }, { ...origin, reason: u.reason || 'corrected by new episodes' });
+    created.push(current.id);
+  }
+  for (const c of plan.contradict) {
+    const statement = await createMemory(tx, { scopeId, ...c.statement }, { ...origin, reason: `conflicts with an existing memory: ${c.reason}` });
+    created.push(statement.id);
+    await contradictMemory(tx, scopeId, c.memoryId, statement.id, { ...origin, reason: c.reason || 'conflicting information' });
+  }
+  for (const d of plan.decay) await decayMemory(tx, scopeId, d.memoryId, d.confidence, { ...origin, reason: d.reason || 'less likely after new episodes' });
+  let connected = 0;
+  for (const c of plan.connect) if (await linkMemories(tx, scopeId, c.fromId, c.toId, 'related', null, { ...origin, reason: c.relationship })) connected++;
+  for (const i of plan.importance) await tx.episode.updateMany({ where: { scopeId, id: i.episodeId }, data: { importance: i.score, importanceSource: 'model' } });
+  for (const s of plan.summaries) await tx.episode.updateMany({ where: { scopeId, id: s.episodeId }, data: { summary: s.summary } });
+  const observations = await applyEntities(tx, scopeId, plan, origin.now);
+  await tx.episode.updateMany({ where: { scopeId, id: { in: plan.episodeIds } }, data: { consolidated: true, consolidatedAt: origin.now } });
+  return {
+    createdMemoryIds: created,
+    counts: {
+      created: plan.create.length,
+      reinforced: plan.reinforce.length,
+      updated: plan.update.length,
+      contradicted: plan.contradict.length,
+      decayed: plan.decay.length,
+      connected,
+      observations,
+      episodes: plan.episodeIds.length,
+      rejected: plan.rejected.length,
+    },
+  };
+}
+
+export async function applyPlan(prisma: PrismaClient, scopeId: string, plan: Plan, origin: ChangeOrigin, extra?: (tx: Tx) => Promise<void>): Promise<AppliedPlan> {
+  return prisma.$transaction(
+    async (tx) => {
+      const applied = await applyPlanInTransaction(tx, scopeId, plan, origin);
+      if (extra) await extra(tx);
+      return applied;
+    },
+    { timeout: 60_000, maxWait: 30_000 },
+  );
+}

@@ -1,0 +1,85 @@
+/**
+ * Groups a batch of episodes so each prompt is coherent (seed 000 step 2): turns of one
+ * conversation stay together; episodes without a conversation are split where the channel
+ * changes or the talk pauses for more than two hours. Groups are then packed, in time order,
+ * into as few prompts as the size limits allow (a group too big for one prompt is split).
+ */
+import type { Episode } from '../../storage/prisma';
+import type { PromptEpisodeGroup } from './prompt';
+import { PROMPT_EPISODE_CHARS } from './prompt';
+
+export interface PackingLimits {
+  /** Most episodes in one prompt. */
+  readonly maxEpisodes: number;
+  /** Most characters of episode text in one prompt (about 4 characters a token). */
+  readonly maxChars: number;
+}
+
+export const DEFAULT_PACKING: PackingLimits = { maxEpisodes: 60, maxChars: 24_000 };
+
+const PAUSE_MS = 2 * 60 * 60 * 1000;
+
+export function groupEpisodes(episodes: readonly Episode[]): PromptEpisodeGroup[] {
+  const sorted = [...episodes].sort((a, b) => a.timestamp.getTime() - b.timestamp.getTime() || a.id.localeCompare(b.id));
+  const byConversation = new Map<string, Episode[]>();
+  const loose: Episode[][] = [];
+  for (const e of sorted) {
+    if (e.conversationId) {
+      const list = byConversation.get(e.conversationId) ?? [];
+      list.push(e);
+      byConversation.set(e.conversationId, list);
+      continue;
+    }
+    const current = loose.at(-1);
+    const last = current?.at(-1);
+    if (current && last && last.channel === e.channel && e.timestamp.getTime() - last.timestamp.getTime() <= PAUSE_MS) current.push(e);
+    else loose.push([e]);
+  }
+  const groups = [...byConversation.values(), ...loose].map((list) => ({ list, start: list[0]!.timestamp }));
+  groups.sort((a, b) => a.start.getTime() - b.start.getTime());
+  return groups.map(({ list, start }) => ({
+    label: `Conversation on ${start.toISOString().slice(0, 10)} (${list[0]!.channel}${list[0]!.conversationId ? '' : ', no thread'})`,
+    episodes: list.sort((a, b) => (a.turn ?? 0) - (b.turn ?? 0) || a.timestamp.getTime() - b.timestamp.getTime()),
+  }));
+}
+
+function charsOf(e: Episode): number {
+  return Math.min(e.content.length, PROMPT_EPISODE_CHARS) + 40;
+}
+
+/** Packs groups into prompts; returns one list of groups per prompt. */
+export function packGroups(groups: readonly PromptEpisodeGroup[], limits: PackingLimits = DEFAULT_PACKING): PromptEpisodeGroup[][] {
+  const prompts: PromptEpisodeGroup[][] = [];
+  let current: PromptEpisodeGroup[] = [];
+  let count = 0;
+  let chars = 0;
+  const flush = () => {
+    if (current.length > 0) prompts.push(current);
+    current = [];
+    count = 0;
+    chars = 0;
+  };
+  for (const group of groups) {
+    let part: Episode[] = [];
+    let partNo = 0;
+    const emit = () => {
+      if (part.length === 0) return;
+      current.push({ label: partNo === 0 ? group.label : `${group.label}, continued`, episodes: part });
+      partNo++;
+      part = [];
+    };
+    for (const e of group.episodes) {
+      const size = charsOf(e);
+      if (count + 1 > limits.maxEpisodes || (chars + size > limits.maxChars && count > 0)) {
+        emit();
+        flush();
+      }
+      part.push(e);
+      count++;
+      chars += size;
+    }
+    emit();
+  }
+  flush();
+  return prompts;
+}

@@ -1,0 +1,256 @@
+/**
+ * Turns the model's answer into a plan of concrete changes, mapping short ids back to real ones
+ * and rejecting what must never be applied: ids the prompt did not show (invented), evidence that
+ * is not the person's own words (seed 003 persona protection), statements about the assistant,
+ * text that reads as an instruction (prompt injection), duplicates, and conflicting operations on
+ * one memory. Every rejection is kept with its reason for the log, the dry run and the run stats.
+ */
+import type { Episode, Memory } from '../../storage/prisma';
+import type { SourceType } from '../../memory/memories/memory-writer';
+import type { ConsolidationAnswer } from './operations';
+import type { ShortIds } from './short-ids';
+
+export interface PlannedMemory {
+  readonly category: string;
+  readonly content: string;
+  readonly confidence: number;
+  readonly importance: number;
+  readonly sourceType: SourceType;
+  readonly sourceEpisodeIds: string[];
+}
+
+export interface Plan {
+  readonly create: PlannedMemory[];
+  readonly reinforce: Array<{ memoryId: string; sourceEpisodeIds: string[]; reason: string }>;
+  readonly update: Array<{ memoryId: string; content: string; sourceEpisodeIds: string[]; reason: string }>;
+  readonly contradict: Array<{ memoryId: string; statement: PlannedMemory; reason: string }>;
+  readonly decay: Array<{ memoryId: string; confidence: number; reason: string }>;
+  readonly connect: Array<{ fromId: string; toId: string; relationship: string }>;
+  readonly importance: Array<{ episodeId: string; score: number }>;
+  readonly summaries: Array<{ episodeId: string; summary: string }>;
+  readonly entities: Array<{ name: string; kind: string; observations: string[]; favorability: number; episodeIds: string[] }>;
+  /** Every episode the prompt showed: marked consolidated when the plan is applied. */
+  readonly episodeIds: string[];
+  readonly rejected: Array<{ operation: string; reason: string }>;
+}
+
+/** Inferences never start confident (seed 000: lower confidence for inferred information). */
+export const INFERRED_CONFIDENCE_CAP = 0.6;
+
+const INJECTION_PATTERNS = [
+  /\bignore (all |any )?(the )?(previous|prior|above|earlier) (instructions|prompts?|rules)\b/i,
+  /\b(system prompt|developer message|jailbreak)\b/i,
+  /\b(you are now|from now on you|act as (an? )?(admin|administrator|root))\b/i,
+  /\b(store|remember|save|record) (that|this:)[^.]*\b(admin|administrator|root|superuser|owner of (this|the) (bot|system))\b/i,
+  /\bis an? (admin|administrator|superuser)\b.*\b(of|for) (this|the) (bot|assistant|system|agent)\b/i,
+];
+
+const ASSISTANT_SUBJECT = /^(the )?(assistant|agent|ai|bot|i|i'm|i am|my)\b/i;
+
+function normalized(text: string): string {
+  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+}
+
+export function looksLikeInjection(text: string): boolean {
+  return INJECTION_PATTERNS.some((p) => p.test(text));
+}
+
+export function makePlan(params: {
+  readonly answer: ConsolidationAnswer;
+  readonly episodes: readonly Episode[];
+  readonly memories: readonly Memory[];
+  readonly episodeIds: ShortIds;
+  readonly memoryIds: ShortIds;
+}): Plan {
+  const { answer } = params;
+  const episodeById = new Map(params.episodes.map((e) => [e.id, e]));
+  const memoryById = new Map(params.memories.map((m) => [m.id, m]));
+  const rejected: Plan['rejected'] = [];
+  const reject = (operation: string, reason: string) => rejected.push({ operation, reason });
+
+  /** The person's own episodes among the cited ones; notes invented and agent citations. */
+  const evidence = (operation: string, shorts: readonly number[]): string[] => {
+    const out: string[] = [];
+    for (const s of shorts) {
+      const id = params.episodeIds.real(s);
+      const episode = id ? episodeById.get(id) : undefined;
+      if (!episode) reject(operation, `cites episode ${s}, which was not in the prompt (invented id ignored)`);
+      else if (episode.role !== 'user') reject(operation, `cites episode ${s}, an ${episode.role} turn (not evidence; ignored)`);
+      else if (looksLikeInjection(episode.content)) reject(operation, `cites episode ${s}, which tries to instruct the memory system (not evidence; ignored)`);
+      else if (!out.includes(episode.id)) out.push(episode.id);
+    }
+    return out;
+  };
+  const memoryOf = (operation: string, short: number): Memory | undefined => {
+    const id = params.memoryIds.real(short);
+    const memory = id ? memoryById.get(id) : undefined;
+    if (!memory) reject(operation, `names memory ${short}, which was not in the prompt (invented id; not applied)`);
+    return memory;
+  };
+  const contentProblem = (content: string): string | undefined => {
+    if (looksLikeInjection(content)) return 'reads as an instruction (possible prompt injection); not stored';
+    if (ASSISTANT_SUBJECT.test(content.trim())) return 'is about the assistant, not the person (persona protection)';
+    return undefined;
+  };
+
+  const touched = new Set<string>();
+  const claim = (operation: string, memory: Memory): boolean => {
+    if (touched.has(memory.id)) {
+      reject(operation, `memory ${params.memoryIds.short(memory.id)} already changed by another operation in this answer`);
+      return false;
+    }
+    touched.add(memory.id);
+    return true;
+  };
+
+  const known = new Map(params.memories.map((m) => [normalized(m.content), m]));
+  const plan: Plan = { create: [], reinforce: [], update: [], contradict: [], decay: [], connect: [], importance: [], summaries: [], entities: [], episodeIds: params.episodes.map((e) => e.id), rejected };
+
+  const planned = (operation: string, raw: { category: string; content: string; confidence: number; source: SourceType; importance?: number }, sources: string[]): PlannedMemory | undefined => {
+    const problem = contentProblem(raw.content);
+    if (problem) {
+      reject(operation, `"${raw.content.slice(0, 80)}" ${problem}`);
+      return undefined;
+    }
+    if (sources.length === 0) {
+      reject(operation, `"${raw.content.slice(0, 80)}" has no evidence from the person's own turns; not stored`);
+      return undefined;
+    }
+    const confidence = raw.source === 'inferred' ? Math.min(raw.confidence, INFERRED_CONFIDENCE_CAP) : raw.confidence;
+    return { category: raw.category, content: raw.content, confidence, importance: raw.importance ?? 0.5, sourceType: raw.source, sourceEpisodeIds: sources };
+  };
+
+  // Updates and contradictions first: they claim their memory before a reinforce or decay can.
+  for (const op of answer.update) {
+    const memory = memoryOf('update', op.memory);
+    if (!memory) continue;
+    const sources = evidence('update', op.episodes);
+    const problem = contentProblem(op.content);
+    if (problem) reject('update', `"${op.content.slice(0, 80)}" ${problem}`);
+    else if (sources.length === 0) reject('update', `memory ${op.memory}: no evidence from the person's own turns; not changed`);
+    else if (normalized(op.content) === normalized(memory.content)) plan.reinforce.push({ memoryId: memory.id, sourceEpisodeIds: sources, reason: op.reason || 'restated' }), touched.add(memory.id);
+    else if (claim('update', memory)) plan.update.push({ memoryId: memory.id, content: op.content, sourceEpisodeIds: sources, reason: op.reason });
+  }
+  for (const op of answer.contradict) {
+    const memory = memoryOf('contradict', op.memory);
+    if (!memory) continue;
+    const statement = planned('contradict', { category: memory.category, content: op.content, confidence: 0.7, source: 'stated' }, evidence('contradict', op.episodes));
+    if (statement && claim('contradict', memory)) plan.contradict.push({ memoryId: memory.id, statement, reason: op.reason });
+  }
+  for (const op of answer.reinforce) {
+    const memory = memoryOf('reinforce', op.memory);
+    if (!memory) continue;
+    const sources = evidence('reinforce', op.episodes);
+    if (sources.length === 0) reject('reinforce', `memory ${op.memory}: no evidence from the person's own turns (reinforcement needs new evidence)`);
+    else if (claim('reinforce', memory)) plan.reinforce.push({ memoryId: memory.id, sourceEpisodeIds: sources, reason: op.reason });
+  }
+  for (const op of answer.decay) {
+    const memory = memoryOf('decay', op.memory);
+    if (!memory) continue;
+    if (op.confidence >= memory.confidence) reject('decay', `memory ${op.memory}: decay to ${op.confidence} is not lower than ${memory.confidence.toFixed(2)}`);
+    else if (claim('decay', memory)) plan.decay.push({ memoryId: memory.id, confidence: op.confidence, reason: op.reason });
+  }
+  const seenNew = new Set<string>();
+  for (const op of answer.new) {
+    const key = normalized(op.content);
+    const existing = known.get(key);
+    const sources = evidence('new', op.episodes);
+    if (existing) {
+      if (sources.length > 0 && !touched.has(existing.id)) {
+        touched.add(existing.id);
+        plan.reinforce.push({ memoryId: existing.id, sourceEpisodeIds: sources, reason: 'stated again' });
+      }
+      continue;
+    }
+    if (seenNew.has(key)) {
+      reject('new', `"${op.content.slice(0, 80)}" appears twice in the answer`);
+      continue;
+    }
+    const memory = planned('new', op, sources);
+    if (memory) {
+      seenNew.add(key);
+      plan.create.push(memory);
+    }
+  }
+  for (const op of answer.connect) {
+    const a = memoryOf('connect', op.a);
+    const b = memoryOf('connect', op.b);
+    if (a && b && a.id !== b.id) plan.connect.push({ fromId: a.id, toId: b.id, relationship: op.relationship });
+  }
+  for (const op of answer.importance) {
+    const id = params.episodeIds.real(op.episode);
+    if (id && episodeById.has(id)) plan.importance.push({ episodeId: id, score: op.score });
+    else reject('importance', `episode ${op.episode} was not in the prompt`);
+  }
+  for (const op of answer.summaries) {
+    const id = params.episodeIds.real(op.episode);
+    if (!id || !episodeById.has(id)) reject('summaries', `episode ${op.episode} was not in the prompt`);
+    else if (looksLikeInjection(op.summary)) reject('summaries', `summary of episode ${op.episode} reads as an instruction; not stored`);
+    else plan.summaries.push({ episodeId: id, summary: op.summary });
+  }
+  for (const op of answer.entities) {
+    const episodeIds = evidence('entities', op.episodes);
+    const observations = op.observations.filter((o) => {
+      const problem = contentProblem(o);
+      if (problem) reject('entities', `observation about ${op.name} ${problem}`);
+      return !problem;
+    });
+    if (looksLikeInjection(op.name)) reject('entities', 'an entity name reads as an instruction; not stored');
+    else if (episodeIds.length === 0) reject('entities', `${op.name}: no evidence from the person's own turns`);
+    else plan.entities.push({ name: op.name, kind: op.kind, observations, favorability: op.favorability ?? 0, episodeIds });
+  }
+  return plan;
+}
+
+/** How many changes a plan makes (for logs and run stats). */
+export function planCounts(plan: Plan): Record<string, number> {
+  return {
+    created: plan.create.length,
+    reinforced: plan.reinforce.length,
+    updated: plan.update.length,
+    contradicted: plan.contradict.length,
+    decayed: plan.decay.length,
+    connected: plan.connect.length,
+    entities: plan.entities.length,
+    summaries: plan.summaries.length,
+    rejected: plan.rejected.length,
+  };
+}
+
+/**
+ * One plan from the plans of a batch's prompts, so the whole batch is applied in one
+ * transaction. A memory changed by an earlier prompt's plan is not changed again by a later one
+ * (the later operation is rejected with its reason), and a new memory stated twice is kept once.
+ */
+export function mergePlans(plans: readonly Plan[]): Plan {
+  if (plans.length === 1) return plans[0]!;
+  const merged: Plan = { create: [], reinforce: [], update: [], contradict: [], decay: [], connect: [], importance: [], summaries: [], entities: [], episodeIds: [], rejected: [] };
+  const claimed = new Set<string>();
+  const created = new Set<string>();
+  const claim = (operation: string, id: string): boolean => {
+    if (claimed.has(id)) {
+      merged.rejected.push({ operation, reason: 'memory already changed by an earlier part of this batch' });
+      return false;
+    }
+    claimed.add(id);
+    return true;
+  };
+  for (const plan of plans) {
+    for (const u of plan.update) if (claim('update', u.memoryId)) merged.update.push(u);
+    for (const c of plan.contradict) if (claim('contradict', c.memoryId)) merged.contradict.push(c);
+    for (const r of plan.reinforce) if (claim('reinforce', r.memoryId)) merged.reinforce.push(r);
+    for (const d of plan.decay) if (claim('decay', d.memoryId)) merged.decay.push(d);
+    for (const m of plan.create) {
+      const key = normalized(m.content);
+      if (created.has(key)) merged.rejected.push({ operation: 'new', reason: `"${m.content.slice(0, 80)}" was already learned in this batch` });
+      else created.add(key), merged.create.push(m);
+    }
+    merged.connect.push(...plan.connect.filter((c) => !claimed.has(c.fromId) && !claimed.has(c.toId)));
+    merged.importance.push(...plan.importance);
+    merged.summaries.push(...plan.summaries);
+    merged.entities.push(...plan.entities);
+    merged.episodeIds.push(...plan.episodeIds);
+    merged.rejected.push(...plan.rejected);
+  }
+  return merged;
+}

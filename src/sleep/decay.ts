@@ -1,0 +1,70 @@
+/**
+ * Decay and forgetting (seed 000 "Memory Decay & Forgetting", seed 004 upkeep), run daily.
+ *
+ * - A memory not reinforced for 30 days loses 10 % confidence, and one more step for each further
+ *   30 days without new evidence (the step count resets when evidence arrives). Below 0.1 it
+ *   fades: inactive, never deleted; deep search still finds it and reinforcement revives it.
+ * - Importance follows use: memories put into replies' context drift up, unused ones drift back
+ *   toward their learned value. Confidence never follows use: being retrieved is not evidence
+ *   (retrieval-driven reinforcement makes old memories win forever).
+ */
+import { decayMemory, type ChangeOrigin } from '../memory/memories/memory-writer';
+import type { PrismaClient } from '../storage/prisma';
+
+export interface DecayOptions {
+  /** Days without reinforcement per decay step (seed 000: 30). */
+  readonly periodDays: number;
+  /** Confidence kept per step (seed 000: 0.9). */
+  readonly factor: number;
+}
+
+export const DEFAULT_DECAY: DecayOptions = { periodDays: 30, factor: 0.9 };
+
+const DAY_MS = 86_400_000;
+
+export interface DecayResult {
+  readonly decayed: number;
+  readonly deactivated: number;
+  readonly importanceAdjusted: number;
+}
+
+/** Importance from use: log-scaled access count, weighted by how recent the last access was. */
+export function accessImportance(accessCount: number, lastAccessedAt: Date | null, now: Date): number {
+  if (accessCount <= 0 || !lastAccessedAt) return 0;
+  const ageDays = Math.max(0, (now.getTime() - lastAccessedAt.getTime()) / DAY_MS);
+  return Math.min(1, Math.log2(1 + accessCount) / 5) * 0.5 ** (ageDays / 30);
+}
+
+export async function decayScope(prisma: PrismaClient, scopeId: string, origin: ChangeOrigin, options: DecayOptions = DEFAULT_DECAY): Promise<DecayResult> {
+  const period = options.periodDays * DAY_MS;
+  const candidates = await prisma.memory.findMany({
+    where: { scopeId, active: true, validTo: null, lastReinforcedAt: { lt: new Date(origin.now.getTime() - period) } },
+    select: { id: true, confidence: true, decaySteps: true, lastReinforcedAt: true },
+  });
+  let decayed = 0;
+  let deactivated = 0;
+  for (const m of candidates) {
+    const due = Math.floor((origin.now.getTime() - m.lastReinforcedAt.getTime()) / period);
+    if (due <= m.decaySteps) continue;
+    // One step per run even after a long pause, so a missed night never fades memories at once.
+    const after = await prisma.$transaction((tx) =>
+      decayMemory(tx, scopeId, m.id, m.confidence * options.factor, { ...origin, reason: `not reinforced for ${Math.floor((origin.now.getTime() - m.lastReinforcedAt.getTime()) / DAY_MS)} days` }, true),
+    );
+    decayed++;
+    if (!after.active) deactivated++;
+  }
+
+  // Importance drifts toward use (access), a quarter of the way per run; no audit event: it
+  // changes ranking only, never what is believed.
+  const used = await prisma.memory.findMany({ where: { scopeId, active: true, accessCount: { gt: 0 } }, select: { id: true, importance: true, accessCount: true, lastAccessedAt: true } });
+  let importanceAdjusted = 0;
+  for (const m of used) {
+    const target = Math.max(m.importance, accessImportance(m.accessCount, m.lastAccessedAt, origin.now));
+    const next = Math.round((m.importance + (target - m.importance) * 0.25) * 1000) / 1000;
+    if (next !== m.importance) {
+      await prisma.memory.updateMany({ where: { scopeId, id: m.id }, data: { importance: next } });
+      importanceAdjusted++;
+    }
+  }
+  return { decayed, deactivated, importanceAdjusted };
+}

@@ -1,0 +1,256 @@
+/**
+ * The digest (seed 000): what the agent learned about its owner in a period, told to them once,
+ * with every item numbered so they can answer `/forget N`.
+ *
+ * A digest is read from the audit trail, not from a model: what was learned (`create`), corrected
+ * (`update`), contradicted and faded (`deactivate`) in the period, reinforcements counted only.
+ * Item text comes from the memory rows that still exist, never from audit snapshots, so a memory
+ * forgotten before the digest is built cannot reappear in it; {@link scrubDigests} removes it
+ * from digests already built. Periods chain: each starts where the previous digest ended.
+ *
+ * Sending is not done here: a channel reads {@link pendingDigests} and reports back with
+ * {@link markSent} / {@link markFailed}, so sleep never imports a channel.
+ */
+import { NotFoundError } from '../shared/errors';
+import type { Digest, Prisma, PrismaClient, Scope } from '../storage/prisma';
+
+type Tx = Prisma.TransactionClient;
+
+/** The audit actions a digest lists, in the order its sections appear. */
+export type DigestAction = 'create' | 'update' | 'contradict' | 'deactivate';
+
+/** One numbered line of a digest (the `items` JSON of a Digest row). */
+export interface DigestItem {
+  readonly n: number;
+  /** The memory `/forget n` removes (for a correction: the new version; its chain goes too). */
+  readonly memoryId: string;
+  readonly action: DigestAction;
+  readonly text: string;
+  /** Other memories whose text the line quotes; forgetting any of them removes the line too. */
+  readonly refs?: readonly string[];
+}
+
+export type DigestStatus = 'pending' | 'sent' | 'failed' | 'empty';
+
+/** A digest's send attempts stop at this many failures by default. */
+export const DIGEST_MAX_ATTEMPTS = 5;
+
+const ACTIONS: readonly DigestAction[] = ['create', 'update', 'contradict', 'deactivate'];
+const HEADINGS: Record<DigestAction, string> = { create: 'New', update: 'Updated', contradict: 'Contradicted', deactivate: 'Faded' };
+const REINFORCING = ['reinforce', 'revive'];
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/** `YYYY-MM-DD HH:MM` in `timeZone` (UTC when the zone is unknown or invalid). */
+export function formatLocalMinute(date: Date, timeZone: string | null): string {
+  let zone = timeZone ?? 'UTC';
+  let parts: Intl.DateTimeFormatPart[];
+  try {
+    parts = new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(date);
+  } catch {
+    zone = 'UTC';
+    parts = new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(date);
+  }
+  const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '00';
+  return `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')}`;
+}
+
+/** The readable digest: a title with the period, one section per kind of change, the numbered items. */
+export function renderDigest(params: { periodStart: Date; periodEnd: Date; timeZone: string | null; items: readonly DigestItem[]; reinforced: number }): string {
+  const { items } = params;
+  if (items.length === 0) return '';
+  const zone = params.timeZone ?? 'UTC';
+  const lines = [`# What I learned (${formatLocalMinute(params.periodStart, params.timeZone)} – ${formatLocalMinute(params.periodEnd, params.timeZone)}, ${zone})`, ''];
+  for (const action of ACTIONS) {
+    const section = items.filter((i) => i.action === action);
+    if (section.length === 0) continue;
+    lines.push(`## ${HEADINGS[action]}`, '', ...section.map((i) => `${i.n}. ${i.text}`), '');
+  }
+  if (params.reinforced > 0) lines.push(`I was also reminded ${params.reinforced} ${params.reinforced === 1 ? 'time' : 'times'} of things I already knew.`, '');
+  lines.push(`To make me forget an item, answer /forget and its number (e.g. /forget ${items[0]!.n}).`, '');
+  return lines.join('\n');
+}
+
+function jsonObject(value: Prisma.JsonValue | null): Record<string, unknown> {
+  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
+function stringField(value: Prisma.JsonValue | null, key: string): string | undefined {
+  const v = jsonObject(value)[key];
+  return typeof v === 'string' ? v : undefined;
+}
+
+/** The items stored on a digest row (unknown shapes are dropped). */
+export function digestItems(digest: Pick<Digest, 'items'>): DigestItem[] {
+  if (!Array.isArray(digest.items)) return [];
+  return digest.items.filter((i): i is Prisma.JsonObject => Boolean(i) && typeof i === 'object' && !Array.isArray(i)).flatMap((i) => {
+    if (typeof i.n !== 'number' || typeof i.memoryId !== 'string' || typeof i.text !== 'string' || !ACTIONS.includes(i.action as DigestAction)) return [];
+    const refs = Array.isArray(i.refs) ? i.refs.filter((r): r is string => typeof r === 'string') : [];
+    return [{ n: i.n, memoryId: i.memoryId, action: i.action as DigestAction, text: i.text, ...(refs.length > 0 ? { refs } : {}) }];
+  });
+}
+
+interface PeriodEvents {
+  readonly items: DigestItem[];
+  readonly reinforced: number;
+}
+
+/** The period's changes, read from the audit trail and the memory rows that still exist. */
+async function readPeriod(db: Tx | PrismaClient, scopeId: string, periodStart: Date, periodEnd: Date): Promise<PeriodEvents> {
+  const events = await db.auditEvent.findMany({
+    where: { scopeId, subjectType: 'memory', action: { in: [...ACTIONS, ...REINFORCING] }, createdAt: { gte: periodStart, lt: periodEnd } },
+    orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    select: { action: true, subjectId: true, after: true },
+  });
+  const ids = new Set<string>();
+  for (const e of events) {
+    if (e.subjectId) ids.add(e.subjectId);
+    for (const key of ['supersededById', 'contradictedBy']) {
+      const id = stringField(e.after, key);
+      if (id) ids.add(id);
+    }
+  }
+  const rows = await db.memory.findMany({ where: { scopeId, id: { in: [...ids] } }, select: { id: true, content: true, confidence: true } });
+  const memories = new Map(rows.map((m) => [m.id, m]));
+
+  let reinforced = 0;
+  const found = new Map<string, Omit<DigestItem, 'n'>>();
+  for (const e of events) {
+    if (REINFORCING.includes(e.action)) {
+      reinforced++;
+      continue;
+    }
+    const subject = e.subjectId ? memories.get(e.subjectId) : undefined;
+    if (!subject) continue; // forgotten since
+    let item: Omit<DigestItem, 'n'> | undefined;
+    if (e.action === 'create') {
+      // A correction's new version is listed by its 'update' event.
+      if (!stringField(e.after, 'supersedes')) item = { memoryId: subject.id, action: 'create', text: oneLine(subject.content) };
+    } else if (e.action === 'update') {
+      const current = memories.get(stringField(e.after, 'supersededById') ?? '');
+      if (current) item = { memoryId: current.id, action: 'update', text: `${oneLine(current.content)} (was: ${oneLine(subject.content)})`, refs: [subject.id] };
+    } else if (e.action === 'contradict') {
+      const other = memories.get(stringField(e.after, 'contradictedBy') ?? '');
+      item = other
+        ? { memoryId: subject.id, action: 'contradict', text: `${oneLine(subject.content)} (conflicts with: ${oneLine(other.content)})`, refs: [other.id] }
+        : { memoryId: subject.id, action: 'contradict', text: oneLine(subject.content) };
+    } else if (e.action === 'deactivate') {
+      item = { memoryId: subject.id, action: 'deactivate', text: oneLine(subject.content) };
+    }
+    if (!item) continue;
+    const key = `${item.action}:${item.memoryId}`;
+    found.delete(key); // the latest event about a memory wins, listed in its order
+    found.set(key, item);
+  }
+  const ordered = ACTIONS.flatMap((action) => [...found.values()].filter((i) => i.action === action));
+  return { items: ordered.map((item, i) => ({ n: i + 1, ...item })), reinforced };
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: string }).code === 'P2002';
+}
+
+/**
+ * Builds and stores the digest of the period ending at `periodEnd` (starting at the previous
+ * digest's end, or at the scope's creation). Idempotent: a digest already stored for that
+ * period is returned as it is. A period with nothing to say is stored as 'empty' with no
+ * content, so the next period starts after it and nothing is sent.
+ */
+export async function buildDigest(prisma: PrismaClient, scopeId: string, options: { periodEnd: Date; now: Date }): Promise<Digest> {
+  const { periodEnd, now } = options;
+  const existing = await prisma.digest.findUnique({ where: { scopeId_periodEnd: { scopeId, periodEnd } } });
+  if (existing) return existing;
+  const scope = await prisma.scope.findUnique({ where: { id: scopeId }, select: { createdAt: true, timezone: true } });
+  if (!scope) throw new NotFoundError(`no scope ${scopeId}`, { code: 'scope.not_found' });
+  const previous = await prisma.digest.findFirst({ where: { scopeId, periodEnd: { lt: periodEnd } }, orderBy: { periodEnd: 'desc' }, select: { periodEnd: true } });
+  const start = previous?.periodEnd ?? scope.createdAt;
+  const periodStart = start.getTime() > periodEnd.getTime() ? periodEnd : start;
+  const { items, reinforced } = await readPeriod(prisma, scopeId, periodStart, periodEnd);
+  const content = renderDigest({ periodStart, periodEnd, timeZone: scope.timezone, items, reinforced });
+  try {
+    return await prisma.digest.create({
+      data: {
+        scopeId,
+        periodStart,
+        periodEnd,
+        content,
+        items: items as unknown as Prisma.InputJsonArray,
+        status: items.length > 0 ? 'pending' : 'empty',
+        createdAt: now,
+      },
+    });
+  } catch (error) {
+    // Another process built the same period between our read and write.
+    if (isUniqueViolation(error)) return prisma.digest.findUniqueOrThrow({ where: { scopeId_periodEnd: { scopeId, periodEnd } } });
+    throw error;
+  }
+}
+
+/** The latest digest with something in it (the last one the owner was, or will be, sent). */
+export function latestDigest(prisma: PrismaClient, scopeId: string): Promise<Digest | null> {
+  return prisma.digest.findFirst({ where: { scopeId, status: { not: 'empty' } }, orderBy: { periodEnd: 'desc' } });
+}
+
+/** The memory behind item `n` of the latest digest (`/forget n`); null when there is no such item. */
+export async function digestItem(prisma: PrismaClient, scopeId: string, n: number): Promise<string | null> {
+  const digest = await latestDigest(prisma, scopeId);
+  if (!digest) return null;
+  return digestItems(digest).find((i) => i.n === n)?.memoryId ?? null;
+}
+
+/**
+ * Removes forgotten memories from every digest of the scope: the items about them (or quoting
+ * them) go and the content is rewritten from what is left, numbers unchanged so an answer to the
+ * digest still means the same item. Sent digests are scrubbed too: the text must not survive in
+ * the database. A pending digest left with nothing becomes 'empty' and is not sent. Runs inside
+ * the forgetting transaction; returns how many digests changed.
+ */
+export async function scrubDigests(tx: Tx, scopeId: string, memoryIds: readonly string[]): Promise<number> {
+  if (memoryIds.length === 0) return 0;
+  const gone = new Set(memoryIds);
+  const digests = await tx.digest.findMany({ where: { scopeId, status: { not: 'empty' } } });
+  const timeZone = digests.length > 0 ? ((await tx.scope.findUnique({ where: { id: scopeId }, select: { timezone: true } }))?.timezone ?? null) : null;
+  let changed = 0;
+  for (const digest of digests) {
+    const items = digestItems(digest);
+    const kept = items.filter((i) => !gone.has(i.memoryId) && !(i.refs ?? []).some((r) => gone.has(r)));
+    if (kept.length === items.length) continue;
+    const reinforced = kept.length > 0 ? (await readPeriod(tx, scopeId, digest.periodStart, digest.periodEnd)).reinforced : 0;
+    const unsent = digest.status === 'pending' || digest.status === 'failed';
+    await tx.digest.update({
+      where: { id: digest.id },
+      data: {
+        items: kept as unknown as Prisma.InputJsonArray,
+        content: renderDigest({ periodStart: digest.periodStart, periodEnd: digest.periodEnd, timeZone, items: kept, reinforced }),
+        status: kept.length === 0 && unsent ? 'empty' : undefined,
+      },
+    });
+    changed++;
+  }
+  return changed;
+}
+
+/**
+ * Digests waiting to be sent, oldest period first, with their scope (owner and channel): pending
+ * ones and failed ones with attempts left. Scopes without an owner have nobody to send to.
+ */
+export function pendingDigests(prisma: PrismaClient, options: { maxAttempts?: number; limit?: number } = {}): Promise<Array<Digest & { scope: Scope }>> {
+  return prisma.digest.findMany({
+    where: { status: { in: ['pending', 'failed'] }, attempts: { lt: options.maxAttempts ?? DIGEST_MAX_ATTEMPTS }, scope: { ownerId: { not: null } } },
+    include: { scope: true },
+    orderBy: [{ periodEnd: 'asc' }, { id: 'asc' }],
+    take: options.limit ?? 100,
+  });
+}
+
+/** The channel delivered the digest. */
+export async function markSent(prisma: PrismaClient, id: string, now: Date = new Date()): Promise<void> {
+  await prisma.digest.update({ where: { id }, data: { status: 'sent', sentAt: now, attempts: { increment: 1 } } });
+}
+
+/** The channel could not deliver the digest; it is tried again until the attempts run out. */
+export async function markFailed(prisma: PrismaClient, id: string): Promise<void> {
+  await prisma.digest.update({ where: { id }, data: { status: 'failed', attempts: { increment: 1 } } });
+}

@@ -1,0 +1,495 @@
+/**
+ * The sleep scheduler: decides when each scope is consolidated, decayed and sent its digest, and
+ * runs that work (through the {@link SleepJobs} port) under the limits that keep it safe.
+ *
+ * Three croner crons call three ticks. A tick walks the scopes one at a time and, for each scope
+ * that is due, runs one job under a database lease (`<kind>:<scopeId>`), so several processes can
+ * share a database without doing the same work twice. Each tick kind runs alone (croner's
+ * `protect`, and the same guard for ticks called directly); different kinds may overlap, and the
+ * lease keeps them from running the same kind on the same scope twice.
+ *
+ * Rules (docs/sleep.md, "Schedule"):
+ * - consolidation: the scope is not paused, idle (no message for idleMinutes), has at least
+ *   minEpisodes unconsolidated episodes below the attempts cap, is inside its sleep window if it
+ *   has one, and has tokens left today; without tokens the run is recorded as deferred, once a
+ *   day. The job stops early (shouldContinue) when a message arrives or the service stops.
+ * - decay: every scope, paused ones too. Pausing stops the agent from *learning* (reading new
+ *   episodes into memories); decay only lets old, unreinforced memories fade, which is what a
+ *   paused memory would do anyway, and skipping it would keep stale facts alive at full strength.
+ * - digest: every scope with an owner, once per local day, after its local digest time.
+ *
+ * The scheduler owns the SleepRun row of every job it starts: created as `running` with id
+ * ctx.runId before the job, given its final status (and the outcome's detail) after.
+ */
+import { Cron } from 'croner';
+import { NotFoundError } from '../shared/errors';
+import { uuidv7 } from '../shared/ids';
+import type { Logger } from '../shared/logger';
+import type { PrismaClient, Scope } from '../storage/prisma';
+import { createLeases, type Leases } from './lease';
+import { resolveScopeSettings, ScopeSettingsError, type ScopeSettings } from './scope-settings';
+import type { SleepJobContext, SleepJobKind, SleepJobOutcome, SleepJobs } from './sleep-jobs';
+import { digestInstant, isInSleepWindow } from './sleep-window';
+import { createTokenBudget } from './token-budget';
+
+/** The scheduler's settings; the composition root fills them from Config.sleep and Config.timeZone. */
+export interface SleepSchedulerOptions {
+  /** When consolidation looks for due scopes; default `0 *\/6 * * *`. */
+  readonly consolidateCron: string;
+  /** When decay runs; default `30 3 * * *`. */
+  readonly decayCron: string;
+  /** How often due digests are looked for; default `*\/5 * * * *`. */
+  readonly digestCheckCron: string;
+  /** Minutes without a message before a scope may be consolidated; default 30. */
+  readonly idleMinutes: number;
+  /** Fewest unconsolidated episodes worth a run; default 10. */
+  readonly minEpisodes: number;
+  /** Episodes that failed this many times are left alone and reported; default 5. Also caps digest retries per day. */
+  readonly maxAttempts: number;
+  /** Tokens per scope per local day; 0 = unlimited; default 200000. */
+  readonly dailyTokenBudget: number;
+  /** HH:MM local to each scope; default `21:00`. */
+  readonly digestTime: string;
+  /** Zone of scopes without one, and of the crons; default UTC. */
+  readonly defaultTimeZone: string;
+  /** Time-to-live of job leases (renewed while the job runs); default 5 minutes. */
+  readonly leaseTtlMs: number;
+  /** How often a running job's scope is checked for a new message; default 5 seconds. */
+  readonly wakeCheckMs: number;
+}
+
+export const defaultSleepSchedulerOptions: SleepSchedulerOptions = {
+  consolidateCron: '0 */6 * * *',
+  decayCron: '30 3 * * *',
+  digestCheckCron: '*/5 * * * *',
+  idleMinutes: 30,
+  minEpisodes: 10,
+  maxAttempts: 5,
+  dailyTokenBudget: 200_000,
+  digestTime: '21:00',
+  defaultTimeZone: 'UTC',
+  leaseTtlMs: 5 * 60_000,
+  wakeCheckMs: 5_000,
+};
+
+/**
+ * What happened to one scope in a tick. Besides the job outcomes: `not-due` (a selection rule
+ * said no; the detail says which), `busy` (another process holds the lease) and
+ * `invalid-settings` (the stored settings are broken; the detail names the field).
+ */
+export interface ScopeRunReport {
+  readonly scopeId: string;
+  readonly scopeKey: string;
+  readonly status: SleepJobOutcome['status'] | 'not-due' | 'busy' | 'invalid-settings';
+  readonly detail?: string;
+  /** The SleepRun id, when a job was started or deferred. */
+  readonly runId?: string;
+}
+
+/** The result of one tick, for logs, tests and status commands. */
+export interface SleepTickReport {
+  readonly kind: SleepJobKind;
+  readonly startedAt: Date;
+  /** True when the tick did nothing because the previous one is still running or the scheduler is stopping. */
+  readonly busy: boolean;
+  readonly scopes: readonly ScopeRunReport[];
+  /** Scopes with episodes that reached maxAttempts and will not be retried (consolidation only). */
+  readonly exhausted: readonly { readonly scopeId: string; readonly scopeKey: string; readonly episodes: number }[];
+  /** Set when the tick itself failed (e.g. the database was unreachable). */
+  readonly error?: string;
+}
+
+export interface SleepScheduler {
+  /** Starts the three crons. */
+  start(): void;
+  /** Stops the crons, tells running jobs to stop after their batch, and waits for them. */
+  stop(): Promise<void>;
+  /** One consolidation tick (what the consolidation cron calls); `now` defaults to the clock. */
+  runConsolidation(now?: Date): Promise<SleepTickReport>;
+  /** One decay tick. */
+  runDecay(now?: Date): Promise<SleepTickReport>;
+  /** One digest check. */
+  runDigests(now?: Date): Promise<SleepTickReport>;
+  /**
+   * Consolidates a scope now (the /sleep command): ignores idleness, the episode minimum and the
+   * sleep window, but still honours pause, the lease and the daily budget. Throws NotFoundError
+   * for an unknown scope and ScopeSettingsError for broken settings.
+   */
+  consolidateNow(scopeId: string): Promise<SleepJobOutcome>;
+  /** Pauses consolidation of a scope (audited); false when it was already paused. */
+  pause(scopeId: string, reason?: string): Promise<boolean>;
+  /** Resumes consolidation of a scope (audited); false when it was not paused. */
+  resume(scopeId: string, reason?: string): Promise<boolean>;
+}
+
+export interface SleepSchedulerDeps {
+  readonly prisma: PrismaClient;
+  readonly jobs: SleepJobs;
+  readonly logger: Logger;
+  readonly clock?: () => Date;
+  readonly options?: Partial<SleepSchedulerOptions>;
+  /** Defaults to database leases on `prisma` with this scheduler's clock. */
+  readonly leases?: Leases;
+}
+
+type Decision = { due: true } | { due: false; reason: string };
+
+interface JobPlan {
+  readonly kind: SleepJobKind;
+  readonly scope: Scope;
+  readonly settings: ScopeSettings;
+  readonly now: Date;
+  readonly periodEnd?: Date;
+  /** Checked again under the lease, on a fresh read of the scope (another process may have acted). */
+  readonly recheck: (fresh: Scope) => Promise<Decision> | Decision;
+}
+
+export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
+  const { prisma, jobs } = deps;
+  const logger = deps.logger.child({ component: 'sleep-scheduler' });
+  const clock = deps.clock ?? (() => new Date());
+  const options: SleepSchedulerOptions = { ...defaultSleepSchedulerOptions, ...deps.options };
+  const leases = deps.leases ?? createLeases({ prisma, clock, ttlMs: options.leaseTtlMs, logger });
+  const budgets = createTokenBudget(prisma);
+
+  let stopping = false;
+  let crons: Cron[] = [];
+  const runningTicks = new Map<SleepJobKind, Promise<SleepTickReport>>();
+  const inFlight = new Set<Promise<unknown>>();
+
+  /** Remembers running work until it settles, so stop() can wait for it. */
+  function track<T>(work: Promise<T>): Promise<T> {
+    const tracked: Promise<T> = work.finally(() => inFlight.delete(tracked));
+    inFlight.add(tracked);
+    return tracked;
+  }
+
+  function settingsOf(scope: Scope): ScopeSettings {
+    return resolveScopeSettings(scope, {
+      digestTime: options.digestTime,
+      dailyTokenBudget: options.dailyTokenBudget,
+      idleMinutes: options.idleMinutes,
+      timeZone: options.defaultTimeZone,
+    });
+  }
+
+  function idleDecision(scope: Scope, settings: ScopeSettings, now: Date): Decision {
+    if (!scope.lastMessageAt) return { due: true };
+    const idleSince = now.getTime() - scope.lastMessageAt.getTime();
+    return idleSince >= settings.idleMinutes * 60_000
+      ? { due: true }
+      : { due: false, reason: `not idle: last message ${Math.floor(idleSince / 60_000)} min ago (needs ${settings.idleMinutes})` };
+  }
+
+  /** Polls the scope for a message newer than `since`, so a synchronous shouldContinue can answer. */
+  function watchForWake(scopeId: string, since: Date): { woke(): boolean; stop(): Promise<void> } {
+    let woke = false;
+    let checking: Promise<void> | undefined;
+    const check = async (): Promise<void> => {
+      try {
+        const row = await prisma.scope.findUnique({ where: { id: scopeId }, select: { lastMessageAt: true } });
+        if (row?.lastMessageAt && row.lastMessageAt.getTime() > since.getTime()) {
+          woke = true;
+          logger.info('scope woke up (a message arrived); the running job stops after its batch', { scopeId });
+        }
+      } catch (error) {
+        logger.warn('could not check the scope for new messages', { scopeId, error });
+      }
+    };
+    const timer = setInterval(() => {
+      if (woke || checking) return;
+      checking = check().finally(() => {
+        checking = undefined;
+      });
+    }, options.wakeCheckMs);
+    timer.unref();
+    return {
+      woke: () => woke,
+      async stop() {
+        clearInterval(timer);
+        await checking;
+      },
+    };
+  }
+
+  async function deferForBudget(plan: JobPlan, spent: number, budget: number, dayStart: Date): Promise<ScopeRunReport> {
+    const { scope, now } = plan;
+    const detail = `daily token budget spent (${spent} of ${budget} tokens)`;
+    const already = await prisma.sleepRun.findFirst({
+      where: { scopeId: scope.id, kind: plan.kind, status: 'deferred', startedAt: { gte: dayStart }, error: { startsWith: 'daily token budget spent' } },
+      select: { id: true },
+    });
+    if (already) {
+      logger.debug('consolidation still deferred: daily token budget spent', { scopeId: scope.id, scope: scope.key, spent, budget });
+      return { scopeId: scope.id, scopeKey: scope.key, status: 'deferred', detail, runId: already.id };
+    }
+    const runId = uuidv7();
+    await prisma.sleepRun.create({
+      data: { id: runId, scopeId: scope.id, kind: plan.kind, status: 'deferred', startedAt: now, finishedAt: now, error: detail },
+    });
+    logger.warn('consolidation deferred: daily token budget spent', { scopeId: scope.id, scope: scope.key, spent, budget });
+    return { scopeId: scope.id, scopeKey: scope.key, status: 'deferred', detail, runId };
+  }
+
+  /** Runs one job on one scope under its lease, recording a SleepRun; never throws for the job's sake. */
+  async function runJob(plan: JobPlan): Promise<ScopeRunReport> {
+    const { kind, scope, settings, now } = plan;
+    const base = { scopeId: scope.id, scopeKey: scope.key };
+    const result = await leases.withLease(`${kind}:${scope.id}`, async (lease): Promise<ScopeRunReport> => {
+      const fresh = await prisma.scope.findUnique({ where: { id: scope.id } });
+      if (!fresh) return { ...base, status: 'not-due', detail: 'the scope was deleted' };
+      const decision = await plan.recheck(fresh);
+      if (!decision.due) return { ...base, status: 'not-due', detail: decision.reason };
+
+      const budget = await budgets.status({ scopeId: scope.id, now, timeZone: settings.timeZone, dailyBudget: settings.dailyTokenBudget });
+      if (kind === 'consolidate' && budget.left <= 0) return deferForBudget(plan, budget.spent, budget.budget, budget.dayStart);
+
+      // We hold the lease, so a run of this kind still marked running died with its process.
+      await prisma.sleepRun.updateMany({
+        where: { scopeId: scope.id, kind, status: 'running' },
+        data: { status: 'failed', finishedAt: now, error: 'interrupted: the process stopped during the run (nothing of an unfinished batch was applied)' },
+      });
+      const runId = uuidv7();
+      await prisma.sleepRun.create({ data: { id: runId, scopeId: scope.id, kind, status: 'running', startedAt: now } });
+      const wake = watchForWake(scope.id, now);
+      const ctx: SleepJobContext = {
+        now,
+        runId,
+        tokenBudgetLeft: budget.left,
+        periodEnd: plan.periodEnd,
+        shouldContinue: () => !stopping && !lease.lost() && !wake.woke(),
+      };
+      logger.info(`${kind} started`, { ...base, runId, tokenBudgetLeft: budget.left });
+      let outcome: SleepJobOutcome;
+      try {
+        outcome = await jobs[kind](scope.id, ctx);
+      } catch (error) {
+        logger.error(`${kind} failed`, { ...base, runId, error });
+        outcome = { status: 'failed', detail: error instanceof Error ? error.message : String(error) };
+      } finally {
+        await wake.stop();
+      }
+      await prisma.sleepRun.update({
+        where: { id: runId },
+        data: { status: outcome.status, finishedAt: clock(), error: outcome.status === 'succeeded' ? null : (outcome.detail ?? null) },
+      });
+      logger.info(`${kind} ${outcome.status}`, { ...base, runId, detail: outcome.detail, woke: wake.woke() });
+      return { ...base, status: outcome.status, detail: outcome.detail, runId };
+    });
+    if (result.acquired) return result.value;
+    logger.debug(`${kind} skipped: another process holds the lease`, { ...base, heldBy: result.heldBy });
+    return { ...base, status: 'busy', detail: `lease held by ${result.heldBy ?? 'another process'}` };
+  }
+
+  /** Runs `body` unless a tick of the same kind is running; one failing scope never ends the tick. */
+  function tick(kind: SleepJobKind, now: Date, body: (now: Date) => Promise<Omit<SleepTickReport, 'kind' | 'startedAt' | 'busy'>>): Promise<SleepTickReport> {
+    const idle: SleepTickReport = { kind, startedAt: now, busy: true, scopes: [], exhausted: [] };
+    if (stopping) return Promise.resolve(idle);
+    if (runningTicks.has(kind)) {
+      logger.debug(`${kind} tick skipped: the previous one is still running`);
+      return Promise.resolve(idle);
+    }
+    const work = body(now)
+      .then((result): SleepTickReport => ({ kind, startedAt: now, busy: false, ...result }))
+      .catch((error: unknown): SleepTickReport => {
+        logger.error(`${kind} tick failed`, { error });
+        return { kind, startedAt: now, busy: false, scopes: [], exhausted: [], error: error instanceof Error ? error.message : String(error) };
+      })
+      .finally(() => runningTicks.delete(kind));
+    runningTicks.set(kind, work);
+    return track(work);
+  }
+
+  /** Walks scopes one at a time; a scope whose planning or job throws is logged and skipped. */
+  async function forEachScope(kind: SleepJobKind, scopes: Scope[], visit: (scope: Scope, settings: ScopeSettings) => Promise<ScopeRunReport | undefined>): Promise<ScopeRunReport[]> {
+    const reports: ScopeRunReport[] = [];
+    for (const scope of scopes) {
+      if (stopping) break;
+      let settings: ScopeSettings;
+      try {
+        settings = settingsOf(scope);
+      } catch (error) {
+        if (!(error instanceof ScopeSettingsError)) throw error;
+        logger.error(`${kind} skipped a scope with invalid settings`, { scopeId: scope.id, scope: scope.key, error: error.message });
+        reports.push({ scopeId: scope.id, scopeKey: scope.key, status: 'invalid-settings', detail: error.message });
+        continue;
+      }
+      try {
+        const report = await visit(scope, settings);
+        if (report) reports.push(report);
+      } catch (error) {
+        logger.error(`${kind} failed for a scope; continuing with the others`, { scopeId: scope.id, scope: scope.key, error });
+        reports.push({ scopeId: scope.id, scopeKey: scope.key, status: 'failed', detail: error instanceof Error ? error.message : String(error) });
+      }
+    }
+    return reports;
+  }
+
+  async function consolidationTick(now: Date) {
+    const scopes = await prisma.scope.findMany({ where: { paused: false }, orderBy: { createdAt: 'asc' } });
+    const countBy = async (attempts: { lt: number } | { gte: number }) => {
+      const groups = await prisma.episode.groupBy({
+        by: ['scopeId'],
+        where: { consolidated: false, consolidationAttempts: attempts },
+        _count: { _all: true },
+      });
+      return new Map(groups.map((g) => [g.scopeId, g._count._all]));
+    };
+    const pending = await countBy({ lt: options.maxAttempts });
+    const stuck = await countBy({ gte: options.maxAttempts });
+
+    const exhausted: { scopeId: string; scopeKey: string; episodes: number }[] = [];
+    for (const scope of scopes) {
+      const episodes = stuck.get(scope.id);
+      if (!episodes) continue;
+      exhausted.push({ scopeId: scope.id, scopeKey: scope.key, episodes });
+      logger.warn('episodes left unconsolidated after too many failed attempts', { scopeId: scope.id, scope: scope.key, episodes, maxAttempts: options.maxAttempts });
+    }
+
+    const reports = await forEachScope('consolidate', scopes, async (scope, settings) => {
+      const waiting = pending.get(scope.id) ?? 0;
+      const notDue = (reason: string): ScopeRunReport => ({ scopeId: scope.id, scopeKey: scope.key, status: 'not-due', detail: reason });
+      if (waiting < options.minEpisodes) return notDue(`${waiting} unconsolidated episodes (needs ${options.minEpisodes})`);
+      const idle = idleDecision(scope, settings, now);
+      if (!idle.due) return notDue(idle.reason);
+      if (settings.sleepWindow && !isInSleepWindow(now, settings.sleepWindow, settings.timeZone)) {
+        return notDue(`outside the sleep window (${settings.sleepWindow.startHour}:00 for ${settings.sleepWindow.durationHours} h, ${settings.timeZone})`);
+      }
+      return runJob({
+        kind: 'consolidate',
+        scope,
+        settings,
+        now,
+        recheck: (fresh) => (fresh.paused ? { due: false, reason: 'paused' } : idleDecision(fresh, settings, now)),
+      });
+    });
+    return { scopes: reports, exhausted };
+  }
+
+  async function decayTick(now: Date) {
+    // Paused scopes included on purpose: see the module comment.
+    const scopes = await prisma.scope.findMany({ orderBy: { createdAt: 'asc' } });
+    const reports = await forEachScope('decay', scopes, (scope, settings) =>
+      runJob({ kind: 'decay', scope, settings, now, recheck: () => ({ due: true }) }));
+    return { scopes: reports, exhausted: [] };
+  }
+
+  /** Whether the digest of the period ending at `periodEnd` is still to be made. */
+  async function digestDecision(scopeId: string, periodEnd: Date): Promise<Decision> {
+    const digest = await prisma.digest.findUnique({ where: { scopeId_periodEnd: { scopeId, periodEnd } }, select: { status: true } });
+    if (digest) return { due: false, reason: `digest for ${periodEnd.toISOString()} already written (${digest.status})` };
+    const runs = await prisma.sleepRun.findMany({ where: { scopeId, kind: 'digest', startedAt: { gte: periodEnd } }, select: { status: true } });
+    if (runs.some((run) => run.status === 'succeeded' || run.status === 'skipped')) {
+      return { due: false, reason: `digest for ${periodEnd.toISOString()} already handled` };
+    }
+    const tries = runs.filter((run) => run.status === 'failed' || run.status === 'deferred').length;
+    if (tries >= options.maxAttempts) return { due: false, reason: `digest for ${periodEnd.toISOString()} gave up after ${tries} attempts` };
+    return { due: true };
+  }
+
+  async function digestTick(now: Date) {
+    const scopes = await prisma.scope.findMany({ where: { ownerId: { not: null } }, orderBy: { createdAt: 'asc' } });
+    const reports = await forEachScope('digest', scopes, async (scope, settings) => {
+      const periodEnd = digestInstant(now, settings.digestTime, settings.timeZone);
+      if (now.getTime() < periodEnd.getTime()) return undefined;
+      const decision = await digestDecision(scope.id, periodEnd);
+      if (!decision.due) return undefined;
+      return runJob({ kind: 'digest', scope, settings, now, periodEnd, recheck: () => digestDecision(scope.id, periodEnd) });
+    });
+    return { scopes: reports, exhausted: [] };
+  }
+
+  async function setPaused(scopeId: string, paused: boolean, reason: string | undefined): Promise<boolean> {
+    const changed = await prisma.$transaction(async (tx) => {
+      const updated = await tx.scope.updateMany({ where: { id: scopeId, paused: !paused }, data: { paused } });
+      if (updated.count === 0) return false;
+      await tx.auditEvent.create({
+        data: {
+          scopeId,
+          action: paused ? 'pause' : 'resume',
+          subjectType: 'scope',
+          subjectId: scopeId,
+          before: { paused: !paused },
+          after: { paused },
+          reason: reason ?? null,
+          createdAt: clock(),
+        },
+      });
+      return true;
+    });
+    if (!changed && !(await prisma.scope.findUnique({ where: { id: scopeId }, select: { id: true } }))) {
+      throw new NotFoundError(`No scope with id ${scopeId}`, { code: 'scope.not_found' });
+    }
+    if (changed) logger.info(paused ? 'consolidation paused' : 'consolidation resumed', { scopeId, reason });
+    return changed;
+  }
+
+  function scheduleCron(kind: SleepJobKind, pattern: string, run: () => Promise<SleepTickReport>): Cron {
+    return new Cron(
+      pattern,
+      {
+        protect: () => logger.debug(`${kind} cron skipped a firing: the previous run is still going`),
+        catch: (error) => logger.error(`${kind} cron failed`, { error }),
+        timezone: options.defaultTimeZone,
+      },
+      async () => {
+        await run();
+      },
+    );
+  }
+
+  return {
+    start() {
+      if (crons.length > 0) return;
+      stopping = false;
+      crons = [
+        scheduleCron('consolidate', options.consolidateCron, () => tick('consolidate', clock(), consolidationTick)),
+        scheduleCron('decay', options.decayCron, () => tick('decay', clock(), decayTick)),
+        scheduleCron('digest', options.digestCheckCron, () => tick('digest', clock(), digestTick)),
+      ];
+      logger.info('sleep scheduler started', {
+        consolidate: options.consolidateCron,
+        decay: options.decayCron,
+        digestCheck: options.digestCheckCron,
+        next: crons[0]?.nextRun()?.toISOString(),
+      });
+    },
+
+    async stop() {
+      stopping = true;
+      const wasRunning = crons.length > 0;
+      for (const cron of crons) cron.stop();
+      crons = [];
+      await Promise.allSettled([...inFlight]);
+      if (wasRunning) logger.info('sleep scheduler stopped');
+    },
+
+    runConsolidation: (now) => tick('consolidate', now ?? clock(), consolidationTick),
+    runDecay: (now) => tick('decay', now ?? clock(), decayTick),
+    runDigests: (now) => tick('digest', now ?? clock(), digestTick),
+
+    consolidateNow(scopeId) {
+      const work = (async (): Promise<SleepJobOutcome> => {
+        if (stopping) return { status: 'skipped', detail: 'the service is stopping' };
+        const scope = await prisma.scope.findUnique({ where: { id: scopeId } });
+        if (!scope) throw new NotFoundError(`No scope with id ${scopeId}`, { code: 'scope.not_found' });
+        if (scope.paused) return { status: 'skipped', detail: 'consolidation is paused for this scope' };
+        const settings = settingsOf(scope);
+        const report = await runJob({
+          kind: 'consolidate',
+          scope,
+          settings,
+          now: clock(),
+          recheck: (fresh) => (fresh.paused ? { due: false, reason: 'consolidation is paused for this scope' } : { due: true }),
+        });
+        if (report.status === 'busy') return { status: 'skipped', detail: 'a consolidation of this scope is already running' };
+        if (report.status === 'not-due' || report.status === 'invalid-settings') return { status: 'skipped', detail: report.detail };
+        return { status: report.status, detail: report.detail };
+      })();
+      return track(work);
+    },
+
+    pause: (scopeId, reason) => setPaused(scopeId, true, reason),
+    resume: (scopeId, reason) => setPaused(scopeId, false, reason),
+  };
+}

@@ -1,0 +1,119 @@
+/**
+ * Per-scope sleep settings: the `Scope.settings` JSON document, validated and laid over the
+ * service defaults from the configuration.
+ *
+ * Settings are written by people (an admin command, a chat command), so a bad document must not
+ * take the scheduler down: parsing throws a {@link ScopeSettingsError} naming the scope and the
+ * field, and the scheduler logs it and leaves that scope alone. Keys this module does not know
+ * are kept out of the result but not refused, so other components can store their own settings
+ * in the same document.
+ */
+import { z } from 'zod';
+import { ValidationError } from '../shared/errors';
+import { isValidTimeZone, type SleepWindow } from './sleep-window';
+
+/** The schema of the sleep part of `Scope.settings`; every field is optional. */
+export const scopeSettingsSchema = z.object({
+  sleepWindow: z
+    .object({
+      startHour: z.number().int().min(0).max(23),
+      durationHours: z.number().int().min(1).max(24),
+    })
+    .optional(),
+  digestTime: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time of day as HH:MM, 24-hour, e.g. 21:00').optional(),
+  dailyTokenBudget: z.number().int().min(0).optional(),
+  idleMinutes: z.number().int().min(0).optional(),
+  memoryCap: z.number().int().min(1).optional(),
+});
+
+/** What a scope may override, as stored. */
+export type StoredScopeSettings = z.infer<typeof scopeSettingsSchema>;
+
+/** The service-wide defaults (from the configuration) that a scope's settings override. */
+export interface ScopeSettingsDefaults {
+  readonly digestTime: string;
+  /** 0 means unlimited. */
+  readonly dailyTokenBudget: number;
+  readonly idleMinutes: number;
+  readonly timeZone: string;
+  /** Absent means no cap. */
+  readonly memoryCap?: number;
+}
+
+/** A scope's effective sleep settings. */
+export interface ScopeSettings {
+  /** Absent: the scope may be consolidated at any time of day (once idle). */
+  readonly sleepWindow?: SleepWindow;
+  /** HH:MM in {@link ScopeSettings.timeZone}. */
+  readonly digestTime: string;
+  /** 0 means unlimited. */
+  readonly dailyTokenBudget: number;
+  readonly idleMinutes: number;
+  readonly memoryCap?: number;
+  /** IANA zone: Scope.timezone, or the service default. */
+  readonly timeZone: string;
+}
+
+/** The fields of a Scope row this module reads. */
+export interface ScopeSettingsSource {
+  readonly key: string;
+  readonly settings: unknown;
+  readonly timezone: string | null;
+}
+
+/** A scope's stored settings (or time zone) are invalid; names the scope key and the field. */
+export class ScopeSettingsError extends ValidationError {
+  /** The scope's key, e.g. `telegram:private:123`. */
+  readonly scopeKey: string;
+  /** Each bad field (dotted path) with what is allowed. */
+  readonly problems: readonly { readonly field: string; readonly problem: string }[];
+
+  constructor(scopeKey: string, problems: readonly { field: string; problem: string }[]) {
+    super(
+      `Scope "${scopeKey}" has invalid sleep settings: ${problems.map((p) => `${p.field}: ${p.problem}`).join('; ')}`,
+      {
+        code: 'scope.settings_invalid',
+        hint: 'Correct or remove these fields in the scope settings; until then the scope is not scheduled for sleep work.',
+        details: { scopeKey, fields: problems.map((p) => p.field) },
+      },
+    );
+    this.name = 'ScopeSettingsError';
+    this.scopeKey = scopeKey;
+    this.problems = problems;
+  }
+}
+
+/**
+ * The effective settings of a scope: its stored document (null/absent = nothing overridden) over
+ * the defaults, and Scope.timezone over the default zone. Throws {@link ScopeSettingsError}.
+ */
+export function resolveScopeSettings(scope: ScopeSettingsSource, defaults: ScopeSettingsDefaults): ScopeSettings {
+  const problems: { field: string; problem: string }[] = [];
+  let stored: StoredScopeSettings = {};
+  const raw = scope.settings ?? {};
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    problems.push({ field: 'settings', problem: 'must be a JSON object' });
+  } else {
+    const parsed = scopeSettingsSchema.safeParse(raw);
+    if (parsed.success) stored = parsed.data;
+    else {
+      for (const issue of parsed.error.issues) {
+        problems.push({ field: issue.path.map(String).join('.') || 'settings', problem: issue.message });
+      }
+    }
+  }
+  const timeZone = scope.timezone ?? defaults.timeZone;
+  if (!isValidTimeZone(timeZone)) {
+    problems.push({ field: 'timezone', problem: `"${timeZone}" is not an IANA time zone such as Europe/Madrid or UTC` });
+  }
+  if (problems.length > 0) throw new ScopeSettingsError(scope.key, problems);
+
+  return {
+    sleepWindow: stored.sleepWindow,
+    digestTime: stored.digestTime ?? defaults.digestTime,
+    dailyTokenBudget: stored.dailyTokenBudget ?? defaults.dailyTokenBudget,
+    idleMinutes: stored.idleMinutes ?? defaults.idleMinutes,
+    memoryCap: stored.memoryCap ?? defaults.memoryCap,
+    timeZone,
+  };
+}

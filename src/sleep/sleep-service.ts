@@ -1,0 +1,236 @@
+/**
+ * The sleep work of one scope (the {@link SleepJobs} the scheduler runs), in seed 003's phases:
+ *
+ * - compacting: consolidation batches (importance scoring, summaries, entity observations and
+ *   seed 000's operations, each batch one transaction) until the scope is done, wakes up, or its
+ *   token budget is spent; capped scopes (seed 001) instead remember each ended conversation;
+ * - dreaming: links between similar memories (and orphan pruning), entity observations folded
+ *   into attributes, reflection when enough importance accumulated, stale working memory ended;
+ * - then the soul is regenerated from what is now believed.
+ *
+ * A failure in a dreaming step is logged and does not undo the consolidation before it.
+ */
+import type { LanguageModel, LlmResponse } from '../llm/language-model';
+import type { Embedder } from '../memory/embeddings/embedder';
+import type { HybridSearch } from '../memory/retrieval/hybrid-search';
+import type { IndexGuard } from '../memory/vectors/index-guard';
+import type { VectorIndex } from '../memory/vectors/vector-index';
+import type { Logger } from '../shared/logger';
+import type { PrismaClient } from '../storage/prisma';
+import { rememberConversation } from './capped-memory';
+import { createConsolidator, type BatchResult, type Consolidator, type ConsolidatorOptions } from './consolidation/consolidator';
+import { groupEpisodes } from './consolidation/grouping';
+import { decayScope, type DecayOptions } from './decay';
+import { buildDigest } from './digest';
+import { linkSimilarMemories } from './dreaming';
+import { foldEntityObservations } from './entities';
+import { reflectIfDue } from './reflection';
+import { scopeSettingsSchema } from './scope-settings';
+import type { SleepJobContext, SleepJobOutcome, SleepJobs } from './sleep-jobs';
+import { regenerateSoul } from './soul';
+import { endStaleConversations } from './stale-conversations';
+
+export interface SleepServiceDeps {
+  readonly prisma: PrismaClient;
+  /** Without a model, consolidation is skipped (decay and digests still run). */
+  readonly llm?: LanguageModel;
+  readonly search: HybridSearch;
+  readonly embedder?: Embedder;
+  readonly index?: VectorIndex;
+  readonly guard?: IndexGuard;
+  readonly logger: Logger;
+  readonly consolidator?: Partial<ConsolidatorOptions>;
+  readonly decay?: DecayOptions;
+}
+
+/** What one consolidation job did, for the SleepRun row, the CLI and tests. */
+export interface ConsolidationReport {
+  readonly batches: number;
+  readonly episodes: number;
+  readonly llmCalls: number;
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  readonly counts: Record<string, number>;
+  readonly rejected: string[];
+  readonly outcome: SleepJobOutcome;
+  readonly dreaming: Record<string, number | string>;
+}
+
+export interface SleepService extends SleepJobs {
+  /** The consolidation job with its full report (what `consolidate` runs). */
+  consolidateScope(scopeId: string, ctx: SleepJobContext): Promise<ConsolidationReport>;
+  /** A dry run: the plan for the next batch, applying nothing. */
+  planNextBatch(scopeId: string, ctx: Pick<SleepJobContext, 'now' | 'runId'>): Promise<BatchResult>;
+}
+
+function addCounts(into: Record<string, number>, from: Record<string, number> | undefined): void {
+  for (const [k, v] of Object.entries(from ?? {})) into[k] = (into[k] ?? 0) + v;
+}
+
+function usage(responses: readonly LlmResponse[]): { calls: number; input: number; output: number } {
+  return { calls: responses.length, input: responses.reduce((n, r) => n + r.usage.inputTokens, 0), output: responses.reduce((n, r) => n + r.usage.outputTokens, 0) };
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export function createSleepService(deps: SleepServiceDeps): SleepService {
+  const { prisma } = deps;
+  const log = deps.logger.child({ component: 'sleep' });
+  const consolidator: Consolidator | undefined = deps.llm
+    ? createConsolidator({ prisma, llm: deps.llm, search: deps.search, embedder: deps.embedder, index: deps.index, logger: deps.logger, options: deps.consolidator })
+    : undefined;
+
+  async function memoryCapOf(scopeId: string): Promise<number | undefined> {
+    const scope = await prisma.scope.findUnique({ where: { id: scopeId }, select: { settings: true } });
+    const parsed = scopeSettingsSchema.safeParse(scope?.settings ?? {});
+    return parsed.success ? parsed.data.memoryCap : undefined;
+  }
+
+  async function dream(scopeId: string, ctx: SleepJobContext, responses: LlmResponse[]): Promise<Record<string, number | string>> {
+    const origin = { runId: ctx.runId, now: ctx.now };
+    const out: Record<string, number | string> = {};
+    const step = async (name: string, fn: () => Promise<void>) => {
+      const started = Date.now();
+      try {
+        await fn();
+        out[`${name}Ms`] = Date.now() - started;
+      } catch (error) {
+        out[`${name}Error`] = describe(error);
+        log.warn(`dreaming step "${name}" failed; consolidation is kept`, { scopeId, runId: ctx.runId, error });
+      }
+    };
+    if (deps.embedder && deps.index && (!deps.guard || deps.guard.state().status === 'ready')) {
+      await step('links', async () => {
+        const r = await linkSimilarMemories({ prisma, embedder: deps.embedder!, index: deps.index! }, scopeId, origin);
+        out.linked = r.linked;
+        out.linksPruned = r.pruned;
+      });
+    }
+    if (deps.llm) {
+      await step('entities', async () => {
+        const r = await foldEntityObservations({ prisma, llm: deps.llm! }, scopeId, origin);
+        responses.push(...r.responses);
+        out.entitiesFolded = r.entities;
+      });
+      await step('reflection', async () => {
+        const r = await reflectIfDue({ prisma, llm: deps.llm! }, scopeId, origin);
+        responses.push(...r.responses);
+        if (r.due) {
+          out.insights = r.created.length;
+          await prisma.sleepRun.create({ data: { scopeId, kind: 'reflection', status: 'succeeded', startedAt: ctx.now, finishedAt: new Date(), llmCalls: r.responses.length, stats: { insights: r.created.length, importance: Math.round(r.accumulated) } } });
+        }
+      });
+    }
+    await step('stale', async () => {
+      out.staleConversations = await endStaleConversations(prisma, scopeId, ctx.now);
+    });
+    await step('soul', async () => {
+      const r = await regenerateSoul(prisma, scopeId, { now: ctx.now, runId: ctx.runId });
+      out.soulVersion = r.version;
+    });
+    return out;
+  }
+
+  async function consolidateCapped(scopeId: string, cap: number, ctx: SleepJobContext): Promise<ConsolidationReport> {
+    const episodes = await prisma.episode.findMany({ where: { scopeId, consolidated: false, consolidationAttempts: { lt: deps.consolidator?.maxAttempts ?? 5 } }, orderBy: [{ timestamp: 'asc' }, { id: 'asc' }], take: 200 });
+    const responses: LlmResponse[] = [];
+    const counts: Record<string, number> = {};
+    let done = 0;
+    let outcome: SleepJobOutcome = { status: episodes.length === 0 ? 'skipped' : 'succeeded' };
+    for (const group of groupEpisodes(episodes)) {
+      if (!ctx.shouldContinue()) break;
+      try {
+        const r = await rememberConversation({ prisma, llm: deps.llm!, index: deps.index, logger: deps.logger }, scopeId, group.episodes, cap, { runId: ctx.runId, now: ctx.now });
+        responses.push(...r.responses);
+        addCounts(counts, { created: r.created ? 1 : 0, removed: r.removedIds.length, [`compaction_${r.compaction ?? 'none'}`]: 1 });
+        done += group.episodes.length;
+      } catch (error) {
+        await prisma.episode.updateMany({ where: { scopeId, id: { in: group.episodes.map((e) => e.id) } }, data: { consolidationAttempts: { increment: 1 } } });
+        outcome = { status: 'failed', detail: `capped memory failed: ${describe(error)}` };
+        log.error('capped-mode memory creation failed; the conversation stays for a later run', { scopeId, error });
+        break;
+      }
+    }
+    const dreaming = await dream(scopeId, ctx, responses);
+    const u = usage(responses);
+    return { batches: done > 0 ? 1 : 0, episodes: done, llmCalls: u.calls, inputTokens: u.input, outputTokens: u.output, counts, rejected: [], outcome, dreaming };
+  }
+
+  async function consolidateScope(scopeId: string, ctx: SleepJobContext): Promise<ConsolidationReport> {
+    const started = Date.now();
+    let report: ConsolidationReport;
+    if (!consolidator) {
+      report = { batches: 0, episodes: 0, llmCalls: 0, inputTokens: 0, outputTokens: 0, counts: {}, rejected: [], outcome: { status: 'skipped', detail: 'no language model configured (set ANTHROPIC_API_KEY or run Ollama)' }, dreaming: {} };
+    } else {
+      const cap = await memoryCapOf(scopeId);
+      if (cap !== undefined) report = await consolidateCapped(scopeId, cap, ctx);
+      else {
+        const responses: LlmResponse[] = [];
+        const counts: Record<string, number> = {};
+        const rejected: string[] = [];
+        let budget = ctx.tokenBudgetLeft;
+        let batches = 0;
+        let episodes = 0;
+        let outcome: SleepJobOutcome = { status: 'skipped', detail: 'nothing to consolidate' };
+        while (ctx.shouldContinue()) {
+          const r = await consolidator.consolidateBatch({ scopeId, runId: ctx.runId, now: ctx.now, tokenBudgetLeft: budget });
+          responses.push(...r.responses);
+          budget -= usage(r.responses).input + usage(r.responses).output;
+          if (r.plan) rejected.push(...r.plan.rejected.map((x) => `${x.operation}: ${x.reason}`));
+          if (r.status === 'applied') {
+            batches++;
+            episodes += r.episodeCount;
+            addCounts(counts, r.applied?.counts);
+            outcome = { status: 'succeeded', detail: `${episodes} episode(s) consolidated` };
+            if (r.leftOver > 0) {
+              outcome = { status: 'deferred', detail: `daily token budget spent; ${r.leftOver} episode(s) wait for tomorrow` };
+              break;
+            }
+            continue;
+          }
+          if (r.status === 'deferred') outcome = { status: 'deferred', detail: `daily token budget spent (${Math.max(0, Math.round(budget))} tokens left); consolidation continues tomorrow` };
+          if (r.status === 'failed') outcome = { status: 'failed', detail: `consolidation failed, nothing applied: ${describe(r.error)}` };
+          break;
+        }
+        const dreaming = batches > 0 ? await dream(scopeId, ctx, responses) : {};
+        const u = usage(responses);
+        report = { batches, episodes, llmCalls: u.calls, inputTokens: u.input, outputTokens: u.output, counts, rejected, outcome, dreaming };
+      }
+    }
+    await prisma.sleepRun.updateMany({
+      where: { id: ctx.runId },
+      data: {
+        episodeCount: report.episodes,
+        llmCalls: report.llmCalls,
+        inputTokens: report.inputTokens,
+        outputTokens: report.outputTokens,
+        stats: { batches: report.batches, ...report.counts, ...report.dreaming, rejected: report.rejected.slice(0, 50), durationMs: Date.now() - started },
+      },
+    });
+    log.info('consolidation job finished', { scopeId, runId: ctx.runId, status: report.outcome.status, episodes: report.episodes, calls: report.llmCalls, inputTokens: report.inputTokens });
+    return report;
+  }
+
+  return {
+    consolidateScope,
+    async consolidate(scopeId, ctx) {
+      return (await consolidateScope(scopeId, ctx)).outcome;
+    },
+    async planNextBatch(scopeId, ctx) {
+      if (!consolidator) return { status: 'empty', episodeCount: 0, responses: [], leftOver: 0, shown: { episodes: [], memories: [] }, error: new Error('no language model configured') };
+      return consolidator.consolidateBatch({ scopeId, runId: ctx.runId, now: ctx.now, dryRun: true });
+    },
+    async decay(scopeId, ctx) {
+      const r = await decayScope(prisma, scopeId, { runId: ctx.runId, now: ctx.now }, deps.decay);
+      if (r.decayed > 0) await regenerateSoul(prisma, scopeId, { now: ctx.now, runId: ctx.runId });
+      await prisma.sleepRun.updateMany({ where: { id: ctx.runId }, data: { stats: { ...r } } });
+      return { status: r.decayed + r.importanceAdjusted > 0 ? 'succeeded' : 'skipped', detail: `${r.decayed} decayed, ${r.deactivated} faded, ${r.importanceAdjusted} importance adjusted` };
+    },
+    async digest(scopeId, ctx) {
+      const digest = await buildDigest(prisma, scopeId, { periodEnd: ctx.periodEnd ?? ctx.now, now: ctx.now });
+      return { status: digest.status === 'empty' ? 'skipped' : 'succeeded', detail: digest.status === 'empty' ? 'nothing to report' : `digest ${digest.id} with ${Array.isArray(digest.items) ? digest.items.length : 0} item(s)` };
+    },
+  };
+}

@@ -1,0 +1,246 @@
+/**
+ * The soul (seed 000 step 4, seed 004 user profile): what the agent believes about its owner, as
+ * a Markdown document for people and the model, plus the same content as structured data.
+ *
+ * It is rendered deterministically from the scope's active, current memories above 0.5
+ * confidence and its person and pet entity profiles, with no model call: a model could invent a
+ * trait or keep one that was forgotten, and the soul must never say anything the memory table
+ * does not (forgetting regenerates it). The version only moves when the text changes, so the
+ * audit trail and anyone caching the soul see real changes only.
+ */
+import { NotFoundError } from '../shared/errors';
+import type { Prisma, PrismaClient } from '../storage/prisma';
+import { relationshipState, type RelationshipState } from './entities';
+
+/** Seed 000: only memories believed more likely than not make it into the soul. */
+export const SOUL_MIN_CONFIDENCE = 0.5;
+/** A section lists at most this many memories (the most confident); the rest are counted. */
+export const SOUL_MAX_LINES_PER_SECTION = 40;
+/** Person and pet profiles shown, by favorability. */
+export const SOUL_MAX_ENTITIES = 30;
+
+/** The fields of a memory the soul reads. */
+export interface SoulMemory {
+  readonly id: string;
+  readonly category: string;
+  readonly content: string;
+  readonly confidence: number;
+  readonly importance: number;
+  readonly active: boolean;
+  readonly validFrom: Date;
+  readonly validTo: Date | null;
+}
+
+/** The fields of an entity profile the soul reads. */
+export interface SoulEntity {
+  readonly name: string;
+  readonly kind: string;
+  readonly favorability: number;
+  readonly attributes: unknown;
+}
+
+export interface SoulSource {
+  /** How the owner is called in the title (the scope title or key). */
+  readonly name: string;
+  /** The scope's IANA time zone (or the service default); null when unknown. */
+  readonly timeZone: string | null;
+  readonly memories: readonly SoulMemory[];
+  readonly entities: readonly SoulEntity[];
+  readonly updatedAt: Date;
+}
+
+export interface SoulItem {
+  readonly id: string;
+  readonly category: string;
+  readonly content: string;
+  readonly confidence: number;
+}
+
+export interface SoulPerson {
+  readonly name: string;
+  readonly kind: string;
+  readonly state: RelationshipState;
+  readonly favorability: number;
+  readonly attributes: Record<string, string>;
+}
+
+/** The structured profile stored in `Profile.data` (seed 004's UserProfile). */
+export interface SoulData {
+  readonly preferences: SoulItem[];
+  readonly schedule: { timeZone: string | null; items: SoulItem[] };
+  readonly relationships: Array<SoulItem | SoulPerson>;
+  readonly interests: SoulItem[];
+  readonly goals: SoulItem[];
+  readonly style: SoulItem[];
+  readonly facts: SoulItem[];
+}
+
+export interface RenderedSoul {
+  readonly soul: string;
+  readonly data: SoulData;
+  /** Memories the text was built from (after the per-section cap). */
+  readonly memoryCount: number;
+}
+
+export interface SoulResult {
+  readonly soul: string;
+  /** 0 when the scope has no profile yet and nothing to put in one. */
+  readonly version: number;
+  readonly changed: boolean;
+}
+
+type SectionKey = 'preferences' | 'schedule' | 'relationships' | 'interests' | 'goals' | 'style' | 'facts';
+
+const SECTIONS: ReadonlyArray<{ key: SectionKey; title: string; categories: readonly string[] }> = [
+  { key: 'preferences', title: 'Preferences', categories: ['preference'] },
+  { key: 'schedule', title: 'Schedule and routines', categories: ['routine', 'schedule', 'pattern'] },
+  { key: 'relationships', title: 'Relationships', categories: ['relationship'] },
+  { key: 'interests', title: 'Interests and skills', categories: ['interest', 'skill'] },
+  { key: 'goals', title: 'Goals and projects', categories: ['goal', 'project'] },
+  { key: 'style', title: 'Communication style', categories: ['style', 'emotional'] },
+  { key: 'facts', title: 'Facts', categories: [] },
+];
+
+const NOTHING_YET = 'Nothing learned yet: this fills in once conversations have been consolidated into memories.';
+/** The "last updated" line; it is left out when deciding whether the soul changed. */
+const UPDATED_LINE = /^_Last updated [^\n]*_$/m;
+
+function sectionOf(category: string): SectionKey {
+  return SECTIONS.find((s) => s.categories.includes(category))?.key ?? 'facts';
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+function byConfidence(a: SoulMemory, b: SoulMemory): number {
+  return b.confidence - a.confidence || b.importance - a.importance || b.validFrom.getTime() - a.validFrom.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+function attributesOf(value: unknown): Record<string, string> {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return {};
+  const out: Record<string, string> = {};
+  for (const key of Object.keys(value).sort()) {
+    const v = (value as Record<string, unknown>)[key];
+    if (v === null || v === undefined || v === '') continue;
+    out[oneLine(key)] = oneLine(typeof v === 'string' ? v : JSON.stringify(v));
+  }
+  return out;
+}
+
+function utcMinute(date: Date): string {
+  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}
+
+/**
+ * Renders the soul from its source. Pure and deterministic (the same source gives the same text),
+ * and it re-checks the belief filter itself, so no caller can slip a faded memory in.
+ */
+export function renderSoul(source: SoulSource): RenderedSoul {
+  const believed = source.memories.filter((m) => m.active && m.validTo === null && m.confidence > SOUL_MIN_CONFIDENCE);
+  const grouped = new Map<SectionKey, SoulMemory[]>(SECTIONS.map((s) => [s.key, []]));
+  for (const m of believed) grouped.get(sectionOf(m.category))!.push(m);
+
+  const people: SoulPerson[] = source.entities
+    .filter((e) => e.kind === 'person' || e.kind === 'pet')
+    .map((e) => ({ name: oneLine(e.name), kind: e.kind, state: relationshipState(e.favorability), favorability: Math.round(e.favorability * 100) / 100, attributes: attributesOf(e.attributes) }))
+    .sort((a, b) => b.favorability - a.favorability || a.name.localeCompare(b.name))
+    .slice(0, SOUL_MAX_ENTITIES);
+
+  const data: Record<SectionKey, SoulItem[]> = { preferences: [], schedule: [], relationships: [], interests: [], goals: [], style: [], facts: [] };
+  const body: string[] = [];
+  let memoryCount = 0;
+  for (const section of SECTIONS) {
+    const all = grouped.get(section.key)!.sort(byConfidence);
+    const shown = all.slice(0, SOUL_MAX_LINES_PER_SECTION);
+    memoryCount += shown.length;
+    data[section.key] = shown.map((m) => ({ id: m.id, category: m.category, content: oneLine(m.content), confidence: Math.round(m.confidence * 100) / 100 }));
+    const lines: string[] = [];
+    if (section.key === 'schedule' && source.timeZone) lines.push(`- Time zone: ${source.timeZone}`);
+    lines.push(...data[section.key].map((item) => `- ${item.content} (${item.confidence.toFixed(2)})`));
+    if (all.length > shown.length) lines.push(`- … and ${all.length - shown.length} more`);
+    if (section.key === 'relationships') {
+      for (const p of people) {
+        const attributes = Object.entries(p.attributes).map(([k, v]) => `${k}: ${v}`).join('; ');
+        lines.push(`- ${p.name} (${p.kind}, ${p.state}, ${p.favorability.toFixed(2)})${attributes ? `: ${attributes}` : ''}`);
+      }
+    }
+    if (lines.length > 0) body.push(`## ${section.title}`, '', ...lines, '');
+  }
+
+  const header = [`# Soul of ${oneLine(source.name)}`, '', `_Last updated ${utcMinute(source.updatedAt)} from ${memoryCount} ${memoryCount === 1 ? 'memory' : 'memories'}._`, ''];
+  const soul = [...header, ...(body.length > 0 ? body : [NOTHING_YET, ''])].join('\n');
+  return {
+    soul,
+    memoryCount,
+    data: {
+      preferences: data.preferences,
+      schedule: { timeZone: source.timeZone, items: data.schedule },
+      relationships: [...data.relationships, ...people],
+      interests: data.interests,
+      goals: data.goals,
+      style: data.style,
+      facts: data.facts,
+    },
+  };
+}
+
+/** The soul without its "last updated" line: two souls with the same body say the same thing. */
+function bodyOf(soul: string): string {
+  return soul.replace(UPDATED_LINE, '');
+}
+
+/** JSON with sorted keys (PostgreSQL's jsonb does not keep key order). */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
+}
+
+/**
+ * Rebuilds the scope's soul from what is believed now and stores it. The version moves (and an
+ * `AuditEvent` 'soul' records the new version and memory count, never the text) only when the
+ * text changed; a scope with no profile and nothing to say gets no row.
+ */
+export async function regenerateSoul(prisma: PrismaClient, scopeId: string, options: { now: Date; runId?: string; defaultTimeZone?: string }): Promise<SoulResult> {
+  const scope = await prisma.scope.findUnique({ where: { id: scopeId }, select: { key: true, title: true, timezone: true } });
+  if (!scope) throw new NotFoundError(`no scope ${scopeId}`, { code: 'scope.not_found' });
+  const [memories, entities] = await Promise.all([
+    prisma.memory.findMany({
+      where: { scopeId, active: true, validTo: null, confidence: { gt: SOUL_MIN_CONFIDENCE } },
+      select: { id: true, category: true, content: true, confidence: true, importance: true, active: true, validFrom: true, validTo: true },
+    }),
+    prisma.entity.findMany({
+      where: { scopeId, kind: { in: ['person', 'pet'] } },
+      select: { name: true, kind: true, favorability: true, attributes: true },
+      orderBy: [{ favorability: 'desc' }, { name: 'asc' }],
+      take: SOUL_MAX_ENTITIES,
+    }),
+  ]);
+  const rendered = renderSoul({ name: scope.title ?? scope.key, timeZone: scope.timezone ?? options.defaultTimeZone ?? null, memories, entities, updatedAt: options.now });
+  const data = rendered.data as unknown as Prisma.InputJsonObject;
+
+  return prisma.$transaction(async (tx) => {
+    const existing = await tx.profile.findUnique({ where: { scopeId } });
+    if (!existing && rendered.memoryCount === 0 && entities.length === 0) return { soul: rendered.soul, version: 0, changed: false };
+    if (existing && bodyOf(existing.soul) === bodyOf(rendered.soul)) {
+      if (canonical(existing.data) !== canonical(rendered.data)) await tx.profile.update({ where: { scopeId }, data: { data } });
+      return { soul: existing.soul, version: existing.version, changed: false };
+    }
+    const version = (existing?.version ?? 0) + 1;
+    await tx.profile.upsert({ where: { scopeId }, create: { scopeId, soul: rendered.soul, data, version }, update: { soul: rendered.soul, data, version } });
+    await tx.auditEvent.create({
+      data: { scopeId, runId: options.runId ?? null, action: 'soul', subjectType: 'profile', subjectId: scopeId, after: { version, memories: rendered.memoryCount }, createdAt: options.now },
+    });
+    return { soul: rendered.soul, version, changed: true };
+  });
+}
+
+/** The stored soul, or a short document saying nothing has been learned yet. */
+export async function soulMarkdown(prisma: PrismaClient, scopeId: string): Promise<string> {
+  const profile = await prisma.profile.findUnique({ where: { scopeId }, select: { soul: true } });
+  if (profile) return profile.soul;
+  const scope = await prisma.scope.findUnique({ where: { id: scopeId }, select: { key: true, title: true } });
+  if (!scope) throw new NotFoundError(`no scope ${scopeId}`, { code: 'scope.not_found' });
+  return [`# Soul of ${oneLine(scope.title ?? scope.key)}`, '', NOTHING_YET, ''].join('\n');
+}

@@ -1,0 +1,93 @@
+/**
+ * Context for a reply on a real SQLite store: relevant memories above the confidence floor,
+ * the last 24 hours of episodes, packing into the token budget with what was dropped, access
+ * counted (never reinforcement), and nothing from another scope.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { loadConfig } from '../../src/config/load-config';
+import { createCore, type Core } from '../../src/core';
+import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import { createMemory } from '../../src/memory/memories/memory-writer';
+import { packIntoBudget } from '../../src/memory/retrieval/retrieve-context';
+import { estimateTokens } from '../../src/shared/tokens';
+import { tempDir } from '../support/databases';
+import { memoryLogger } from '../support/logger';
+
+describe('retrieveContext', () => {
+  let core: Core;
+  let ana: string;
+  let ben: string;
+  const now = new Date('2026-03-10T12:00:00Z');
+
+  beforeAll(async () => {
+    core = await createCore(loadConfig({ env: { DATA_DIR: tempDir() }, envFile: false }), memoryLogger().logger, { embedder: createHashEmbedder({ dimension: 256 }) });
+    const ingest = (key: string, content: string, hoursAgo: number, i: number) =>
+      core.episodeService.ingestMany({ key, channel: 'test' }, [core.episodeService.normalize({ content, externalId: `${key}-${i}`, timestamp: new Date(now.getTime() - hoursAgo * 3_600_000).toISOString() }, 'test')]);
+    await ingest('ana', 'We talked about the hiking trip to the Pyrenees', 2, 1);
+    await ingest('ana', 'Remind me to buy new boots', 5, 2);
+    await ingest('ana', 'An old message from last week about taxes', 24 * 7, 3);
+    await ingest('ben', 'Ben secret: the hiking trip is a surprise party', 1, 1);
+    ana = (await core.scopes.findByKey('ana'))!.id;
+    ben = (await core.scopes.findByKey('ben'))!.id;
+    const origin = { now: new Date(now.getTime() - 86_400_000) };
+    await core.db.prisma.$transaction(async (tx) => {
+      await createMemory(tx, { scopeId: ana, category: 'preference', content: 'Ana loves hiking in the mountains', confidence: 0.9 }, origin);
+      await createMemory(tx, { scopeId: ana, category: 'fact', content: 'Ana might dislike hiking in the rain', confidence: 0.2 }, origin);
+      await createMemory(tx, { scopeId: ana, category: 'fact', content: 'Ana works as a nurse', confidence: 0.8 }, origin);
+      await createMemory(tx, { scopeId: ben, category: 'fact', content: 'Ben plans hiking surprise for Ana', confidence: 0.9 }, origin);
+    });
+    await core.embeddingWorker.drain();
+  });
+  afterAll(async () => core?.close());
+
+  it('brings relevant confident memories and the last day of episodes, nothing from another scope', async () => {
+    const ctx = await core.context.retrieveContext({ scopeId: ana, message: 'any tips for my hiking trip?', now });
+    const texts = ctx.items.map((i) => i.text).join('\n');
+    expect(texts).toContain('Ana loves hiking in the mountains');
+    expect(texts).not.toContain('dislike hiking in the rain'); // below the 0.3 confidence floor
+    expect(texts).toContain('Pyrenees');
+    expect(texts).toContain('buy new boots');
+    expect(texts).not.toContain('taxes'); // older than 24 hours
+    expect(texts).not.toMatch(/Ben|surprise/);
+    expect(ctx.items[0]!.kind).toBe('memory');
+    expect(ctx.usedTokens).toBe(ctx.items.reduce((n, i) => n + i.tokens, 0));
+    expect(ctx.usedTokens).toBeLessThanOrEqual(2_000);
+    expect(ctx.dropped).toEqual([]);
+  });
+
+  it('packs into a small budget and returns what it dropped', async () => {
+    const full = await core.context.retrieveContext({ scopeId: ana, message: 'hiking trip', now });
+    const budget = full.items[0]!.tokens + 1;
+    const small = await core.context.retrieveContext({ scopeId: ana, message: 'hiking trip', now, budgetTokens: budget });
+    expect(small.usedTokens).toBeLessThanOrEqual(budget);
+    expect(small.items.length).toBeGreaterThan(0);
+    expect(small.dropped.length).toBe(full.items.length - small.items.length);
+    expect([...small.items, ...small.dropped].map((i) => i.id).sort()).toEqual(full.items.map((i) => i.id).sort());
+  });
+
+  it('counts access on the memories it includes but never reinforces them', async () => {
+    const before = await core.db.prisma.memory.findFirstOrThrow({ where: { scopeId: ana, content: 'Ana works as a nurse' } });
+    const ctx = await core.context.retrieveContext({ scopeId: ana, message: 'what is my job as a nurse', now });
+    expect(ctx.memoryIds).toContain(before.id);
+    const after = await core.db.prisma.memory.findUniqueOrThrow({ where: { id: before.id } });
+    expect(after.accessCount).toBe(before.accessCount + 1);
+    expect(after.confidence).toBe(before.confidence);
+    expect(after.reinforcementCount).toBe(before.reinforcementCount);
+    expect(after.lastReinforcedAt).toEqual(before.lastReinforcedAt);
+  });
+
+  it('packs greedily by score and keeps trying smaller items after one does not fit', () => {
+    const item = (id: string, score: number, tokens: number) => ({ kind: 'memory' as const, id, text: id, score, tokens });
+    const packed = packIntoBudget([item('a', 0.9, 60), item('b', 0.8, 50), item('c', 0.7, 30)], 100);
+    expect(packed.items.map((i) => i.id)).toEqual(['a', 'c']);
+    expect(packed.dropped.map((i) => i.id)).toEqual(['b']);
+    expect(packed.used).toBe(90);
+  });
+
+  it('estimates tokens from characters and words, whichever is larger', () => {
+    expect(estimateTokens('')).toBe(0);
+    expect(estimateTokens('a'.repeat(400))).toBe(100);
+    expect(estimateTokens('a b c d e f g h')).toBe(Math.ceil(8 * 0.75 + 1));
+    expect(estimateTokens('The quick brown fox jumps over the lazy dog.')).toBeGreaterThanOrEqual(10);
+  });
+});
