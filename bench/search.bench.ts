@@ -29,7 +29,7 @@ import { createSilentLogger } from '../src/shared/logger';
 
 const BASE_TURNS = 1_500;
 const QUERIES = 100;
-const DATA = path.resolve(__dirname, '../../shared/datasets/locomo/locomo-dev.json');
+const DATA = process.env.LOCOMO_FILE ?? path.resolve(__dirname, '../../shared/datasets/locomo/locomo-dev.json');
 
 function random(seed: number): () => number {
   let state = seed >>> 0;
@@ -66,7 +66,7 @@ async function main(): Promise<void> {
     let t0 = performance.now();
     await core.episodeService.ingestMany(
       { key: 'bench:base', channel: 'bench' },
-      turns.map((t) => core.episodeService.normalize({ content: t.content, author: t.author, externalId: t.externalId + '@' + t.conversationId, timestamp: t.timestamp.toISOString(), conversationId: t.conversationId }, 'bench')),
+      turns.map((t, i) => core.episodeService.normalize({ content: t.content, author: t.author, externalId: `turn-${i}`, timestamp: t.timestamp.toISOString(), conversationId: t.conversationId }, 'bench')),
     );
     await core.embeddingWorker.drain();
     const withEmbedding = turns.length / ((performance.now() - t0) / 1000);

@@ -20,7 +20,7 @@ import { createSilentLogger } from '../src/shared/logger';
 import { startAnthropicDouble } from '../test/doubles/anthropic-server';
 
 const TURNS = 600;
-const DATA = path.resolve(__dirname, '../../shared/datasets/locomo/locomo-dev.json');
+const DATA = process.env.LOCOMO_FILE ?? path.resolve(__dirname, '../../shared/datasets/locomo/locomo-dev.json');
 
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nocturne-sleep-bench-'));
@@ -44,11 +44,12 @@ async function main(): Promise<void> {
   try {
     const turns = loadLocomo(DATA).flatMap((c) => c.episodes).slice(0, TURNS);
     const speaker = turns[0]!.author;
-    await core.episodeService.ingestMany(
+    const ingest = await core.episodeService.ingestMany(
       { key: 'bench:sleep', channel: 'bench' },
-      turns.map((t) => core.episodeService.normalize({ content: t.content, author: t.author, role: t.author === speaker ? 'user' : 'agent', externalId: `${t.conversationId}:${t.externalId}`, timestamp: t.timestamp.toISOString(), conversationId: t.conversationId }, 'bench')),
+      turns.map((t, i) => core.episodeService.normalize({ content: t.content, author: t.author, role: t.author === speaker ? 'user' : 'agent', externalId: `turn-${i}`, timestamp: t.timestamp.toISOString(), conversationId: t.conversationId }, 'bench')),
     );
     const scopeId = (await core.scopes.findByKey('bench:sleep'))!.id;
+    console.log(`ingested ${ingest.inserted} episodes (${ingest.duplicates} duplicates)`);
     const t0 = performance.now();
     const report = await core.sleep.consolidateScope(scopeId, { now: new Date(), runId: uuidv7(), shouldContinue: () => true, tokenBudgetLeft: Number.POSITIVE_INFINITY });
     const seconds = (performance.now() - t0) / 1000;
@@ -57,6 +58,7 @@ async function main(): Promise<void> {
     console.log(`sleep benchmark: ${report.episodes} episodes consolidated in ${report.batches} batch(es), ${seconds.toFixed(1)} s (loopback model)`);
     console.log(`  model calls per 100 episodes: ${per100(consolidationCalls).toFixed(2)} consolidation, ${per100(report.llmCalls).toFixed(2)} in all (goal <= 2)`);
     console.log(`  input tokens per episode: ${(bodyTokens / report.episodes).toFixed(0)} (whole request bodies, 4 characters a token; goal <= 400)`);
+    console.log(`  outcome: ${report.outcome.status}${report.outcome.detail ? ` (${report.outcome.detail})` : ''}`);
     console.log(`  memories created ${report.counts.created ?? 0}, reinforced ${report.counts.reinforced ?? 0}, rejected operations ${report.rejected.length}`);
   } finally {
     await core.close();

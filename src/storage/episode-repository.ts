@@ -48,6 +48,11 @@ export interface EpisodeRepository {
    * included). One indexed range per conversation position.
    */
   neighbours(scopeId: string, positions: ReadonlyArray<{ conversationId: string; turn: number }>, radius: number): Promise<EpisodeRecord[]>;
+  /**
+   * The turns at exactly these positions (conversation and turn number), where they exist. Hybrid
+   * search asks for the neighbours it does not hold yet rather than whole windows again.
+   */
+  atTurns(scopeId: string, positions: ReadonlyArray<{ conversationId: string; turn: number }>): Promise<EpisodeRecord[]>;
   count(scopeId: string): Promise<number>;
   /** Topics and entities stored for an episode. */
   tags(scopeId: string, episodeId: string): Promise<{ topics: string[]; entities: string[] }>;
@@ -178,6 +183,20 @@ export function createEpisodeRepository(prisma: PrismaClient): EpisodeRepository
         );
       }
       return [...new Map(out.map((row) => [row.id, row])).values()];
+    },
+    async atTurns(scopeId, positions) {
+      const byConversation = new Map<string, number[]>();
+      for (const p of positions) {
+        const turns = byConversation.get(p.conversationId) ?? [];
+        turns.push(p.turn);
+        byConversation.set(p.conversationId, turns);
+      }
+      const groups = [...byConversation].map(([conversationId, turns]) => ({ conversationId, turn: { in: [...new Set(turns)] } }));
+      const out: EpisodeRecord[] = [];
+      for (let i = 0; i < groups.length; i += 100) {
+        out.push(...(await prisma.episode.findMany({ where: { scopeId, OR: groups.slice(i, i + 100) } })));
+      }
+      return out;
     },
     findByExternalId: (scopeId, externalId) => prisma.episode.findUnique({ where: { scopeId_externalId: { scopeId, externalId } } }),
     count: (scopeId) => prisma.episode.count({ where: { scopeId } }),

@@ -1,7 +1,7 @@
 /**
  * Hybrid search on a real SQLite store with the deterministic hash embedder and the in-memory
- * vector index: scoring parts, neighbouring turns, filters, scope isolation, and the refusal of
- * vector search after an embedder change.
+ * vector index: scoring parts, neighbouring turns, passages, dates and speakers named in the query,
+ * filters, scope isolation, and the refusal of vector search after an embedder change.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createCore, type Core } from '../../src/core';
@@ -9,18 +9,19 @@ import { loadConfig } from '../../src/config/load-config';
 import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
 import { createIndexGuard } from '../../src/memory/vectors/index-guard';
 import { createInMemoryVectorIndex } from '../../src/memory/vectors/in-memory-vector-index';
-import { createHybridSearch } from '../../src/memory/retrieval/hybrid-search';
-import { tempDir } from '../support/databases';
+import { createHybridSearch, datesInQuery } from '../../src/memory/retrieval/hybrid-search';
+import { createPostgresDatabase, postgresAvailable, postgresSkipReason, tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';
 
-describe('hybrid search', () => {
+function suite(name: string, databaseEnv: () => Promise<Record<string, string>>) {
+describe(`hybrid search (${name})`, () => {
   let core: Core;
   let alice: string;
   let bob: string;
   const index = createInMemoryVectorIndex();
 
   beforeAll(async () => {
-    const config = loadConfig({ env: { DATA_DIR: tempDir() }, envFile: false });
+    const config = loadConfig({ env: { DATA_DIR: tempDir(), ...(await databaseEnv()) }, envFile: false });
     core = await createCore(config, memoryLogger().logger, { embedder: createHashEmbedder({ dimension: 256 }), vectorIndex: index });
     const turns = [
       { content: 'How was your weekend?', author: 'Bob' },
@@ -59,6 +60,48 @@ describe('hybrid search', () => {
     expect(reply!.score).toBeGreaterThan(far?.score ?? 0);
   });
 
+  it('reads the absolute dates a query names as calendar intervals', () => {
+    const iso = (text: string) => datesInQuery(text).map((d) => [d.start.toISOString().slice(0, 10), d.end.toISOString().slice(0, 10)]);
+    expect(iso('What did Tim say on 16 November, 2023?')).toEqual([['2023-11-16', '2023-11-17']]);
+    expect(iso('How many tournaments had Nate won by July 10, 2022?')).toEqual([['2022-07-10', '2022-07-11']]);
+    expect(iso('What did John start in August 2023, and what in 2024?')).toEqual([['2023-08-01', '2023-09-01'], ['2024-01-01', '2025-01-01']]);
+    expect(iso('What may Alice do on 31 February, 2023? And at 2023 degrees?')).toEqual([]);
+  });
+
+  it('scores turns by their closeness to a date the query names', async () => {
+    const { results } = await core.search.search({ scopeId: alice, semanticQuery: 'What happened on 4 May, 2024?', limit: 6 });
+    const byId = new Map(results.map((r) => [r.externalId, r]));
+    expect(byId.get('a3')!.parts.time).toBe(1);
+    // 1 May, 10:00 is 2.58 days before the interval: a little less than one half-life.
+    expect(byId.get('a0')!.parts.time).toBeCloseTo(0.5 ** (62 / 24 / 3), 3);
+    expect(byId.get('a2')!.parts.time).toBeCloseTo(0.5 ** (14 / 24 / 3), 3);
+    expect(results[0]!.externalId).toBe('a3');
+    const undated = await core.search.search({ scopeId: alice, semanticQuery: 'What happened?', limit: 6 });
+    expect(undated.results.every((r) => r.parts.time === undefined)).toBe(true);
+  });
+
+  it('credits the turns of a person the query names, and the passage that holds all its words', async () => {
+    const named = await core.search.search({ scopeId: alice, semanticQuery: 'What did Alice adopt?', limit: 6 });
+    const speakers = new Map(named.results.map((r) => [r.externalId, r.parts.speaker]));
+    expect(speakers.get('a1')).toBe(1);
+    expect(speakers.get('a2')).toBe(0);
+    const { results } = await core.search.search({ scopeId: alice, semanticQuery: 'puppy report', limit: 6 });
+    const byId = new Map(results.map((r) => [r.externalId, r]));
+    // a3's window (a1-a5) holds both words; so does a2's (a0-a4), though a2 itself holds neither;
+    // a5's window (a3-a5) holds only "report".
+    expect(byId.get('a3')!.parts.passage).toBe(1);
+    expect(byId.get('a2')!.parts.keyword).toBe(0);
+    expect(byId.get('a2')!.parts.passage).toBeGreaterThan(0.9);
+    expect(byId.get('a5')!.parts.passage).toBeLessThan(0.7);
+    expect(byId.get('a2')!.parts.session).toBe(1);
+  });
+
+  it('fetches the turns at given positions of a scope only (the neighbours the pool lacks)', async () => {
+    const rows = await core.episodes.atTurns(alice, [{ conversationId: 'c1', turn: 2 }, { conversationId: 'c1', turn: 4 }, { conversationId: 'c1', turn: 9 }, { conversationId: 'c2', turn: 0 }]);
+    expect(rows.map((r) => r.externalId).sort()).toEqual(['a2', 'a4']);
+    expect(await core.episodes.atTurns(bob, [{ conversationId: 'c1', turn: 2 }])).toEqual([]);
+  });
+
   it('never returns another scope\'s episodes, whatever the strategy', async () => {
     for (const strategy of ['hybrid', 'semantic', 'keyword', 'temporal'] as const) {
       const { results } = await core.search.search({ scopeId: alice, semanticQuery: 'Bob adopted a puppy named Biscuit too', limit: 50, strategy });
@@ -90,3 +133,12 @@ describe('hybrid search', () => {
     expect(results[0]!.parts.semantic).toBe(0);
   });
 });
+}
+
+suite('SQLite', async () => ({}));
+
+if (postgresAvailable()) {
+  suite('PostgreSQL', async () => ({ DB_PROVIDER: 'postgres', DATABASE_URL: await createPostgresDatabase() }));
+} else {
+  it.skip(`hybrid search on PostgreSQL skipped: ${postgresSkipReason()}`, () => undefined);
+}

@@ -1,9 +1,12 @@
 /**
  * Hybrid search over a scope's episodes and memories (seed 000 "Retrieval methods", seed 004
  * "Retrieval"): candidates from the vector index and the full-text index, scored by a weighted
- * sum of semantic similarity, BM25, recency, importance and (memories) confidence; an episode's
- * neighbouring turns in the same conversation lend it context. Every result carries the parts
- * that made its score.
+ * sum of semantic similarity, BM25, recency, importance and (memories) confidence. Episodes
+ * also get: context (the best neighbouring turn's relevance), passage (keyword coverage of the
+ * turn with its neighbours), session (how well their conversation matches), time (closeness to
+ * a date the query names), speaker (the author is named in the query) and substance (a prior
+ * against near-empty turns). Every result carries the parts that made its score; the figures
+ * behind the weights are in docs/retrieval.md.
  *
  * Scoping: every store call names the scope; ids that come back are re-read from the database
  * with the scope in the query, so nothing of another scope can leak through any path.
@@ -11,7 +14,7 @@
 import type { Logger } from '../../shared/logger';
 import { ValidationError } from '../../shared/errors';
 import type { EpisodeRecord, EpisodeRepository } from '../../storage/episode-repository';
-import type { FullTextIndex, KeywordHit } from '../../storage/full-text';
+import { queryTerms, type FullTextIndex, type KeywordHit } from '../../storage/full-text';
 import type { MemoryRepository, MemoryWithSources } from '../../storage/memory-repository';
 import type { PrismaClient } from '../../storage/prisma';
 import type { Embedder } from '../embeddings/embedder';
@@ -28,13 +31,97 @@ export interface SearchWeights {
   readonly confidence: number;
   /** Share of the best neighbouring turn's relevance an episode receives. */
   readonly context: number;
+  /** Closeness to a date the query names (see {@link datesInQuery}). */
+  readonly time: number;
+  /** Relevance of the item's conversation (its best turn's relevance, relative to the best conversation's). */
+  readonly session: number;
+  /** The turn's author is a person the query names. */
+  readonly speaker: number;
+  /** Keyword coverage of the passage around a turn (the turns within the context radius). */
+  readonly passage: number;
+  /**
+   * A prior for turns that say something: "Bye Nate!" shares the name with many questions and
+   * BM25's length normalization favours it, but a fact takes a sentence.
+   */
+  readonly substance: number;
 }
 
-export const DEFAULT_WEIGHTS: SearchWeights = { semantic: 0.25, keyword: 0.5, recency: 0.03, importance: 0.03, confidence: 0.1, context: 0.7 };
+export const DEFAULT_WEIGHTS: SearchWeights = {
+  semantic: 0.25,
+  keyword: 0.5,
+  recency: 0.03,
+  importance: 0.03,
+  confidence: 0.1,
+  context: 0.6,
+  time: 0.5,
+  session: 0.4,
+  speaker: 0.1,
+  passage: 0.2,
+  substance: 0.1,
+};
 
 /** Recency half-life: a month-old item counts half as recent as one from today. */
 const RECENCY_HALF_LIFE_DAYS = 30;
+/** Words from which a turn counts as fully substantial (a median chat turn has about 20). */
+const SUBSTANTIAL_WORDS = 20;
+/** An item three days from a date the query names counts half as close as one on that date. */
+const TIME_HALF_LIFE_DAYS = 3;
 const DAY_MS = 86_400_000;
+
+/** A calendar interval named in a query, [start, end) in UTC. */
+export interface DateInterval {
+  readonly start: Date;
+  readonly end: Date;
+}
+
+const MONTH = '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)';
+const MONTH_PREFIXES = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+const monthOf = (name: string) => MONTH_PREFIXES.indexOf(name.slice(0, 3).toLowerCase());
+
+/** Most specific first: a span taken by one pattern is not read again by a later one. */
+const DATE_PATTERNS: ReadonlyArray<{ pattern: RegExp; read: (m: RegExpExecArray) => { year: number; month?: number; day?: number } }> = [
+  { pattern: new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH},?\\s+(\\d{4})\\b`, 'gi'), read: (m) => ({ year: Number(m[3]), month: monthOf(m[2]!), day: Number(m[1]) }) },
+  { pattern: new RegExp(`\\b${MONTH}\\s+(\\d{1,2})(?:st|nd|rd|th)?,?\\s*(\\d{4})\\b`, 'gi'), read: (m) => ({ year: Number(m[3]), month: monthOf(m[1]!), day: Number(m[2]) }) },
+  { pattern: new RegExp(`\\b${MONTH},?\\s+(\\d{4})\\b`, 'gi'), read: (m) => ({ year: Number(m[2]), month: monthOf(m[1]!) }) },
+  { pattern: /\b(?:in|of|during|by)\s+(\d{4})\b/gi, read: (m) => ({ year: Number(m[1]) }) },
+];
+
+/**
+ * The absolute dates a query names ("on 8 May, 2023", "July 10, 2022", "in August 2023",
+ * "in 2024") as calendar intervals. A question about a dated event is best answered by what was
+ * said around that date, which neither BM25 (digits and month names match little) nor the
+ * embedding sees. Relative dates ("last week") are left alone: they need the asker's "now".
+ */
+export function datesInQuery(text: string): DateInterval[] {
+  const out: DateInterval[] = [];
+  const taken: Array<[number, number]> = [];
+  for (const { pattern, read } of DATE_PATTERNS) {
+    for (const m of text.matchAll(pattern)) {
+      const from = m.index ?? 0;
+      const to = from + m[0].length;
+      if (taken.some(([a, b]) => a < to && from < b)) continue;
+      taken.push([from, to]);
+      const { year, month, day } = read(m as RegExpExecArray);
+      // An impossible date ("31 February") names no day; its month is not read from it either.
+      if (month !== undefined && month < 0) continue;
+      if (day !== undefined && (day < 1 || day > new Date(Date.UTC(year, month! + 1, 0)).getUTCDate())) continue;
+      const start = new Date(Date.UTC(year, month ?? 0, day ?? 1));
+      const end = day !== undefined ? new Date(Date.UTC(year, month!, day + 1)) : month !== undefined ? new Date(Date.UTC(year, month + 1, 1)) : new Date(Date.UTC(year + 1, 0, 1));
+      out.push({ start, end });
+    }
+  }
+  return out;
+}
+
+/** 1 inside one of the intervals, halving every {@link TIME_HALF_LIFE_DAYS} days outside. */
+function closenessTo(intervals: readonly DateInterval[], time: Date): number {
+  let best = 0;
+  for (const { start, end } of intervals) {
+    const days = Math.max(0, start.getTime() - time.getTime(), time.getTime() - end.getTime()) / DAY_MS;
+    best = Math.max(best, 0.5 ** (days / TIME_HALF_LIFE_DAYS));
+  }
+  return best;
+}
 
 export interface SearchOutcome {
   readonly results: SearchResult[];
@@ -57,8 +144,14 @@ export interface HybridSearchDeps {
   readonly guard?: IndexGuard;
   readonly logger: Logger;
   readonly weights?: Partial<SearchWeights>;
-  /** Candidates taken from each index before scoring. */
+  /** Candidates taken from the vector index before scoring (default 300). */
   readonly candidates?: number;
+  /**
+   * Candidates taken from the full-text index. Matching rows are cheap to rank, and a turn that
+   * shares one rare word with the query should keep its own keyword score when it joins the pool
+   * as a neighbour (default 1000).
+   */
+  readonly keywordCandidates?: number;
   /** Turns on each side of a candidate that lend it context. */
   readonly contextRadius?: number;
   readonly clock?: () => Date;
@@ -84,14 +177,28 @@ function normalizedScores(hits: ReadonlyArray<KeywordHit | VectorHit>): Map<stri
   return new Map(hits.map((h) => [h.id, max > 0 ? Math.max(0, h.score) / max : 0]));
 }
 
+/**
+ * Whether an author is named in the query ("what did Melanie paint?" names the author Melanie,
+ * or "Mel" for "Melanie Smith"'s first name): a question about a person is most often answered
+ * by what that person said. Every word of the author's name counts.
+ */
+function namedIn(queryWords: ReadonlySet<string>, author: string): boolean {
+  return queryTerms(author).some((word) => queryWords.has(word));
+}
+
+function wordCount(text: string): number {
+  return text.match(/[\p{L}\p{N}]+/gu)?.length ?? 0;
+}
+
 function round(value: number): number {
   return Math.round(value * 10_000) / 10_000;
 }
 
 export function createHybridSearch(deps: HybridSearchDeps): HybridSearch {
   const weights: SearchWeights = { ...DEFAULT_WEIGHTS, ...deps.weights };
-  const candidateCount = deps.candidates ?? 200;
-  const radius = deps.contextRadius ?? 1;
+  const candidateCount = deps.candidates ?? 300;
+  const keywordCandidateCount = deps.keywordCandidates ?? 1000;
+  const radius = deps.contextRadius ?? 2;
   const clock = deps.clock ?? (() => new Date());
   const log = deps.logger.child({ component: 'search' });
 
@@ -157,15 +264,24 @@ export function createHybridSearch(deps: HybridSearchDeps): HybridSearch {
   async function scoreEpisodes(query: MemoryQuery, text: string, vector: Float32Array | undefined, now: Date, notes: string[]): Promise<Scored[]> {
     const useKeyword = query.strategy !== 'semantic';
     const useVector = query.strategy !== 'keyword';
-    const [kw, vec] = await Promise.all([
-      useKeyword ? deps.fullText.search({ scopeId: query.scopeId, kind: 'episode', query: text, limit: candidateCount }) : Promise.resolve([]),
+    // Scored word by word: the sum is the turn's BM25, and the per-word scores give the passage coverage.
+    const [termHits, vec] = await Promise.all([
+      useKeyword ? deps.fullText.searchTerms({ scopeId: query.scopeId, kind: 'episode', query: text, limit: keywordCandidateCount }) : Promise.resolve({ terms: [], hits: [] }),
       useVector ? vectorHits(query, vector, 'episode', notes) : Promise.resolve([]),
     ]);
+    const terms = termHits.terms;
+    const termScores = new Map(termHits.hits.map((hit) => [hit.id, hit.scores]));
+    const kw = [...termScores].map(([id, scores]) => ({ id, score: scores.reduce((a, b) => a + b, 0) }));
     const kwScore = normalizedScores(kw);
     const semScore = normalizedScores(vec);
+    const dates = weights.time > 0 ? datesInQuery(text) : [];
+    const queryWords = new Set(queryTerms(text));
     const ids = [...new Set([...kwScore.keys(), ...semScore.keys()])];
     const rows = await deps.episodes.getMany(query.scopeId, ids);
     const tagged = await topicFilter(query, ids);
+    // What the query's words and meaning say about a turn itself; the only thing neighbours and
+    // conversations lend (recency, importance and dates are the turn's own).
+    const relevance = new Map<string, number>();
     const base = (e: EpisodeRecord): Scored => {
       const parts: ScoreParts = {
         semantic: semScore.get(e.id) ?? 0,
@@ -173,35 +289,88 @@ export function createHybridSearch(deps: HybridSearchDeps): HybridSearch {
         recency: recencyOf(e.timestamp, now),
         importance: e.importance,
       };
-      const score = weights.semantic * parts.semantic! + weights.keyword * parts.keyword! + weights.recency * parts.recency! + weights.importance * parts.importance!;
+      if (dates.length > 0) parts.time = closenessTo(dates, e.timestamp);
+      if (weights.speaker > 0 && e.author) parts.speaker = namedIn(queryWords, e.author) ? 1 : 0;
+      if (weights.substance > 0) parts.substance = Math.min(1, wordCount(e.content) / SUBSTANTIAL_WORDS);
+      const own = weights.semantic * parts.semantic! + weights.keyword * parts.keyword!;
+      relevance.set(e.id, own);
+      const score = own + weights.recency * parts.recency! + weights.importance * parts.importance! + weights.time * (parts.time ?? 0) + weights.speaker * (parts.speaker ?? 0) + weights.substance * (parts.substance ?? 0);
       return { kind: 'episode', id: e.id, base: score, parts, episode: e };
     };
     const scored = new Map(rows.map((e) => [e.id, base(e)]));
 
     // Neighbouring turns lend context: the best neighbour's relevance flows to each turn, and the
     // neighbours of the strongest candidates join the pool (the answer is often the next turn).
-    if (weights.context > 0 && radius > 0) {
-      const strongest = [...scored.values()].sort((a, b) => b.base - a.base).slice(0, 50);
-      const positions = strongest
-        .filter((s) => s.episode?.conversationId && s.episode.turn !== null)
-        .map((s) => ({ conversationId: s.episode!.conversationId as string, turn: s.episode!.turn as number }));
-      for (const row of await deps.episodes.neighbours(query.scopeId, positions, radius)) {
-        if (!scored.has(row.id)) scored.set(row.id, base(row));
-      }
+    if ((weights.context > 0 || weights.passage > 0) && radius > 0) {
       const byPosition = new Map<string, Scored>();
-      for (const s of scored.values()) if (s.episode?.conversationId && s.episode.turn !== null) byPosition.set(`${s.episode.conversationId}#${s.episode.turn}`, s);
-      for (const s of scored.values()) {
+      const place = (s: Scored) => {
+        if (s.episode?.conversationId && s.episode.turn !== null) byPosition.set(`${s.episode.conversationId}#${s.episode.turn}`, s);
+      };
+      for (const s of scored.values()) place(s);
+      const missing: Array<{ conversationId: string; turn: number }> = [];
+      for (const s of [...scored.values()].sort((a, b) => b.base - a.base).slice(0, 50)) {
+        const e = s.episode!;
+        if (!e.conversationId || e.turn === null) continue;
+        for (let d = -radius; d <= radius; d++) {
+          if (d !== 0 && e.turn + d >= 0 && !byPosition.has(`${e.conversationId}#${e.turn + d}`)) missing.push({ conversationId: e.conversationId, turn: e.turn + d });
+        }
+      }
+      for (const row of missing.length > 0 ? await deps.episodes.atTurns(query.scopeId, missing) : []) {
+        if (scored.has(row.id)) continue;
+        const s = base(row);
+        scored.set(row.id, s);
+        place(s);
+      }
+      for (const s of weights.context > 0 ? scored.values() : []) {
         const e = s.episode!;
         if (!e.conversationId || e.turn === null) continue;
         let best = 0;
         for (let d = -radius; d <= radius; d++) {
           if (d === 0) continue;
           const neighbour = byPosition.get(`${e.conversationId}#${e.turn + d}`);
-          if (neighbour) best = Math.max(best, neighbour.base - weights.recency * (neighbour.parts.recency ?? 0) - weights.importance * (neighbour.parts.importance ?? 0));
+          if (neighbour) best = Math.max(best, relevance.get(neighbour.id) ?? 0);
         }
         s.parts.context = best;
       }
       for (const s of scored.values()) s.base += weights.context * (s.parts.context ?? 0);
+
+      if (weights.passage > 0 && terms.length > 0) {
+        const coverage = new Map<string, number>();
+        for (const s of scored.values()) {
+          const e = s.episode!;
+          if (!e.conversationId || e.turn === null) continue;
+          const best = new Array<number>(terms.length).fill(0);
+          for (let d = -radius; d <= radius; d++) {
+            const neighbour = byPosition.get(`${e.conversationId}#${e.turn + d}`);
+            const scores = neighbour && termScores.get(neighbour.id);
+            if (scores) scores.forEach((v, t) => (best[t] = Math.max(best[t]!, v)));
+          }
+          coverage.set(s.id, best.reduce((a, b) => a + b, 0));
+        }
+        const top = Math.max(0, ...coverage.values());
+        for (const [id, value] of coverage) {
+          const s = scored.get(id)!;
+          s.parts.passage = top > 0 ? value / top : 0;
+          s.base += weights.passage * s.parts.passage;
+        }
+      }
+    }
+
+    // Conversation-level relevance: a turn in the conversation that best matches the query is
+    // more likely to be about the same thing than an equally scored turn elsewhere.
+    if (weights.session > 0) {
+      const bestOf = new Map<string, number>();
+      for (const s of scored.values()) {
+        const c = s.episode!.conversationId;
+        if (c) bestOf.set(c, Math.max(bestOf.get(c) ?? 0, relevance.get(s.id) ?? 0));
+      }
+      const top = Math.max(0, ...bestOf.values());
+      for (const s of scored.values()) {
+        const c = s.episode!.conversationId;
+        if (!c || top <= 0) continue;
+        s.parts.session = bestOf.get(c)! / top;
+        s.base += weights.session * s.parts.session;
+      }
     }
     const taggedAll = tagged ? await topicFilter(query, [...scored.keys()]) : undefined;
     return [...scored.values()].filter((s) => episodePasses(query, s.episode!, taggedAll));

@@ -41,6 +41,20 @@ export interface ScoreParts {
   confidence?: number;
   /** Relevance lent by the neighbouring turns of the same conversation. */
   context?: number;
+  /** Closeness of the item's time to a date the query names ("on 8 May, 2023", "in August 2023"). */
+  time?: number;
+  /** Relevance of the item's conversation (session): its best turn's relevance, relative to the best conversation's. */
+  session?: number;
+  /** The item's author is a person the query names. */
+  speaker?: number;
+  /**
+   * Keyword coverage of the passage around a turn: each query word counts once, with its best
+   * BM25 among the turn and its neighbours, so a question split over a question and its answer
+   * is matched as a whole.
+   */
+  passage?: number;
+  /** How much an episode says: its word count relative to a full sentence (20 words), at most 1. */
+  substance?: number;
 }
 
 export interface SearchResult {

@@ -16,7 +16,7 @@ import type { VectorIndex } from '../../memory/vectors/vector-index';
 import type { Logger } from '../../shared/logger';
 import type { Episode, Memory, PrismaClient } from '../../storage/prisma';
 import { applyPlan, type AppliedPlan } from './apply-plan';
-import { DEFAULT_PACKING, groupEpisodes, packGroups, type PackingLimits } from './grouping';
+import { DEFAULT_PACKING, groupEpisodes, packGroups, packingFor, type PackingLimits } from './grouping';
 import { consolidationAnswerSchema } from './operations';
 import { makePlan, mergePlans, type Plan } from './plan';
 import { buildConsolidationPrompt, CONSOLIDATION_SYSTEM_PROMPT, type PromptEpisodeGroup } from './prompt';
@@ -79,7 +79,8 @@ export function createConsolidator(deps: {
   readonly logger: Logger;
   readonly options?: Partial<ConsolidatorOptions>;
 }): Consolidator {
-  const options = { ...DEFAULT_CONSOLIDATOR_OPTIONS, ...deps.options };
+  const maxAnswerTokens = deps.options?.maxAnswerTokens ?? DEFAULT_CONSOLIDATOR_OPTIONS.maxAnswerTokens;
+  const options = { ...DEFAULT_CONSOLIDATOR_OPTIONS, packing: packingFor(deps.llm.contextWindow, maxAnswerTokens), ...deps.options };
   const log = deps.logger.child({ component: 'consolidation' });
   const { prisma } = deps;
 

@@ -15,7 +15,19 @@ export interface PackingLimits {
   readonly maxChars: number;
 }
 
-export const DEFAULT_PACKING: PackingLimits = { maxEpisodes: 60, maxChars: 24_000 };
+/** A whole batch (100 episodes) in one prompt when the model's window allows it. */
+export const DEFAULT_PACKING: PackingLimits = { maxEpisodes: 100, maxChars: 40_000 };
+
+/**
+ * Limits that fit a model's context window: what is left after the answer, the instructions and
+ * the memories shown, at about 3 characters a token (on the safe side of 4), never above the
+ * defaults. An 8k-token Ollama model gets prompts of ~5,000 characters; Claude gets the defaults.
+ */
+export function packingFor(contextWindow: number, maxAnswerTokens: number): PackingLimits {
+  const reserved = maxAnswerTokens + 1_500 /* instructions */ + 1_500; /* memories */
+  const maxChars = Math.max(2_000, Math.min(DEFAULT_PACKING.maxChars, (contextWindow - reserved) * 3));
+  return { maxEpisodes: DEFAULT_PACKING.maxEpisodes, maxChars };
+}
 
 const PAUSE_MS = 2 * 60 * 60 * 1000;
 
