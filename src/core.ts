@@ -70,14 +70,11 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
   const embedder = overrides.embedder ?? createEmbedder(config.embedder, { logger: logger.child({ component: 'embedder' }), timeoutMs: config.llm.timeoutMs });
   const vectorIndex = overrides.vectorIndex ?? createVectorIndex(config.vectors, embedder.dimension);
   const indexGuard = createIndexGuard({ index: vectorIndex, embedder, prisma: db.prisma });
-  try {
-    const state = await indexGuard.init();
-    if (state.status === 'mismatch') {
-      logger.warn('vector search is off until the index is rebuilt: run `npm run cli -- reindex`', { stored: state.stored, configured: state.configured });
-    }
-  } catch (error) {
-    await db.close();
-    throw error;
+  const state = await indexGuard.init();
+  if (state.status === 'mismatch') {
+    logger.warn('vector search is off until the index is rebuilt: run `npm run cli -- reindex`', { stored: state.stored, configured: state.configured });
+  } else if (state.status === 'unavailable') {
+    logger.warn('the vector index is unavailable: searching by keywords only; episodes are stored and get their vectors when it answers', { reason: state.reason });
   }
   const embeddingWorker = createEmbeddingWorker({ prisma: db.prisma, embedder, index: vectorIndex, guard: indexGuard, logger });
   const episodeService = createEpisodeService({ scopes, episodes, logger, maxEpisodeBytes: config.ingest.maxEpisodeBytes });

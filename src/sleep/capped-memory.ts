@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { LanguageModel, LlmResponse } from '../llm/language-model';
 import { completeStructured } from '../llm/structured';
 import { createMemory, forgetMemory, supersedeMemory, type ChangeOrigin } from '../memory/memories/memory-writer';
+import { flushTombstones } from '../memory/vectors/tombstones';
 import type { VectorIndex } from '../memory/vectors/vector-index';
 import type { Logger } from '../shared/logger';
 import type { Episode, PrismaClient } from '../storage/prisma';
@@ -105,7 +106,7 @@ export async function rememberConversation(
     removed = await prisma.$transaction((tx) => forgetMemory(tx, scopeId, oldest.id, { ...origin, reason: `memory cap ${cap}: oldest removed (FIFO fallback)` }));
     compaction = 'fifo';
   }
-  if (deps.index && removed.length > 0) await deps.index.delete(scopeId, removed).catch((error) => log.warn('could not delete vectors of removed memories', { scopeId, error }));
+  if (deps.index && removed.length > 0) await flushTombstones(prisma, deps.index).catch((error) => log.warn('vectors of removed memories will be deleted when the vector index answers', { scopeId, error }));
   const count = await prisma.memory.count({ where: { scopeId, active: true, validTo: null } });
   if (count > cap) log.error('memory cap still exceeded after compaction', { scopeId, count, cap });
   return { created: true, compaction, removedIds: removed, responses };

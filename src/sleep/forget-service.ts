@@ -16,6 +16,7 @@ import type { PrismaClient } from '../storage/prisma';
 import { queryTerms } from '../storage/full-text';
 import { scrubDigests } from './digest';
 import { regenerateSoul } from './soul';
+import { flushTombstones, writeTombstones } from '../memory/vectors/tombstones';
 import type { VectorIndex } from '../memory/vectors/vector-index';
 import { forgetMemory, type Tx } from '../memory/memories/memory-writer';
 
@@ -130,10 +131,10 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
   async function afterRemoval(scopeId: string, removedIds: readonly string[], now: Date): Promise<Pick<ForgetResult, 'vectorsDeleted' | 'soulVersion'>> {
     let vectorsDeleted = true;
     try {
-      for (let i = 0; i < removedIds.length; i += VECTOR_BATCH) await index.delete(scopeId, removedIds.slice(i, i + VECTOR_BATCH));
+      while ((await flushTombstones(prisma, index, VECTOR_BATCH)) > 0);
     } catch (error) {
       vectorsDeleted = false;
-      log.error('forgotten memories are gone from the database but their vectors could not be deleted; run `npm run cli -- reindex`', { scopeId, count: removedIds.length, error });
+      log.error('forgotten memories are gone from the database; their vectors will be deleted as soon as the vector index answers', { scopeId, count: removedIds.length, error });
     }
     let soulVersion: number | null;
     try {
@@ -206,6 +207,7 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
         await tx.memory.updateMany({ where: { scopeId }, data: { supersededById: null } });
         await tx.auditEvent.updateMany({ where: { scopeId, subjectType: 'memory', action: { not: 'forget' } }, data: { before: REDACTED, after: REDACTED, reason: null } });
         await tx.memory.deleteMany({ where: { scopeId } });
+        await writeTombstones(tx, scopeId, 'memory', ids);
         await scrubDigests(tx, scopeId, ids);
         await tx.auditEvent.create({
           data: { scopeId, action: 'forget', subjectType: 'scope', subjectId: scopeId, after: { removed: ids.length }, reason: options.reason ?? 'every memory purged at the owner\u2019s request', createdAt: now },

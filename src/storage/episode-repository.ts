@@ -3,6 +3,7 @@
  * importing the same file twice, or a channel redelivering a message, adds nothing.
  */
 import { uuidv7 } from '../shared/ids';
+import { Prisma as SQL } from '../generated/sqlite/client';
 import type { Episode, Prisma, PrismaClient } from './prisma';
 
 /** An episode ready to store (validated and normalized by the memory layer). */
@@ -191,12 +192,20 @@ export function createEpisodeRepository(prisma: PrismaClient): EpisodeRepository
         turns.push(p.turn);
         byConversation.set(p.conversationId, turns);
       }
-      const groups = [...byConversation].map(([conversationId, turns]) => ({ conversationId, turn: { in: [...new Set(turns)] } }));
-      const out: EpisodeRecord[] = [];
-      for (let i = 0; i < groups.length; i += 100) {
-        out.push(...(await prisma.episode.findMany({ where: { scopeId, OR: groups.slice(i, i + 100) } })));
+      // The ids in one statement of one indexed lookup per conversation (UNION ALL): an OR of
+      // conversations makes SQLite scan the whole scope (156 ms at 100k episodes), and one Prisma
+      // query per conversation costs ~0.7 ms each; then the rows by id.
+      const ids: string[] = [];
+      const groups = [...byConversation];
+      for (let i = 0; i < groups.length; i += 200) {
+        const selects = groups.slice(i, i + 200).map(
+          ([conversationId, turns]) =>
+            SQL.sql`SELECT "id" FROM "Episode" WHERE "scopeId" = ${scopeId} AND "conversationId" = ${conversationId} AND "turn" IN (${SQL.join([...new Set(turns)])})`,
+        );
+        const rows = await prisma.$queryRaw<Array<{ id: string }>>(SQL.join(selects, ' UNION ALL '));
+        ids.push(...rows.map((r) => r.id));
       }
-      return out;
+      return ids.length === 0 ? [] : this.getMany(scopeId, ids);
     },
     findByExternalId: (scopeId, externalId) => prisma.episode.findUnique({ where: { scopeId_externalId: { scopeId, externalId } } }),
     count: (scopeId) => prisma.episode.count({ where: { scopeId } }),

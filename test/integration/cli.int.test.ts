@@ -1,5 +1,5 @@
 /**
- * The CLI as a person runs it (`npm run cli -- ...` is `tsx src/cli/index.ts ...`), on a real
+ * The CLI as a person runs it (`npm run cli -- ...` is `node --import tsx src/cli/index.ts ...`), on a real
  * SQLite file and a real PostgreSQL database: the import round trip of the Foundation issue.
  */
 import fs from 'node:fs';

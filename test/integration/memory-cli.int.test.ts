@@ -1,5 +1,5 @@
 /**
- * The memory commands as a person runs them (`tsx src/cli/index.ts ...` in a child process) on a
+ * The memory commands as a person runs them (`node --import tsx src/cli/index.ts ...` in a child process) on a
  * real SQLite file: memories, audit, soul, digest, forget (preview, then --yes), pause/resume,
  * and the usage errors. The state is made with the memory writer in this process first.
  */

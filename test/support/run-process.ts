@@ -6,7 +6,15 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 
 export const ROOT = path.resolve(__dirname, '..', '..');
-const TSX = path.join(ROOT, 'node_modules', '.bin', 'tsx');
+
+/**
+ * Node itself with tsx as a loader, as `npm start` runs it: one process, so a signal reaches the
+ * service directly (the tsx CLI runs the script in a child and SIGKILLs it when the child does
+ * not acknowledge a relayed signal within 60 ms, which happens on a busy machine).
+ */
+function nodeArgs(script: string, args: readonly string[] = []): string[] {
+  return ['--import', 'tsx', path.join(ROOT, script), ...args];
+}
 
 /** An environment with nothing of the developer's Nocturne settings, plus `extra`. */
 export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -22,7 +30,7 @@ export interface ProcessResult {
 
 export function runTs(script: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd = ROOT): Promise<ProcessResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(TSX, [path.join(ROOT, script), ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, nodeArgs(script, args), { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
@@ -39,7 +47,7 @@ export function runCli(args: readonly string[], env: NodeJS.ProcessEnv): Promise
 /** Starts a long-running entry point; resolves once a stderr line matches `ready`. */
 export function startTs(script: string, env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(TSX, [path.join(ROOT, script)], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, nodeArgs(script), { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     const exited = new Promise<number | null>((done) => child.on('close', (code) => done(code)));
     const timer = setTimeout(() => {

@@ -12,6 +12,7 @@ import type { PrismaClient } from '../../storage/prisma';
 import type { IndexGuard } from '../vectors/index-guard';
 import type { VectorIndex, VectorKind, VectorRecord } from '../vectors/vector-index';
 import type { Embedder } from './embedder';
+import { flushTombstones } from '../vectors/tombstones';
 
 export interface EmbeddingWorkerOptions {
   readonly batchSize?: number;
@@ -86,7 +87,9 @@ export function createEmbeddingWorker(deps: {
   }
 
   async function runOnce(): Promise<number> {
+    await guard.ensure();
     guard.assertReady();
+    await flushTombstones(prisma, index);
     const rows = await nextBatch();
     if (rows.length === 0) return 0;
     const vectors = await embedder.embed(rows.map((row) => row.content));

@@ -12,6 +12,7 @@
  */
 import { NotFoundError, ValidationError } from '../../shared/errors';
 import type { Memory, Prisma } from '../../storage/prisma';
+import { writeTombstones } from '../vectors/tombstones';
 
 export type Tx = Prisma.TransactionClient;
 
@@ -231,8 +232,9 @@ export async function linkMemories(tx: Tx, scopeId: string, fromId: string, toId
 /**
  * Removes a memory and every version it superseded or that superseded it (the whole chain is
  * the same knowledge). The rows go (links and sources cascade, full-text triggers fire); the
- * audit keeps that something was forgotten, without its text. Returns the ids removed so the
- * caller can delete their vectors and derived documents.
+ * audit keeps that something was forgotten, without its text. Their vectors get tombstones in
+ * the same transaction (see vectors/tombstones.ts). Returns the ids removed so the caller can
+ * flush the tombstones and rebuild derived documents.
  */
 export async function forgetMemory(tx: Tx, scopeId: string, id: string, origin: ChangeOrigin): Promise<string[]> {
   const root = await load(tx, scopeId, id);
@@ -260,6 +262,7 @@ export async function forgetMemory(tx: Tx, scopeId: string, id: string, origin: 
   // Scrub the text from earlier audit events of these memories: the audit keeps what happened, not what was said.
   await tx.auditEvent.updateMany({ where: { scopeId, subjectType: 'memory', subjectId: { in: ids } }, data: { before: { redacted: true }, after: { redacted: true }, reason: null } });
   await tx.memory.deleteMany({ where: { scopeId, id: { in: ids } } });
+  await writeTombstones(tx, scopeId, 'memory', ids);
   await tx.auditEvent.create({
     data: {
       scopeId,

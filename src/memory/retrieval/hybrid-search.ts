@@ -152,6 +152,8 @@ export interface HybridSearchDeps {
    * as a neighbour (default 1000).
    */
   readonly keywordCandidates?: number;
+  /** Keyword candidates whose rows are read and scored, best summed score first (default 200). */
+  readonly keywordPool?: number;
   /** Turns on each side of a candidate that lend it context. */
   readonly contextRadius?: number;
   readonly clock?: () => Date;
@@ -198,6 +200,7 @@ export function createHybridSearch(deps: HybridSearchDeps): HybridSearch {
   const weights: SearchWeights = { ...DEFAULT_WEIGHTS, ...deps.weights };
   const candidateCount = deps.candidates ?? 300;
   const keywordCandidateCount = deps.keywordCandidates ?? 1000;
+  const keywordPoolSize = deps.keywordPool ?? 200;
   const radius = deps.contextRadius ?? 2;
   const clock = deps.clock ?? (() => new Date());
   const log = deps.logger.child({ component: 'search' });
@@ -208,8 +211,13 @@ export function createHybridSearch(deps: HybridSearchDeps): HybridSearch {
       return undefined;
     }
     const state = deps.guard.state();
-    if (state.status !== 'ready') {
+    if (state.status === 'mismatch') {
       notes.push(`vector search is off: the index holds ${state.stored.embedder} vectors but the embedder is ${state.configured.embedder}; run \`npm run cli -- reindex\``);
+      return undefined;
+    }
+    if (state.status === 'unavailable') {
+      notes.push('vector search is off: the vector index is unavailable; keyword search only');
+      void deps.guard.ensure().catch(() => undefined);
       return undefined;
     }
     try {
@@ -276,7 +284,10 @@ export function createHybridSearch(deps: HybridSearchDeps): HybridSearch {
     const semScore = normalizedScores(vec);
     const dates = weights.time > 0 ? datesInQuery(text) : [];
     const queryWords = new Set(queryTerms(text));
-    const ids = [...new Set([...kwScore.keys(), ...semScore.keys()])];
+    // Rows are read for the best keyword candidates only (the per-word lists of a long query add
+    // up to thousands of ids in a large scope); every hit keeps its score for neighbours.
+    const keywordPool = kw.length <= keywordPoolSize ? kw : [...kw].sort((a, b) => b.score - a.score).slice(0, keywordPoolSize);
+    const ids = [...new Set([...keywordPool.map((h) => h.id), ...semScore.keys()])];
     const rows = await deps.episodes.getMany(query.scopeId, ids);
     const tagged = await topicFilter(query, ids);
     // What the query's words and meaning say about a turn itself; the only thing neighbours and
@@ -377,6 +388,8 @@ export function createHybridSearch(deps: HybridSearchDeps): HybridSearch {
   }
 
   async function scoreMemories(query: MemoryQuery, text: string, vector: Float32Array | undefined, now: Date, notes: string[]): Promise<Scored[]> {
+    // A scope without memories (yet) skips both indexes: their word lists span every scope.
+    if ((await deps.prisma.memory.count({ where: { scopeId: query.scopeId } })) === 0) return [];
     const useKeyword = query.strategy !== 'semantic';
     const useVector = query.strategy !== 'keyword';
     const [kw, vec] = await Promise.all([
