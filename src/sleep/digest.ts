@@ -58,9 +58,10 @@ export function formatLocalMinute(date: Date, timeZone: string | null): string {
 }
 
 /** The readable digest: a title with the period, one section per kind of change, the numbered items. */
-export function renderDigest(params: { periodStart: Date; periodEnd: Date; timeZone: string | null; items: readonly DigestItem[]; reinforced: number }): string {
+export function renderDigest(params: { periodStart: Date; periodEnd: Date; timeZone: string | null; items: readonly DigestItem[]; reinforced: number; deferred?: number }): string {
   const { items } = params;
-  if (items.length === 0) return '';
+  const deferred = params.deferred ?? 0;
+  if (items.length === 0 && deferred === 0) return '';
   const zone = params.timeZone ?? 'UTC';
   const lines = [`# What I learned (${formatLocalMinute(params.periodStart, params.timeZone)} – ${formatLocalMinute(params.periodEnd, params.timeZone)}, ${zone})`, ''];
   for (const action of ACTIONS) {
@@ -69,7 +70,8 @@ export function renderDigest(params: { periodStart: Date; periodEnd: Date; timeZ
     lines.push(`## ${HEADINGS[action]}`, '', ...section.map((i) => `${i.n}. ${i.text}`), '');
   }
   if (params.reinforced > 0) lines.push(`I was also reminded ${params.reinforced} ${params.reinforced === 1 ? 'time' : 'times'} of things I already knew.`, '');
-  lines.push(`To make me forget an item, answer /forget and its number (e.g. /forget ${items[0]!.n}).`, '');
+  if (deferred > 0) lines.push(`I put off sorting through our conversations ${deferred === 1 ? 'once' : `${deferred} times`} because today's thinking budget was spent; I'll catch up tomorrow.`, '');
+  if (items.length > 0) lines.push(`To make me forget an item, answer /forget and its number (e.g. /forget ${items[0]!.n}).`, '');
   return lines.join('\n');
 }
 
@@ -168,7 +170,9 @@ export async function buildDigest(prisma: PrismaClient, scopeId: string, options
   const start = previous?.periodEnd ?? scope.createdAt;
   const periodStart = start.getTime() > periodEnd.getTime() ? periodEnd : start;
   const { items, reinforced } = await readPeriod(prisma, scopeId, periodStart, periodEnd);
-  const content = renderDigest({ periodStart, periodEnd, timeZone: scope.timezone, items, reinforced });
+  // Consolidation deferred by the daily token budget is said in the digest too (and in the log).
+  const deferred = await prisma.sleepRun.count({ where: { scopeId, kind: 'consolidate', status: 'deferred', startedAt: { gte: periodStart, lt: periodEnd } } });
+  const content = renderDigest({ periodStart, periodEnd, timeZone: scope.timezone, items, reinforced, deferred });
   try {
     return await prisma.digest.create({
       data: {
@@ -177,7 +181,7 @@ export async function buildDigest(prisma: PrismaClient, scopeId: string, options
         periodEnd,
         content,
         items: items as unknown as Prisma.InputJsonArray,
-        status: items.length > 0 ? 'pending' : 'empty',
+        status: content !== '' ? 'pending' : 'empty',
         createdAt: now,
       },
     });
