@@ -1,0 +1,190 @@
+/**
+ * The webhook channel: `POST /webhook/<source>` with a JSON body (webhook-request.ts) signed with
+ * the shared secret (signature.ts). Answers:
+ * - 200 `{ "reply": "..." }` — the agent's reply, or
+ * - 202 `{ "accepted": true }` when the request names a `callbackUrl`: the reply is POSTed
+ *   there, signed, with bounded retries;
+ * - 400 invalid JSON or fields (every problem listed), 401 bad or missing signature, 404 unknown
+ *   path, 405 other methods, 413 body over the limit, 415 not JSON, 500 our failure (no details).
+ * Nothing is stored unless the request is authentic and valid. Bound to 127.0.0.1 by default.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { AppError } from '../../shared/errors';
+import type { Logger } from '../../shared/logger';
+import { SIGNATURE_HEADER, sign, verify } from './signature';
+import { SOURCE_PATTERN, webhookRequestSchema, webhookScopeKey } from './webhook-request';
+
+export interface WebhookMessage {
+  readonly scopeKey: string;
+  readonly source: string;
+  readonly user?: string;
+  readonly name?: string;
+  readonly text: string;
+  readonly timestamp: Date;
+  readonly externalId?: string;
+}
+
+/** Turns a message into the reply text (the agent loop, adapted by the composition root). */
+export type WebhookHandler = (message: WebhookMessage) => Promise<string>;
+
+export interface WebhookServerOptions {
+  readonly secret: string;
+  readonly handler: WebhookHandler;
+  readonly logger: Logger;
+  readonly host?: string;
+  readonly port?: number;
+  /** Largest body accepted, in bytes (default 64 KiB). */
+  readonly maxBytes?: number;
+  /** Callback delivery: attempts and the first retry delay (doubled each time). */
+  readonly callbackAttempts?: number;
+  readonly callbackRetryMs?: number;
+  readonly fetch?: typeof fetch;
+}
+
+export interface WebhookServer {
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+function readBody(request: http.IncomingMessage, maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const declared = Number(request.headers['content-length'] ?? NaN);
+    if (Number.isFinite(declared) && declared > maxBytes) {
+      reject(new HttpError(413, `the body is larger than ${maxBytes} bytes`));
+      request.resume();
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        reject(new HttpError(413, `the body is larger than ${maxBytes} bytes`));
+        request.removeAllListeners('data');
+        request.resume();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    request.on('end', () => resolve(Buffer.concat(chunks)));
+    request.on('error', reject);
+  });
+}
+
+function send(response: http.ServerResponse, status: number, body: unknown): void {
+  if (response.headersSent) return;
+  const text = JSON.stringify(body);
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+  response.end(text);
+}
+
+export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
+  const log = options.logger.child({ component: 'webhook' });
+  const maxBytes = options.maxBytes ?? 64 * 1024;
+  const attempts = options.callbackAttempts ?? 3;
+  const retryMs = options.callbackRetryMs ?? 1_000;
+  const doFetch = options.fetch ?? fetch;
+  const inFlight = new Set<Promise<unknown>>();
+
+  async function deliver(callbackUrl: string, payload: Record<string, unknown>): Promise<void> {
+    const body = JSON.stringify(payload);
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      try {
+        const answer = await doFetch(callbackUrl, { method: 'POST', headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: sign(body, options.secret) }, body, signal: AbortSignal.timeout(10_000) });
+        if (answer.ok) return;
+        if (answer.status < 500 && answer.status !== 429) {
+          log.warn('the callback refused the reply; not retried', { status: answer.status, scopeKey: payload.scopeKey });
+          return;
+        }
+        log.warn('the callback failed; will retry', { status: answer.status, attempt });
+      } catch (error) {
+        log.warn('the callback could not be reached; will retry', { attempt, error });
+      }
+      if (attempt < attempts) await new Promise((r) => setTimeout(r, retryMs * 2 ** (attempt - 1)));
+    }
+    log.error('the reply could not be delivered to the callback', { scopeKey: payload.scopeKey, attempts });
+  }
+
+  async function handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
+    const url = new URL(request.url ?? '/', 'http://localhost');
+    const match = /^\/webhook\/([^/]+)$/.exec(url.pathname);
+    if (!match) throw new HttpError(404, 'not found: POST /webhook/<source>');
+    if (request.method !== 'POST') throw new HttpError(405, 'use POST');
+    const source = decodeURIComponent(match[1]!);
+    if (!SOURCE_PATTERN.test(source)) throw new HttpError(404, 'not found: the source is lower-case letters, digits, - and _');
+    if (!/^application\/json\b/i.test(String(request.headers['content-type'] ?? ''))) throw new HttpError(415, 'send JSON (content-type: application/json)');
+    const raw = await readBody(request, maxBytes);
+    // Authenticity before anything is parsed or stored.
+    if (!verify(request.headers[SIGNATURE_HEADER] as string | undefined, raw, options.secret)) throw new HttpError(401, `missing or wrong ${SIGNATURE_HEADER} (sha256=HMAC of the body with the shared secret)`);
+    let json: unknown;
+    try {
+      json = JSON.parse(raw.toString('utf8'));
+    } catch {
+      throw new HttpError(400, 'the body is not valid JSON');
+    }
+    const parsed = webhookRequestSchema.safeParse(json);
+    if (!parsed.success) {
+      throw new HttpError(400, 'invalid request', { issues: parsed.error.issues.map((i) => ({ field: i.path.join('.') || '(body)', problem: i.message })) });
+    }
+    const body = parsed.data;
+    const message: WebhookMessage = {
+      scopeKey: webhookScopeKey(source, body.user),
+      source,
+      user: body.user,
+      name: body.name,
+      text: body.text,
+      timestamp: body.timestamp ? new Date(body.timestamp) : new Date(),
+      externalId: body.messageId,
+    };
+    if (body.callbackUrl) {
+      const callbackUrl = body.callbackUrl;
+      send(response, 202, { accepted: true });
+      const job = options
+        .handler(message)
+        .then((reply) => deliver(callbackUrl, { scopeKey: message.scopeKey, messageId: message.externalId ?? null, reply }))
+        .catch((error: unknown) => log.error('the webhook message could not be answered', { scopeKey: message.scopeKey, error }))
+        .finally(() => inFlight.delete(job));
+      inFlight.add(job);
+      return;
+    }
+    send(response, 200, { reply: await options.handler(message) });
+  }
+
+  const server = http.createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      if (error instanceof HttpError) send(response, error.status, { error: error.message, ...error.extra });
+      else if (error instanceof AppError && error.category === 'user') send(response, 422, { error: error.message, code: error.code });
+      else {
+        log.error('webhook request failed', { error });
+        send(response, 500, { error: 'internal error' });
+      }
+    });
+  });
+  server.requestTimeout = 30_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+  });
+  const { address, port } = server.address() as AddressInfo;
+  log.info('webhook channel listening', { url: `http://${address}:${port}/webhook/<source>` });
+  return {
+    url: `http://${address.includes(':') ? `[${address}]` : address}:${port}`,
+    async stop() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await closed;
+      await Promise.allSettled([...inFlight]);
+    },
+  };
+}
