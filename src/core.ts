@@ -21,6 +21,7 @@ import { createVectorIndex } from './memory/vectors/create-vector-index';
 import { createIndexGuard, type IndexGuard } from './memory/vectors/index-guard';
 import type { VectorIndex } from './memory/vectors/vector-index';
 import type { Logger } from './shared/logger';
+import { createMetrics, type Metrics } from './shared/metrics';
 import { openDatabase, type Database } from './storage/database';
 import { createEpisodeRepository, type EpisodeRepository } from './storage/episode-repository';
 import { createFullTextIndex, type FullTextIndex } from './storage/full-text';
@@ -41,6 +42,8 @@ export interface Core {
   readonly indexGuard: IndexGuard;
   readonly embeddingWorker: EmbeddingWorker;
   readonly search: HybridSearch;
+  /** Counters and histograms recorded in this process (GET /metrics adds database counts). */
+  readonly metrics: Metrics;
   /** Context for a reply: relevant memories and recent episodes within a token budget. */
   readonly context: ContextRetriever;
   /** The configured chat model, recording every call's token usage. */
@@ -78,7 +81,18 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
   }
   const embeddingWorker = createEmbeddingWorker({ prisma: db.prisma, embedder, index: vectorIndex, guard: indexGuard, logger });
   const episodeService = createEpisodeService({ scopes, episodes, logger, maxEpisodeBytes: config.ingest.maxEpisodeBytes });
-  const search = createHybridSearch({ prisma: db.prisma, episodes, memories, fullText, embedder, index: vectorIndex, guard: indexGuard, logger, contextRadius: 2 });
+  const metrics = createMetrics({ nocturne_search_seconds: 'Hybrid search latency, query embedding included.' });
+  const hybrid = createHybridSearch({ prisma: db.prisma, episodes, memories, fullText, embedder, index: vectorIndex, guard: indexGuard, logger, contextRadius: 2 });
+  const search: HybridSearch = {
+    async search(query) {
+      const started = performance.now();
+      try {
+        return await hybrid.search(query);
+      } finally {
+        metrics.observe('nocturne_search_seconds', (performance.now() - started) / 1000, { strategy: query.strategy ?? 'hybrid' });
+      }
+    },
+  };
   const context = createContextRetriever({ prisma: db.prisma, search, logger });
   const llm = withUsageRecording(overrides.llm ?? createLanguageModel(config.llm, { logger: logger.child({ component: 'llm' }) }), db.prisma, logger);
   const sleep = createSleepService({
@@ -112,6 +126,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     indexGuard,
     embeddingWorker,
     search,
+    metrics,
     context,
     llm,
     sleep,

@@ -1,0 +1,134 @@
+/**
+ * The admin API through real HTTP (fastify listening on loopback) on SQLite and PostgreSQL:
+ * authentication (missing, wrong, right), a scope's id in another scope's path answers 404 and
+ * never data, memories with sources and history, search, deletes that forget everywhere,
+ * validation errors, health, metrics and the OpenAPI document.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type { FastifyInstance } from 'fastify';
+import { createApiServer } from '../../src/api/server';
+import { loadConfig } from '../../src/config/load-config';
+import { createCore, type Core } from '../../src/core';
+import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import { createMemory } from '../../src/memory/memories/memory-writer';
+import { createPostgresDatabase, postgresAvailable, postgresSkipReason, tempDir } from '../support/databases';
+import { memoryLogger } from '../support/logger';
+
+const TOKEN = 'admin-token-0123456789abcdef';
+
+function suite(name: string, databaseEnv: () => Promise<Record<string, string>>) {
+  describe(`admin API (${name})`, () => {
+    let core: Core;
+    let app: FastifyInstance;
+    let base: string;
+    let ana: string;
+    let ben: string;
+    let anaMemory: string;
+    let benMemory: string;
+    const logs = memoryLogger();
+
+    beforeAll(async () => {
+      core = await createCore(loadConfig({ env: { DATA_DIR: tempDir(), ...(await databaseEnv()) }, envFile: false }), logs.logger, { embedder: createHashEmbedder({ dimension: 64 }) });
+      for (const [key, text] of [['ana', 'I adopted a greyhound named Rocket'], ['ben', 'My bank PIN hint is the blue door']]) {
+        await core.episodeService.ingestMany({ key: key!, channel: 'test' }, [core.episodeService.normalize({ content: text, externalId: `${key}-1` }, 'test')]);
+      }
+      ana = (await core.scopes.findByKey('ana'))!.id;
+      ben = (await core.scopes.findByKey('ben'))!.id;
+      const episode = await core.db.prisma.episode.findFirstOrThrow({ where: { scopeId: ana } });
+      await core.db.prisma.$transaction(async (tx) => {
+        anaMemory = (await createMemory(tx, { scopeId: ana, category: 'relationship', content: 'Ana has a greyhound named Rocket', confidence: 0.9, sourceEpisodeIds: [episode.id] }, { now: new Date() })).id;
+        benMemory = (await createMemory(tx, { scopeId: ben, category: 'fact', content: 'Ben hides his PIN hint behind the blue door', confidence: 0.9 }, { now: new Date() })).id;
+      });
+      await core.embeddingWorker.drain();
+      app = await createApiServer({ core, token: TOKEN, logger: logs.logger });
+      base = await app.listen({ host: '127.0.0.1', port: 0 });
+    });
+    afterAll(async () => {
+      await app?.close();
+      await core?.close();
+    });
+
+    const call = async (method: string, path: string, options: { token?: string | null; body?: unknown } = {}) => {
+      const headers: Record<string, string> = {};
+      if (options.token !== null) headers.authorization = `Bearer ${options.token ?? TOKEN}`;
+      if (options.body !== undefined) headers['content-type'] = 'application/json';
+      const response = await fetch(`${base}${path}`, { method, headers, body: options.body === undefined ? undefined : JSON.stringify(options.body) });
+      const text = await response.text();
+      return { status: response.status, text, json: (text.startsWith('{') ? JSON.parse(text) : undefined) as Record<string, any> };
+    };
+
+    it('refuses every data route without the right token; health needs none', async () => {
+      for (const [method, path] of [['GET', '/scopes'], ['GET', `/scopes/${ana}/memories`], ['DELETE', `/scopes/${ana}/memories`], ['GET', '/metrics'], ['GET', '/openapi.json']] as const) {
+        expect((await call(method, path, { token: null })).status).toBe(401);
+        expect((await call(method, path, { token: 'admin-token-0123456789abcdeX' })).status).toBe(401);
+      }
+      expect((await call('GET', '/healthz', { token: null })).json).toEqual({ status: 'ok' });
+      expect((await call('GET', '/readyz', { token: null })).json).toMatchObject({ status: 'ready', checks: { database: 'ok', vectors: 'ready' } });
+      expect(await core.db.prisma.memory.count()).toBe(2);
+    });
+
+    it('lists scopes and memories, and shows a memory with its sources and history', async () => {
+      const scopes = (await call('GET', '/scopes')).json.scopes as Array<{ key: string }>;
+      expect(scopes.map((s) => s.key).sort()).toEqual(['ana', 'ben']);
+      const list = await call('GET', `/scopes/${ana}/memories?limit=10&minConfidence=0.5`);
+      expect(list.json.total).toBe(1);
+      expect(list.json.memories[0].content).toBe('Ana has a greyhound named Rocket');
+      const one = await call('GET', `/scopes/${ana}/memories/${anaMemory}`);
+      expect(one.json.memory.sources[0].episode.content).toBe('I adopted a greyhound named Rocket');
+      expect(one.json.history.map((h: { action: string }) => h.action)).toEqual(['create']);
+    });
+
+    it("answers 404 for another scope's memory in a scope's path, never its data", async () => {
+      for (const [method, path] of [['GET', `/scopes/${ana}/memories/${benMemory}`], ['DELETE', `/scopes/${ana}/memories/${benMemory}`]] as const) {
+        const response = await call(method, path);
+        expect(response.status).toBe(404);
+        expect(response.text).not.toMatch(/PIN|blue door/);
+      }
+      const search = await call('POST', `/scopes/${ana}/search`, { body: { query: 'PIN hint blue door' } });
+      expect(search.status).toBe(200);
+      expect(search.text).not.toMatch(/PIN hint|blue door/);
+      expect((await call('GET', '/scopes/no-such-scope/memories')).status).toBe(404);
+      expect(await core.db.prisma.memory.count({ where: { scopeId: ben } })).toBe(1);
+    });
+
+    it('validates requests with clear 400s', async () => {
+      expect((await call('GET', `/scopes/${ana}/memories?limit=100000`)).status).toBe(400);
+      const bad = await call('POST', `/scopes/${ana}/search`, { body: { query: 'x', strategy: 'psychic' } });
+      expect(bad.status).toBe(400);
+      expect(bad.json.detail).toMatch(/strategy/);
+    });
+
+    it('searches, lists episodes and audit, and deletes (one, then all) everywhere', async () => {
+      const found = await call('POST', `/scopes/${ana}/search`, { body: { query: 'greyhound', kinds: ['memory'] } });
+      expect(found.json.results[0].id).toBe(anaMemory);
+      expect((await call('GET', `/scopes/${ana}/episodes`)).json.episodes).toHaveLength(1);
+      expect((await call('GET', `/scopes/${ana}/audit`)).json.events[0].action).toBe('create');
+      const deleted = await call('DELETE', `/scopes/${ana}/memories/${anaMemory}`);
+      expect(deleted.json).toEqual({ success: true, removed: 1 });
+      expect(await core.vectorIndex.count(ana, 'memory')).toBe(0);
+      expect((await core.fullText.search({ scopeId: ana, kind: 'memory', query: 'greyhound', limit: 5 })).length).toBe(0);
+      const purge = await call('DELETE', `/scopes/${ben}/memories`);
+      expect(purge.json).toEqual({ success: true, deletedCount: 1 });
+    });
+
+    it('serves Prometheus metrics and the OpenAPI document; never logs the token', async () => {
+      await call('POST', `/scopes/${ana}/search`, { body: { query: 'greyhound' } });
+      const metrics = await call('GET', '/metrics');
+      expect(metrics.text).toMatch(/^nocturne_memories_created_total 2$/m);
+      expect(metrics.text).toMatch(/nocturne_search_seconds_count\{strategy="hybrid"\} \d+/);
+      expect(metrics.text).toMatch(/nocturne_embedding_queue \d+/);
+      const openapi = await call('GET', '/openapi.json');
+      expect(openapi.json.openapi).toMatch(/^3\./);
+      expect(Object.keys(openapi.json.paths)).toEqual(expect.arrayContaining(['/scopes/{id}/memories', '/scopes/{id}/search', '/scopes/{id}/memories/{mid}']));
+      expect(logs.lines().join('\n')).not.toContain(TOKEN);
+    });
+  });
+}
+
+suite('SQLite', async () => ({}));
+
+if (postgresAvailable()) {
+  suite('PostgreSQL', async () => ({ DB_PROVIDER: 'postgres', DATABASE_URL: await createPostgresDatabase() }));
+} else {
+  it.skip(`admin API on PostgreSQL skipped: ${postgresSkipReason()}`, () => undefined);
+}
