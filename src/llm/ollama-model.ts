@@ -26,6 +26,7 @@ import {
   type LlmToolCall,
 } from './language-model';
 import { parseRetryAfter, resolveRetryPolicy, withRetries, type RetryPolicy } from './retry';
+import { errorNames, ollamaStatusOf } from '../shared/ollama-errors';
 
 export interface OllamaModelOptions {
   /** Base URL of the Ollama server, e.g. `http://127.0.0.1:11434`. */
@@ -69,23 +70,6 @@ function toStopReason(doneReason: string | undefined, hasToolCalls: boolean): Ll
   return 'other';
 }
 
-function statusOf(error: unknown): number | undefined {
-  const status = (error as { status_code?: unknown } | null)?.status_code;
-  return (error as Error)?.name === 'ResponseError' && typeof status === 'number' ? status : undefined;
-}
-
-/** Names and codes along the `cause` chain (fetch's errors may come from another realm, so no instanceof). */
-function errorNames(error: unknown): string[] {
-  const names: string[] = [];
-  for (let current = error, depth = 0; typeof current === 'object' && current !== null && depth < 5; depth++) {
-    const { name, code, cause } = current as { name?: unknown; code?: unknown; cause?: unknown };
-    if (typeof name === 'string') names.push(name);
-    if (typeof code === 'string') names.push(code);
-    current = cause;
-  }
-  return names;
-}
-
 /** Creates the adapter; no connection is made until the first call. */
 export function createOllamaModel(options: OllamaModelOptions): LanguageModel {
   const { host, model } = options;
@@ -115,7 +99,7 @@ export function createOllamaModel(options: OllamaModelOptions): LanguageModel {
   function toLlmError(error: unknown, retryAfterMs: number | undefined): LlmError {
     const base = { provider: 'ollama' as const, model, cause: error };
     const reasonText = truncate((error as Error)?.message ?? String(error), MAX_ERROR_TEXT);
-    const status = statusOf(error);
+    const status = ollamaStatusOf(error);
     if (status !== undefined) {
       const reason = reasonForStatus(status) ?? 'server';
       return new LlmError(`Ollama answered ${status} for model "${model}": ${reasonText}`, {

@@ -10,6 +10,7 @@ import { Ollama } from 'ollama';
 import { AppError } from '../../shared/errors';
 import { createSilentLogger, type Logger } from '../../shared/logger';
 import { normalizeVector, type Embedder } from './embedder';
+import { errorNames, ollamaStatusOf } from '../../shared/ollama-errors';
 
 export interface OllamaEmbedderOptions {
   /** Base URL of the Ollama server, e.g. `http://127.0.0.1:11434`. */
@@ -62,23 +63,6 @@ function withDeadline(baseFetch: typeof fetch, timeoutMs: number): typeof fetch 
   };
 }
 
-function statusOf(error: unknown): number | undefined {
-  const status = (error as { name?: unknown; status_code?: unknown } | null)?.status_code;
-  return (error as Error)?.name === 'ResponseError' && typeof status === 'number' ? status : undefined;
-}
-
-/** Names along the `cause` chain; matched by name, since fetch's errors come from another realm under some runners. */
-function errorNames(error: unknown): string[] {
-  const names: string[] = [];
-  for (let current = error, depth = 0; typeof current === 'object' && current !== null && depth < 5; depth++) {
-    const { name, code, cause } = current as { name?: unknown; code?: unknown; cause?: unknown };
-    if (typeof name === 'string') names.push(name);
-    if (typeof code === 'string') names.push(code);
-    current = cause;
-  }
-  return names;
-}
-
 /**
  * Creates the Ollama embedder. Its name is `ollama:<model>`: vectors from different models
  * live in different spaces and must never share an index.
@@ -95,7 +79,7 @@ export function createOllamaEmbedder(options: OllamaEmbedderOptions): Embedder {
 
   function classify(error: unknown, batch: number): AttemptFailure {
     const details = { model, batch };
-    const status = statusOf(error);
+    const status = ollamaStatusOf(error);
     const reason = (error as Error)?.message ?? String(error);
     if (status === 404) {
       return {
