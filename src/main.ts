@@ -2,11 +2,14 @@
  * The composition root: `npm start`.
  *
  * Reads the configuration once, opens the database (applying pending migrations), starts what is
- * configured, and stops everything cleanly on Ctrl-C or SIGTERM. Invalid configuration prints
+ * configured (src/service.ts), and stops everything cleanly on Ctrl-C, SIGTERM, or when the
+ * terminal conversation is left. Invalid configuration prints
  * every problem and exits with status 2.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { ConfigError, loadConfig, type Config } from './config/load-config';
-import { createCore } from './core';
+import { startService, wantsTerminal } from './service';
 import { AppError } from './shared/errors';
 import { createLogger } from './shared/logger';
 import { registerSecrets } from './shared/redact';
@@ -45,30 +48,41 @@ function loadOrExit(): Config {
   }
 }
 
+/** Logs go to LOG_FILE, or to DATA_DIR/nocturne.log while the terminal conversation has the screen. */
+function logDestination(config: Config, terminal: boolean): string | undefined {
+  if (config.log.file) return config.log.file;
+  return terminal && process.stderr.isTTY === true ? path.join(config.dataDir, 'nocturne.log') : undefined;
+}
+
 async function main(): Promise<void> {
   const config = loadOrExit();
   registerSecrets(config.secrets);
-  const logger = createLogger(config.log);
+  const logFile = logDestination(config, wantsTerminal(config, process.stdin));
+  const io = { input: process.stdin, output: process.stdout, ...(logFile ? { logFile } : {}) };
+  if (logFile) fs.mkdirSync(path.dirname(logFile), { recursive: true });
+  const logStream = logFile ? fs.createWriteStream(logFile, { flags: 'a' }) : undefined;
+  const logger = createLogger({ ...config.log, ...(logStream ? { stream: logStream } : {}) });
   const log = logger.child({ component: 'main' });
-  const stopping = nextSignal();
+  const signal = nextSignal();
 
-  const core = await createCore(config, logger);
-  core.embeddingWorker.start();
-  if (config.sleep.enabled) core.scheduler.start();
+  const service = await startService(config, logger, io);
   log.info('Nocturne is ready', {
     database: describeDatabase(config.database),
-    migrationsApplied: core.db.appliedMigrations.length,
-    embedder: core.embedder.name,
+    migrationsApplied: service.core.db.appliedMigrations.length,
+    embedder: service.core.embedder.name,
     vectors: config.vectors.store,
     timeZone: config.timeZone,
-    model: `${core.llm.provider}:${core.llm.model}`,
+    model: `${service.core.llm.provider}:${service.core.llm.model}`,
+    ...service.parts,
     sleep: config.sleep.enabled ? `consolidation ${config.sleep.consolidateCron}, decay ${config.sleep.decayCron}, digests at ${config.sleep.digestTime}` : 'off',
+    ...(logFile ? { logFile } : {}),
   });
 
-  const signal = await stopping;
-  log.info('stopping', { signal });
-  await core.close();
+  const reason = await Promise.race([signal, service.ended]);
+  log.info('stopping', { reason });
+  await service.stop();
   log.info('stopped cleanly');
+  if (logStream) await new Promise<void>((resolve) => logStream.end(resolve));
 }
 
 main().then(

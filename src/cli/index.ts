@@ -18,13 +18,17 @@ import { scopesCommand } from './commands/scopes';
 import { searchCommand } from './commands/search';
 import { sleepCommand } from './commands/sleep';
 import { auditCommand } from './commands/audit';
+import { chatCommand } from './commands/chat';
 import { digestCommand } from './commands/digest';
 import { forgetCommand } from './commands/forget';
 import { memoriesCommand } from './commands/memories';
 import { pauseCommand, resumeCommand } from './commands/pause';
 import { soulCommand } from './commands/soul';
+import { exportCommand } from './commands/export';
+import { importScopeCommand } from './commands/import-scope';
+import { migrateStoreCommand } from './commands/migrate-store';
 
-const commands = [importCommand, episodesCommand, scopesCommand, searchCommand, memoriesCommand, auditCommand, soulCommand, digestCommand, forgetCommand, sleepCommand, pauseCommand, resumeCommand, reindexCommand, evalCommand, doctorCommand] satisfies Command[];
+const commands = [importCommand, episodesCommand, scopesCommand, searchCommand, memoriesCommand, auditCommand, soulCommand, digestCommand, forgetCommand, sleepCommand, chatCommand, pauseCommand, resumeCommand, reindexCommand, evalCommand, doctorCommand, exportCommand, importScopeCommand, migrateStoreCommand] satisfies Command[];
 
 function usage(): string {
   return [

@@ -3,6 +3,7 @@
  * object. This is the only place in Nocturne that reads `process.env`.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { AppError } from '../shared/errors';
@@ -26,13 +27,21 @@ export interface Config {
     readonly anthropicBaseUrl?: string;
     readonly ollamaHost: string;
   };
-  readonly telegram?: { readonly token: string; readonly apiRoot: string; readonly allowedUsers: readonly number[] };
+  readonly telegram?: { readonly token: string; readonly apiRoot: string; readonly allowedUsers: readonly number[]; readonly groups: boolean };
   readonly adminToken?: string;
+  /** Where the admin API listens (served only when adminToken is set). */
+  readonly api: { readonly host: string; readonly port: number };
+  /** The webhook channel, when WEBHOOK_SECRET is set. */
+  readonly webhook?: { readonly secret: string; readonly host: string; readonly port: number };
+  /** The terminal conversation: `auto` runs it when no Telegram token is set and stdin is a TTY. */
+  readonly terminal: { readonly mode: Env['TERMINAL']; readonly user: string };
   readonly ingest: { readonly maxEpisodeBytes: number };
   readonly timeZone: string;
   /** The sleep scheduler; per-scope overrides live in Scope.settings (see src/sleep/scope-settings.ts). */
   readonly sleep: SleepConfig;
-  readonly log: { readonly level: Env['LOG_LEVEL']; readonly format: Env['LOG_FORMAT'] };
+  /** The agent loop (src/agent/): reply budgets, conversation end and compaction. */
+  readonly agent: AgentConfig;
+  readonly log: { readonly level: Env['LOG_LEVEL']; readonly format: Env['LOG_FORMAT']; readonly file?: string };
   /** Every secret value, so the logger can redact them wherever they appear. */
   readonly secrets: readonly string[];
 }
@@ -51,6 +60,25 @@ export interface SleepConfig {
   readonly dailyTokenBudget: number;
   /** HH:MM, local to each scope. */
   readonly digestTime: string;
+}
+
+/** The compaction strategies of seed 002 (src/agent/compaction-strategies.ts). */
+export type CompactionStrategyName = Env['AGENT_COMPACTION_STRATEGY'];
+
+/** Settings of the agent loop (src/agent/); every budget in estimated tokens. */
+export interface AgentConfig {
+  /** Window budgeted per reply (prompt + answer); absent: the model's own context window. */
+  readonly contextTokens?: number;
+  readonly memoryTokens: number;
+  readonly summaryTokens: number;
+  readonly goalTokens: number;
+  /** Turns kept in full by compaction. */
+  readonly recentTurns: number;
+  readonly answerTokens: number;
+  /** 0 means conversations are only ended explicitly. */
+  readonly idleEndMinutes: number;
+  readonly compactionStrategy: CompactionStrategyName;
+  readonly compactionCooldownMs: number;
 }
 
 /** One problem with one setting, printed to the person who has to fix it. */
@@ -139,7 +167,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     : { store: 'sqlite-vec', file: path.join(dataDir, 'vectors.db') };
   const provider = env.LLM_PROVIDER ?? (env.ANTHROPIC_API_KEY ? 'anthropic' : 'ollama');
 
-  const secrets = [env.ANTHROPIC_API_KEY, env.TELEGRAM_BOT_TOKEN, env.ADMIN_TOKEN, env.QDRANT_API_KEY, passwordOf(env.DATABASE_URL)]
+  const secrets = [env.ANTHROPIC_API_KEY, env.TELEGRAM_BOT_TOKEN, env.ADMIN_TOKEN, env.WEBHOOK_SECRET, env.QDRANT_API_KEY, passwordOf(env.DATABASE_URL)]
     .filter((value): value is string => value !== undefined && value !== '');
 
   return {
@@ -156,9 +184,12 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       ollamaHost: env.OLLAMA_HOST,
     },
     telegram: env.TELEGRAM_BOT_TOKEN
-      ? { token: env.TELEGRAM_BOT_TOKEN, apiRoot: env.TELEGRAM_API_ROOT, allowedUsers: env.TELEGRAM_ALLOWED_USERS }
+      ? { token: env.TELEGRAM_BOT_TOKEN, apiRoot: env.TELEGRAM_API_ROOT, allowedUsers: env.TELEGRAM_ALLOWED_USERS, groups: env.TELEGRAM_GROUPS }
       : undefined,
     adminToken: env.ADMIN_TOKEN,
+    api: { host: env.API_HOST, port: env.API_PORT },
+    webhook: env.WEBHOOK_SECRET ? { secret: env.WEBHOOK_SECRET, host: env.API_HOST, port: env.WEBHOOK_PORT } : undefined,
+    terminal: { mode: env.TERMINAL, user: env.TERMINAL_USER ?? loginName() },
     ingest: { maxEpisodeBytes: env.EPISODE_MAX_BYTES },
     timeZone: env.TZ ?? Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'UTC',
     sleep: {
@@ -172,7 +203,18 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       dailyTokenBudget: env.SLEEP_DAILY_TOKEN_BUDGET,
       digestTime: env.DIGEST_TIME,
     },
-    log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT },
+    agent: {
+      contextTokens: env.AGENT_CONTEXT_TOKENS,
+      memoryTokens: env.AGENT_MEMORY_TOKENS,
+      summaryTokens: env.AGENT_SUMMARY_TOKENS,
+      goalTokens: env.AGENT_GOAL_TOKENS,
+      recentTurns: env.AGENT_RECENT_TURNS,
+      answerTokens: env.AGENT_ANSWER_TOKENS,
+      idleEndMinutes: env.AGENT_IDLE_END_MINUTES,
+      compactionStrategy: env.AGENT_COMPACTION_STRATEGY,
+      compactionCooldownMs: env.AGENT_COMPACTION_COOLDOWN_SECONDS * 1000,
+    },
+    log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT, ...(env.LOG_FILE ? { file: path.resolve(cwd, env.LOG_FILE) } : {}) },
     secrets,
   };
 }
@@ -197,6 +239,18 @@ function crossFieldIssues(env: Record<string, string | undefined>): ConfigIssue[
     issues.push({ setting: 'ANTHROPIC_API_KEY', problem: 'is required when LLM_PROVIDER=anthropic' });
   }
   return issues;
+}
+
+/** The login name as a scope-key-safe word (`terminal:<name>`); `me` when there is none. */
+function loginName(): string {
+  let name = '';
+  try {
+    name = os.userInfo().username;
+  } catch {
+    // No passwd entry (some containers): fall through.
+  }
+  const safe = name.replace(/[^\p{L}\p{N}_.@-]+/gu, '').slice(0, 64);
+  return safe === '' ? 'me' : safe;
 }
 
 function passwordOf(url: string | undefined): string | undefined {

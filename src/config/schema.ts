@@ -79,7 +79,14 @@ export const envSchema = z.object({
     .optional(),
   TELEGRAM_API_ROOT: url.default('https://api.telegram.org'),
   TELEGRAM_ALLOWED_USERS: userIdList.default([]),
+  TELEGRAM_GROUPS: bool.default(false),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  API_HOST: z.string().trim().min(1).default('127.0.0.1'),
+  API_PORT: int(1, 65_535).default(8787),
+  WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
+  WEBHOOK_PORT: int(1, 65_535).default(8788),
+  TERMINAL: z.enum(['auto', 'on', 'off']).default('auto'),
+  TERMINAL_USER: z.string().trim().min(1).max(64).regex(/^[\p{L}\p{N}_.@-]+$/u, 'letters, digits, _ . @ - only').optional(),
 
   // Ingest
   EPISODE_MAX_BYTES: int(1, 64 * 1024 * 1024).default(4 * 1024 * 1024),
@@ -94,10 +101,22 @@ export const envSchema = z.object({
   SLEEP_DAILY_TOKEN_BUDGET: int(0, 1_000_000_000).default(200_000),
   DIGEST_TIME: clockTime.default('21:00'),
 
+  // Agent (replies, working memory, compaction)
+  AGENT_CONTEXT_TOKENS: int(512, 10_000_000).optional(),
+  AGENT_MEMORY_TOKENS: int(0, 1_000_000).default(2_000),
+  AGENT_SUMMARY_TOKENS: int(0, 1_000_000).default(1_000),
+  AGENT_GOAL_TOKENS: int(0, 1_000_000).default(300),
+  AGENT_RECENT_TURNS: int(1, 10_000).default(20),
+  AGENT_ANSWER_TOKENS: int(16, 1_000_000).default(1_024),
+  AGENT_IDLE_END_MINUTES: int(0, 7 * 24 * 60).default(60),
+  AGENT_COMPACTION_STRATEGY: z.enum(['hybrid', 'progressive-summary', 'sliding-window', 'importance-based']).default('hybrid'),
+  AGENT_COMPACTION_COOLDOWN_SECONDS: int(0, 86_400).default(300),
+
   // Runtime
   TZ: timeZone.optional(),
   LOG_LEVEL: z.enum(['error', 'warn', 'info', 'debug']).default('info'),
   LOG_FORMAT: z.enum(['auto', 'pretty', 'json']).default('auto'),
+  LOG_FILE: z.string().trim().min(1).optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -122,7 +141,14 @@ export const settingDocs: Record<keyof Env, string> = {
   TELEGRAM_BOT_TOKEN: 'Bot token from @BotFather; when set, the Telegram channel runs (never logged).',
   TELEGRAM_API_ROOT: 'Bot API address (a local Bot API server, tests).',
   TELEGRAM_ALLOWED_USERS: 'Comma-separated Telegram user ids allowed to talk to the bot.',
-  ADMIN_TOKEN: 'Bearer token of the admin HTTP API (at least 16 characters; never logged).',
+  TELEGRAM_GROUPS: 'Also serve group chats (true or false); each group gets its own memory, shared by its allowed members and never shown in private chats.',
+  ADMIN_TOKEN: 'Bearer token of the admin HTTP API (at least 16 characters; never logged); when set, npm start serves the API.',
+  API_HOST: 'Address the admin API and the webhook channel listen on (loopback by default).',
+  API_PORT: 'Port of the admin API.',
+  WEBHOOK_SECRET: 'Shared secret of the webhook channel (HMAC-SHA256 of the body; at least 16 characters; never logged); when set, npm start serves POST /webhook/<source>.',
+  WEBHOOK_PORT: 'Port of the webhook channel.',
+  TERMINAL: 'The terminal conversation of npm start: auto (when no TELEGRAM_BOT_TOKEN is set and stdin is a terminal), on or off.',
+  TERMINAL_USER: 'Who talks in the terminal; the scope is terminal:<name> (default: the login name).',
   EPISODE_MAX_BYTES: 'Largest message accepted, in UTF-8 bytes; larger ones are refused with a clear error.',
   SLEEP_ENABLED: 'Run the sleep scheduler (consolidation, decay, digests) inside npm start: true or false.',
   SLEEP_CONSOLIDATE_CRON: 'When to look for idle scopes to consolidate (cron, in TZ).',
@@ -132,7 +158,17 @@ export const settingDocs: Record<keyof Env, string> = {
   SLEEP_MAX_ATTEMPTS: 'Failed consolidation attempts after which an episode is left alone (and reported).',
   SLEEP_DAILY_TOKEN_BUDGET: 'Model tokens (input + output) one scope may spend per local day on sleep work; 0 = unlimited.',
   DIGEST_TIME: 'Local time of day (HH:MM, in the scope time zone) when the daily digest is due.',
+  AGENT_CONTEXT_TOKENS: "Tokens of the model's window the agent budgets a reply in (prompt + answer); default: the model's context window.",
+  AGENT_MEMORY_TOKENS: 'Most tokens of relevant memories (and recent episodes of other conversations) put into a reply prompt.',
+  AGENT_SUMMARY_TOKENS: 'Most tokens of the running summary of older turns.',
+  AGENT_GOAL_TOKENS: 'Most tokens of active goals (goal memories) put into a reply prompt.',
+  AGENT_RECENT_TURNS: 'Turns kept in full when older ones are compacted into the summary.',
+  AGENT_ANSWER_TOKENS: 'Tokens reserved for the answer (the max_tokens of a reply call).',
+  AGENT_IDLE_END_MINUTES: 'Minutes without a message after which a conversation is ended and remembered; 0 = never.',
+  AGENT_COMPACTION_STRATEGY: 'How older turns are compacted: hybrid (default), progressive-summary, sliding-window or importance-based.',
+  AGENT_COMPACTION_COOLDOWN_SECONDS: 'Least time between two compactions of one conversation, in seconds.',
   TZ: 'Default IANA time zone for schedules and digests (default: the system zone).',
   LOG_LEVEL: 'error, warn, info or debug.',
   LOG_FORMAT: 'auto (pretty on a terminal, JSON otherwise), pretty or json.',
+  LOG_FILE: 'Write logs to this file instead of stderr (default while the terminal conversation runs: DATA_DIR/nocturne.log).',
 };

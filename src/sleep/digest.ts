@@ -239,10 +239,12 @@ export async function scrubDigests(tx: Tx, scopeId: string, memoryIds: readonly 
 /**
  * Digests waiting to be sent, oldest period first, with their scope (owner and channel): pending
  * ones and failed ones with attempts left. Scopes without an owner have nobody to send to.
+ * `channel` keeps only the scopes of one channel (a sender must not be starved by digests that
+ * another channel delivers).
  */
-export function pendingDigests(prisma: PrismaClient, options: { maxAttempts?: number; limit?: number } = {}): Promise<Array<Digest & { scope: Scope }>> {
+export function pendingDigests(prisma: PrismaClient, options: { maxAttempts?: number; limit?: number; channel?: string } = {}): Promise<Array<Digest & { scope: Scope }>> {
   return prisma.digest.findMany({
-    where: { status: { in: ['pending', 'failed'] }, attempts: { lt: options.maxAttempts ?? DIGEST_MAX_ATTEMPTS }, scope: { ownerId: { not: null } } },
+    where: { status: { in: ['pending', 'failed'] }, attempts: { lt: options.maxAttempts ?? DIGEST_MAX_ATTEMPTS }, scope: { ownerId: { not: null }, ...(options.channel ? { channel: options.channel } : {}) } },
     include: { scope: true },
     orderBy: [{ periodEnd: 'asc' }, { id: 'asc' }],
     take: options.limit ?? 100,

@@ -251,6 +251,22 @@ export function describeVectorIndexContract(options: VectorIndexContractOptions)
         expect(await index.count(scopeA)).toBe(0);
       });
 
+      it('get returns the stored vectors of one scope by id, never another scope\'s', async () => {
+        const [a, b, theirs] = [randomUUID(), randomUUID(), randomUUID()];
+        await index.upsert([record(scopeA, a, unit(1, 2)), record(scopeA, b, unit(0, 0, 1), 'memory')]);
+        await index.upsert([record(scopeB, theirs, unit(1)), record(scopeB, a, unit(0, 1))]);
+        const got = await index.get(scopeA, [a, b, theirs, randomUUID()]);
+        expect(got.map((r) => [r.id, r.kind, r.scopeId]).sort()).toEqual([[a, 'episode', scopeA], [b, 'memory', scopeA]].sort());
+        const gotA = got.find((r) => r.id === a)!;
+        expect(gotA.vector).toBeInstanceOf(Float32Array);
+        unit(1, 2).forEach((value, i) => expect(gotA.vector[i]).toBeCloseTo(value, 5));
+        expect(await index.get(scopeA, [])).toEqual([]);
+        // Read back and upserted elsewhere, a vector keeps its direction.
+        await index.upsert([{ ...gotA, scopeId: scopeB, id: randomUUID() }]);
+        const [best] = await index.search({ scopeId: scopeB, vector: unit(1, 2), limit: 1 });
+        expect(best!.score).toBeCloseTo(1, 4);
+      });
+
       it('returns [] for a scope with no vectors', async () => {
         expect(await index.search({ scopeId: scopeA, vector: unit(1), limit: 10 })).toEqual([]);
         expect(await index.search({ scopeId: scopeA, vector: unit(1), limit: 10, kind: 'memory' })).toEqual([]);

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { createPostgresDatabase, postgresAvailable, postgresSkipReason, tempDir } from '../support/databases';
-import { cleanEnv, runCli } from '../support/run-process';
+import { cleanEnv, runCli, runTs } from '../support/run-process';
 
 const BIG = 'é'.repeat(1_000_000); // 2 MB of UTF-8 on one line
 
@@ -129,5 +129,26 @@ describe('CLI errors', () => {
     expect(result.stderr).toMatch(/PostgreSQL 127\.0\.0\.1:1\/nocturne/);
     expect(result.stderr).toMatch(/DATABASE_URL/);
     expect(result.stderr + result.stdout).not.toMatch(/s3cret-pass/);
+  });
+});
+
+describe('CLI chat', () => {
+  it('is the terminal channel on stdin/stdout: commands answered in order, /quit exits 0', async () => {
+    const env = cleanEnv({ DATA_DIR: path.join(tempDir(), 'data') });
+    const result = await runTs('src/cli/index.ts', ['chat', '--scope', 'terminal:cli', '--name', 'Cli'], env, undefined, '/help\n/memories\n/pause\n/frobnicate\n/quit\nnot read\n');
+    expect(result.code).toBe(0);
+    const out = result.stdout;
+    expect(out).toMatch(/^Hello, Cli! I am Nocturne; what you tell me here is remembered in terminal:cli\./);
+    const order = ['/memories [category | next | prev | N] — ', 'I have no memories of our conversations yet.', 'Paused: ', 'I do not know /frobnicate.'].map((s) => out.indexOf(s));
+    expect(order.every((i) => i >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    const scopes = JSON.parse((await runCli(['scopes', '--json'], env)).stdout) as { scopes: Array<{ key: string; channel: string; episodes: number }> };
+    expect(scopes.scopes).toEqual([expect.objectContaining({ key: 'terminal:cli', channel: 'terminal', episodes: 0 })]);
+  });
+
+  it('has no --json form', async () => {
+    const result = await runTs('src/cli/index.ts', ['chat', '--json'], cleanEnv({ DATA_DIR: path.join(tempDir(), 'data') }), undefined, '');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/no --json output/);
   });
 });

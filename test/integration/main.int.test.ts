@@ -4,7 +4,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import net from 'node:net';
 import { describe, expect, it } from '@jest/globals';
+import { startAnthropicDouble } from '../doubles/anthropic-server';
+import { lastUserText } from '../doubles/llm-script';
 import { tempDir } from '../support/databases';
 import { cleanEnv, runTs, startTs } from '../support/run-process';
 
@@ -21,6 +24,50 @@ describe('npm start', () => {
     const lines = output.split('\n').filter((line) => line.startsWith('{'));
     expect(lines.length).toBeGreaterThan(0);
     for (const line of lines) expect(() => JSON.parse(line)).not.toThrow();
+  });
+
+  it('serves the admin API when ADMIN_TOKEN is set, on loopback, and closes it on stop', async () => {
+    const port = await new Promise<number>((resolve) => {
+      const probe = net.createServer().listen(0, '127.0.0.1', () => {
+        const { port } = probe.address() as net.AddressInfo;
+        probe.close(() => resolve(port));
+      });
+    });
+    const token = 'admin-token-for-main-test-42';
+    const service = await startTs('src/main.ts', cleanEnv({ DATA_DIR: path.join(tempDir(), 'data'), ADMIN_TOKEN: token, API_PORT: String(port) }), /Nocturne is ready/);
+    try {
+      expect(await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()).toEqual({ status: 'ok' });
+      expect((await fetch(`http://127.0.0.1:${port}/scopes`)).status).toBe(401);
+      expect(await (await fetch(`http://127.0.0.1:${port}/scopes`, { headers: { authorization: `Bearer ${token}` } })).json()).toEqual({ scopes: [] });
+    } finally {
+      service.child.kill('SIGTERM');
+    }
+    expect(await service.exited).toBe(0);
+    expect(service.output()).not.toContain(token);
+  });
+
+  it('talks on the terminal and remembers the conversation across restarts', async () => {
+    const double = await startAnthropicDouble({
+      responder: (seen) => {
+        const said = lastUserText(seen.messages);
+        const rest = [seen.system ?? '', ...seen.messages.map((m) => m.text)].join('\n').replace(said, '');
+        return { kind: 'text', text: `heard "${said}"${rest.includes('Kyoto') ? ' and I remember Kyoto' : ''}` };
+      },
+    });
+    try {
+      const env = cleanEnv({ DATA_DIR: path.join(tempDir(), 'data'), ANTHROPIC_API_KEY: 'sk-ant-terminal-test-0000', ANTHROPIC_BASE_URL: double.url, TERMINAL: 'on', TERMINAL_USER: 'ana' });
+      const first = await runTs('src/main.ts', [], env, undefined, 'I am flying to Kyoto in May\n');
+      expect(first.code).toBe(0);
+      expect(first.stdout).toContain('heard "I am flying to Kyoto in May"');
+      expect(first.stdout).not.toContain('I remember Kyoto');
+      const second = await runTs('src/main.ts', [], env, undefined, 'where am I going?\n');
+      expect(second.code).toBe(0);
+      expect(second.stdout).toContain('heard "where am I going?" and I remember Kyoto');
+      expect(second.stderr).toMatch(/stopped cleanly/);
+      expect(first.stderr + second.stderr).not.toContain('sk-ant-terminal-test-0000');
+    } finally {
+      await double.stop();
+    }
   });
 
   it('exits with status 2 and lists every problem when the configuration is invalid', async () => {

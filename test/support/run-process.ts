@@ -28,13 +28,15 @@ export interface ProcessResult {
   readonly stderr: string;
 }
 
-export function runTs(script: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd = ROOT): Promise<ProcessResult> {
+/** Runs `script` to its end; `input`, when given, is its whole stdin (then end of input). */
+export function runTs(script: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd = ROOT, input?: string): Promise<ProcessResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, nodeArgs(script, args), { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, nodeArgs(script, args), { env, cwd, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    if (input !== undefined) child.stdin!.end(input);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => err.push(chunk));
+    child.stdout!.on('data', (chunk: Buffer) => out.push(chunk));
+    child.stderr!.on('data', (chunk: Buffer) => err.push(chunk));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }));
   });

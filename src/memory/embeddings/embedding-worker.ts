@@ -96,14 +96,39 @@ export function createEmbeddingWorker(deps: {
     const records: VectorRecord[] = rows.map((row, i) => ({ id: row.id, kind: row.kind, scopeId: row.scopeId, vector: vectors[i] as Float32Array }));
     await index.upsert(records);
     // A row edited while we embedded keeps its pending mark: only the version we embedded is marked.
-    await prisma.$transaction(
+    const marked = await prisma.$transaction(
       rows.map((row) =>
         row.kind === 'episode'
           ? prisma.episode.updateMany({ where: { id: row.id, contentHash: row.version as string }, data: { embeddedWith: embedder.name } })
-          : prisma.memory.updateMany({ where: { id: row.id, updatedAt: row.version as Date }, data: { embeddedWith: embedder.name } }),
+          : // updatedAt is given as it was: being embedded is bookkeeping, not a change to the memory
+            // (Prisma would otherwise move it, and an export would differ after every embedding).
+            prisma.memory.updateMany({ where: { id: row.id, updatedAt: row.version as Date }, data: { embeddedWith: embedder.name, updatedAt: row.version as Date } }),
       ),
     );
+    await deleteVectorsOfGoneRows(rows.filter((_, i) => marked[i]!.count === 0));
     return rows.length;
+  }
+
+  /**
+   * A row forgotten while we embedded it: its tombstone may have been flushed before our upsert,
+   * which then wrote the forgotten row's vector back. Rows that could not be marked and no longer
+   * exist lose the vector just written. (A forget committed after this check finds the vector in
+   * place and its own tombstone flush deletes it.)
+   */
+  async function deleteVectorsOfGoneRows(unmarked: readonly PendingRow[]): Promise<void> {
+    if (unmarked.length === 0) return;
+    const ids = unmarked.map((row) => row.id);
+    const [episodes, memories] = await Promise.all([
+      prisma.episode.findMany({ where: { id: { in: ids } }, select: { id: true } }),
+      prisma.memory.findMany({ where: { id: { in: ids } }, select: { id: true } }),
+    ]);
+    const existing = new Set([...episodes, ...memories].map((row) => row.id));
+    const byScope = new Map<string, string[]>();
+    for (const row of unmarked) if (!existing.has(row.id)) byScope.set(row.scopeId, [...(byScope.get(row.scopeId) ?? []), row.id]);
+    for (const [scopeId, gone] of byScope) {
+      await index.delete(scopeId, gone);
+      log.debug('deleted the vectors of rows removed while they were being embedded', { scopeId, count: gone.length });
+    }
   }
 
   async function pending(): Promise<number> {

@@ -56,6 +56,13 @@ export function createInMemoryVectorIndex(): VectorIndex {
       for (const record of scopes.get(scopeId)?.values() ?? []) if (!kind || record.kind === kind) n += 1;
       return n;
     },
+    async get(scopeId, ids) {
+      const scope = scopes.get(scopeId);
+      return [...new Set(ids)].flatMap((id) => {
+        const record = scope?.get(id);
+        return record ? [{ ...record, vector: Float32Array.from(record.vector) }] : [];
+      });
+    },
     close: async () => undefined,
   };
 }

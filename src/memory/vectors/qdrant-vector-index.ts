@@ -247,6 +247,29 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
         return count;
       }),
 
+    get: (scopeId, ids) =>
+      call('read vectors', async (): Promise<VectorRecord[]> => {
+        checkScope(scopeId);
+        ids.forEach(checkId);
+        api();
+        if (!collection || ids.length === 0) return [];
+        const records: VectorRecord[] = [];
+        const unique = [...new Set(ids)];
+        for (let start = 0; start < unique.length; start += UPSERT_BATCH) {
+          const points = await api().retrieve(collection, {
+            ids: unique.slice(start, start + UPSERT_BATCH).map((id) => pointId(scopeId, id)),
+            with_payload: ['id', 'kind', 'scope_id'],
+            with_vector: true,
+          });
+          for (const point of points) {
+            // Point ids are derived from the scope, but the payload is checked too.
+            if (point.payload?.scope_id !== scopeId || !Array.isArray(point.vector)) continue;
+            records.push({ id: String(point.payload.id), kind: point.payload.kind as VectorKind, scopeId, vector: Float32Array.from(point.vector as number[]) });
+          }
+        }
+        return records;
+      }),
+
     close: async () => {
       closed = true;
       client = null;

@@ -556,6 +556,32 @@ export function createSqliteVecVectorIndex(options: SqliteVecVectorIndexOptions)
         return (kind ? fixed().countScopeKind.get(scopeId, kind) : fixed().countScope.get(scopeId)) as number;
       }),
 
+    get: (scopeId, ids) =>
+      storageCall('read vectors', () => {
+        checkScope(scopeId);
+        ids.forEach(checkId);
+        const connection = open();
+        sync();
+        const records: VectorRecord[] = [];
+        if (ids.length === 0) return records;
+        connection.transaction(() => {
+          const v = vec();
+          const unique = [...new Set(ids)];
+          for (let start = 0; start < unique.length; start += ID_BATCH) {
+            const batch = unique.slice(start, start + ID_BATCH);
+            const rows = connection
+              .prepare(`SELECT rowid, id, kind FROM items WHERE scope_id = ? AND id IN (${batch.map(() => '?').join(',')})`)
+              .all(scopeId, ...batch) as { rowid: number; id: string; kind: VectorKind }[];
+            for (const row of rows) {
+              const blob = v.vector.get(row.rowid) as Buffer | undefined;
+              // A copy: the view over the blob would alias memory better-sqlite3 reuses.
+              if (blob) records.push({ id: row.id, kind: row.kind, scopeId, vector: Float32Array.from(float32View(blob)) });
+            }
+          }
+        })();
+        return records;
+      }),
+
     close: () =>
       storageCall('close the vector index', () => {
         closed = true;

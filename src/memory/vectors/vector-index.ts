@@ -56,5 +56,11 @@ export interface VectorIndex {
   search(query: VectorSearch): Promise<VectorHit[]>;
   /** How many vectors a scope has (of a kind, or all). */
   count(scopeId: string, kind?: VectorKind): Promise<number>;
+  /**
+   * The stored vectors of one scope with these ids (ids without a vector, or of another scope, are
+   * left out; order not guaranteed). Lets a store migration carry vectors over instead of
+   * re-embedding every row.
+   */
+  get(scopeId: string, ids: readonly string[]): Promise<VectorRecord[]>;
   close(): Promise<void>;
 }

@@ -1,0 +1,114 @@
+# syntax=docker/dockerfile:1
+#
+# Nocturne's image, used by docker-compose.yml (see docs/deploy.md).
+#
+# Two stages: `build` installs the dependencies (compiling better-sqlite3) and generates the Prisma
+# clients; the runtime stage carries only node_modules, src, prisma and the package files, and
+# runs the service as an unprivileged user with its state in the /data volume.
+
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+# ---- build -------------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS build
+
+# better-sqlite3 compiles from source when no prebuilt binary can be downloaded.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /app
+COPY package.json package-lock.json ./
+
+# `npm ci` installs exactly what the lockfile says. A lockfile written on a machine whose registry
+# mirror lacks other platforms' optional packages (@swc/core-*, @unrs/resolver-binding-*) misses
+# those entries, and npm ci refuses it as out of sync; npm install then completes it, as .ci/run
+# does, keeping the locked versions of everything else.
+# Install scripts run below, one at a time: better-sqlite3's native build is the only one the
+# service needs (@prisma/engines' would download engines Nocturne never runs).
+RUN npm ci --ignore-scripts --no-audit --no-fund \
+ || { echo 'npm ci refused package-lock.json (incomplete for this platform); falling back to npm install' >&2; \
+      npm install --ignore-scripts --no-audit --no-fund; }
+RUN npm rebuild better-sqlite3
+
+# The clients land in src/generated; src itself is copied after, so editing code does not redo
+# the install or the generation (.dockerignore keeps a local src/generated out of the context).
+COPY prisma.config.ts tsconfig.json ./
+COPY prisma ./prisma
+RUN npm run generate
+
+# Jest, SWC and TypeScript stay in this stage; tsx (a runtime dependency) runs the sources.
+RUN npm prune --omit=dev --no-audit --no-fund
+COPY src ./src
+
+# ---- runtime -----------------------------------------------------------------------------------
+FROM ${NODE_IMAGE} AS runtime
+
+ENV NODE_ENV=production \
+    DATA_DIR=/data \
+    NPM_CONFIG_CACHE=/tmp/npm-cache \
+    NPM_CONFIG_UPDATE_NOTIFIER=false
+
+# A fixed uid/gid, so the owner of the data volume is the same in every build. /data is created
+# and chowned before VOLUME: a new named volume starts as a copy of it, ownership included.
+RUN groupadd --system --gid 10001 nocturne \
+ && useradd --system --uid 10001 --gid nocturne --home-dir /app --no-create-home \
+      --shell /usr/sbin/nologin nocturne \
+ && mkdir -p /data \
+ && chown nocturne:nocturne /data
+
+WORKDIR /app
+# The application belongs to root and is read-only for the service; only /data is writable
+# (tsx keeps its transform cache under /tmp).
+COPY --from=build /app/package.json /app/package-lock.json /app/tsconfig.json ./
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/prisma ./prisma
+COPY --from=build /app/src ./src
+
+# Health: with the admin API on (ADMIN_TOKEN), its /readyz (database and vector index answer);
+# without it, the database Nocturne is configured with answers and its migrations have been
+# applied (start-up applies them before the service is ready). Uses only what the image has:
+# node and the project's own database drivers.
+COPY <<'EOF' /app/docker-healthcheck.cjs
+const path = require('node:path');
+
+const env = process.env;
+const ok = (count) => process.exit(Number(count) > 0 ? 0 : 1);
+const fail = (error) => {
+  console.error(`unhealthy: ${error.message}`);
+  process.exit(1);
+};
+const query = 'SELECT COUNT(*) AS applied FROM _prisma_migrations WHERE finished_at IS NOT NULL';
+
+if (env.ADMIN_TOKEN) {
+  fetch(`http://127.0.0.1:${env.API_PORT || 8787}/readyz`, { signal: AbortSignal.timeout(5000) })
+    .then((response) => (response.ok ? process.exit(0) : fail(new Error(`/readyz answered ${response.status}`))), fail);
+} else if (env.DB_PROVIDER === 'postgres') {
+  const { Client } = require('pg');
+  const client = new Client({ connectionString: env.DATABASE_URL, connectionTimeoutMillis: 5000 });
+  client
+    .connect()
+    .then(() => client.query(query))
+    .then((result) => ok(result.rows[0].applied), fail);
+} else {
+  try {
+    const url = env.DATABASE_URL || `file:${path.join(env.DATA_DIR || './data', 'nocturne.db')}`;
+    const Database = require('better-sqlite3');
+    const db = new Database(path.resolve(url.replace(/^file:/, '')), { readonly: true, fileMustExist: true, timeout: 5000 });
+    ok(db.prepare(query).get().applied);
+  } catch (error) {
+    fail(error);
+  }
+}
+EOF
+
+VOLUME ["/data"]
+# The admin API (ADMIN_TOKEN) and the webhook channel (WEBHOOK_SECRET), when configured.
+EXPOSE 8787 8788
+USER nocturne
+
+HEALTHCHECK --interval=30s --timeout=10s --start-period=2m --retries=3 \
+  CMD ["node", "/app/docker-healthcheck.cjs"]
+
+# The `start` script's command (package.json), run directly rather than through npm so that node
+# receives SIGTERM from `docker stop` and shuts down cleanly.
+CMD ["node", "--import", "tsx", "src/main.ts"]

@@ -1,0 +1,189 @@
+/**
+ * The memory tools given to the model (seed 002): `memory_search`, `memory_get`, `memory_save`
+ * (a note in today's daily log) and `memory_update` (long-term memory: create, append, replace).
+ *
+ * Scope binding is the runtime's, never the model's: the definitions have no scope argument,
+ * unknown arguments are refused, and {@link MemoryTools.bind} closes over the scope of the message
+ * being answered, so every lookup filters by it and an id from another scope reads "not found"
+ * exactly like an id that does not exist. Writes go through memory-writer (audited, in a
+ * transaction) and refuse text that reads as an instruction or speaks about the assistant
+ * (seed 003 persona protection).
+ */
+import { z } from 'zod';
+import type { LlmTool, LlmToolCall } from '../llm/language-model';
+import { createMemory, supersedeMemory } from '../memory/memories/memory-writer';
+import type { EpisodeService } from '../memory/episodes/episode-service';
+import type { HybridSearch } from '../memory/retrieval/hybrid-search';
+import { AppError } from '../shared/errors';
+import type { Logger } from '../shared/logger';
+import type { PrismaClient } from '../storage/prisma';
+import type { ScopeDescriptor } from '../storage/scope-repository';
+import { MEMORY_CATEGORIES } from '../sleep/consolidation/operations';
+import { looksLikeInjection } from '../sleep/consolidation/plan';
+
+/** Statements about the assistant are not memories of the person (seed 003 persona protection). */
+export const ASSISTANT_SUBJECT = /^(the )?(assistant|agent|ai|bot|i|i'm|i am|my)\b/i;
+
+/** The answer to one tool call, as it goes back to the model. */
+export interface ToolResult {
+  readonly content: string;
+  readonly isError: boolean;
+  /** Memories written by the call (for the reply's log and metadata). */
+  readonly memoryIds?: readonly string[];
+  readonly noteEpisodeId?: string;
+}
+
+/** What a tool call is bound to: the scope and turn of the message being answered. */
+export interface ToolBinding {
+  readonly scopeId: string;
+  readonly scope: ScopeDescriptor;
+  readonly channel: string;
+  /** The person's message being answered: the evidence of what the model saves. */
+  readonly userEpisodeId: string;
+  readonly now: Date;
+}
+
+export interface BoundTools {
+  execute(call: LlmToolCall): Promise<ToolResult>;
+}
+
+export interface MemoryTools {
+  readonly definitions: readonly LlmTool[];
+  bind(binding: ToolBinding): BoundTools;
+}
+
+export interface MemoryToolsDeps {
+  readonly prisma: PrismaClient;
+  readonly search: HybridSearch;
+  readonly episodeService: EpisodeService;
+  readonly logger: Logger;
+  /** Longest tool result sent back, in characters (default 4,000). */
+  readonly maxResultChars?: number;
+}
+
+const searchArgs = z.strictObject({ query: z.string().trim().min(1).max(500), limit: z.number().int().min(1).max(10).optional() });
+const getArgs = z.strictObject({ id: z.string().trim().min(1).max(100) });
+const saveArgs = z.strictObject({ note: z.string().trim().min(1).max(2_000) });
+const updateArgs = z.strictObject({
+  mode: z.enum(['create', 'append', 'replace']),
+  content: z.string().trim().min(1).max(1_000),
+  id: z.string().trim().min(1).max(100).optional(),
+  category: z.enum(MEMORY_CATEGORIES).optional(),
+});
+
+export const MEMORY_TOOL_DEFINITIONS: readonly LlmTool[] = [
+  {
+    name: 'memory_search',
+    description: 'Search what you remember about this person: long-term memories and past conversation turns. Use it when the answer may depend on something said before that is not in the prompt.',
+    parameters: { type: 'object', properties: { query: { type: 'string', description: 'what to look for, in plain words' }, limit: { type: 'integer', minimum: 1, maximum: 10 } }, required: ['query'] },
+  },
+  {
+    name: 'memory_get',
+    description: 'Read one memory or past turn in full, by the id memory_search returned.',
+    parameters: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] },
+  },
+  {
+    name: 'memory_save',
+    description: "Write a short note in today's log: a fact, decision or event of today worth keeping (it is consolidated into long-term memory while you sleep).",
+    parameters: { type: 'object', properties: { note: { type: 'string' } }, required: ['note'] },
+  },
+  {
+    name: 'memory_update',
+    description: 'Change long-term memory about the person. mode "create" adds a memory; "append" adds to memory `id`; "replace" rewrites memory `id` (the old version is kept as history). Third person, facts about the person only.',
+    parameters: {
+      type: 'object',
+      properties: {
+        mode: { type: 'string', enum: ['create', 'append', 'replace'] },
+        content: { type: 'string' },
+        id: { type: 'string', description: 'the memory to change (append, replace)' },
+        category: { type: 'string', enum: [...MEMORY_CATEGORIES] },
+      },
+      required: ['mode', 'content'],
+    },
+  },
+];
+
+function problemsOf(error: z.ZodError): string {
+  return error.issues.map((i) => (i.code === 'unrecognized_keys' ? `unknown argument(s) ${i.keys.join(', ')} (the scope is fixed by the conversation)` : `${i.path.join('.') || 'arguments'}: ${i.message}`)).join('; ');
+}
+
+function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (cut)`;
+}
+
+export function createMemoryTools(deps: MemoryToolsDeps): MemoryTools {
+  const log = deps.logger.child({ component: 'memory-tools' });
+  const maxChars = deps.maxResultChars ?? 4_000;
+  const { prisma } = deps;
+
+  function persona(content: string): string | undefined {
+    if (looksLikeInjection(content)) return 'the text reads as an instruction; it was not stored';
+    if (ASSISTANT_SUBJECT.test(content)) return 'memories are about the person, not about the assistant; write it in the third person about them';
+    return undefined;
+  }
+
+  return {
+    definitions: MEMORY_TOOL_DEFINITIONS,
+    bind(b) {
+      const origin = { now: b.now, reason: 'memory_update tool (reply)' };
+      const handlers: Record<string, (raw: Record<string, unknown>) => Promise<ToolResult>> = {
+        async memory_search(raw) {
+          const args = searchArgs.parse(raw);
+          const { results } = await deps.search.search({ scopeId: b.scopeId, semanticQuery: args.query, limit: args.limit ?? 5, now: b.now });
+          if (results.length === 0) return { content: 'nothing found', isError: false };
+          const lines = results.map((r) => r.kind === 'memory'
+            ? `${r.id} memory [${r.category ?? 'fact'}, confidence ${(r.confidence ?? 0).toFixed(2)}] ${r.content}`
+            : `${r.id} turn ${r.timestamp.toISOString().slice(0, 16)} ${r.role === 'user' ? (r.author ?? 'person') : 'you'}: ${r.content}`);
+          return { content: lines.join('\n'), isError: false };
+        },
+        async memory_get(raw) {
+          const { id } = getArgs.parse(raw);
+          const memory = await prisma.memory.findFirst({ where: { scopeId: b.scopeId, id } });
+          if (memory) return { content: `${memory.id} memory [${memory.category}, confidence ${memory.confidence.toFixed(2)}${memory.active ? '' : ', faded'}${memory.validTo ? ', superseded' : ''}] since ${memory.validFrom.toISOString().slice(0, 10)}: ${memory.content}`, isError: false };
+          const episode = await prisma.episode.findFirst({ where: { scopeId: b.scopeId, id } });
+          if (episode) return { content: `${episode.id} turn ${episode.timestamp.toISOString().slice(0, 16)} ${episode.role === 'user' ? (episode.author ?? 'person') : 'you'}: ${episode.content}`, isError: false };
+          return { content: `not found: no memory or turn ${id}`, isError: true };
+        },
+        async memory_save(raw) {
+          const { note } = saveArgs.parse(raw);
+          if (looksLikeInjection(note)) return { content: 'the note reads as an instruction; it was not saved', isError: true };
+          const { episode } = await deps.episodeService.ingest(b.scope, { role: 'agent', content: note, channel: b.channel, timestamp: b.now.toISOString(), metadata: { kind: 'note', day: b.now.toISOString().slice(0, 10) } });
+          return { content: `saved in today's log (${b.now.toISOString().slice(0, 10)})`, isError: false, noteEpisodeId: episode?.id };
+        },
+        async memory_update(raw) {
+          const args = updateArgs.parse(raw);
+          const problem = persona(args.content);
+          if (problem) return { content: problem, isError: true };
+          if (args.mode === 'create') {
+            const created = await prisma.$transaction((tx) => createMemory(tx, { scopeId: b.scopeId, category: args.category ?? 'fact', content: args.content, confidence: 0.7, sourceType: 'observed', sourceEpisodeIds: [b.userEpisodeId] }, origin));
+            return { content: `created memory ${created.id}`, isError: false, memoryIds: [created.id] };
+          }
+          if (!args.id) return { content: `mode "${args.mode}" needs the id of the memory to change`, isError: true };
+          const id = args.id;
+          const current = await prisma.memory.findFirst({ where: { scopeId: b.scopeId, id } });
+          if (!current) return { content: `not found: no memory ${id}`, isError: true };
+          if (current.validTo) return { content: `memory ${id} was superseded by ${current.supersededById ?? 'a newer version'}; change that one`, isError: true };
+          const content = args.mode === 'append' ? `${current.content.replace(/[.\s]*$/, '')}. ${args.content}` : args.content;
+          const { current: next } = await prisma.$transaction((tx) => supersedeMemory(tx, b.scopeId, id, { content, category: args.category, sourceEpisodeIds: [b.userEpisodeId] }, { ...origin, reason: `memory_update ${args.mode} (reply)` }));
+          return { content: `memory ${id} is now ${next.id}: ${next.content}`, isError: false, memoryIds: [next.id] };
+        },
+      };
+
+      return {
+        async execute(call) {
+          const handler = handlers[call.name];
+          if (!handler) return { content: `unknown tool ${call.name}; available: ${Object.keys(handlers).join(', ')}`, isError: true };
+          try {
+            const result = await handler(call.arguments ?? {});
+            return { ...result, content: clip(result.content, maxChars) };
+          } catch (error) {
+            if (error instanceof z.ZodError) return { content: `invalid arguments for ${call.name}: ${problemsOf(error)}`, isError: true };
+            if (error instanceof AppError && error.category === 'user') return { content: error.message, isError: true };
+            log.warn('memory tool failed', { tool: call.name, scopeId: b.scopeId, error });
+            return { content: `${call.name} failed; answer without it`, isError: true };
+          }
+        },
+      };
+    },
+  };
+}

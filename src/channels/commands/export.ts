@@ -1,0 +1,49 @@
+/**
+ * `/export`: the person's memory as two files they can keep — the JSON export (complete and
+ * versioned; the import format, src/export/json-export.ts) and a Markdown rendering of it for
+ * reading (MEMORY.md followed by the daily logs, src/export/markdown-export.ts). Secrets are
+ * redacted by the exporter. How the files reach the person (uploaded documents, files written
+ * to a folder) is the channel's.
+ */
+import { exportScope } from '../../export/json-export';
+import { renderMarkdownExport } from '../../export/markdown-export';
+import { serializeScopeExport } from '../../export/scope-document';
+import type { PrismaClient } from '../../storage/prisma';
+import type { CommandScope } from './command-scope';
+
+/** The two files of an export. */
+export interface ExportFiles {
+  /** The file name without extension: `nocturne-telegram-private-42`. */
+  readonly stem: string;
+  readonly json: Buffer;
+  readonly markdown: Buffer;
+  readonly memories: number;
+  readonly messages: number;
+}
+
+/** A file name from a scope key: `telegram:private:42` -> `nocturne-telegram-private-42`. */
+export function exportStem(scopeKey: string): string {
+  return `nocturne-${scopeKey.replace(/[^A-Za-z0-9_-]+/g, '-')}`;
+}
+
+/** MEMORY.md and the daily logs as one Markdown document, each file under its own path as a heading comment. */
+export function joinMarkdownFiles(files: ReadonlyMap<string, string>): string {
+  return [...files].map(([file, text]) => `<!-- ${file} -->\n\n${text.trimEnd()}\n`).join('\n---\n\n');
+}
+
+/** Exports the scope: the JSON document and the Markdown to read, as bytes. */
+export async function buildExportFiles(prisma: PrismaClient, scope: CommandScope): Promise<ExportFiles> {
+  const doc = await exportScope(prisma, scope.id);
+  return {
+    stem: exportStem(scope.key),
+    json: Buffer.from(serializeScopeExport(doc), 'utf8'),
+    markdown: Buffer.from(joinMarkdownFiles(renderMarkdownExport(doc, { defaultTimeZone: scope.timeZone })), 'utf8'),
+    memories: doc.memories.length,
+    messages: doc.episodes.length,
+  };
+}
+
+/** `21 memories, 340 messages`. */
+export function exportCounts(files: Pick<ExportFiles, 'memories' | 'messages'>): string {
+  return `${files.memories} memories, ${files.messages} messages`;
+}

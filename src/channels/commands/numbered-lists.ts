@@ -1,0 +1,67 @@
+/**
+ * The numbers people answer with: `/forget 3` and `/why 3` mean item 3 of the list they saw
+ * last, either a `/memories` page or the latest digest (whichever reached them more recently).
+ *
+ * `/memories` numbers are kept in memory per scope (pages of one listing add up, so after paging
+ * to 11-20 both 3 and 14 still work; a new filter starts a new listing). Digest numbers are read
+ * from the database, so they survive a restart. A listing older than the latest digest gives way
+ * to the digest. Only sent digests count: a pending one has not reached the person yet.
+ */
+import type { PrismaClient } from '../../storage/prisma';
+import { digestItems } from '../../sleep/digest';
+
+/** One `/memories` listing: its filter and the memory behind every number shown so far. */
+export interface MemoryListing {
+  readonly category: string | null;
+  readonly shownAt: Date;
+  readonly numbers: ReadonlyMap<number, string>;
+}
+
+export interface NumberedLists {
+  /** Records the numbers of a page just shown; a different filter replaces the listing. */
+  rememberPage(scopeId: string, category: string | null, entries: ReadonlyArray<{ n: number; memoryId: string }>, shownAt: Date): void;
+  listing(scopeId: string): MemoryListing | undefined;
+}
+
+/** In-memory listings, the least recently used scope dropped beyond `maxScopes`. */
+export function createNumberedLists(options: { maxScopes?: number } = {}): NumberedLists {
+  const maxScopes = options.maxScopes ?? 10_000;
+  const listings = new Map<string, { category: string | null; shownAt: Date; numbers: Map<number, string> }>();
+  return {
+    rememberPage(scopeId, category, entries, shownAt) {
+      const previous = listings.get(scopeId);
+      const numbers = previous && previous.category === category ? previous.numbers : new Map<number, string>();
+      for (const { n, memoryId } of entries) numbers.set(n, memoryId);
+      listings.delete(scopeId);
+      listings.set(scopeId, { category, shownAt, numbers });
+      if (listings.size > maxScopes) listings.delete(listings.keys().next().value!);
+    },
+    listing: (scopeId) => listings.get(scopeId),
+  };
+}
+
+export type NumberLookup =
+  | { readonly found: true; readonly memoryId: string; readonly from: 'memories' | 'digest' }
+  | { readonly found: false; readonly explanation: string };
+
+/** The memory behind number `n` for this scope, from the most recent list the person saw. */
+export async function lookupNumber(prisma: PrismaClient, lists: NumberedLists, scopeId: string, n: number): Promise<NumberLookup> {
+  const listing = lists.listing(scopeId);
+  // Only a digest that reached the person can be what they answer to.
+  const digest = await prisma.digest.findFirst({ where: { scopeId, status: 'sent' }, orderBy: { periodEnd: 'desc' } });
+  const digestAt = digest ? (digest.sentAt ?? digest.createdAt) : undefined;
+  const useListing = listing && (!digestAt || listing.shownAt.getTime() >= digestAt.getTime());
+  if (useListing) {
+    const memoryId = listing.numbers.get(n);
+    if (memoryId) return { found: true, memoryId, from: 'memories' };
+    const shown = [...listing.numbers.keys()].sort((a, b) => a - b);
+    const range = shown.length > 0 ? ` (it showed ${shown[0]}–${shown[shown.length - 1]})` : '';
+    return { found: false, explanation: `There is no number ${n} in the last /memories list you saw${range}.` };
+  }
+  if (digest) {
+    const item = digestItems(digest).find((i) => i.n === n);
+    if (item) return { found: true, memoryId: item.memoryId, from: 'digest' };
+    return { found: false, explanation: `Your latest digest has no item ${n}. Send /memories to see numbered memories.` };
+  }
+  return { found: false, explanation: 'Send /memories first: the numbers refer to the list it shows.' };
+}

@@ -1,0 +1,16 @@
+/**
+ * The port a channel calls to have a conversation: owned by the channels, implemented by the
+ * agent loop (adapted in the composition root), so no channel imports the agent.
+ */
+import type { InboundMessage } from './inbound-message';
+
+export interface ConversationHandler {
+  /**
+   * Answers one message. The handler stores the message (and its reply) as episodes of
+   * `message.scopeKey`; the channel only delivers the text it returns. An empty answer sends
+   * nothing.
+   */
+  reply(message: InboundMessage): Promise<string>;
+  /** Ends the open conversation of a scope (the owner said `/end`), so it can be consolidated. */
+  end(scopeKey: string): Promise<void>;
+}

@@ -1,0 +1,25 @@
+/** `/sleep`, `/pause` and `/resume` on Telegram (the logic and wording: src/channels/commands/consolidation.ts). */
+import type { Composer } from 'grammy';
+import { pauseLearning, resumeLearning, sleepNow } from '../commands/consolidation';
+import { sendText } from './send-text';
+import type { CommandDeps, NocturneContext } from './telegram-context';
+
+const WHERE = 'Telegram';
+
+/** Registers `/sleep`, `/pause` and `/resume`. */
+export function registerConsolidationCommands(composer: Composer<NocturneContext>, deps: CommandDeps): void {
+  const { scheduler } = deps.core;
+
+  composer.command('sleep', async (ctx) => {
+    await ctx.replyWithChatAction('typing').catch(() => undefined);
+    await sendText(ctx.api, ctx.chat.id, await sleepNow(scheduler, ctx.scope.id));
+  });
+
+  composer.command('pause', async (ctx) => {
+    await sendText(ctx.api, ctx.chat.id, await pauseLearning(scheduler, ctx.scope.id, WHERE));
+  });
+
+  composer.command('resume', async (ctx) => {
+    await sendText(ctx.api, ctx.chat.id, await resumeLearning(scheduler, ctx.scope.id, WHERE));
+  });
+}

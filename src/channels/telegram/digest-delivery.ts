@@ -1,0 +1,23 @@
+/**
+ * Delivering one digest to a Telegram chat, at most once: the channel-neutral claim-send-mark
+ * (src/channels/digest-delivery.ts) with the text split at 4,096 characters and sent as plain
+ * messages. Both the nightly sender and `/digest` go through {@link deliverDigest}.
+ */
+import type { Api } from 'grammy';
+import type { Logger } from '../../shared/logger';
+import type { PrismaClient } from '../../storage/prisma';
+import { deliverDigestOnce, type DeliverableDigest, type DeliveryOutcome } from '../digest-delivery';
+import { splitText, TELEGRAM_TEXT_LIMIT } from '../split-text';
+import { sendText } from './send-text';
+
+export { DIGEST_SENDING, type DeliveryOutcome } from '../digest-delivery';
+
+/** Sends `digest` to `chatId` unless someone else already claimed it. */
+export function deliverDigest(params: { api: Api; chatId: number | string; prisma: PrismaClient; digest: DeliverableDigest; logger: Logger; now?: () => Date }): Promise<DeliveryOutcome> {
+  const { api, chatId, ...rest } = params;
+  return deliverDigestOnce({
+    ...rest,
+    split: (text) => splitText(text, TELEGRAM_TEXT_LIMIT),
+    send: async (part) => void (await sendText(api, chatId, part)),
+  });
+}

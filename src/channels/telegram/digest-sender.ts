@@ -1,0 +1,120 @@
+/**
+ * Nightly digest delivery over Telegram. The sleep scheduler builds each scope's digest at the
+ * owner's local digest time (src/sleep/scheduler.ts) and leaves it `pending`; this sender looks
+ * for pending digests every `intervalMs`, sends each to its scope's owner (for a private chat
+ * the owner's user id is the chat id) and reports back with markSent / markFailed.
+ *
+ * A failed send is tried again on later passes until the digest has `maxAttempts` attempts
+ * (then it stays `failed`, logged). No digest is sent twice: see digest-delivery.ts for the
+ * claim-send-mark order and what a crash in the middle means (at most once).
+ */
+import type { Api } from 'grammy';
+import type { Core } from '../../core';
+import type { Logger } from '../../shared/logger';
+import { DIGEST_MAX_ATTEMPTS, markSent, pendingDigests } from '../../sleep/digest';
+import { deliverDigest, DIGEST_SENDING, type DeliveryOutcome } from './digest-delivery';
+import { TELEGRAM_CHANNEL } from './telegram-scope';
+
+export interface DigestSenderOptions {
+  readonly core: Pick<Core, 'db' | 'logger'>;
+  /** Anything with the Bot API: the TelegramBot handle or a grammY Bot. */
+  readonly bot: { readonly api: Api };
+  readonly logger?: Logger;
+  /** Time between passes (default one minute). */
+  readonly intervalMs?: number;
+  /** Attempts per digest before it is given up (default DIGEST_MAX_ATTEMPTS). */
+  readonly maxAttempts?: number;
+  readonly clock?: () => Date;
+}
+
+/** What one pass did, digest by digest. */
+export interface DigestPassReport {
+  readonly sent: number;
+  readonly failed: number;
+  readonly skipped: number;
+}
+
+export interface DigestSender {
+  /** Logs and settles digests a crash left `sending`, then sends pending digests every interval. */
+  start(): Promise<void>;
+  /** Stops the timer and waits for a pass in progress. */
+  stop(): Promise<void>;
+  /** One pass over the pending digests (what the timer calls). */
+  sendPending(): Promise<DigestPassReport>;
+  /** Digests left `sending` by a crash: logged and marked sent, never resent. Returns how many. */
+  recoverInterrupted(): Promise<number>;
+}
+
+/** Creates the sender; nothing runs until `start()`. */
+export function createDigestSender(options: DigestSenderOptions): DigestSender {
+  const prisma = options.core.db.prisma;
+  const log = (options.logger ?? options.core.logger).child({ component: 'telegram-digests' });
+  const intervalMs = options.intervalMs ?? 60_000;
+  const maxAttempts = options.maxAttempts ?? DIGEST_MAX_ATTEMPTS;
+  const clock = options.clock ?? (() => new Date());
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> | undefined;
+  let stopped = true;
+
+  async function sendPending(): Promise<DigestPassReport> {
+    const counts: Record<DeliveryOutcome, number> = { sent: 0, failed: 0, skipped: 0 };
+    const digests = await pendingDigests(prisma, { maxAttempts, channel: TELEGRAM_CHANNEL });
+    for (const digest of digests) {
+      if (digest.scope.channel !== TELEGRAM_CHANNEL || !digest.scope.ownerId) continue;
+      const outcome = await deliverDigest({ prisma, api: options.bot.api, digest, chatId: digest.scope.ownerId, logger: log, now: clock });
+      counts[outcome]++;
+      if (outcome === 'failed' && digest.attempts + 1 >= maxAttempts) {
+        log.error('a digest could not be delivered and will not be tried again', { digestId: digest.id, scopeId: digest.scopeId, attempts: digest.attempts + 1 });
+      }
+    }
+    if (counts.sent + counts.failed > 0) log.info('digest pass done', counts);
+    return counts;
+  }
+
+  function schedule(): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      running = sendPending()
+        .catch((error: unknown) => log.error('the digest pass failed; trying again at the next one', { error }))
+        .finally(() => {
+          running = undefined;
+          schedule();
+        });
+    }, intervalMs);
+    timer.unref?.();
+  }
+
+  async function recoverInterrupted(): Promise<number> {
+    const stuck = await prisma.digest.findMany({ where: { status: DIGEST_SENDING, scope: { channel: TELEGRAM_CHANNEL } }, select: { id: true, scopeId: true } });
+    for (const digest of stuck) {
+      log.warn('a digest was being sent when the service stopped; it may or may not have arrived and is not sent again (at most once)', { digestId: digest.id, scopeId: digest.scopeId });
+      await markSent(prisma, digest.id, clock());
+    }
+    return stuck.length;
+  }
+
+  return {
+    sendPending,
+    recoverInterrupted,
+
+    async start() {
+      if (!stopped) return;
+      stopped = false;
+      await recoverInterrupted();
+      running = sendPending()
+        .catch((error: unknown) => log.error('the digest pass failed; trying again at the next one', { error }))
+        .finally(() => {
+          running = undefined;
+        });
+      await running;
+      schedule();
+    },
+
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      await running;
+    },
+  };
+}

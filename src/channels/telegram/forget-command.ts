@@ -1,0 +1,81 @@
+/**
+ * `/forget` on Telegram (the logic and wording: src/channels/commands/forget.ts).
+ *
+ * - `/forget 3`: item 3 of the list seen last, forgotten at once.
+ * - `/forget my ex`: the memories that mention those words, with two buttons: "Forget" removes
+ *   them, "Keep" drops the request. A pending confirmation lives in memory for ten minutes and
+ *   only works in the chat (scope) that asked for it. After the press the question is edited, so
+ *   the matched text does not stay in the chat either.
+ */
+import { randomBytes } from 'node:crypto';
+import { InlineKeyboard, type Composer } from 'grammy';
+import type { ForgetPreview } from '../../sleep/forget-service';
+import { confirmForget, FORGET_KEPT_TEXT, FORGET_USAGE, forgetByNumber, forgetReason, parseForgetArgument, previewForgetWords } from '../commands/forget';
+import { sendText } from './send-text';
+import type { CommandDeps, NocturneContext } from './telegram-context';
+
+const CONFIRM_TTL_MS = 10 * 60_000;
+const MAX_PENDING = 1_000;
+const REASON = forgetReason('Telegram');
+
+interface PendingForget {
+  readonly scopeId: string;
+  readonly preview: ForgetPreview;
+  readonly expiresAt: number;
+}
+
+/** Registers `/forget` and its confirmation buttons (`fg:y:<token>`, `fg:n:<token>`). */
+export function registerForgetCommand(composer: Composer<NocturneContext>, deps: CommandDeps): void {
+  const { forget } = deps.core;
+  const prisma = deps.core.db.prisma;
+  const pending = new Map<string, PendingForget>();
+
+  function remember(entry: PendingForget): string {
+    const now = Date.now();
+    for (const [token, p] of pending) if (p.expiresAt < now) pending.delete(token);
+    if (pending.size >= MAX_PENDING) pending.delete(pending.keys().next().value!);
+    const token = randomBytes(9).toString('base64url');
+    pending.set(token, entry);
+    return token;
+  }
+
+  composer.command('forget', async (ctx) => {
+    const request = parseForgetArgument(ctx.match);
+    if (request.kind === 'usage') {
+      await sendText(ctx.api, ctx.chat.id, FORGET_USAGE);
+      return;
+    }
+    if (request.kind === 'number') {
+      await sendText(ctx.api, ctx.chat.id, await forgetByNumber({ prisma, forget, lists: deps.lists, scope: ctx.scope, n: request.n, reason: REASON }));
+      return;
+    }
+    const answer = await previewForgetWords(forget, ctx.scope.id, request.words);
+    if (answer.kind === 'answer') {
+      await sendText(ctx.api, ctx.chat.id, answer.text);
+      return;
+    }
+    const count = answer.preview.matches.length;
+    const token = remember({ scopeId: ctx.scope.id, preview: answer.preview, expiresAt: Date.now() + CONFIRM_TTL_MS });
+    const keyboard = new InlineKeyboard().text(`Forget ${count === 1 ? 'it' : `all ${count}`}`, `fg:y:${token}`).text('Keep', `fg:n:${token}`);
+    await sendText(ctx.api, ctx.chat.id, answer.text, { replyMarkup: keyboard });
+  });
+
+  composer.callbackQuery(/^fg:[yn]:/, async (ctx) => {
+    const [, answer, token] = ctx.callbackQuery.data.split(':');
+    const entry = token ? pending.get(token) : undefined;
+    if (!entry || entry.expiresAt < Date.now() || entry.scopeId !== ctx.scope.id) {
+      await ctx.answerCallbackQuery({ text: 'This question has expired; send /forget again.' });
+      await ctx.editMessageReplyMarkup().catch(() => undefined);
+      return;
+    }
+    pending.delete(token!);
+    if (answer === 'n') {
+      await ctx.answerCallbackQuery({ text: 'Kept.' });
+      await ctx.editMessageText(FORGET_KEPT_TEXT);
+      return;
+    }
+    await ctx.answerCallbackQuery({ text: 'Forgetting…' });
+    // The edit replaces the list of matches, so their text does not stay in the chat either.
+    await ctx.editMessageText(await confirmForget(entry.preview, REASON));
+  });
+}

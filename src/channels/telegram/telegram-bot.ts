@@ -1,0 +1,212 @@
+/**
+ * The Telegram channel: a grammY bot run by @grammyjs/runner (long polling, updates handled
+ * concurrently), with, in this order:
+ * 1. an update tracker, so `stop()` can wait for every update already taken in;
+ * 2. an error boundary: a failing update is logged and the person told, never a crash;
+ * 3. `sequentialize` by chat: one chat's updates in order, different chats in parallel;
+ * 4. the access gate (allowlist, groups opt-in; attaches the chat's scope);
+ * 5. the commands, then the conversation (every other message goes to the handler).
+ * Every Bot API call goes through the retry transformer (429 retry_after, 5xx, network).
+ *
+ * Lifecycle: `start()` checks the token (getMe), removes any webhook, registers the command menu
+ * and starts polling; `stop()` stops polling, waits for the updates in progress (their replies
+ * are sent), then confirms the last update to Telegram so none is delivered again after a
+ * restart. The token never appears in logs or errors (grammY keeps it out of its messages; the
+ * logger redacts token-shaped strings as a second layer).
+ */
+import { run, sequentialize, type RunnerHandle } from '@grammyjs/runner';
+import { Bot, Composer, GrammyError, type Api } from 'grammy';
+import type { UserFromGetMe } from 'grammy/types';
+import { AppError } from '../../shared/errors';
+import type { Logger } from '../../shared/logger';
+import { createNumberedLists } from '../commands/numbered-lists';
+import { commandFailureText } from '../commands/replies';
+import type { ConversationHandler } from '../conversation-handler';
+import { createAccessGate } from './access-gate';
+import { createApiRetry, type ApiRetryOptions } from './api-retry';
+import { registerConsolidationCommands } from './consolidation-commands';
+import { registerConversation } from './conversation';
+import { registerDigestCommand } from './digest-command';
+import { registerExportCommand } from './export-command';
+import { registerForgetCommand } from './forget-command';
+import { BOT_COMMANDS, registerHelpCommands } from './help-commands';
+import { registerMemoriesCommand } from './memories-command';
+import { sendText } from './send-text';
+import type { CommandDeps, NocturneContext, TelegramCore } from './telegram-context';
+import { registerWhyCommand } from './why-command';
+
+/** The Telegram settings (Config.telegram). */
+export interface TelegramSettings {
+  readonly token: string;
+  readonly apiRoot: string;
+  readonly allowedUsers: readonly number[];
+  /** Serve group chats too (TELEGRAM_GROUPS); private chats only when false. */
+  readonly groups: boolean;
+}
+
+export interface TelegramBotOptions {
+  readonly core: TelegramCore;
+  readonly handler: ConversationHandler;
+  readonly settings: TelegramSettings;
+  readonly logger: Logger;
+  /** Zone for dates of scopes without one (Config.timeZone). */
+  readonly defaultTimeZone: string;
+  /** The bot's own user, when known (skips getMe; tests). */
+  readonly botInfo?: UserFromGetMe;
+  /** Long-polling timeout of getUpdates, in seconds (default 30). */
+  readonly pollTimeoutSeconds?: number;
+  /** Updates handled at once across all chats (default 100). */
+  readonly concurrency?: number;
+  /** Retry rules of Bot API calls (tests shorten the delays). */
+  readonly retry?: Omit<ApiRetryOptions, 'logger'>;
+  /** How long `stop()` waits for updates in progress before giving up on them (default 30 s). */
+  readonly stopTimeoutMs?: number;
+}
+
+export interface TelegramBot {
+  /** The grammY bot, for callers that add middleware or read `botInfo`. */
+  readonly bot: Bot<NocturneContext>;
+  /** The Bot API client (with retries), e.g. for the digest sender. */
+  readonly api: Api;
+  /** Checks the token, registers the commands and starts long polling. */
+  start(): Promise<void>;
+  /** Stops polling and waits for updates in progress; safe to call twice. */
+  stop(): Promise<void>;
+  isRunning(): boolean;
+}
+
+/** A failure to reach Telegram at start, as an AppError saying what to do. */
+function toStartError(error: unknown): AppError {
+  if (error instanceof GrammyError && (error.error_code === 401 || error.error_code === 404)) {
+    return new AppError('Telegram refused the bot token', { code: 'telegram.unauthorized', category: 'user', hint: 'Check TELEGRAM_BOT_TOKEN: copy it again from @BotFather (/token).', cause: error });
+  }
+  if (error instanceof GrammyError && error.error_code === 409) {
+    return new AppError('another process is already receiving this bot\u2019s updates', { code: 'telegram.conflict', category: 'user', hint: 'Stop the other instance (one bot token, one poller).', cause: error });
+  }
+  return new AppError(`Telegram could not be reached: ${(error as Error).message}`, { code: 'telegram.unreachable', category: 'third_party', hint: 'Check the network and TELEGRAM_API_ROOT.', cause: error });
+}
+
+/** Builds the bot and its middleware; no network until `start()`. */
+export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
+  const log = options.logger.child({ component: 'telegram' });
+  const bot = new Bot<NocturneContext>(options.settings.token, { botInfo: options.botInfo, client: { apiRoot: options.settings.apiRoot } });
+  bot.api.config.use(createApiRetry({ logger: options.logger, ...options.retry }));
+
+  const inFlight = new Set<Promise<void>>();
+  let highestUpdateId: number | undefined;
+  let handle: RunnerHandle | undefined;
+  let stopping: Promise<void> | undefined;
+
+  // 1. Track every update from the moment the runner hands it over.
+  bot.use((ctx, next) => {
+    const id = ctx.update.update_id;
+    if (highestUpdateId === undefined || id > highestUpdateId) highestUpdateId = id;
+    const work = next();
+    const done = work.then(
+      () => void inFlight.delete(done),
+      () => void inFlight.delete(done),
+    );
+    inFlight.add(done);
+    return work;
+  });
+
+  // 2. One failing update never takes the bot down; the person hears about it.
+  bot.use(async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      log.error('an update could not be handled', { updateId: ctx.update.update_id, chatId: ctx.chat?.id, error });
+      const text = commandFailureText(error);
+      if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: text.slice(0, 200) }).catch(() => undefined);
+      else if (ctx.chat) await sendText(ctx.api, ctx.chat.id, text).catch(() => undefined);
+    }
+  });
+
+  // 3. One chat at a time, chats in parallel.
+  bot.use(sequentialize((ctx: NocturneContext) => (ctx.chat ? String(ctx.chat.id) : undefined)));
+
+  // 4. Allowlist, groups, scope.
+  bot.use(
+    createAccessGate({
+      allowedUsers: options.settings.allowedUsers,
+      groups: options.settings.groups,
+      scopes: options.core.scopes,
+      prisma: options.core.db.prisma,
+      defaultTimeZone: options.defaultTimeZone,
+      logger: options.logger,
+    }),
+  );
+
+  // 5. Commands, then the conversation.
+  const deps: CommandDeps = { core: options.core, handler: options.handler, logger: options.logger, lists: createNumberedLists() };
+  const routes = new Composer<NocturneContext>();
+  registerHelpCommands(routes);
+  registerMemoriesCommand(routes, deps);
+  registerForgetCommand(routes, deps);
+  registerWhyCommand(routes, deps);
+  registerDigestCommand(routes, deps);
+  registerConsolidationCommands(routes, deps);
+  registerExportCommand(routes, deps);
+  registerConversation(routes, deps);
+  routes.on('callback_query:data', (ctx) => ctx.answerCallbackQuery({ text: 'This button no longer works.' }));
+  bot.use(routes);
+
+  bot.catch((error) => log.error('an update escaped the error boundary', { updateId: error.ctx.update.update_id, error: error.error }));
+
+  return {
+    bot,
+    api: bot.api,
+
+    async start() {
+      if (handle) return;
+      stopping = undefined;
+      if (options.settings.allowedUsers.length === 0) {
+        log.warn('TELEGRAM_ALLOWED_USERS is empty: the bot refuses everyone. Message it once: the refusal tells you your user id to add.');
+      }
+      try {
+        await bot.init();
+        await bot.api.deleteWebhook();
+        await bot.api.setMyCommands([...BOT_COMMANDS]);
+      } catch (error) {
+        throw toStartError(error);
+      }
+      handle = run(bot, {
+        runner: {
+          fetch: { timeout: options.pollTimeoutSeconds ?? 30, allowed_updates: ['message', 'callback_query'] },
+          // The retry transformer already logs failed calls (redacted); the runner would print them raw.
+          silent: true,
+        },
+        sink: { concurrency: options.concurrency ?? 100 },
+      });
+      const task = handle.task();
+      task?.catch((error: unknown) => log.error('the Telegram bot stopped receiving updates', { error: toStartError(error) }));
+      log.info('Telegram bot started', { username: bot.botInfo.username, allowedUsers: options.settings.allowedUsers.length, groups: options.settings.groups });
+    },
+
+    stop() {
+      stopping ??= (async () => {
+        const running = handle;
+        if (!running) return;
+        await running.stop();
+        // Updates already taken in are finished, replies included.
+        const deadline = Date.now() + (options.stopTimeoutMs ?? 30_000);
+        while ((inFlight.size > 0 || running.size() > 0) && Date.now() < deadline) {
+          await Promise.race([Promise.allSettled([...inFlight]), new Promise((r) => setTimeout(r, 10))]);
+        }
+        const unfinished = inFlight.size + running.size();
+        if (unfinished > 0) {
+          // Not confirmed to Telegram: they come again after a restart rather than being lost.
+          log.warn('stopped with updates still in progress; Telegram will deliver them again', { unfinished });
+        } else if (highestUpdateId !== undefined) {
+          // Confirm what was handled, so Telegram does not hand it out again after a restart.
+          await bot.api.getUpdates({ offset: highestUpdateId + 1, limit: 1, timeout: 0 }).catch((error: unknown) => log.warn('could not confirm the last handled update; it may be delivered again after a restart', { error }));
+        }
+        handle = undefined;
+        log.info('Telegram bot stopped');
+      })();
+      return stopping;
+    },
+
+    isRunning: () => handle?.isRunning() ?? false,
+  };
+}

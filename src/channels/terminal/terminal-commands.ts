@@ -1,0 +1,171 @@
+/**
+ * The terminal's slash commands: the same commands as Telegram, with the logic and wording of
+ * src/channels/commands/, in forms that suit a line-based conversation:
+ *
+ * - `/memories [category]` lists, `/memories next`, `/memories prev` and `/memories 3` page
+ *   (through the filter shown last), `/memories all` drops the filter;
+ * - `/forget words` lists what matches and asks "Forget them? (y/n)": the next line answers;
+ * - `/digest` prints the digest, claimed and marked sent like a delivered one;
+ * - `/export` writes `<stem>.json` and `<stem>.md` into a folder and prints their paths.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Logger } from '../../shared/logger';
+import type { ForgetPreview } from '../../sleep/forget-service';
+import type { CommandCore, CommandScope } from '../commands/command-scope';
+import { pauseLearning, resumeLearning, sleepNow } from '../commands/consolidation';
+import { deliverDigestNow, NOTHING_NEW_TEXT } from '../commands/digest';
+import { buildExportFiles, exportCounts } from '../commands/export';
+import { confirmForget, FORGET_KEPT_TEXT, FORGET_USAGE, forgetByNumber, forgetReason, parseForgetArgument, previewForgetWords } from '../commands/forget';
+import { helpText, NUMBERS_NOTE } from '../commands/help';
+import { renderMemoryList } from '../commands/memories';
+import { createNumberedLists } from '../commands/numbered-lists';
+import { END_TEXT, unknownCommandText } from '../commands/replies';
+import { answerWhy } from '../commands/why';
+import type { ConversationHandler } from '../conversation-handler';
+import { deliverDigestOnce, undeliveredDigests, type DeliverableDigest } from '../digest-delivery';
+
+/** Named in audit reasons: "the owner sent /pause in the terminal". */
+const WHERE = 'the terminal';
+
+/** The `/help` answer on the terminal. */
+export const TERMINAL_HELP_TEXT = helpText({
+  about: 'When I have a digest of what I learned, I show it here when you come back (or now, with /digest).',
+  usage: { memories: '[category | next | prev | N]', forget: 'N | words', why: 'N' },
+  footer: `${NUMBERS_NOTE} /quit (or Ctrl-D) leaves; the conversation stays open until /end.`,
+});
+
+/** What a command answers: text to print, possibly a yes/no question the next line answers. */
+export interface CommandAnswer {
+  readonly text: string;
+  /** Set when `text` asks a question: what to do with a yes, and what to say to a no. */
+  readonly question?: { readonly yes: () => Promise<string>; readonly noText: string };
+}
+
+export interface TerminalCommandDeps {
+  readonly core: CommandCore;
+  readonly handler: ConversationHandler;
+  readonly logger: Logger;
+  readonly authorName: string;
+  /** Where `/export` writes its files. */
+  readonly exportDir: string;
+  /** Prints one block of text (a digest as it is delivered). */
+  readonly print: (text: string) => void;
+}
+
+export interface TerminalCommands {
+  /** Answers `/name argument`; throws when the command fails. */
+  run(name: string, argument: string, scope: CommandScope): Promise<CommandAnswer>;
+  /** Prints the scope's digests built and not delivered yet (claimed and marked sent); returns how many. */
+  deliverWaitingDigests(scope: CommandScope): Promise<number>;
+}
+
+/** Which page `/memories <argument>` asks for, given the listing shown last. */
+function memoriesRequest(argument: string, last: { category: string | null; page: number } | undefined): { category: string | null; page: number } {
+  const word = argument.trim().toLowerCase();
+  if (word === '') return { category: null, page: 0 };
+  if (word === 'all') return { category: null, page: 0 };
+  if (word === 'next') return last ? { category: last.category, page: last.page + 1 } : { category: null, page: 0 };
+  if (word === 'prev' || word === 'previous') return { category: last?.category ?? null, page: Math.max(0, (last?.page ?? 0) - 1) };
+  if (/^\d{1,6}$/.test(word)) return { category: last?.category ?? null, page: Math.max(0, Number(word) - 1) };
+  return { category: word, page: 0 };
+}
+
+export function createTerminalCommands(deps: TerminalCommandDeps): TerminalCommands {
+  const { core } = deps;
+  const prisma = core.db.prisma;
+  const lists = createNumberedLists({ maxScopes: 100 });
+  const log = deps.logger.child({ component: 'terminal' });
+  /** The filter and page of the last /memories, for `next`, `prev` and page numbers. */
+  let lastListing: { scopeId: string; category: string | null; page: number } | undefined;
+
+  function deliver(digest: DeliverableDigest) {
+    return deliverDigestOnce({ prisma, digest, logger: log, send: async (part) => deps.print(part) });
+  }
+
+  async function memories(argument: string, scope: CommandScope): Promise<CommandAnswer> {
+    const wanted = memoriesRequest(argument, lastListing?.scopeId === scope.id ? lastListing : undefined);
+    const list = await renderMemoryList(prisma, scope, wanted.page, wanted.category);
+    lists.rememberPage(scope.id, list.category, list.entries, new Date());
+    lastListing = { scopeId: scope.id, category: list.category, page: list.page };
+    const hints: string[] = [];
+    if (list.pages > 1) {
+      const moves = [...(list.page < list.pages - 1 ? ['/memories next'] : []), ...(list.page > 0 ? ['/memories prev'] : []), '/memories N for page N'];
+      hints.push(`More: ${moves.join(' · ')}`);
+    }
+    if (list.categories.length > 1 || list.category) {
+      hints.push(`Categories: ${list.categories.join(', ')} (/memories <category>${list.category ? ', /memories all' : ''})`);
+    }
+    return { text: [list.text, ...hints].join('\n') };
+  }
+
+  async function forget(argument: string, scope: CommandScope): Promise<CommandAnswer> {
+    const request = parseForgetArgument(argument);
+    const reason = forgetReason(WHERE);
+    if (request.kind === 'usage') return { text: FORGET_USAGE };
+    if (request.kind === 'number') return { text: await forgetByNumber({ prisma, forget: core.forget, lists, scope, n: request.n, reason }) };
+    const answer = await previewForgetWords(core.forget, scope.id, request.words);
+    if (answer.kind === 'answer') return { text: answer.text };
+    const preview: ForgetPreview = answer.preview;
+    return { text: `${answer.text} (y/n)`, question: { yes: () => confirmForget(preview, reason), noText: FORGET_KEPT_TEXT } };
+  }
+
+  async function exportFiles(scope: CommandScope): Promise<CommandAnswer> {
+    const files = await buildExportFiles(prisma, scope);
+    const dir = path.resolve(deps.exportDir);
+    await fs.mkdir(dir, { recursive: true });
+    const jsonPath = path.join(dir, `${files.stem}.json`);
+    const markdownPath = path.join(dir, `${files.stem}.md`);
+    await fs.writeFile(jsonPath, files.json);
+    await fs.writeFile(markdownPath, files.markdown);
+    return {
+      text: [
+        `Everything I keep about ${scope.key} (${exportCounts(files)}):`,
+        `  ${jsonPath} — as JSON: the complete export (npm run cli -- import-scope reads it back)`,
+        `  ${markdownPath} — the same, to read: what I know about you, then day by day`,
+      ].join('\n'),
+    };
+  }
+
+  return {
+    async deliverWaitingDigests(scope) {
+      let sent = 0;
+      for (const digest of await undeliveredDigests(prisma, scope.id)) {
+        if ((await deliver(digest)) === 'sent') sent++;
+      }
+      return sent;
+    },
+
+    async run(name, argument, scope) {
+      switch (name) {
+        case 'start':
+          return { text: `Hello, ${deps.authorName}! What you tell me here stays in ${scope.key}.\n\n${TERMINAL_HELP_TEXT}` };
+        case 'help':
+          return { text: TERMINAL_HELP_TEXT };
+        case 'memories':
+          return memories(argument, scope);
+        case 'forget':
+          return forget(argument, scope);
+        case 'why':
+          return { text: await answerWhy(prisma, lists, scope, argument) };
+        case 'digest': {
+          const sent = await deliverDigestNow(prisma, scope.id, deliver);
+          return { text: sent === 0 ? NOTHING_NEW_TEXT : '' };
+        }
+        case 'sleep':
+          return { text: await sleepNow(core.scheduler, scope.id) };
+        case 'pause':
+          return { text: await pauseLearning(core.scheduler, scope.id, WHERE) };
+        case 'resume':
+          return { text: await resumeLearning(core.scheduler, scope.id, WHERE) };
+        case 'export':
+          return exportFiles(scope);
+        case 'end':
+          await deps.handler.end(scope.key);
+          return { text: END_TEXT };
+        default:
+          return { text: unknownCommandText(`/${name}`) };
+      }
+    },
+  };
+}

@@ -1,0 +1,44 @@
+/**
+ * `chat [--scope KEY] [--name NAME]`: the terminal channel (src/channels/terminal/) on
+ * stdin/stdout, with the agent answering, without starting the rest of the service. The same
+ * conversation and commands as `npm start` on a terminal: `/end` ends the conversation (a short
+ * memory of it is recorded), `/quit` (or end of input) exits; an open conversation continues at
+ * the next `chat` with the same scope. A person's conversation has no `--json` form.
+ */
+import os from 'node:os';
+import { createAgent } from '../../agent/agent';
+import type { ConversationHandler } from '../../channels/conversation-handler';
+import { createTerminalChannel } from '../../channels/terminal/terminal-channel';
+import { ValidationError } from '../../shared/errors';
+import type { Command } from '../command';
+
+export const chatCommand: Command = {
+  name: 'chat',
+  usage: 'chat [--scope KEY] [--name NAME]',
+  summary: 'talk with the agent on the terminal, with the channel commands (/help; /quit exits)',
+  options: { scope: { type: 'string' }, name: { type: 'string' } },
+  async run(ctx) {
+    if (ctx.json) throw new ValidationError('chat is a conversation on the terminal and has no --json output; the admin API and the webhook channel are the machine interfaces', { code: 'cli.usage' });
+    const authorName = (ctx.values.name as string | undefined)?.trim() || os.userInfo().username;
+    const scopeKey = (ctx.values.scope as string | undefined)?.trim() || `terminal:${authorName}`;
+    const core = await ctx.core();
+    const agent = createAgent({ core });
+    const handler: ConversationHandler = {
+      reply: async (message) => (await agent.handle(message)).text,
+      end: async (key) => {
+        await agent.endConversation(key, 'explicit');
+      },
+    };
+    // Memories and turns get their vectors while the conversation goes on (as under npm start).
+    core.embeddingWorker.start();
+    const sweeper = agent.startIdleSweep();
+    const terminal = createTerminalChannel({ core, handler, input: process.stdin, output: ctx.out, scopeKey, authorName, logger: ctx.logger, defaultTimeZone: ctx.config.timeZone });
+    try {
+      await terminal.run();
+    } finally {
+      await terminal.stop();
+      await sweeper.stop();
+    }
+    return 0;
+  },
+};

@@ -1,0 +1,64 @@
+/**
+ * `export --scope S [--format json|markdown] [--out PATH]`: one scope as a file a person keeps.
+ * JSON (the complete, re-importable document) goes to stdout unless --out names a file; Markdown
+ * (MEMORY.md plus memory/YYYY-MM-DD.md) is written to a folder: --out, or DATA_DIR/exports/<key>.
+ * Secrets are redacted in both (see docs/export.md).
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { exportScope } from '../../export/json-export';
+import { renderMarkdownExport, writeMarkdownExport } from '../../export/markdown-export';
+import { countScopeExport, serializeScopeExport } from '../../export/scope-document';
+import { ValidationError } from '../../shared/errors';
+import { writeResult, type Command } from '../command';
+import { requireScope } from './scope-option';
+
+const formats = ['json', 'markdown'] as const;
+type Format = (typeof formats)[number];
+
+/** A folder name from a scope key (`telegram:private:123` -> `telegram-private-123`). */
+function folderName(key: string): string {
+  return key.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '') || 'scope';
+}
+
+/** The `export` command. */
+export const exportCommand: Command = {
+  name: 'export',
+  usage: 'export --scope S [--format json|markdown] [--out PATH]',
+  summary: 'export a scope: complete JSON (stdout or --out FILE) or Markdown memory files (--out DIR)',
+  options: { scope: { type: 'string' }, format: { type: 'string' }, out: { type: 'string' } },
+  async run(ctx) {
+    const format = (ctx.values.format ?? 'json') as Format;
+    if (!formats.includes(format)) throw new ValidationError(`--format must be json or markdown, got "${format}"`, { code: 'cli.usage' });
+    const { core, scope } = await requireScope(ctx, 'export');
+    const doc = await exportScope(core.db.prisma, scope.id);
+    const counts = countScopeExport(doc);
+    const out = ctx.values.out as string | undefined;
+
+    if (format === 'json') {
+      const text = serializeScopeExport(doc);
+      if (!out) {
+        ctx.out.write(text);
+        return 0;
+      }
+      await fs.mkdir(path.dirname(path.resolve(out)), { recursive: true });
+      await fs.writeFile(out, text, 'utf8');
+      writeResult(
+        ctx,
+        { scope: scope.key, format, file: out, bytes: Buffer.byteLength(text), counts },
+        `exported ${scope.key} to ${out}: ${counts.episodes} episodes, ${counts.memories} memories (with history), ${counts.auditEvents} audit events`,
+      );
+      return 0;
+    }
+
+    const dir = out ?? path.join(ctx.config.dataDir, 'exports', folderName(scope.key));
+    const files = renderMarkdownExport(doc, { defaultTimeZone: ctx.config.timeZone });
+    const written = await writeMarkdownExport(dir, files);
+    writeResult(
+      ctx,
+      { scope: scope.key, format, dir, files: [...files.keys()], counts },
+      `wrote ${written.length} files to ${dir}: MEMORY.md and ${written.length - 1} daily logs in memory/`,
+    );
+    return 0;
+  },
+};

@@ -1,0 +1,325 @@
+/**
+ * Store migration: copies everything from one configured store (typically the embedded SQLite +
+ * sqlite-vec) to another (PostgreSQL, with sqlite-vec or Qdrant), scope by scope, and verifies
+ * the copy before calling it a success.
+ *
+ * Per scope, in one target transaction: the scope's rows as {@link readScope} reads them (ids,
+ * timestamps and history kept) plus its LlmCall rows (the cost history and daily budgets belong to
+ * the deployment, unlike an export). Safe to rerun: a scope whose target copy already equals the
+ * source is skipped; one that differs but holds nothing the source lacks (an interrupted or
+ * earlier run, the source got new messages since) is replaced by the source's rows; one that holds
+ * rows the source lacks (the target was written to) is left alone and reported as a conflict.
+ *
+ * Vectors: through {@link VectorIndex.get}, vectors are read from the source index and written to
+ * the target index when both are of the configured embedder, and the target rows are marked as
+ * embedded. When the target index is the source index (the same file or Qdrant server), the
+ * vectors are already in place (keys are scope id + row id, which are kept) and only the marks are
+ * copied. Otherwise (another embedder, no source index) the rows stay unmarked and the embedding
+ * worker of the service on the new store re-embeds them.
+ *
+ * Verification: for every scope, the row count of every table (and of the full-text index) in
+ * source and target, and the whole scope read back from the target compared with the source.
+ */
+import type { LlmCall, Prisma, PrismaClient } from '../storage/prisma';
+import type { DatabaseProvider } from '../storage/prisma';
+import { createFullTextIndex } from '../storage/full-text';
+import type { IndexIdentity, VectorIndex, VectorKind } from '../memory/vectors/vector-index';
+import { readScope } from './json-export';
+import { IMPORT_TRANSACTION, insertScope } from './json-import';
+import { byId, compareStrings, serializeScopeExport, type ScopeExport } from './scope-document';
+
+/** One side of a migration: an opened database and (unless shared) its vector index, not yet initialized. */
+export interface Store {
+  readonly prisma: PrismaClient;
+  readonly provider: DatabaseProvider;
+  readonly index: VectorIndex | null;
+}
+
+/** What {@link migrateStore} copies from and to, and how it treats vectors. */
+export interface MigrateStoreParams {
+  readonly source: Store;
+  readonly target: Store;
+  /** The configured embedder: vectors are reused only when the source index holds its vectors. */
+  readonly embedder: IndexIdentity;
+  /** The target uses the source's vector index (same file or server): marks are copied, not vectors. */
+  readonly sharedIndex: boolean;
+  /** Called after each scope (progress for the CLI). */
+  readonly onScope?: (scope: ScopeMigration, done: number, total: number) => void;
+}
+
+/** How vectors reach the target. */
+export type VectorPlan = 'shared' | 'copy' | 're-embed';
+
+/** Rows of one table in source and target (equal after a verified copy). */
+export interface TableCount {
+  readonly source: number;
+  readonly target: number;
+}
+
+/** The tables verified per scope (`searchIndex`: full-text documents of episodes and memories). */
+export const MIGRATED_TABLES = [
+  'profile',
+  'conversations',
+  'episodes',
+  'episodeTags',
+  'memories',
+  'memorySources',
+  'memoryLinks',
+  'entities',
+  'entityObservations',
+  'digests',
+  'sleepRuns',
+  'auditEvents',
+  'llmCalls',
+  'searchIndex',
+] as const;
+/** One of {@link MIGRATED_TABLES}. */
+export type MigratedTable = (typeof MIGRATED_TABLES)[number];
+
+/** What happened to one scope, and whether its copy verified. */
+export interface ScopeMigration {
+  readonly id: string;
+  readonly key: string;
+  /** copied (new in the target), updated (replaced), unchanged (already equal), conflict (left alone). */
+  readonly status: 'copied' | 'updated' | 'unchanged' | 'conflict';
+  readonly problem?: string;
+  readonly counts: Readonly<Record<MigratedTable, TableCount>>;
+  /** Rows whose vector was carried over (or, with a shared index, re-marked) in this run. */
+  readonly vectorsReused: number;
+  /** Target rows left for the embedding worker. */
+  readonly pendingEmbeddings: number;
+  /** Every count equal and the target's copy equal to the source's. */
+  readonly verified: boolean;
+}
+
+/** The result of a run; `ok` only when every scope verified. */
+export interface MigrationReport {
+  readonly vectors: { readonly plan: VectorPlan; readonly reason: string };
+  readonly scopes: readonly ScopeMigration[];
+  /** LlmCall rows that belong to no scope. */
+  readonly unscopedLlmCalls: TableCount & { readonly copied: number };
+  /** Keys of scopes only the target has (left alone). */
+  readonly targetOnlyScopes: readonly string[];
+  readonly ok: boolean;
+}
+
+type Tx = Prisma.TransactionClient;
+const VECTOR_BATCH = 256;
+const BATCH = 500;
+
+/** LlmCall rows as plain comparable values, sorted by id. */
+function callRecords(calls: readonly LlmCall[]): Array<Record<string, unknown>> {
+  return byId(calls).map((c) => ({ ...c, createdAt: c.createdAt.toISOString() }));
+}
+
+async function insertCalls(tx: Tx, calls: readonly LlmCall[]): Promise<void> {
+  for (let start = 0; start < calls.length; start += BATCH) await tx.llmCall.createMany({ data: calls.slice(start, start + BATCH) });
+}
+
+async function tableCounts(prisma: PrismaClient, provider: DatabaseProvider, scopeId: string): Promise<Record<MigratedTable, number>> {
+  const where = { where: { scopeId } };
+  const fullText = createFullTextIndex(prisma, provider);
+  const [profile, conversations, episodes, episodeTags, memories, memorySources, memoryLinks, entities, entityObservations, digests, sleepRuns, auditEvents, llmCalls, episodeDocs, memoryDocs] =
+    await Promise.all([
+      prisma.profile.count(where),
+      prisma.conversation.count(where),
+      prisma.episode.count(where),
+      prisma.episodeTag.count(where),
+      prisma.memory.count(where),
+      prisma.memorySource.count(where),
+      prisma.memoryLink.count(where),
+      prisma.entity.count(where),
+      prisma.entityObservation.count(where),
+      prisma.digest.count(where),
+      prisma.sleepRun.count(where),
+      prisma.auditEvent.count(where),
+      prisma.llmCall.count(where),
+      fullText.countDocuments(scopeId, 'episode'),
+      fullText.countDocuments(scopeId, 'memory'),
+    ]);
+  return { profile, conversations, episodes, episodeTags, memories, memorySources, memoryLinks, entities, entityObservations, digests, sleepRuns, auditEvents, llmCalls, searchIndex: episodeDocs + memoryDocs };
+}
+
+/** Ids of the target's copy that the source does not have (rows someone wrote to the target). */
+function targetOnlyRows(source: ScopeExport, target: ScopeExport, sourceCalls: readonly LlmCall[], targetCalls: readonly LlmCall[]): string[] {
+  const tables: Array<[string, (doc: ScopeExport) => string[]]> = [
+    ['conversations', (d) => d.conversations.map((r) => r.id)],
+    ['episodes', (d) => d.episodes.map((r) => r.id)],
+    ['memories', (d) => d.memories.map((r) => r.id)],
+    ['memoryLinks', (d) => d.memoryLinks.map((r) => r.id)],
+    ['entities', (d) => d.entities.map((r) => r.id)],
+    ['digests', (d) => d.digests.map((r) => r.id)],
+    ['sleepRuns', (d) => d.sleepRuns.map((r) => r.id)],
+    ['auditEvents', (d) => d.auditEvents.map((r) => r.id)],
+  ];
+  const extra: string[] = [];
+  for (const [name, ids] of tables) {
+    const known = new Set(ids(source));
+    const n = ids(target).filter((id) => !known.has(id)).length;
+    if (n > 0) extra.push(`${n} ${name}`);
+  }
+  const knownCalls = new Set(sourceCalls.map((c) => c.id));
+  const calls = targetCalls.filter((c) => !knownCalls.has(c.id)).length;
+  if (calls > 0) extra.push(`${calls} llmCalls`);
+  return extra;
+}
+
+async function decideVectorPlan(params: MigrateStoreParams): Promise<{ plan: VectorPlan; reason: string }> {
+  const { source, target, embedder } = params;
+  if (params.sharedIndex) return { plan: 'shared', reason: 'the target uses the same vector index as the source; vectors stay where they are' };
+  if (!source.index) return { plan: 're-embed', reason: 'the source has no vector index; the embedding worker embeds every row on the target' };
+  let stored: IndexIdentity | null;
+  try {
+    stored = await source.index.init();
+  } catch (error) {
+    return { plan: 're-embed', reason: `the source vector index cannot be read (${error instanceof Error ? error.message : String(error)}); rows are re-embedded on the target` };
+  }
+  if (!stored || stored.embedder !== embedder.embedder || stored.dimension !== embedder.dimension) {
+    return { plan: 're-embed', reason: `the source index holds ${stored ? `${stored.embedder} (${stored.dimension}-d)` : 'no'} vectors, the configured embedder is ${embedder.embedder}; rows are re-embedded on the target` };
+  }
+  if (!target.index) return { plan: 're-embed', reason: 'no target vector index was given' };
+  const current = await target.index.init();
+  if (current === null) await target.index.setIdentity(embedder);
+  else if (current.embedder !== embedder.embedder || current.dimension !== embedder.dimension) {
+    return { plan: 're-embed', reason: `the target index holds ${current.embedder} vectors; it is rebuilt by a reindex on the target` };
+  }
+  return { plan: 'copy', reason: `vectors of ${embedder.embedder} are copied from the source index (no re-embedding)` };
+}
+
+/** Marks target rows as embedded without moving Memory.updatedAt (the copy must stay equal to the source). */
+async function markEmbedded(prisma: PrismaClient, scopeId: string, kind: VectorKind, ids: readonly string[], embedderName: string): Promise<void> {
+  if (ids.length === 0) return;
+  if (kind === 'episode') {
+    await prisma.episode.updateMany({ where: { scopeId, id: { in: [...ids] } }, data: { embeddedWith: embedderName } });
+    return;
+  }
+  const rows = await prisma.memory.findMany({ where: { scopeId, id: { in: [...ids] } }, select: { id: true, updatedAt: true } });
+  await prisma.$transaction(rows.map((row) => prisma.memory.updateMany({ where: { id: row.id }, data: { embeddedWith: embedderName, updatedAt: row.updatedAt } })));
+}
+
+/** Embedded-by marks of one kind of row: id -> embedder name (null when not embedded). */
+async function embeddedMarks(prisma: PrismaClient, scopeId: string, kind: VectorKind): Promise<Map<string, string | null>> {
+  const select = { id: true, embeddedWith: true } as const;
+  const rows = kind === 'episode' ? await prisma.episode.findMany({ where: { scopeId }, select }) : await prisma.memory.findMany({ where: { scopeId }, select });
+  return new Map(rows.map((row) => [row.id, row.embeddedWith]));
+}
+
+/** Brings the target's vectors (or marks) of one scope in line with the source; returns rows reused. */
+async function carryVectors(params: MigrateStoreParams, plan: VectorPlan, scopeId: string): Promise<number> {
+  if (plan === 're-embed') return 0;
+  const { source, target, embedder } = params;
+  let reused = 0;
+  for (const kind of ['episode', 'memory'] as const) {
+    const [sourceMarks, targetMarks] = await Promise.all([embeddedMarks(source.prisma, scopeId, kind), embeddedMarks(target.prisma, scopeId, kind)]);
+    if (plan === 'shared') {
+      // The index is the same: the target row is embedded exactly when the source row is.
+      const byName = new Map<string, string[]>();
+      for (const [id, name] of sourceMarks) {
+        if (name === null || !targetMarks.has(id) || targetMarks.get(id) === name) continue;
+        byName.set(name, [...(byName.get(name) ?? []), id]);
+      }
+      for (const [name, ids] of byName) {
+        for (let start = 0; start < ids.length; start += BATCH) await markEmbedded(target.prisma, scopeId, kind, ids.slice(start, start + BATCH), name);
+        reused += ids.length;
+      }
+      continue;
+    }
+    const wanted = [...sourceMarks]
+      .filter(([id, name]) => name === embedder.embedder && targetMarks.has(id) && targetMarks.get(id) !== embedder.embedder)
+      .map(([id]) => id)
+      .sort(compareStrings);
+    for (let start = 0; start < wanted.length; start += VECTOR_BATCH) {
+      const records = (await source.index!.get(scopeId, wanted.slice(start, start + VECTOR_BATCH))).filter((r) => r.kind === kind);
+      if (records.length === 0) continue;
+      await target.index!.upsert(records);
+      await markEmbedded(target.prisma, scopeId, kind, records.map((r) => r.id), embedder.embedder);
+      reused += records.length;
+    }
+  }
+  return reused;
+}
+
+async function migrateScope(params: MigrateStoreParams, plan: VectorPlan, scope: { id: string; key: string }): Promise<ScopeMigration> {
+  const { source, target } = params;
+  const sourceDoc = await readScope(source.prisma, scope.id);
+  const sourceCalls = await source.prisma.llmCall.findMany({ where: { scopeId: scope.id } });
+  const sourceText = serializeScopeExport(sourceDoc);
+  const write = (replace: boolean) =>
+    target.prisma.$transaction(async (tx) => {
+      if (replace) await tx.scope.delete({ where: { id: scope.id } });
+      await insertScope(tx, sourceDoc, { scopeId: scope.id, scopeKey: scope.key, scopeExists: false });
+      await insertCalls(tx, byId(sourceCalls));
+    }, IMPORT_TRANSACTION);
+
+  let status: ScopeMigration['status'];
+  let problem: string | undefined;
+  const [byKey, withId] = await Promise.all([target.prisma.scope.findUnique({ where: { key: scope.key } }), target.prisma.scope.findUnique({ where: { id: scope.id } })]);
+  if (byKey && byKey.id !== scope.id) {
+    status = 'conflict';
+    problem = `the target has another scope under the key "${scope.key}" (id ${byKey.id}); left alone`;
+  } else if (!withId) {
+    await write(false);
+    status = 'copied';
+  } else {
+    const targetDoc = await readScope(target.prisma, scope.id);
+    const targetCalls = await target.prisma.llmCall.findMany({ where: { scopeId: scope.id } });
+    const same = serializeScopeExport(targetDoc) === sourceText && JSON.stringify(callRecords(targetCalls)) === JSON.stringify(callRecords(sourceCalls));
+    const extra = same ? [] : targetOnlyRows(sourceDoc, targetDoc, sourceCalls, targetCalls);
+    if (same) {
+      status = 'unchanged';
+    } else if (extra.length > 0) {
+      status = 'conflict';
+      problem = `the target's copy has rows the source lacks (${extra.join(', ')}): it was written to since; left alone`;
+    } else {
+      await write(true);
+      status = 'updated';
+    }
+  }
+
+  const vectorsReused = status === 'conflict' ? 0 : await carryVectors(params, plan, scope.id);
+  const [sourceCounts, targetCounts] = await Promise.all([tableCounts(source.prisma, source.provider, scope.id), tableCounts(target.prisma, target.provider, scope.id)]);
+  const counts = Object.fromEntries(MIGRATED_TABLES.map((t) => [t, { source: sourceCounts[t], target: targetCounts[t] }])) as Record<MigratedTable, TableCount>;
+  const countsEqual = MIGRATED_TABLES.every((t) => counts[t].source === counts[t].target);
+  const contentEqual =
+    status !== 'conflict' &&
+    serializeScopeExport(await readScope(target.prisma, scope.id)) === sourceText &&
+    JSON.stringify(callRecords(await target.prisma.llmCall.findMany({ where: { scopeId: scope.id } }))) === JSON.stringify(callRecords(sourceCalls));
+  if (status !== 'conflict' && !countsEqual) problem = 'row counts differ after the copy';
+  else if (status !== 'conflict' && !contentEqual) problem = 'the copy read back from the target differs from the source';
+  const pendingEmbeddings =
+    (await target.prisma.episode.count({ where: { scopeId: scope.id, OR: [{ embeddedWith: null }, { embeddedWith: { not: params.embedder.embedder } }] } })) +
+    (await target.prisma.memory.count({ where: { scopeId: scope.id, OR: [{ embeddedWith: null }, { embeddedWith: { not: params.embedder.embedder } }] } }));
+  return { id: scope.id, key: scope.key, status, problem, counts, vectorsReused, pendingEmbeddings, verified: status !== 'conflict' && countsEqual && contentEqual };
+}
+
+/** Copies every scope (and the LlmCall rows of no scope) from source to target and verifies the copy. */
+export async function migrateStore(params: MigrateStoreParams): Promise<MigrationReport> {
+  const { source, target } = params;
+  const vectors = await decideVectorPlan(params);
+  const scopes = byId(await source.prisma.scope.findMany({ select: { id: true, key: true } }));
+  const results: ScopeMigration[] = [];
+  for (const scope of scopes) {
+    const result = await migrateScope(params, vectors.plan, scope);
+    results.push(result);
+    params.onScope?.(result, results.length, scopes.length);
+  }
+
+  const sourceCalls = await source.prisma.llmCall.findMany({ where: { scopeId: null } });
+  const present = new Set((await target.prisma.llmCall.findMany({ where: { scopeId: null }, select: { id: true } })).map((c) => c.id));
+  const missing = byId(sourceCalls.filter((c) => !present.has(c.id)));
+  if (missing.length > 0) await target.prisma.$transaction((tx) => insertCalls(tx, missing), IMPORT_TRANSACTION);
+  const unscopedLlmCalls = { source: sourceCalls.length, target: await target.prisma.llmCall.count({ where: { scopeId: null } }), copied: missing.length };
+
+  const known = new Set(scopes.map((s) => s.id));
+  const targetOnlyScopes = (await target.prisma.scope.findMany({ select: { id: true, key: true } }))
+    .filter((s) => !known.has(s.id))
+    .map((s) => s.key)
+    .sort(compareStrings);
+  return {
+    vectors,
+    scopes: results,
+    unscopedLlmCalls,
+    targetOnlyScopes,
+    ok: results.every((r) => r.verified) && unscopedLlmCalls.target >= unscopedLlmCalls.source,
+  };
+}

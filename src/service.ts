@@ -1,0 +1,142 @@
+/**
+ * The running service: the core (storage, retrieval, sleep), the agent loop, and the channels
+ * and servers the configuration asks for, started in dependency order and stopped in reverse.
+ *
+ * - the agent loop answers every channel through one {@link ConversationHandler};
+ * - Telegram (and its nightly digest sender) when TELEGRAM_BOT_TOKEN is set;
+ * - the webhook channel when WEBHOOK_SECRET is set; the admin API when ADMIN_TOKEN is set;
+ * - the terminal conversation when TERMINAL=on, or TERMINAL=auto with no Telegram token and a
+ *   terminal on stdin. Leaving it (/quit, Ctrl-D) stops the service.
+ *
+ * Stopping: intake first (terminal, Telegram finishing the updates it took, webhook, API), then
+ * the agent's idle sweep and the digest sender, then the core. Nothing taken in is dropped.
+ */
+import path from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { createAgent } from './agent/agent';
+import { createApiServer } from './api/server';
+import type { Config } from './config/load-config';
+import type { ConversationHandler } from './channels/conversation-handler';
+import { createDigestSender } from './channels/telegram/digest-sender';
+import { createTelegramBot } from './channels/telegram/telegram-bot';
+import { createTerminalChannel } from './channels/terminal/terminal-channel';
+import { webhookInbound } from './channels/webhook/webhook-inbound';
+import { startWebhookServer } from './channels/webhook/webhook-server';
+import { createCore, type Core } from './core';
+import type { Logger } from './shared/logger';
+
+export interface ServiceIo {
+  readonly input: Readable & { isTTY?: boolean };
+  readonly output: Writable;
+  /** Where the logs go, when not to stderr (said in the terminal's greeting). */
+  readonly logFile?: string;
+}
+
+/** Which model answers, and how to change it: the first thing a newcomer needs to know. */
+function modelBanner(config: Config, logFile: string | undefined): string {
+  const { provider, model, ollamaHost } = config.llm;
+  const how = provider === 'ollama' ? `Ollama at ${ollamaHost} (set ANTHROPIC_API_KEY to use Claude instead)` : 'Anthropic';
+  return `Answering with ${model} through ${how}.${logFile ? ` Logs: ${logFile}.` : ''}`;
+}
+
+export interface RunningService {
+  readonly core: Core;
+  /** What runs, for the start-up log line. */
+  readonly parts: Readonly<Record<string, string>>;
+  /** Resolves when the service ends by itself (the terminal conversation was left). */
+  readonly ended: Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** Whether `npm start` opens the terminal conversation. */
+export function wantsTerminal(config: Config, input: { isTTY?: boolean }): boolean {
+  if (config.terminal.mode === 'on') return true;
+  if (config.terminal.mode === 'off') return false;
+  return !config.telegram && input.isTTY === true;
+}
+
+export async function startService(config: Config, logger: Logger, io: ServiceIo): Promise<RunningService> {
+  const log = logger.child({ component: 'service' });
+  const stops: Array<[string, () => Promise<unknown>]> = [];
+  const parts: Record<string, string> = {};
+  const core = await createCore(config, logger);
+  stops.push(['core', () => core.close()]);
+  let ended: Promise<string> = new Promise(() => undefined);
+
+  try {
+    core.embeddingWorker.start();
+    if (config.sleep.enabled) core.scheduler.start();
+
+    const agent = createAgent({ core });
+    const handler: ConversationHandler = {
+      reply: async (message) => (await agent.handle(message)).text,
+      end: async (scopeKey) => {
+        await agent.endConversation(scopeKey, 'explicit');
+      },
+    };
+    const sweep = agent.startIdleSweep();
+    stops.push(['idle sweep', () => sweep.stop()]);
+
+    if (config.adminToken) {
+      const api = await createApiServer({ core, token: config.adminToken, logger });
+      parts.api = await api.listen({ host: config.api.host, port: config.api.port });
+      stops.push(['admin API', () => api.close()]);
+    } else parts.api = 'off (set ADMIN_TOKEN)';
+
+    if (config.webhook) {
+      const webhook = await startWebhookServer({ secret: config.webhook.secret, host: config.webhook.host, port: config.webhook.port, logger, handler: (message) => handler.reply(webhookInbound(message)) });
+      parts.webhook = `${webhook.url}/webhook/<source>`;
+      stops.push(['webhook', () => webhook.stop()]);
+    } else parts.webhook = 'off (set WEBHOOK_SECRET)';
+
+    if (config.telegram) {
+      const bot = createTelegramBot({ core, handler, settings: config.telegram, logger, defaultTimeZone: config.timeZone });
+      await bot.start();
+      stops.push(['Telegram', () => bot.stop()]);
+      const digests = createDigestSender({ core, bot, logger });
+      await digests.start();
+      stops.splice(stops.length - 1, 0, ['digest sender', () => digests.stop()]);
+      parts.telegram = `@${bot.bot.botInfo.username}`;
+    } else parts.telegram = 'off (set TELEGRAM_BOT_TOKEN)';
+
+    if (wantsTerminal(config, io.input)) {
+      const terminal = createTerminalChannel({
+        core,
+        handler,
+        input: io.input,
+        output: io.output,
+        scopeKey: `terminal:${config.terminal.user}`,
+        authorName: config.terminal.user,
+        logger,
+        defaultTimeZone: config.timeZone,
+        exportDir: path.join(config.dataDir, 'exports'),
+        banner: modelBanner(config, io.logFile),
+      });
+      stops.push(['terminal', () => terminal.stop()]);
+      parts.terminal = `terminal:${config.terminal.user}`;
+      ended = terminal.run().then(() => 'the terminal conversation was left');
+    } else parts.terminal = 'off';
+  } catch (error) {
+    await stopAll(stops, log);
+    throw error;
+  }
+
+  let stopping: Promise<void> | undefined;
+  return {
+    core,
+    parts,
+    ended,
+    stop: () => (stopping ??= stopAll(stops, log)),
+  };
+}
+
+/** Runs the stop functions newest first; one failing does not keep the others from running. */
+async function stopAll(stops: Array<[string, () => Promise<unknown>]>, log: Logger): Promise<void> {
+  for (const [name, stop] of stops.reverse()) {
+    try {
+      await stop();
+    } catch (error) {
+      log.error(`${name} did not stop cleanly`, { error });
+    }
+  }
+}

@@ -1,0 +1,58 @@
+/** Telegram messages as InboundMessages: scopes, names, media descriptions. */
+import { describe, expect, it } from '@jest/globals';
+import type { Message } from 'grammy/types';
+import { toInboundMessage } from '../../../src/channels/telegram/inbound';
+import { displayName, telegramScope } from '../../../src/channels/telegram/telegram-scope';
+
+const ana = { id: 42, is_bot: false, first_name: 'Ana', last_name: 'Lima', username: 'ana' };
+const privateChat = { id: 42, type: 'private' as const, first_name: 'Ana' };
+
+function message(fields: Partial<Message>): Message {
+  return { message_id: 7, date: 1_700_000_000, chat: privateChat, from: ana, ...fields } as Message;
+}
+
+describe('telegram scopes', () => {
+  it('keys a private chat by the user and a group by the chat; channels get none', () => {
+    expect(telegramScope(privateChat, ana)).toEqual({ key: 'telegram:private:42', kind: 'private', ownerId: '42', title: 'Ana Lima' });
+    expect(telegramScope({ id: -100, type: 'supergroup', title: 'Club' }, ana)).toEqual({ key: 'telegram:group:-100', kind: 'group', title: 'Club' });
+    expect(telegramScope({ id: -5, type: 'channel', title: 'News' }, undefined)).toBeNull();
+  });
+
+  it('names people by name, else username, else id', () => {
+    expect(displayName({ id: 1, first_name: ' ', username: 'bob' })).toBe('@bob');
+    expect(displayName({ id: 1, first_name: '' })).toBe('1');
+  });
+});
+
+describe('toInboundMessage', () => {
+  const scope = telegramScope(privateChat, ana)!;
+
+  it('maps a text reply with ids, time and author', () => {
+    const m = toInboundMessage(message({ text: ' hi ', reply_to_message: { message_id: 3, date: 1, chat: privateChat, text: 'earlier' } as Message['reply_to_message'] }), scope);
+    expect(m).toEqual({
+      channel: 'telegram',
+      scopeKey: 'telegram:private:42',
+      scopeKind: 'private',
+      authorId: '42',
+      authorName: 'Ana Lima',
+      text: 'hi',
+      timestamp: new Date(1_700_000_000_000),
+      externalId: '42:7',
+      replyTo: '42:3',
+      replyToText: 'earlier',
+      attachments: [],
+    });
+  });
+
+  it('describes media without downloading them', () => {
+    const text = (fields: Partial<Message>) => toInboundMessage(message(fields), scope)?.text;
+    expect(text({ video: { file_id: 'v', file_unique_id: 'v', width: 1, height: 1, duration: 75 }, caption: 'the beach' })).toBe('[video 1:15] the beach');
+    expect(text({ location: { latitude: 41.3874, longitude: 2.1686 } })).toBe('[location 41.38740, 2.16860]');
+    expect(text({ contact: { phone_number: '1', first_name: 'Eva' } })).toBe('[contact Eva]');
+    expect(text({ audio: { file_id: 'a', file_unique_id: 'a', duration: 3, performer: 'Nina', title: 'Song' } })).toBe('[audio Nina – Song]');
+  });
+
+  it('ignores service messages with nothing to answer', () => {
+    expect(toInboundMessage(message({ new_chat_members: [ana] }), scope)).toBeNull();
+  });
+});
