@@ -13,7 +13,7 @@ function line(name: string, type: 'gauge' | 'counter', help: string, samples: Ar
 
 export async function renderMetrics(core: Core): Promise<string> {
   const prisma = core.db.prisma;
-  const [created, memories, runs, tokens, calls, pending, replies, episodes] = await Promise.all([
+  const [created, memories, runs, tokens, calls, pending, replies, episodes, compactions] = await Promise.all([
     prisma.auditEvent.count({ where: { action: 'create', subjectType: 'memory' } }),
     prisma.memory.groupBy({ by: ['active'], _count: { _all: true } }),
     prisma.sleepRun.groupBy({ by: ['kind', 'status'], _count: { _all: true } }),
@@ -22,6 +22,8 @@ export async function renderMetrics(core: Core): Promise<string> {
     core.embeddingWorker.pending(),
     prisma.episode.count({ where: { role: 'agent' } }),
     prisma.episode.count(),
+    // A compaction cycle is a flush call, then a summary call (src/agent/compaction.ts).
+    prisma.llmCall.groupBy({ by: ['purpose', 'status'], where: { purpose: { in: ['compaction-flush', 'compaction-summary'] } }, _count: { _all: true } }),
   ]);
   const injected = await prisma.episode.count({ where: { role: 'agent', metadata: { string_contains: 'injectedMemoryIds' } } }).catch(() => 0);
   const text = [
@@ -32,6 +34,7 @@ export async function renderMetrics(core: Core): Promise<string> {
     ...line('nocturne_llm_tokens_total', 'counter', 'Language model tokens.', [['{direction="input"}', tokens._sum.inputTokens ?? 0], ['{direction="output"}', tokens._sum.outputTokens ?? 0]]),
     ...line('nocturne_llm_calls_total', 'counter', 'Language model calls by outcome.', calls.map((c) => [`{status="${c.status}"}`, c._count._all])),
     ...line('nocturne_embedding_queue', 'gauge', 'Episodes and memories waiting for a vector.', [['', pending]]),
+    ...line('nocturne_compaction_steps_total', 'counter', 'Context compaction steps of the agent (flush, then summary; a cycle completes with its summary) by outcome.', compactions.map((c) => [`{step="${c.purpose.replace('compaction-', '')}",status="${c.status}"}`, c._count._all])),
     ...line('nocturne_replies_total', 'counter', 'Agent replies, and those with memories injected.', [['{memories="any"}', replies], ['{memories="injected"}', injected]]),
     core.metrics.render(),
   ];

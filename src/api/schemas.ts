@@ -33,6 +33,8 @@ export const searchBody = z.object({
   minSourceTrust: z.number().min(0).max(1).optional(),
 });
 
+export const exportQuery = z.object({ format: z.enum(['json', 'markdown']).default('json') });
+export const importQuery = z.object({ mode: z.enum(['exact', 'copy']).default('exact') });
 export const sleepBody = z.object({ dryRun: z.boolean().default(false) });
 
 /** JSON Schema for fastify (draft 2020-12 features avoided: ajv's default draft-07). */

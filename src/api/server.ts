@@ -13,7 +13,14 @@ import { uuidv7 } from '../shared/ids';
 import type { Logger } from '../shared/logger';
 import { bearerMatches } from './auth';
 import { renderMetrics } from './metrics-endpoint';
-import { auditQuery, episodesQuery, jsonSchema, memoriesQuery, memoryParams, scopeParams, searchBody, sleepBody } from './schemas';
+import { exportScope } from '../export/json-export';
+import { importScope } from '../export/json-import';
+import { joinMarkdownFiles, renderMarkdownExport } from '../export/markdown-export';
+import { serializeScopeExport } from '../export/scope-document';
+import { auditQuery, episodesQuery, exportQuery, importQuery, jsonSchema, memoriesQuery, memoryParams, scopeParams, searchBody, sleepBody } from './schemas';
+
+/** Largest JSON export POST /scopes/:id/import takes (a scope of ~100,000 episodes). */
+const IMPORT_BODY_LIMIT = 256 * 1024 * 1024;
 
 export interface ApiOptions {
   readonly core: Core;
@@ -42,6 +49,7 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
     const status = (error as { statusCode?: number }).statusCode;
     if ((error as { validation?: unknown }).validation) return reply.code(400).send({ error: 'invalid request', detail: error.message });
     if (error instanceof NotFoundError) return reply.code(404).send({ error: error.message });
+    if (error instanceof AppError && error.code === 'import.conflict') return reply.code(409).send({ error: error.message, code: error.code });
     if (error instanceof AppError && error.category === 'user') return reply.code(400).send({ error: error.message, code: error.code });
     if (status && status >= 400 && status < 500) return reply.code(status).send({ error: error.message });
     log.error('admin API request failed', { error });
@@ -139,6 +147,30 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
       return { status: plan.status, plan: plan.plan ?? null, llmCalls: plan.responses.length };
     }
     return { outcome: await core.scheduler.consolidateNow(id) };
+  });
+
+  app.get('/scopes/:id/export', { schema: { params: jsonSchema(scopeParams), querystring: jsonSchema(exportQuery) } }, async (request, reply) => {
+    const { id } = request.params as { id: string };
+    const { format } = request.query as { format: 'json' | 'markdown' };
+    const scope = await scopeOf(id);
+    const doc = await exportScope(prisma, scope.id);
+    if (format === 'markdown') {
+      return reply.type('text/markdown; charset=utf-8').send(joinMarkdownFiles(renderMarkdownExport(doc, { defaultTimeZone: core.config.timeZone })));
+    }
+    return reply.type('application/json; charset=utf-8').send(serializeScopeExport(doc));
+  });
+
+  // The body is a JSON export. It fills the scope of the path when that scope is empty; a
+  // scope that does not exist yet is created when the export is of that very scope (restoring
+  // into an empty database). `mode=copy` gives every row a new id (the export's ids are taken).
+  app.post('/scopes/:id/import', { bodyLimit: IMPORT_BODY_LIMIT, schema: { params: jsonSchema(scopeParams), querystring: jsonSchema(importQuery) } }, async (request, reply) => {
+    const { id } = request.params as { id: string };
+    const { mode } = request.query as { mode: 'exact' | 'copy' };
+    const existing = await prisma.scope.findUnique({ where: { id } });
+    const body = request.body as { scope?: { id?: unknown } } | undefined;
+    if (!existing && body?.scope?.id !== id) throw new NotFoundError(`no scope ${id} (an export creates a scope only under its own id)`);
+    const result = await importScope(prisma, request.body, { mode, ...(existing ? { scopeKey: existing.key } : {}) });
+    return reply.code(existing ? 200 : 201).send(result);
   });
 
   return app;

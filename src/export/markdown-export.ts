@@ -199,6 +199,11 @@ export function renderMarkdownExport(doc: ScopeExport, options: MarkdownExportOp
 }
 
 /** Writes the files under `dir` (created if needed; files of the same name are replaced). Returns the paths written. */
+/** MEMORY.md and the daily logs as one Markdown document, each file under its own path as a heading comment. */
+export function joinMarkdownFiles(files: MarkdownFiles): string {
+  return [...files].map(([file, text]) => `<!-- ${file} -->\n\n${text.trimEnd()}\n`).join('\n---\n\n');
+}
+
 export async function writeMarkdownExport(dir: string, files: MarkdownFiles): Promise<string[]> {
   const written: string[] = [];
   for (const [relative, text] of files) {

@@ -98,6 +98,50 @@ function suite(name: string, databaseEnv: () => Promise<Record<string, string>>)
       expect(bad.json.detail).toMatch(/strategy/);
     });
 
+    it('exports a scope (JSON and Markdown) and imports it into an empty database exactly; refuses to overwrite', async () => {
+      const exported = await call('GET', `/scopes/${ana}/export`);
+      expect(exported.status).toBe(200);
+      expect(exported.json.scope.key).toBe('ana');
+      expect(exported.text).toContain('Ana has a greyhound named Rocket');
+      expect(exported.text).not.toContain('blue door');
+      const markdown = await call('GET', `/scopes/${ana}/export?format=markdown`);
+      expect(markdown.text).toContain('<!-- MEMORY.md -->');
+      expect(markdown.text).toContain('Ana has a greyhound named Rocket');
+
+      // Another, empty store: the export creates the scope under its own id, and exports the same bytes.
+      const other = await createCore(loadConfig({ env: { DATA_DIR: tempDir() }, envFile: false }), logs.logger, { embedder: createHashEmbedder({ dimension: 64 }) });
+      const otherApp = await createApiServer({ core: other, token: TOKEN, logger: logs.logger });
+      const otherBase = await otherApp.listen({ host: '127.0.0.1', port: 0 });
+      try {
+        const post = (path: string, body: string) => fetch(`${otherBase}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body });
+        expect((await post(`/scopes/not-this-scope/import`, exported.text)).status).toBe(404);
+        const imported = await post(`/scopes/${ana}/import`, exported.text);
+        expect(imported.status).toBe(201);
+        expect(await imported.json()).toMatchObject({ scopeId: ana, scopeKey: 'ana', mode: 'exact', counts: { memories: 1, episodes: 1 } });
+        const again = await fetch(`${otherBase}/scopes/${ana}/export`, { headers: { authorization: `Bearer ${TOKEN}` } });
+        expect(await again.text()).toBe(exported.text);
+        // The scope has data now: a second import is refused and changes nothing.
+        const refused = await post(`/scopes/${ana}/import`, exported.text);
+        expect(refused.status).toBe(409);
+        expect(await other.db.prisma.memory.count()).toBe(1);
+        // Not an export: a clear 400, nothing written.
+        const bad = await post(`/scopes/${ana}/import`, JSON.stringify({ hello: 'world' }));
+        expect(bad.status).toBe(400);
+      } finally {
+        await otherApp.close();
+        await other.close();
+      }
+      // In the same store, a copy with new ids fills an empty scope.
+      await core.scopes.ensure({ key: 'ana-copy', channel: 'test' });
+      const copyScope = (await core.scopes.findByKey('ana-copy'))!.id;
+      const copy = await call('POST', `/scopes/${copyScope}/import?mode=copy`, { body: JSON.parse(exported.text) });
+      expect(copy.status).toBe(200);
+      expect(copy.json.counts.memories).toBe(1);
+      const copied = await core.db.prisma.memory.findFirstOrThrow({ where: { scopeId: copyScope } });
+      expect(copied.content).toBe('Ana has a greyhound named Rocket');
+      expect(copied.id).not.toBe(anaMemory);
+    });
+
     it('searches, lists episodes and audit, and deletes (one, then all) everywhere', async () => {
       const found = await call('POST', `/scopes/${ana}/search`, { body: { query: 'greyhound', kinds: ['memory'] } });
       expect(found.json.results[0].id).toBe(anaMemory);
@@ -113,8 +157,15 @@ function suite(name: string, databaseEnv: () => Promise<Record<string, string>>)
 
     it('serves Prometheus metrics and the OpenAPI document; never logs the token', async () => {
       await call('POST', `/scopes/${ana}/search`, { body: { query: 'greyhound' } });
+      // Two compaction cycles of the agent, the second one's summary failed.
+      for (const [purpose, status] of [['compaction-flush', 'ok'], ['compaction-summary', 'ok'], ['compaction-flush', 'ok'], ['compaction-summary', 'error'], ['reply', 'ok']]) {
+        await core.db.prisma.llmCall.create({ data: { scopeId: ana, purpose: purpose!, status: status!, provider: 'anthropic', model: 'claude' } });
+      }
       const metrics = await call('GET', '/metrics');
-      expect(metrics.text).toMatch(/^nocturne_memories_created_total 2$/m);
+      expect(metrics.text).toMatch(/^nocturne_compaction_steps_total\{step="flush",status="ok"\} 2$/m);
+      expect(metrics.text).toMatch(/^nocturne_compaction_steps_total\{step="summary",status="error"\} 1$/m);
+      // Ana, Ben, and the copy of Ana's scope (its audit came with it).
+      expect(metrics.text).toMatch(/^nocturne_memories_created_total 3$/m);
       expect(metrics.text).toMatch(/nocturne_search_seconds_count\{strategy="hybrid"\} \d+/);
       expect(metrics.text).toMatch(/nocturne_embedding_queue \d+/);
       const openapi = await call('GET', '/openapi.json');

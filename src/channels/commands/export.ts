@@ -6,7 +6,7 @@
  * to a folder) is the channel's.
  */
 import { exportScope } from '../../export/json-export';
-import { renderMarkdownExport } from '../../export/markdown-export';
+import { joinMarkdownFiles, renderMarkdownExport } from '../../export/markdown-export';
 import { serializeScopeExport } from '../../export/scope-document';
 import type { PrismaClient } from '../../storage/prisma';
 import type { CommandScope } from './command-scope';
@@ -24,11 +24,6 @@ export interface ExportFiles {
 /** A file name from a scope key: `telegram:private:42` -> `nocturne-telegram-private-42`. */
 export function exportStem(scopeKey: string): string {
   return `nocturne-${scopeKey.replace(/[^A-Za-z0-9_-]+/g, '-')}`;
-}
-
-/** MEMORY.md and the daily logs as one Markdown document, each file under its own path as a heading comment. */
-export function joinMarkdownFiles(files: ReadonlyMap<string, string>): string {
-  return [...files].map(([file, text]) => `<!-- ${file} -->\n\n${text.trimEnd()}\n`).join('\n---\n\n');
 }
 
 /** Exports the scope: the JSON document and the Markdown to read, as bytes. */
