@@ -105,7 +105,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     logger,
     consolidator: { maxAttempts: config.sleep.maxAttempts },
   });
-  const forget = createForgetService({ prisma: db.prisma, index: vectorIndex, logger });
+  const forget = createForgetService({ prisma: db.prisma, index: vectorIndex, fullText, logger });
   const scheduler = createSleepScheduler({
     prisma: db.prisma,
     jobs: sleep,

@@ -50,6 +50,17 @@ export interface FullTextIndex {
   searchTerms(params: { scopeId: string; kind: SearchKind; query: string; limit: number }): Promise<TermHits>;
   /** Rows of the index that belong to a scope (forget and isolation checks read this). */
   countDocuments(scopeId: string, kind: SearchKind): Promise<number>;
+  /**
+   * Drops what deleted rows left inside the index (run after forgetting). SQLite's FTS5 answers a
+   * delete with a tombstone and keeps the row's terms in its segments until they are merged, so a
+   * forgotten word stays in `search_fts_data` (no longer findable, but in the file): 'optimize'
+   * merges the segments without them, `secure_delete` (sqlite-driver.ts) zeroes the pages freed,
+   * and a TRUNCATE checkpoint takes the old pages out of the write-ahead log. On PostgreSQL the
+   * tsvector goes with its `search_doc` row and nothing is left to do (dead tuples are reclaimed by
+   * autovacuum). On SQLite it rewrites the whole index: measured 0.4-0.5 s for 100,000 rows of
+   * 20 words on 2 cores (better-sqlite3 is synchronous, so the process waits that long).
+   */
+  purgeDeleted(): Promise<void>;
 }
 
 /**
@@ -137,6 +148,12 @@ export function createFullTextIndex(prisma: PrismaClient, provider: DatabaseProv
         perTerm.forEach((hits, t) => hits.forEach((hit) => add(t, hit.id, hit.score)));
       }
       return { terms, hits: [...byId].map(([id, scores]) => ({ id, scores })) };
+    },
+    async purgeDeleted() {
+      if (provider !== 'sqlite') return;
+      await prisma.$executeRawUnsafe(`INSERT INTO "search_fts" ("search_fts") VALUES ('optimize')`);
+      // Returns a row (busy, log, checkpointed); a busy reader only makes it partial, never an error.
+      await prisma.$queryRawUnsafe('PRAGMA wal_checkpoint(TRUNCATE)');
     },
     async countDocuments(scopeId, kind) {
       const rows = await prisma.$queryRaw<Array<{ n: bigint | number }>>`

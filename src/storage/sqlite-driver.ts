@@ -1,7 +1,8 @@
 /**
  * SQLite through better-sqlite3: the embedded default. One file under DATA_DIR, WAL mode so
  * readers never wait for the writer, a busy timeout so two processes on one file queue instead
- * of failing, and foreign keys on (cascading deletes are how /forget reaches every row).
+ * of failing, foreign keys on (cascading deletes are how /forget reaches every row), and
+ * secure_delete on (what /forget deletes is zeroed in the file, not left in free pages).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -34,6 +35,9 @@ export async function createSqliteClient(file: string): Promise<PrismaClient> {
   // journal_mode returns a row, so it must go through a query, not an execute.
   await prisma.$queryRawUnsafe('PRAGMA journal_mode = WAL');
   await prisma.$executeRawUnsafe('PRAGMA synchronous = NORMAL');
+  // Deleted and overwritten content is zeroed on disk, so forgotten text does not linger in freed
+  // pages or cells of the file (forgetting promises the text is gone, not just unreachable).
+  await prisma.$queryRawUnsafe('PRAGMA secure_delete = ON');
   return prisma;
 }
 

@@ -355,6 +355,8 @@ export function createSqliteVecVectorIndex(options: SqliteVecVectorIndexOptions)
             connection.pragma(`busy_timeout = ${options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS}`);
             connection.pragma('journal_mode = WAL');
             connection.pragma('synchronous = NORMAL');
+            // A forgotten vector and its row are zeroed in the file, not left in free pages.
+            connection.pragma('secure_delete = ON');
             // 64 MiB of page cache (default 2 MiB): writes spread over many scopes touch the last
             // chunk of each, and re-ranking reads vectors all over the file.
             connection.pragma('cache_size = -65536');
