@@ -24,6 +24,7 @@ import { webhookInbound } from './channels/webhook/webhook-inbound';
 import { startWebhookServer } from './channels/webhook/webhook-server';
 import { createCore, type Core } from './core';
 import type { Logger } from './shared/logger';
+import { registerSecrets } from './shared/redact';
 
 export interface ServiceIo {
   readonly input: Readable & { isTTY?: boolean };
@@ -56,6 +57,9 @@ export function wantsTerminal(config: Config, input: { isTTY?: boolean }): boole
 }
 
 export async function startService(config: Config, logger: Logger, io: ServiceIo): Promise<RunningService> {
+  // Every secret of the configuration is redacted wherever text leaves the process (main does it
+  // too; a service started in-process must not depend on that).
+  registerSecrets(config.secrets);
   const log = logger.child({ component: 'service' });
   const stops: Array<[string, () => Promise<unknown>]> = [];
   const parts: Record<string, string> = {};

@@ -8,7 +8,7 @@
  * parsed as it comes (see structured.ts).
  */
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
-import { registerSecrets } from '../shared/redact';
+import { redactSecrets, registerSecrets } from '../shared/redact';
 import { createSilentLogger, type Logger } from '../shared/logger';
 import {
   DEFAULT_MAX_TOKENS,
@@ -117,7 +117,8 @@ export function createAnthropicModel(options: AnthropicModelOptions): LanguageMo
     if (error instanceof APIError && typeof error.status === 'number') {
       const status = error.status;
       const reason = reasonForStatus(status) ?? 'server';
-      const said = truncate(error.apiMessage ?? error.message, MAX_ERROR_TEXT);
+      // Redacted before it is cut, so a cut can never leave part of a key unrecognized.
+      const said = truncate(redactSecrets(error.apiMessage ?? error.message), MAX_ERROR_TEXT);
       return new LlmError(`Anthropic answered ${status} for model "${model}": ${said}`, {
         ...base, reason, status,
         retryAfterMs: status === 429 || status >= 500 ? parseRetryAfter(error.headers) : undefined,

@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { Ollama, type ChatRequest, type ChatResponse, type Message, type Tool } from 'ollama';
 import { createSilentLogger, type Logger } from '../shared/logger';
+import { redactSecrets } from '../shared/redact';
 import {
   DEFAULT_MAX_TOKENS,
   LlmError,
@@ -98,7 +99,8 @@ export function createOllamaModel(options: OllamaModelOptions): LanguageModel {
 
   function toLlmError(error: unknown, retryAfterMs: number | undefined): LlmError {
     const base = { provider: 'ollama' as const, model, cause: error };
-    const reasonText = truncate((error as Error)?.message ?? String(error), MAX_ERROR_TEXT);
+    // Redacted before it is cut, so a cut can never leave part of a key unrecognized.
+    const reasonText = truncate(redactSecrets((error as Error)?.message ?? String(error)), MAX_ERROR_TEXT);
     const status = ollamaStatusOf(error);
     if (status !== undefined) {
       const reason = reasonForStatus(status) ?? 'server';

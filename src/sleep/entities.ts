@@ -10,6 +10,7 @@ import { completeStructured } from '../llm/structured';
 import type { ChangeOrigin } from '../memory/memories/memory-writer';
 import type { PrismaClient } from '../storage/prisma';
 import { looksLikeInjection } from './consolidation/plan';
+import { redactValue } from '../shared/redact';
 
 export type RelationshipState = 'stranger' | 'acquaintance' | 'friend' | 'ally';
 
@@ -59,7 +60,8 @@ export async function foldEntityObservations(deps: { prisma: PrismaClient; llm: 
     for (const answer of value.entities) {
       const entity = entities[answer.entity - 1];
       if (!entity) continue; // an entity number the prompt did not show: ignored
-      const attributes = Object.fromEntries(Object.entries(answer.attributes).filter(([k, v]) => !looksLikeInjection(`${k} ${v}`)).slice(0, MAX_ATTRIBUTES));
+      // Secrets redacted like memory contents (memory-writer.ts): the attributes reach the soul and the audit.
+      const attributes = redactValue(Object.fromEntries(Object.entries(answer.attributes).filter(([k, v]) => !looksLikeInjection(`${k} ${v}`)).slice(0, MAX_ATTRIBUTES))) as Record<string, string>;
       await tx.entity.update({ where: { id: entity.id }, data: { attributes } });
       const { count } = await tx.entityObservation.updateMany({ where: { scopeId, id: { in: entity.observations.map((o) => o.id) } }, data: { consolidated: true } });
       observations += count;

@@ -9,8 +9,13 @@
  *
  * The numbers are seed 000's: reinforcement +0.05 (max 1), contradiction -0.2 (min 0.1),
  * deactivation below 0.1. Nothing here deletes except `forget`, which is the person's choice.
+ *
+ * No secret becomes knowledge: contents and reasons pass through `redactSecrets` (the service's
+ * own secrets and anything that looks like a credential), so a key someone pasted into a chat is
+ * `[REDACTED]` in the memory, its audit snapshots, the soul, digests and every prompt it reaches.
  */
 import { NotFoundError, ValidationError } from '../../shared/errors';
+import { redactSecrets } from '../../shared/redact';
 import type { Memory, Prisma } from '../../storage/prisma';
 import { writeTombstones } from '../vectors/tombstones';
 
@@ -68,7 +73,7 @@ function clamp01(value: number): number {
 }
 
 function checkContent(content: string): string {
-  const text = content.trim();
+  const text = redactSecrets(content.trim());
   if (text === '') throw new ValidationError('a memory needs some content', { code: 'memory.empty' });
   if (text.length > 2_000) throw new ValidationError(`a memory is at most 2,000 characters (got ${text.length})`, { code: 'memory.too_long' });
   return text;
@@ -84,10 +89,15 @@ async function audit(tx: Tx, scopeId: string, origin: ChangeOrigin, action: stri
       subjectId,
       before: before ?? undefined,
       after: after ?? undefined,
-      reason: reason ?? origin.reason ?? null,
+      reason: cleanReason(reason ?? origin.reason),
       createdAt: origin.now,
     },
   });
+}
+
+/** A reason as stored (audit events, links): model-written, so redacted like contents. */
+function cleanReason(reason: string | undefined): string | null {
+  return reason === undefined || reason === null ? null : redactSecrets(reason);
 }
 
 async function load(tx: Tx, scopeId: string, id: string): Promise<Memory> {
@@ -178,7 +188,7 @@ export async function supersedeMemory(
   });
   const previous = await tx.memory.update({ where: { id }, data: { active: false, validTo: origin.now, supersededById: current.id } });
   await addSources(tx, scopeId, current.id, change.sourceEpisodeIds);
-  await tx.memoryLink.create({ data: { scopeId, fromId: current.id, toId: id, kind: 'supersedes', reason: origin.reason ?? null, createdAt: origin.now } });
+  await tx.memoryLink.create({ data: { scopeId, fromId: current.id, toId: id, kind: 'supersedes', reason: cleanReason(origin.reason), createdAt: origin.now } });
   await audit(tx, scopeId, origin, 'update', id, snapshot(before), { ...snapshot(previous), supersededBy: snapshot(current) });
   await audit(tx, scopeId, origin, 'create', current.id, null, { ...snapshot(current), supersedes: id });
   return { previous, current };
@@ -194,8 +204,8 @@ export async function contradictMemory(tx: Tx, scopeId: string, id: string, cont
   const after = await tx.memory.update({ where: { id }, data: { confidence: Math.max(CONTRADICTION_FLOOR, before.confidence - CONTRADICTION_PENALTY) } });
   await tx.memoryLink.upsert({
     where: { fromId_toId_kind: { fromId: contradictedById, toId: id, kind: 'contradicts' } },
-    create: { scopeId, fromId: contradictedById, toId: id, kind: 'contradicts', reason: origin.reason ?? null, createdAt: origin.now },
-    update: { reason: origin.reason ?? null },
+    create: { scopeId, fromId: contradictedById, toId: id, kind: 'contradicts', reason: cleanReason(origin.reason), createdAt: origin.now },
+    update: { reason: cleanReason(origin.reason) },
   });
   await audit(tx, scopeId, origin, 'contradict', id, snapshot(before), { ...snapshot(after), contradictedBy: contradictedById });
   return after;
@@ -222,9 +232,9 @@ export async function linkMemories(tx: Tx, scopeId: string, fromId: string, toId
   const [a, b] = kind === 'related' && fromId > toId ? [toId, fromId] : [fromId, toId];
   const existing = await tx.memoryLink.findUnique({ where: { fromId_toId_kind: { fromId: a, toId: b, kind } } });
   if (existing) return false;
-  await tx.memoryLink.create({ data: { scopeId, fromId: a, toId: b, kind, score, reason: origin.reason ?? null, createdAt: origin.now } });
+  await tx.memoryLink.create({ data: { scopeId, fromId: a, toId: b, kind, score, reason: cleanReason(origin.reason), createdAt: origin.now } });
   await tx.auditEvent.create({
-    data: { scopeId, runId: origin.runId ?? null, action: 'link', subjectType: 'memory', subjectId: a, after: { to: b, kind, score }, reason: origin.reason ?? null, createdAt: origin.now },
+    data: { scopeId, runId: origin.runId ?? null, action: 'link', subjectType: 'memory', subjectId: a, after: { to: b, kind, score }, reason: cleanReason(origin.reason), createdAt: origin.now },
   });
   return true;
 }
@@ -271,7 +281,7 @@ export async function forgetMemory(tx: Tx, scopeId: string, id: string, origin: 
       subjectType: 'memory',
       subjectId: root.id,
       after: { removed: ids.length, category: root.category },
-      reason: origin.reason ?? 'forgotten at the owner\u2019s request',
+      reason: cleanReason(origin.reason) ?? 'forgotten at the owner\u2019s request',
       createdAt: origin.now,
     },
   });

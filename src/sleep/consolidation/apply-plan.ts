@@ -9,6 +9,7 @@
 import { contradictMemory, createMemory, decayMemory, linkMemories, reinforceMemory, supersedeMemory, type ChangeOrigin, type Tx } from '../../memory/memories/memory-writer';
 import type { PrismaClient } from '../../storage/prisma';
 import type { Plan } from './plan';
+import { redactSecrets } from '../../shared/redact';
 
 export interface AppliedPlan {
   /** Ids of memories created (including new versions and contradicting statements). */
@@ -30,7 +31,8 @@ async function applyEntities(tx: Tx, scopeId: string, plan: Plan, now: Date): Pr
       ? await tx.entity.update({ where: { id: existing.id }, data: { favorability, interactionCount: { increment: 1 } } })
       : await tx.entity.create({ data: { scopeId, key, name: entity.name.trim(), kind: entity.kind, favorability, interactionCount: 1, createdAt: now } });
     for (const content of entity.observations) {
-      await tx.entityObservation.create({ data: { scopeId, entityId: row.id, episodeId: entity.episodeIds[0] ?? null, content, createdAt: now } });
+      // Like memory contents (memory-writer.ts): a pasted credential never becomes knowledge.
+      await tx.entityObservation.create({ data: { scopeId, entityId: row.id, episodeId: entity.episodeIds[0] ?? null, content: redactSecrets(content), createdAt: now } });
       observations++;
     }
   }
