@@ -80,7 +80,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     logger.warn('the vector index is unavailable: searching by keywords only; episodes are stored and get their vectors when it answers', { reason: state.reason });
   }
   const embeddingWorker = createEmbeddingWorker({ prisma: db.prisma, embedder, index: vectorIndex, guard: indexGuard, logger });
-  const episodeService = createEpisodeService({ scopes, episodes, logger, maxEpisodeBytes: config.ingest.maxEpisodeBytes });
+  const episodeService = createEpisodeService({ scopes, episodes, logger, maxEpisodeBytes: config.ingest.maxEpisodeBytes, database: config.database });
   const metrics = createMetrics({ nocturne_search_seconds: 'Hybrid search latency, query embedding included.' });
   const hybrid = createHybridSearch({ prisma: db.prisma, episodes, memories, fullText, embedder, index: vectorIndex, guard: indexGuard, logger, contextRadius: 2 });
   const search: HybridSearch = {

@@ -8,6 +8,7 @@ import { createCore, type Core } from '../core';
 import { AppError } from '../shared/errors';
 import { createLogger } from '../shared/logger';
 import { redactSecrets, registerSecrets } from '../shared/redact';
+import { explainStorageFailure } from '../storage/storage-errors';
 import type { Command } from './command';
 import { doctorCommand } from './commands/doctor';
 import { episodesCommand } from './commands/episodes';
@@ -92,8 +93,9 @@ export async function runCli(argv: readonly string[], out: NodeJS.WritableStream
       core: () => (core ??= createCore(config, logger)),
     });
   } catch (error) {
-    const appError = error instanceof AppError ? error : undefined;
-    const message = redactSecrets(error instanceof Error ? error.message : String(error));
+    // A full disk, a database locked by another process or a read-only file say what to do.
+    const appError = error instanceof AppError ? error : explainStorageFailure(error, config.database);
+    const message = redactSecrets(appError?.message ?? (error instanceof Error ? error.message : String(error)));
     if (parsed.values.json) out.write(`${JSON.stringify({ error: { code: appError?.code ?? 'internal', message, hint: appError?.hint } })}\n`);
     process.stderr.write(`error: ${message}\n${appError?.hint ? `${appError.hint}\n` : ''}`);
     return appError?.category === 'user' ? 2 : 1;

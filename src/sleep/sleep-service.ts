@@ -29,6 +29,7 @@ import { scopeSettingsSchema } from './scope-settings';
 import type { SleepJobContext, SleepJobOutcome, SleepJobs } from './sleep-jobs';
 import { regenerateSoul } from './soul';
 import { endStaleConversations } from './stale-conversations';
+import { isBudgetError, withTokenBudget, type BudgetedModel } from './token-budget';
 
 export interface SleepServiceDeps {
   readonly prisma: PrismaClient;
@@ -67,10 +68,6 @@ function addCounts(into: Record<string, number>, from: Record<string, number> | 
   for (const [k, v] of Object.entries(from ?? {})) into[k] = (into[k] ?? 0) + v;
 }
 
-function usage(responses: readonly LlmResponse[]): { calls: number; input: number; output: number } {
-  return { calls: responses.length, input: responses.reduce((n, r) => n + r.usage.inputTokens, 0), output: responses.reduce((n, r) => n + r.usage.outputTokens, 0) };
-}
-
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
@@ -88,7 +85,7 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
     return parsed.success ? parsed.data.memoryCap : undefined;
   }
 
-  async function dream(scopeId: string, ctx: SleepJobContext, responses: LlmResponse[]): Promise<Record<string, number | string>> {
+  async function dream(scopeId: string, ctx: SleepJobContext, responses: LlmResponse[], llm: LanguageModel | undefined): Promise<Record<string, number | string>> {
     const origin = { runId: ctx.runId, now: ctx.now };
     const out: Record<string, number | string> = {};
     const step = async (name: string, fn: () => Promise<void>) => {
@@ -97,6 +94,12 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
         await fn();
         out[`${name}Ms`] = Date.now() - started;
       } catch (error) {
+        if (isBudgetError(error)) {
+          // Not sent: the day's budget is spent. The step runs on a later night.
+          out[`${name}Deferred`] = describe(error);
+          log.info(`dreaming step "${name}" put off: daily token budget spent`, { scopeId, runId: ctx.runId });
+          return;
+        }
         out[`${name}Error`] = describe(error);
         log.warn(`dreaming step "${name}" failed; consolidation is kept`, { scopeId, runId: ctx.runId, error });
       }
@@ -108,14 +111,14 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
         out.linksPruned = r.pruned;
       });
     }
-    if (deps.llm) {
+    if (llm) {
       await step('entities', async () => {
-        const r = await foldEntityObservations({ prisma, llm: deps.llm! }, scopeId, origin);
+        const r = await foldEntityObservations({ prisma, llm }, scopeId, origin);
         responses.push(...r.responses);
         out.entitiesFolded = r.entities;
       });
       await step('reflection', async () => {
-        const r = await reflectIfDue({ prisma, llm: deps.llm! }, scopeId, origin);
+        const r = await reflectIfDue({ prisma, llm }, scopeId, origin);
         responses.push(...r.responses);
         if (r.due) {
           out.insights = r.created.length;
@@ -133,7 +136,7 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
     return out;
   }
 
-  async function consolidateCapped(scopeId: string, cap: number, ctx: SleepJobContext): Promise<ConsolidationReport> {
+  async function consolidateCapped(scopeId: string, cap: number, ctx: SleepJobContext, llm: BudgetedModel): Promise<ConsolidationReport> {
     const episodes = await prisma.episode.findMany({ where: { scopeId, consolidated: false, consolidationAttempts: { lt: deps.consolidator?.maxAttempts ?? 5 } }, orderBy: [{ timestamp: 'asc' }, { id: 'asc' }], take: 200 });
     const responses: LlmResponse[] = [];
     const counts: Record<string, number> = {};
@@ -142,20 +145,25 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
     for (const group of groupEpisodes(episodes)) {
       if (!ctx.shouldContinue()) break;
       try {
-        const r = await rememberConversation({ prisma, llm: deps.llm!, index: deps.index, logger: deps.logger }, scopeId, group.episodes, cap, { runId: ctx.runId, now: ctx.now });
+        const r = await rememberConversation({ prisma, llm, index: deps.index, logger: deps.logger }, scopeId, group.episodes, cap, { runId: ctx.runId, now: ctx.now });
         responses.push(...r.responses);
         addCounts(counts, { created: r.created ? 1 : 0, removed: r.removedIds.length, [`compaction_${r.compaction ?? 'none'}`]: 1 });
         done += group.episodes.length;
       } catch (error) {
+        if (isBudgetError(error)) {
+          // Not sent, so not an attempt: the conversations wait for tomorrow's budget.
+          outcome = { status: 'deferred', detail: `daily token budget spent; ${episodes.length - done} episode(s) wait for tomorrow` };
+          break;
+        }
         await prisma.episode.updateMany({ where: { scopeId, id: { in: group.episodes.map((e) => e.id) } }, data: { consolidationAttempts: { increment: 1 } } });
         outcome = { status: 'failed', detail: `capped memory failed: ${describe(error)}` };
         log.error('capped-mode memory creation failed; the conversation stays for a later run', { scopeId, error });
         break;
       }
     }
-    const dreaming = await dream(scopeId, ctx, responses);
-    const u = usage(responses);
-    return { batches: done > 0 ? 1 : 0, episodes: done, llmCalls: u.calls, inputTokens: u.input, outputTokens: u.output, counts, rejected: [], outcome, dreaming };
+    const dreaming = await dream(scopeId, ctx, responses, llm);
+    const u = llm.spent();
+    return { batches: done > 0 ? 1 : 0, episodes: done, llmCalls: u.calls, inputTokens: u.inputTokens, outputTokens: u.outputTokens, counts, rejected: [], outcome, dreaming };
   }
 
   async function consolidateScope(scopeId: string, ctx: SleepJobContext): Promise<ConsolidationReport> {
@@ -164,20 +172,20 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
     if (!consolidator) {
       report = { batches: 0, episodes: 0, llmCalls: 0, inputTokens: 0, outputTokens: 0, counts: {}, rejected: [], outcome: { status: 'skipped', detail: 'no language model configured (set ANTHROPIC_API_KEY or run Ollama)' }, dreaming: {} };
     } else {
+      // Every call of the job (prompts, repair turns, dreaming) is checked against the budget first.
+      const llm = withTokenBudget(deps.llm!, ctx.tokenBudgetLeft);
       const cap = await memoryCapOf(scopeId);
-      if (cap !== undefined) report = await consolidateCapped(scopeId, cap, ctx);
+      if (cap !== undefined) report = await consolidateCapped(scopeId, cap, ctx, llm);
       else {
         const responses: LlmResponse[] = [];
         const counts: Record<string, number> = {};
         const rejected: string[] = [];
-        let budget = ctx.tokenBudgetLeft;
         let batches = 0;
         let episodes = 0;
         let outcome: SleepJobOutcome = { status: 'skipped', detail: 'nothing to consolidate' };
         while (ctx.shouldContinue()) {
-          const r = await consolidator.consolidateBatch({ scopeId, runId: ctx.runId, now: ctx.now, tokenBudgetLeft: budget });
+          const r = await consolidator.consolidateBatch({ scopeId, runId: ctx.runId, now: ctx.now, tokenBudgetLeft: llm.left(), llm });
           responses.push(...r.responses);
-          budget -= usage(r.responses).input + usage(r.responses).output;
           if (r.plan) rejected.push(...r.plan.rejected.map((x) => `${x.operation}: ${x.reason}`));
           if (r.status === 'applied') {
             batches++;
@@ -190,13 +198,14 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
             }
             continue;
           }
-          if (r.status === 'deferred') outcome = { status: 'deferred', detail: `daily token budget spent (${Math.max(0, Math.round(budget))} tokens left); consolidation continues tomorrow` };
+          if (r.status === 'deferred') outcome = { status: 'deferred', detail: `daily token budget spent (${Math.round(llm.left())} tokens left); consolidation continues tomorrow` };
           if (r.status === 'failed') outcome = { status: 'failed', detail: `consolidation failed, nothing applied: ${describe(r.error)}` };
           break;
         }
-        const dreaming = batches > 0 ? await dream(scopeId, ctx, responses) : {};
-        const u = usage(responses);
-        report = { batches, episodes, llmCalls: u.calls, inputTokens: u.input, outputTokens: u.output, counts, rejected, outcome, dreaming };
+        const dreaming = batches > 0 ? await dream(scopeId, ctx, responses, llm) : {};
+        // From the model's own count: includes calls of a batch that failed (their tokens were spent too).
+        const u = llm.spent();
+        report = { batches, episodes, llmCalls: u.calls, inputTokens: u.inputTokens, outputTokens: u.outputTokens, counts, rejected, outcome, dreaming };
       }
     }
     await prisma.sleepRun.updateMany({

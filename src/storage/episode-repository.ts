@@ -55,6 +55,8 @@ export interface EpisodeRepository {
    */
   atTurns(scopeId: string, positions: ReadonlyArray<{ conversationId: string; turn: number }>): Promise<EpisodeRecord[]>;
   count(scopeId: string): Promise<number>;
+  /** The time of the scope's latest episode (null when it has none). */
+  latestTimestamp(scopeId: string): Promise<Date | null>;
   /** Topics and entities stored for an episode. */
   tags(scopeId: string, episodeId: string): Promise<{ topics: string[]; entities: string[] }>;
 }
@@ -209,6 +211,10 @@ export function createEpisodeRepository(prisma: PrismaClient): EpisodeRepository
     },
     findByExternalId: (scopeId, externalId) => prisma.episode.findUnique({ where: { scopeId_externalId: { scopeId, externalId } } }),
     count: (scopeId) => prisma.episode.count({ where: { scopeId } }),
+    async latestTimestamp(scopeId) {
+      const found = await prisma.episode.aggregate({ where: { scopeId }, _max: { timestamp: true } });
+      return found._max.timestamp ?? null;
+    },
     async tags(scopeId, episodeId) {
       const rows = await prisma.episodeTag.findMany({ where: { scopeId, episodeId }, orderBy: { value: 'asc' } });
       return {

@@ -9,6 +9,7 @@ import pg from 'pg';
 import { PrismaClient as PostgresPrismaClient } from '../generated/postgres/client';
 import { StorageError } from '../shared/errors';
 import { overrideMethods } from './adapter-proxy';
+import { withAtomicMigrations } from './migrations/atomic-migrations';
 import type { PrismaClient } from './prisma';
 
 /** Splits a postgresql:// URL into pool settings. */
@@ -82,14 +83,20 @@ class CatalogFriendlyClient extends pg.Client {
  * The adapter the schema engine migrates through, with a shadow database that is created next to
  * the real one and dropped after its pool is closed (adapter-pg drops it first, which fails while
  * its own connections are still open).
+ *
+ * The real database is migrated over ONE connection, each migration in one transaction with its
+ * `_prisma_migrations` row (see atomic-migrations.ts): a process killed between a script's commit
+ * and the engine's "finished" mark would otherwise leave a failed migration that blocks every
+ * later start.
  */
 export function createPostgresMigrationAdapter(url: string): SqlMigrationAwareDriverAdapterFactory {
   const config: pg.PoolConfig = { ...poolConfigFromUrl(url), max: 2, Client: CatalogFriendlyClient as unknown as typeof pg.Client };
   const base = new PrismaPg(config);
+  const single = new PrismaPg({ ...config, max: 1 });
   return {
     provider: base.provider,
     adapterName: base.adapterName,
-    connect: async () => withWholeScripts(await base.connect()),
+    connect: async () => withAtomicMigrations(withWholeScripts(await single.connect()), { begin: 'BEGIN' }),
     connectToShadowDb: async (): Promise<SqlDriverAdapter> => {
       const admin = await base.connect();
       const database = `nocturne_shadow_${crypto.randomUUID().replace(/-/g, '')}`;

@@ -7,9 +7,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
-import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient as SqlitePrismaClient } from '../generated/sqlite/client';
 import { overrideMethods } from './adapter-proxy';
+import { withAtomicMigrations } from './migrations/atomic-migrations';
 import type { PrismaClient } from './prisma';
 
 /** How long a connection waits for a lock held by another connection or process. */
@@ -27,10 +28,60 @@ export function ensureSqliteDirectory(file: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
 }
 
+/**
+ * Transactions that take the write lock when they begin (`BEGIN IMMEDIATE`), so they wait for
+ * another process's write transaction (up to the busy timeout) instead of failing at once.
+ *
+ * The adapter begins with a plain (deferred) `BEGIN`: the transaction reads first and asks for
+ * the write lock at its first write. When another connection holds that lock then, SQLite does
+ * not call the busy handler for a transaction that already reads (waiting could deadlock), and the
+ * write fails at once with SQLITE_BUSY ("Operations timed out" from Prisma): an import, a message
+ * or a consolidation batch failed whenever another process (the CLI next to `npm start`) was
+ * writing. Within this process the adapter already runs one transaction at a time.
+ */
+function withImmediateTransactions(factory: PrismaBetterSqlite3): SqlDriverAdapterFactory {
+  return {
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    connect: async () => {
+      const adapter = await factory.connect();
+      const client = (adapter as unknown as { client?: { prepare: (sql: string) => unknown } }).client;
+      if (!client || typeof client.prepare !== 'function') {
+        throw new Error('@prisma/adapter-better-sqlite3 no longer exposes its better-sqlite3 client; see withImmediateTransactions in src/storage/sqlite-driver.ts');
+      }
+      const prepare = client.prepare.bind(client);
+      let begin: { run(): unknown } | undefined;
+      client.prepare = (sql: string) => {
+        if (sql !== 'BEGIN') return prepare(sql);
+        // The adapter takes its transaction mutex before BEGIN and never gives it back when BEGIN
+        // throws: a BEGIN IMMEDIATE that timed out would leave every later transaction of this
+        // client waiting forever. So when it fails (the lock stayed taken past the busy timeout),
+        // a deferred BEGIN opens the transaction instead: its first write fails at once with
+        // SQLITE_BUSY (reported as such), Prisma rolls back, and the mutex is released.
+        if (!begin) {
+          const immediate = prepare('BEGIN IMMEDIATE') as { run(): unknown };
+          const deferred = prepare('BEGIN') as { run(): unknown };
+          begin = {
+            run() {
+              try {
+                return immediate.run();
+              } catch {
+                return deferred.run();
+              }
+            },
+          };
+        }
+        return begin;
+      };
+      return adapter;
+    },
+  };
+}
+
 /** A Prisma client on the SQLite file, with the pragmas Nocturne relies on. */
 export async function createSqliteClient(file: string): Promise<PrismaClient> {
   ensureSqliteDirectory(file);
-  const prisma = new SqlitePrismaClient({ adapter: adapterFactory(file, false) });
+  const prisma = new SqlitePrismaClient({ adapter: withImmediateTransactions(adapterFactory(file, false)) });
   await prisma.$executeRawUnsafe('PRAGMA foreign_keys = ON');
   // journal_mode returns a row, so it must go through a query, not an execute.
   await prisma.$queryRawUnsafe('PRAGMA journal_mode = WAL');
@@ -45,6 +96,12 @@ export async function createSqliteClient(file: string): Promise<PrismaClient> {
  * The adapter the schema engine migrates through. better-sqlite3 refuses more than one statement
  * per prepared statement, but the engine sends whole migration scripts through `executeRaw` when
  * it replays them on the shadow database; those go to `executeScript` instead.
+ *
+ * On the real database each migration runs in one transaction with its `_prisma_migrations` row
+ * (see atomic-migrations.ts), so a process killed while migrating leaves every migration applied
+ * and recorded or not there at all. SQLite ignores `PRAGMA foreign_keys` inside a transaction, so
+ * for a script that turns foreign keys off (Prisma's table rebuilds: dropping the old table must
+ * not cascade) they are turned off before the transaction and on again after it.
  */
 export function createSqliteMigrationAdapter(file: string): SqlMigrationAwareDriverAdapterFactory {
   ensureSqliteDirectory(file);
@@ -63,9 +120,15 @@ export function createSqliteMigrationAdapter(file: string): SqlMigrationAwareDri
   return {
     provider: base.provider,
     adapterName: base.adapterName,
-    connect: async () => wrap(await base.connect()),
+    connect: async () => withAtomicMigrations(wrap(await base.connect()), { begin: 'BEGIN IMMEDIATE', around: foreignKeysAround }),
     connectToShadowDb: async () => wrap(await base.connectToShadowDb()),
   };
+}
+
+const FOREIGN_KEYS_OFF = /^\s*PRAGMA\s+foreign_keys\s*=\s*(OFF|0|false|no)\s*;/im;
+
+function foreignKeysAround(script: string): { before: string[]; after: string[] } {
+  return FOREIGN_KEYS_OFF.test(script) ? { before: ['PRAGMA foreign_keys = OFF'], after: ['PRAGMA foreign_keys = ON'] } : { before: [], after: [] };
 }
 
 function hasSeveralStatements(sql: string): boolean {

@@ -11,6 +11,7 @@ import { createPostgresMigrationAdapter } from '../../src/storage/postgres-drive
 import { createSqliteClient, createSqliteMigrationAdapter } from '../../src/storage/sqlite-driver';
 import { createPostgresDatabase, postgresAvailable, postgresSkipReason, tempDir } from '../support/databases';
 import pg from 'pg';
+import Database from 'better-sqlite3';
 
 function copyPrismaDir(): string {
   const dir = path.join(tempDir(), 'prisma');
@@ -65,11 +66,55 @@ describe('migration runner on SQLite', () => {
     await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter(file), prismaDir });
     const dir = path.join(prismaDir, 'sqlite', 'migrations', '29990101000000_broken');
     fs.mkdirSync(dir);
-    fs.writeFileSync(path.join(dir, 'migration.sql'), 'ALTER TABLE "Nope" ADD COLUMN "x" TEXT;');
-    await expect(applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter(file), prismaDir })).rejects.toMatchObject({
-      code: 'storage.migration_failed',
-      message: expect.stringMatching(/Could not apply the database migrations/),
-    });
+    // Half of it would work: the first statement must not stay behind when the second fails.
+    fs.writeFileSync(path.join(dir, 'migration.sql'), 'CREATE TABLE "Half" ("id" TEXT NOT NULL PRIMARY KEY);\nALTER TABLE "Nope" ADD COLUMN "x" TEXT;');
+    for (let attempt = 0; attempt < 2; attempt++) {
+      // The same clear error on every start until the migration is fixed (no "failed migration" record blocks it).
+      await expect(applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter(file), prismaDir })).rejects.toMatchObject({
+        code: 'storage.migration_failed',
+        message: expect.stringMatching(/Could not apply the database migrations: .*Nope/),
+      });
+    }
+    const db = new Database(file, { readonly: true });
+    try {
+      expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'Half'").all()).toEqual([]);
+      expect(db.prepare("SELECT COUNT(*) AS n FROM _prisma_migrations WHERE migration_name = '29990101000000_broken'").get()).toEqual({ n: 0 });
+    } finally {
+      db.close();
+    }
+    fs.writeFileSync(path.join(dir, 'migration.sql'), 'CREATE TABLE "Half" ("id" TEXT NOT NULL PRIMARY KEY);');
+    expect(await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter(file), prismaDir })).toEqual(['29990101000000_broken']);
+  });
+
+  it('applies each migration in one transaction with its record: a table rebuild keeps the rows that reference the table', async () => {
+    // Apply up to the migration that rebuilds Memory, put a memory with a source in, then apply it:
+    // inside a transaction SQLite ignores PRAGMA foreign_keys, so the runner turns them off
+    // around it, or dropping the old table would cascade to the sources.
+    const prismaDir = copyPrismaDir();
+    const migrations = path.join(prismaDir, 'sqlite', 'migrations');
+    const names = readMigrations('sqlite', prismaDir).migrationDirectories.map((m) => m.path);
+    const rebuild = names.find((name) => fs.readFileSync(path.join(migrations, name, 'migration.sql'), 'utf8').includes('CREATE TABLE "new_Memory"'))!;
+    const later = names.slice(names.indexOf(rebuild));
+    const aside = tempDir();
+    for (const name of later) fs.renameSync(path.join(migrations, name), path.join(aside, name));
+    const file = path.join(tempDir(), 'rebuild.db');
+    await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter(file), prismaDir });
+    const db = new Database(file);
+    db.exec(`INSERT INTO Scope (id, key, channel, kind, createdAt, updatedAt) VALUES ('s', 'k', 't', 'user', 0, 0);
+      INSERT INTO Episode (id, scopeId, channel, role, content, timestamp, contentHash, createdAt) VALUES ('e', 's', 't', 'user', 'I keep bees', 0, 'h', 0);
+      INSERT INTO Memory (id, scopeId, category, content, confidence, updatedAt) VALUES ('m', 's', 'fact', 'keeps bees', 0.8, 0);
+      INSERT INTO MemorySource (scopeId, memoryId, episodeId) VALUES ('s', 'm', 'e');`);
+    db.close();
+    for (const name of later) fs.renameSync(path.join(aside, name), path.join(migrations, name));
+    expect(await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter(file), prismaDir })).toEqual(later);
+    const after = new Database(file, { readonly: true });
+    try {
+      expect(after.prepare('SELECT memoryId, episodeId FROM MemorySource').all()).toEqual([{ memoryId: 'm', episodeId: 'e' }]);
+      expect(after.pragma('foreign_key_check')).toEqual([]);
+      expect(after.prepare('SELECT COUNT(*) AS n FROM _prisma_migrations WHERE finished_at IS NULL').get()).toEqual({ n: 0 });
+    } finally {
+      after.close();
+    }
   });
 });
 

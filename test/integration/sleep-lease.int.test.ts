@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Config } from '../../src/config/load-config';
-import { createLeases, type Leases } from '../../src/sleep/lease';
+import { spawn } from 'node:child_process';
+import { createLeases, holderIsGone, newHolderId, type Leases } from '../../src/sleep/lease';
 import { openDatabase, type Database } from '../../src/storage/database';
 import { postgresAvailable, postgresDatabase, postgresSkipReason, sqliteDatabase } from '../support/databases';
 import { memoryLogger } from '../support/logger';
@@ -141,6 +142,34 @@ function describeLeases(init: LeaseInitializer): void {
         throw new Error('boom');
       })).rejects.toThrow('boom');
       expect(await first.prisma.lease.findUnique({ where: { name } })).toBeNull();
+    });
+
+    it('takes over at once a lease whose holder died on this machine, never one whose holder runs or is elsewhere', async () => {
+      const name = fresh();
+      const a = createLeases({ prisma: first.prisma });
+      const b = createLeases({ prisma: second.prisma });
+      // A holder in another process of this machine that has ended (killed, crashed).
+      const child = spawn(process.execPath, ['-e', '0']);
+      await new Promise((resolve) => child.on('exit', resolve));
+      const dead = newHolderId().replace(/:\d+:([^:]+)$/, `:${child.pid}:$1`);
+      // Where the pid namespace cannot be read (no /proc) nothing is taken over early.
+      const machineKnown = dead.split(':')[0]!.includes('~');
+      expect(holderIsGone(dead)).toBe(machineKnown);
+      expect(await a.acquire(name, dead, 60_000)).toBe(true);
+      expect(await b.acquire(name, b.holder, 60_000)).toBe(machineKnown);
+      if (machineKnown) expect((await first.prisma.lease.findUniqueOrThrow({ where: { name } })).holder).toBe(b.holder);
+      // A holder that is alive (this process, another running process) or of another machine waits for the expiry.
+      const other = fresh();
+      const running = spawn(process.execPath, ['-e', 'setTimeout(() => undefined, 20000)']);
+      try {
+        for (const holder of [a.holder, newHolderId().replace(/:\d+:([^:]+)$/, `:${running.pid}:$1`), `elsewhere~1:${child.pid}:x`, 'not-a-holder-id']) {
+          await first.prisma.lease.deleteMany({ where: { name: other } });
+          expect(await a.acquire(other, holder, 60_000)).toBe(true);
+          expect({ holder, taken: await b.acquire(other, b.holder, 60_000) }).toEqual({ holder, taken: false });
+        }
+      } finally {
+        running.kill('SIGKILL');
+      }
     });
 
     it('withLease tells the work when the lease was lost to someone else', async () => {

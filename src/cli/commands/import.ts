@@ -3,10 +3,15 @@
  * line numbers and never stop the rest; a second import of the same file skips everything
  * (idempotent on externalId). Exit status 0 when every line was imported or skipped, 1 when some
  * lines were invalid.
+ *
+ * Lines are read with bounded memory: a line longer than any valid episode can be (4 x
+ * EPISODE_MAX_BYTES + 1 MiB, room for JSON escapes and metadata) is skipped as it streams by and
+ * reported, never held in memory whole. A database failure (a full disk, a lock) stops the import
+ * with the line it reached; the batches stored before stay, the failed one left nothing.
  */
 import fs from 'node:fs';
-import readline from 'node:readline';
-import { ValidationError } from '../../shared/errors';
+import { AppError, StorageError, ValidationError } from '../../shared/errors';
+import { checkScopeKey } from '../../memory/episodes/episode-service';
 import type { NewEpisode } from '../../storage/episode-repository';
 import { writeResult, type Command } from '../command';
 import { createProgressBar } from '../progress';
@@ -17,6 +22,58 @@ const MAX_REPORTED_INVALID = 100;
 interface InvalidLine {
   readonly line: number;
   readonly error: string;
+}
+
+/** One line of the file: its text, or only its size when it was too long to keep. */
+interface FileLine {
+  readonly text: string | null;
+  readonly bytes: number;
+}
+
+function formatBytes(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${bytes} bytes`;
+}
+
+/**
+ * The lines of a stream (split at LF; a CR before it and a UTF-8 byte order mark at the start are
+ * dropped), keeping at most `maxLineBytes` of any line: longer lines come back as their size only.
+ */
+export async function* boundedLines(input: AsyncIterable<Buffer>, maxLineBytes: number): AsyncGenerator<FileLine> {
+  let parts: Buffer[] = [];
+  let bytes = 0;
+  let first = true;
+  const finish = (): FileLine => {
+    let line: FileLine;
+    if (bytes > maxLineBytes) line = { text: null, bytes };
+    else {
+      let text = Buffer.concat(parts, bytes).toString('utf8');
+      if (text.endsWith('\r')) text = text.slice(0, -1);
+      if (first && text.startsWith('\uFEFF')) text = text.slice(1);
+      line = { text, bytes };
+    }
+    first = false;
+    parts = [];
+    bytes = 0;
+    return line;
+  };
+  const keep = (piece: Buffer) => {
+    bytes += piece.length;
+    if (bytes <= maxLineBytes) parts.push(piece);
+    else parts = [];
+  };
+  for await (const chunk of input) {
+    let start = 0;
+    for (let end = chunk.indexOf(10, start); end !== -1; end = chunk.indexOf(10, start)) {
+      keep(chunk.subarray(start, end));
+      yield finish();
+      start = end + 1;
+    }
+    // Copied: the stream may reuse its chunk's memory.
+    if (start < chunk.length) keep(Buffer.from(chunk.subarray(start)));
+  }
+  if (bytes > 0) yield finish();
 }
 
 export const importCommand: Command = {
@@ -47,6 +104,10 @@ export const importCommand: Command = {
     let bytesRead = 0;
     let pending = new Map<string, NewEpisode[]>();
     let pendingCount = 0;
+    /** The last line of the last batch stored. */
+    let storedThrough = 0;
+    /** Scope keys found valid (a bad key on one line must not fail the batch of the others). */
+    const validScopes = new Set<string>();
     const progress = createProgressBar({ total: size, label: 'importing' });
 
     const flush = async () => {
@@ -57,20 +118,34 @@ export const importCommand: Command = {
       }
       pending = new Map();
       pendingCount = 0;
+      storedThrough = lineNo;
     };
     const reject = (line: number, error: string) => {
       invalidCount += 1;
       if (invalid.length < MAX_REPORTED_INVALID) invalid.push({ line, error });
     };
 
+    // A line may hold content of EPISODE_MAX_BYTES written with JSON escapes (up to 3 bytes per
+    // byte for \uXXXX of a 2-byte character), and metadata; anything longer cannot be valid.
+    const maxLineBytes = 4 * ctx.config.ingest.maxEpisodeBytes + 1024 * 1024;
     const stream = fs.createReadStream(file);
     stream.on('data', (chunk) => {
       bytesRead += chunk.length;
     });
-    const lines = readline.createInterface({ input: stream, crlfDelay: Infinity });
-    for await (const line of lines) {
+    const stopped = (error: unknown): unknown => {
+      if (!(error instanceof AppError) || error.category === 'user') return error;
+      return new StorageError(
+        `${error.message} The import stopped at line ${lineNo}: the ${imported} episodes imported before stay stored; the lines of the failed batch (after line ${storedThrough}) were not stored, and the rest of the file was not read.`,
+        { code: error.code, cause: error, hint: `${error.hint ? `${error.hint} ` : ''}Run the same import again afterwards: lines with an externalId that are already stored are skipped.` },
+      );
+    };
+    for await (const { text: line, bytes } of boundedLines(stream, maxLineBytes)) {
       lineNo += 1;
       progress.update(bytesRead, `${imported + pendingCount} episodes`);
+      if (line === null) {
+        reject(lineNo, `the line is ${formatBytes(bytes)}, longer than any valid episode can be (${formatBytes(maxLineBytes)}: 4 x EPISODE_MAX_BYTES + 1 MiB); skipped without reading it`);
+        continue;
+      }
       if (line.trim() === '') {
         blank += 1;
         continue;
@@ -90,6 +165,10 @@ export const importCommand: Command = {
         continue;
       }
       try {
+        if (!validScopes.has(scope)) {
+          checkScopeKey(scope);
+          validScopes.add(scope);
+        }
         const episode = core.episodeService.normalize(value, defaultChannel);
         const list = pending.get(scope) ?? [];
         list.push(episode);
@@ -100,9 +179,9 @@ export const importCommand: Command = {
         reject(lineNo, error.message);
         continue;
       }
-      if (pendingCount >= BATCH_SIZE) await flush();
+      if (pendingCount >= BATCH_SIZE) await flush().catch((error: unknown) => Promise.reject(stopped(error)));
     }
-    await flush();
+    await flush().catch((error: unknown) => Promise.reject(stopped(error)));
     progress.finish();
 
     const result = { file, imported, skipped, invalid: invalidCount, blankLines: blank, lines: lineNo, ms: Date.now() - started, invalidLines: invalid };

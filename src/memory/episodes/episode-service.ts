@@ -2,7 +2,9 @@
  * The way every message becomes an episode: channels, the CLI importer and the API all call
  * {@link EpisodeService.ingest} or {@link EpisodeService.ingestMany}.
  */
+import type { Config } from '../../config/load-config';
 import type { Logger } from '../../shared/logger';
+import { explainStorageFailure } from '../../storage/storage-errors';
 import type { EpisodeRecord, EpisodeRepository, NewEpisode } from '../../storage/episode-repository';
 import type { ScopeDescriptor, ScopeRepository } from '../../storage/scope-repository';
 import type { Scope } from '../../storage/prisma';
@@ -15,6 +17,8 @@ export interface EpisodeServiceDeps {
   readonly logger: Logger;
   /** Largest content accepted, in UTF-8 bytes. */
   readonly maxEpisodeBytes: number;
+  /** The configured database, named in the errors a full disk or a lock produce. */
+  readonly database?: Config['database'];
   readonly clock?: () => Date;
 }
 
@@ -38,9 +42,10 @@ export interface EpisodeService {
 
 const SCOPE_KEY = /^[^\u0000-\u001F\u007F]{1,200}$/;
 
-function checkScopeKey(key: string): void {
+/** Throws {@link ValidationError} unless `key` is a valid scope key. */
+export function checkScopeKey(key: string): void {
   if (!SCOPE_KEY.test(key) || key.trim() !== key) {
-    throw new ValidationError(`scope "${key.slice(0, 50)}" is not a valid scope key (1-200 characters, no control characters or surrounding spaces)`, {
+    throw new ValidationError(`scope ${JSON.stringify(key.slice(0, 50))} is not a valid scope key (1-200 characters, no control characters or surrounding spaces)`, {
       code: 'scope.invalid_key',
     });
   }
@@ -52,12 +57,23 @@ export function createEpisodeService(deps: EpisodeServiceDeps): EpisodeService {
 
   async function store(scope: ScopeDescriptor, episodes: readonly NewEpisode[]) {
     checkScopeKey(scope.key);
-    const row = await deps.scopes.ensure(scope);
-    const result = await deps.episodes.insertMany(row.id, episodes);
-    const latest = result.inserted.reduce<Date | undefined>((max, e) => (!max || e.timestamp > max ? e.timestamp : max), undefined);
-    if (latest) await deps.scopes.touch(row.id, latest);
-    log.debug('stored episodes', { scope: scope.key, inserted: result.inserted.length, duplicates: result.duplicates });
-    return { row, result };
+    try {
+      const row = await deps.scopes.ensure(scope);
+      const result = await deps.episodes.insertMany(row.id, episodes);
+      let latest = result.inserted.reduce<Date | undefined>((max, e) => (!max || e.timestamp > max ? e.timestamp : max), undefined);
+      // Messages already stored: a process that stopped between storing a batch and this write
+      // left the scope's time behind; it catches up when the batch is sent again (touch only ever
+      // moves the time forward, so a redelivered old message changes nothing).
+      if (result.duplicates > 0) {
+        const stored = await deps.episodes.latestTimestamp(row.id);
+        if (stored && (!latest || stored > latest)) latest = stored;
+      }
+      if (latest) await deps.scopes.touch(row.id, latest);
+      log.debug('stored episodes', { scope: scope.key, inserted: result.inserted.length, duplicates: result.duplicates });
+      return { row, result };
+    } catch (error) {
+      throw explainStorageFailure(error, deps.database) ?? error;
+    }
   }
 
   return {

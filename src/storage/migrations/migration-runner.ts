@@ -115,8 +115,10 @@ function engineError(action: string, error: unknown): StorageError {
 
 /**
  * Applies every committed migration the database has not seen yet; returns their names.
- * Each migration runs in its own transaction on PostgreSQL; on SQLite the engine records a failed
- * migration and refuses to continue until it is resolved.
+ * Each migration runs in one transaction together with its `_prisma_migrations` record, on both
+ * databases (the adapters see to it, atomic-migrations.ts): a process killed while migrating
+ * leaves each migration applied or absent, and a migration that fails leaves nothing, so the
+ * next start applies it again (and reports the same error until it is fixed).
  */
 export async function applyPendingMigrations(params: {
   provider: DatabaseProvider;

@@ -1,0 +1,167 @@
+/**
+ * What the crash-safety chaos tests share: Nocturne's real entry points run as child processes
+ * (node with tsx as a loader, as test/support/run-process.ts does: the tsx CLI would run the
+ * script in a grandchild that a SIGKILL of the wrapper does not reach), killed with SIGKILL at
+ * chosen moments; waiting for a condition; trials per phase from CHAOS_TRIALS; and the printed
+ * table of trials, kill points and outcomes.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { ROOT } from '../support/run-process';
+
+/** A child process running one of Nocturne's entry points. */
+export interface Entry {
+  readonly child: ChildProcess;
+  /** Milliseconds since the spawn. */
+  age(): number;
+  stdout(): string;
+  stderr(): string;
+  /** Whether a line of stderr (the JSON logs) matches. */
+  logged(pattern: RegExp): boolean;
+  /** Resolves when the process has ended (exit code, or the signal that ended it). */
+  readonly ended: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  running(): boolean;
+  /** SIGKILL now (no-op when it already ended); returns whether it was still running. */
+  kill(): boolean;
+}
+
+/** Runs `script` (relative to the repository) with `args` in a controlled environment. */
+export function startEntry(script: string, args: readonly string[], env: NodeJS.ProcessEnv): Entry {
+  const started = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  let done = false;
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      done = true;
+      resolve({ code, signal });
+    });
+  });
+  return {
+    child,
+    age: () => performance.now() - started,
+    stdout: () => out,
+    stderr: () => err,
+    logged: (pattern) => pattern.test(err),
+    ended,
+    running: () => !done && child.exitCode === null && child.signalCode === null,
+    kill() {
+      if (done || child.exitCode !== null || child.signalCode !== null) return false;
+      return child.kill('SIGKILL');
+    },
+  };
+}
+
+/** The CLI (`npm run cli -- ...`). */
+export function startCli(args: readonly string[], env: NodeJS.ProcessEnv): Entry {
+  return startEntry('src/cli/index.ts', args, env);
+}
+
+/** Runs the CLI to its end; throws with its output when the exit code is not the expected one. */
+export async function runCliToEnd(args: readonly string[], env: NodeJS.ProcessEnv, expectCode: number | ((code: number | null) => boolean) = 0): Promise<Entry> {
+  const entry = startCli(args, env);
+  const { code } = await entry.ended;
+  const ok = typeof expectCode === 'function' ? expectCode(code) : code === expectCode;
+  if (!ok) throw new Error(`npm run cli -- ${args.join(' ')} exited with ${code}:\n${entry.stdout()}\n${entry.stderr()}`);
+  return entry;
+}
+
+/** Resolves true as soon as `condition` holds (polled), false after `timeoutMs` or once `stop` says so. */
+export async function waitFor(condition: () => boolean, options: { timeoutMs: number; intervalMs?: number; stop?: () => boolean }): Promise<boolean> {
+  const deadline = performance.now() + options.timeoutMs;
+  for (;;) {
+    if (condition()) return true;
+    if (performance.now() > deadline || options.stop?.()) return condition();
+    await new Promise((resolve) => setTimeout(resolve, options.intervalMs ?? 5));
+  }
+}
+
+export const sleepMs = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Trials per phase: CHAOS_TRIALS when set, else the phase's default. */
+export function trialsPerPhase(defaultTrials: number): number {
+  const given = Number(process.env.CHAOS_TRIALS);
+  return Number.isInteger(given) && given > 0 ? given : defaultTrials;
+}
+
+/** One kill of one phase, for the printed table. */
+export interface TrialRecord {
+  readonly phase: string;
+  readonly trial: number;
+  /** Where the kill was aimed: the event it followed and the delay after it. */
+  readonly killPoint: string;
+  /** Whether the process was still running when the kill came (else it had finished first). */
+  readonly killed: boolean;
+  /** What was found after the kill (and after the restart). */
+  readonly state: string;
+  readonly lost: number;
+  readonly halfApplied: number;
+  readonly resumed: boolean;
+}
+
+/** The table of trials: one line per phase with its kill points and outcomes, then the total. */
+export function trialTable(title: string, records: readonly TrialRecord[]): string {
+  const phases = [...new Set(records.map((r) => r.phase))];
+  const lines = [
+    title,
+    `${'phase'.padEnd(22)} ${'trials'.padStart(6)} ${'killed'.padStart(6)} ${'lost'.padStart(5)} ${'half'.padStart(5)} ${'resumed'.padStart(8)}  kill points -> state`,
+  ];
+  for (const phase of phases) {
+    const rows = records.filter((r) => r.phase === phase);
+    lines.push(
+      `${phase.padEnd(22)} ${String(rows.length).padStart(6)} ${String(rows.filter((r) => r.killed).length).padStart(6)} ${String(rows.reduce((n, r) => n + r.lost, 0)).padStart(5)} ${String(rows.reduce((n, r) => n + r.halfApplied, 0)).padStart(5)} ${`${rows.filter((r) => r.resumed).length}/${rows.length}`.padStart(8)}  ` +
+        rows.map((r) => `${r.killPoint}${r.killed ? '' : ' (finished first)'} -> ${r.state}`).join('; '),
+    );
+  }
+  lines.push(
+    `${'total'.padEnd(22)} ${String(records.length).padStart(6)} ${String(records.filter((r) => r.killed).length).padStart(6)} ${String(records.reduce((n, r) => n + r.lost, 0)).padStart(5)} ${String(records.reduce((n, r) => n + r.halfApplied, 0)).padStart(5)} ${`${records.filter((r) => r.resumed).length}/${records.length}`.padStart(8)}`,
+  );
+  return lines.join('\n');
+}
+
+/** A connection to a SQLite file the children use (read after they ended, or next to them). */
+export function openSqlite(file: string, options: { readonly?: boolean } = {}): Database.Database {
+  const db = new Database(file, { readonly: options.readonly ?? false, fileMustExist: true, timeout: 10_000 });
+  return db;
+}
+
+/** Reads one number from a query (COUNT(*) and the like). */
+export function scalar(db: Database.Database, sql: string, ...params: unknown[]): number {
+  const row = db.prepare(sql).raw().get(...params) as unknown[] | undefined;
+  return Number(row?.[0] ?? 0);
+}
+
+/** The size of a file, 0 when it does not exist. */
+export function fileSize(file: string): number {
+  try {
+    return fs.statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The peak resident memory of a running process so far (VmHWM, Linux), polled until it ends;
+ * undefined where /proc is not available.
+ */
+export function watchPeakMemory(entry: Entry): () => number | undefined {
+  let peak: number | undefined;
+  const read = () => {
+    try {
+      const status = fs.readFileSync(`/proc/${entry.child.pid}/status`, 'utf8');
+      const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1]);
+      if (Number.isFinite(kb)) peak = Math.max(peak ?? 0, kb * 1024);
+    } catch {
+      // ended, or no /proc
+    }
+  };
+  const timer = setInterval(read, 10);
+  void entry.ended.then(() => clearInterval(timer));
+  return () => peak;
+}
