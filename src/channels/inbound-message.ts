@@ -82,7 +82,7 @@ const attachmentSchema = z.object({
 export const inboundMessageSchema = z
   .object({
     channel: nonEmpty('channel', 64),
-    scopeKey: nonEmpty('scopeKey', 200),
+    scopeKey: nonEmpty('scopeKey', 200).refine((key) => !/[\u0000-\u001F\u007F-\u009F]/.test(key), 'scopeKey must not contain control characters'),
     scopeKind: z.enum(SCOPE_KINDS, { error: `scopeKind must be one of ${SCOPE_KINDS.join(', ')}` }),
     authorId: z.union([z.string(), z.number()]).transform(String).optional(),
     authorName: z.string().trim().max(256).optional(),

@@ -103,6 +103,41 @@ export function referenceIssues(doc: ScopeExport): string[] {
   return issues;
 }
 
+/** C0 and C1 control characters but tab and newline: never part of a stored message. */
+const CONTROL = /[\u0001-\u0008\u000B-\u001F\u007F-\u009F]/;
+
+/**
+ * Texts no store keeps as written: a NUL character (PostgreSQL refuses it in text and jsonb) or a
+ * lone surrogate (written as U+FFFD, so the import would not be exact) anywhere, keys included;
+ * and control characters in a message's texts, which Nocturne never stores (docs/export.md).
+ */
+export function textIssues(doc: ScopeExport): string[] {
+  const issues: string[] = [];
+  const check = (text: string, path: string) => {
+    if (text.includes('\u0000')) issues.push(`${path}: contains a NUL character, which cannot be stored`);
+    else if (!text.isWellFormed()) issues.push(`${path}: is not well-formed Unicode (a lone surrogate)`);
+  };
+  const walk = (value: unknown, path: string) => {
+    if (typeof value === 'string') check(value, path);
+    else if (Array.isArray(value)) value.forEach((inner, i) => walk(inner, `${path}[${i}]`));
+    else if (value !== null && typeof value === 'object') {
+      for (const [key, inner] of Object.entries(value)) {
+        const at = path ? `${path}.${key}` : key;
+        check(key, `${at} (the key)`);
+        walk(inner, at);
+      }
+    }
+  };
+  walk(doc, '');
+  doc.episodes.forEach((episode, i) => {
+    for (const field of ['content', 'author', 'channel', 'summary'] as const) {
+      const text = episode[field];
+      if (typeof text === 'string' && CONTROL.test(text)) issues.push(`episodes[${i}].${field}: contains control characters (messages are stored without them)`);
+    }
+  });
+  return issues;
+}
+
 /**
  * Validates an untrusted value as a scope export. Throws `import.invalid_document` naming the path
  * of every bad field (`memories[3].confidence: ...`).
@@ -110,7 +145,7 @@ export function referenceIssues(doc: ScopeExport): string[] {
 export function parseScopeExport(value: unknown): ScopeExport {
   const parsed = scopeExportSchema.safeParse(value);
   if (!parsed.success) throw invalidDocument(parsed.error.issues.map((issue) => `${pathText(issue.path)}: ${issue.message}`));
-  const issues = referenceIssues(parsed.data);
+  const issues = [...textIssues(parsed.data), ...referenceIssues(parsed.data)];
   if (issues.length > 0) throw invalidDocument(issues);
   return parsed.data;
 }

@@ -4,16 +4,23 @@
  * source has a memory of their own.
  */
 import { z } from 'zod';
+import { normalizeText } from '../../memory/episodes/normalize';
 
 export const SOURCE_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
+/** C0 and C1 control characters (NUL included): never part of a scope key. */
+const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
+
 export const webhookRequestSchema = z
   .object({
-    /** The person on the source's side (their id there); optional for single-user sources. */
-    user: z.string().trim().min(1).max(200).optional(),
+    /** The person on the source's side (their id there); optional for single-user sources. Part of the scope key. */
+    user: z.string().trim().min(1).max(200).refine((user) => !CONTROL.test(user), 'user must not contain control characters (it names the person\u2019s memory)').optional(),
     /** Display name of the person. */
     name: z.string().trim().min(1).max(200).optional(),
-    text: z.string().min(1, 'text must not be empty'),
+    text: z
+      .string()
+      .min(1, 'text must not be empty')
+      .refine((text) => text === '' || normalizeText(text) !== '', 'text must not be empty (control characters and surrounding spaces do not count)'),
     /** ISO 8601; defaults to the time of arrival. */
     timestamp: z.iso.datetime({ offset: true }).optional(),
     /** The source's own message id: a retried delivery is stored once. */

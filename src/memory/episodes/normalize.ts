@@ -4,7 +4,8 @@
  *
  * Normalization: Unicode NFC; lone surrogates replaced by U+FFFD; NUL and other control
  * characters removed (newlines and tabs kept, CRLF folded to LF); surrounding whitespace
- * trimmed. Empty content and content over the size cap are refused.
+ * trimmed. The same for every other text of the message: channel, author, ids, and every key and
+ * string inside the metadata. Empty content and content over the size cap are refused.
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
@@ -74,6 +75,20 @@ function describeIssues(error: z.ZodError): string {
     .join('; ');
 }
 
+/**
+ * Every string (keys too) of a JSON document cleaned like message text. The metadata is stored
+ * as JSON: a NUL or a lone surrogate in it would be kept by SQLite and refused by PostgreSQL's
+ * jsonb (failing the whole batch), and control characters would reach prompts and exports.
+ */
+function normalizeJson(value: unknown): unknown {
+  if (typeof value === 'string') return normalizeText(value);
+  if (Array.isArray(value)) return value.map(normalizeJson);
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([key, inner]) => [normalizeText(key), normalizeJson(inner)]));
+  }
+  return value;
+}
+
 function tagValues(values: readonly string[] | undefined): string[] {
   return [...new Set((values ?? []).map((value) => normalizeText(value).toLowerCase()).filter((value) => value.length > 0))];
 }
@@ -106,15 +121,18 @@ export function normalizeEpisode(input: unknown, options: NormalizeOptions): New
     throw new ValidationError('timestamp is not a valid date', { code: 'episode.invalid' });
   }
   const role = raw.role === 'assistant' ? 'agent' : (raw.role ?? 'user');
-  const metadata = raw.metadata ? (JSON.parse(normalizeText(JSON.stringify(raw.metadata))) as Record<string, unknown>) : null;
+  // (Cleaning the JSON text instead would miss them: JSON.stringify writes them as \u escapes.)
+  const metadata = raw.metadata ? (normalizeJson(raw.metadata) as Record<string, unknown>) : null;
   if (metadata && Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES) {
     throw new ValidationError(`metadata is larger than ${formatBytes(MAX_METADATA_BYTES)}`, { code: 'episode.invalid' });
   }
+  const channel = raw.channel === undefined ? options.defaultChannel : normalizeText(raw.channel);
+  if (channel.length === 0) throw new ValidationError('channel is empty (after removing control characters and surrounding spaces)', { code: 'episode.invalid' });
   const author = raw.author ? normalizeText(raw.author) || null : null;
   const externalId = raw.externalId === undefined ? null : normalizeText(String(raw.externalId)) || null;
   const conversationId = raw.conversationId ? normalizeText(raw.conversationId) || null : null;
   return {
-    channel: raw.channel ?? options.defaultChannel,
+    channel,
     role,
     author,
     content,

@@ -26,6 +26,11 @@ describe('parseInboundMessage', () => {
     expect((error as ValidationError).code).toBe('agent.invalid_message');
   });
 
+  it('refuses a scope key with control characters (a NUL would name a memory no one can find again)', () => {
+    expect(() => parseInboundMessage({ ...valid, scopeKey: 'webhook:crm:a\u0000b' })).toThrow(/scopeKey must not contain control characters/);
+    expect(() => parseInboundMessage({ ...valid, scopeKey: 'webhook:crm:\u001B[2J' })).toThrow(/scopeKey must not contain control characters/);
+  });
+
   it('allows an empty text only with an attachment, and describes attachments in the content', () => {
     expect(() => parseInboundMessage({ ...valid, text: '  ' })).toThrow(/text must not be empty unless something is attached/);
     const message = parseInboundMessage({ ...valid, text: '', attachments: [{ kind: 'photo', name: 'cat.jpg', mime: 'image/jpeg', size: 1200 }] });

@@ -49,6 +49,17 @@ describe('normalizeEpisode', () => {
     expect(episode.metadata).toMatchObject({ custom: 1 });
   });
 
+  it('cleans the channel and every key and string of the metadata like the content (NUL, control characters, lone surrogates)', () => {
+    const episode = normalizeEpisode(
+      { content: 'x', channel: 'tele\u0000gram\u0007', metadata: { note: 'a\u0000b\uD800c\u0007', 'k\u0000ey': ['\u0001v', { deep: 'cafe\u0301\r\nok' }], topics: ['t\u0000ea'] } },
+      options,
+    );
+    expect(episode.channel).toBe('telegram');
+    expect(episode.metadata).toEqual({ note: 'ab\uFFFDc', key: ['v', { deep: 'caf\u00e9\nok' }], topics: ['tea'] });
+    expect(episode.topics).toEqual(['tea']);
+    expect(refusal({ content: 'x', channel: '\u0000\u0001' }).message).toMatch(/channel is empty/);
+  });
+
   it('refuses empty content, also when only control characters and spaces remain', () => {
     expect(refusal({ content: '' }).code).toBe('episode.empty');
     expect(refusal({ content: ' \u0000\u0001 \n ' }).code).toBe('episode.empty');
