@@ -21,6 +21,7 @@ import { LlmError, type LlmMessage, type LlmResponse, type LlmToolCall } from '.
 import { completeStructured } from '../llm/structured';
 import { createMemory } from '../memory/memories/memory-writer';
 import { formatEpisode } from '../memory/retrieval/retrieve-context';
+import { ValidationError } from '../shared/errors';
 import type { Logger } from '../shared/logger';
 import type { Episode, Scope } from '../storage/prisma';
 import { rememberConversation } from '../sleep/capped-memory';
@@ -37,6 +38,9 @@ import { createWorkingMemoryStore, type WorkingMemory } from './working-memory';
 
 /** Tool rounds per reply (seed 002 tools; a model looping on tools is stopped here). */
 export const MAX_TOOL_ROUNDS = 4;
+
+/** Scope rows the agent keeps in memory, most recently used first. */
+export const SCOPE_CACHE_SIZE = 1_000;
 
 /** What the person reads when the model cannot be reached. */
 export const LLM_UNAVAILABLE_TEXT = "I can't think right now: my language model is not answering. I saved your message and will remember it; please try again in a little while.";
@@ -128,12 +132,21 @@ export function createAgent(params: { core: Core; options?: AgentOptions }): Age
   const idleCompactMs = (options.idleCompactMinutes ?? core.config.sleep.idleMinutes) * 60_000;
 
   const scopes = new Map<string, Scope>();
-  /** The scope row of a message, created on first use and then kept (one query less per turn). */
+  /**
+   * The scope row of a message, created on first use and then kept (one query less per turn).
+   * The cache keeps the {@link SCOPE_CACHE_SIZE} most recently used scopes: unbounded, it grew
+   * with every chat that ever wrote (about 1.5 KB each; found by the load bench's heap snapshots).
+   */
   async function scopeRow(message: InboundMessage): Promise<Scope> {
     const known = scopes.get(message.scopeKey);
-    if (known) return known;
+    if (known) {
+      scopes.delete(message.scopeKey);
+      scopes.set(message.scopeKey, known);
+      return known;
+    }
     const row = await core.scopes.ensure(scopeOf(message));
     scopes.set(message.scopeKey, row);
+    if (scopes.size > SCOPE_CACHE_SIZE) scopes.delete(scopes.keys().next().value!);
     return row;
   }
 
@@ -234,7 +247,12 @@ export function createAgent(params: { core: Core; options?: AgentOptions }): Age
     const episodes = (await prisma.episode.findMany({ where: { scopeId: scope.id, conversationId: memory.conversationId }, orderBy: [{ turn: 'desc' }], take: 60 })).reverse();
     let memoryId: string | undefined;
     const personal = episodes.filter((e) => e.role === 'user');
-    if (personal.length > 0) {
+    // A conversation holding a message that tries to instruct the memory system gets no end
+    // memory: the model writing it would read that message. Its turns go to sleep consolidation,
+    // where that message is withheld and every operation is checked against its evidence.
+    const instructed = personal.some((e) => looksLikeInjection(e.content));
+    if (instructed) log.info('no memory of the ended conversation: a message in it tries to instruct the memory system', { scope: scope.key, conversationId: memory.conversationId });
+    if (personal.length > 0 && !instructed) {
       const origin = { now, runId: `conversation-end:${memory.conversationId}`, reason: `memory of a conversation ended (${reason})` };
       try {
         const cap = memoryCapOf(scope);
@@ -271,10 +289,19 @@ export function createAgent(params: { core: Core; options?: AgentOptions }): Age
       memory = await store.open(scope.id, now);
     }
     const content = contentOf(message);
-    const stored = await storeTurn(scope, message.channel, {
-      role: 'user', content, author: message.authorName ?? null, channel: message.channel, timestamp: message.timestamp.toISOString(), externalId: message.externalId, conversationId: memory.conversationId,
-      metadata: { ...(message.authorId && { authorId: message.authorId }), ...(message.replyTo && { replyTo: message.replyTo }), ...(message.attachments?.length && { attachments: message.attachments }) },
-    });
+    let stored: Awaited<ReturnType<typeof storeTurn>>;
+    try {
+      stored = await storeTurn(scope, message.channel, {
+        role: 'user', content, author: message.authorName ?? null, channel: message.channel, timestamp: message.timestamp.toISOString(), externalId: message.externalId, conversationId: memory.conversationId,
+        metadata: { ...(message.authorId && { authorId: message.authorId }), ...(message.replyTo && { replyTo: message.replyTo }), ...(message.attachments?.length && { attachments: message.attachments }) },
+      });
+    } catch (error) {
+      // The message cannot be stored (empty once control characters are removed, over
+      // EPISODE_MAX_BYTES, ...): the person's mistake, said as such, not a failure of ours.
+      if (!(error instanceof ValidationError)) throw error;
+      log.warn('message refused; not answered', { scope: scope.key, code: error.code, reason: error.message });
+      return emptyReply(`${INVALID_MESSAGE_TEXT} (${error.message})`, { degraded: 'invalid_message', conversationId: memory.conversationId });
+    }
     if (stored.duplicate || !stored.episode) {
       log.info('message already handled (same external id); not answered again', { scope: scope.key, externalId: message.externalId });
       return emptyReply('', { duplicate: true, conversationId: memory.conversationId, episodeIds: { user: stored.episode?.id ?? null, reply: null, notes: [] } });
@@ -292,7 +319,9 @@ export function createAgent(params: { core: Core; options?: AgentOptions }): Age
     const built = buildPrompt({ systemPrompt: `${systemPrompt}\nNow: ${now.toISOString().slice(0, 16).replace('T', ' ')} UTC.`, soul, memories, goals, summary: memory.summary, turns: promptTurns(turns), tools: tools.definitions, budget, estimator, showAuthors: message.scopeKind === 'group' });
     memory = { ...memory, state: { ...memory.state, goals } };
 
-    const bound = tools.bind({ scopeId: scope.id, scope: scopeOf(message), channel: message.channel, userEpisodeId: userEpisode.id, now });
+    // A message that tries to instruct the memory system anywhere in what the model reads: no memory writes this reply.
+    const instructionInContext = turns.some((t) => t.role === 'user' && looksLikeInjection(t.content)) || memories.some((m) => looksLikeInjection(m.text));
+    const bound = tools.bind({ scopeId: scope.id, scope: scopeOf(message), channel: message.channel, userEpisodeId: userEpisode.id, now, instructionInContext });
     let outcome: Awaited<ReturnType<typeof converse>>;
     try {
       outcome = await converse(built.system, built.messages, bound, scope.id);

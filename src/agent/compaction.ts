@@ -26,7 +26,7 @@ import { createMemory, reinforceMemory } from '../memory/memories/memory-writer'
 import type { Logger } from '../shared/logger';
 import type { Episode, PrismaClient } from '../storage/prisma';
 import { MEMORY_CATEGORIES } from '../sleep/consolidation/operations';
-import { looksLikeInjection } from '../sleep/consolidation/plan';
+import { looksLikeInjection, shownToModel } from '../sleep/consolidation/plan';
 import { summaryStrategies, type CompactionTurn } from './compaction-strategies';
 import { ASSISTANT_SUBJECT } from './memory-tools';
 import { MESSAGE_OVERHEAD_TOKENS, type TokenEstimator } from './token-budget';
@@ -96,9 +96,10 @@ function normalized(text: string): string {
   return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
 }
 
+/** A turn of the flush prompt; a message that tries to instruct the memory system is withheld. */
 function turnLine(n: number, e: Episode): string {
   const who = e.role === 'user' ? `person${e.author ? ` (${e.author})` : ''}` : e.role === 'agent' ? 'assistant (context only)' : e.role;
-  return `[${n}] ${who}: ${e.content.replace(/\s+/g, ' ').trim()}`;
+  return `[${n}] ${who}: ${shownToModel(e.content).replace(/\s+/g, ' ').trim()}`;
 }
 
 export function createCompactor(deps: CompactorDeps): Compactor {
@@ -145,8 +146,10 @@ export function createCompactor(deps: CompactorDeps): Compactor {
     const rejected: string[] = [];
     const accepted: Array<{ category: string; content: string; confidence: number; evidence: string[] }> = [];
     for (const fact of answer.value.facts) {
-      const evidence = [...new Set(fact.turns.map((n) => turns[n - 1]).filter((e): e is Episode => e !== undefined && e.role === 'user' && !looksLikeInjection(e.content)).map((e) => e.id))];
-      if (looksLikeInjection(fact.content)) rejected.push(`"${fact.content.slice(0, 60)}": reads as an instruction`);
+      const cited = fact.turns.map((n) => turns[n - 1]).filter((e): e is Episode => e !== undefined);
+      const evidence = [...new Set(cited.filter((e) => e.role === 'user').map((e) => e.id))];
+      if (cited.some((e) => looksLikeInjection(e.content))) rejected.push(`"${fact.content.slice(0, 60)}": cites a turn that tries to instruct the memory system`);
+      else if (looksLikeInjection(fact.content)) rejected.push(`"${fact.content.slice(0, 60)}": reads as an instruction`);
       else if (ASSISTANT_SUBJECT.test(fact.content)) rejected.push(`"${fact.content.slice(0, 60)}": about the assistant`);
       else if (evidence.length === 0) rejected.push(`"${fact.content.slice(0, 60)}": no evidence from the person's own turns`);
       else if (!accepted.some((a) => normalized(a.content) === normalized(fact.content))) {

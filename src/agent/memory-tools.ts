@@ -7,7 +7,9 @@
  * being answered, so every lookup filters by it and an id from another scope reads "not found"
  * exactly like an id that does not exist. Writes go through memory-writer (audited, in a
  * transaction) and refuse text that reads as an instruction or speaks about the assistant
- * (seed 003 persona protection).
+ * (seed 003 persona protection), and every write is refused while the conversation the model
+ * sees holds a message that tries to instruct the memory system (prompt injection: the model may
+ * have been talked into the write, whatever evidence it would cite).
  */
 import { z } from 'zod';
 import type { LlmTool, LlmToolCall } from '../llm/language-model';
@@ -41,6 +43,12 @@ export interface ToolBinding {
   /** The person's message being answered: the evidence of what the model saves. */
   readonly userEpisodeId: string;
   readonly now: Date;
+  /**
+   * The model's context holds a message that tries to instruct the memory system (this message,
+   * an earlier turn, or an earlier episode shown as context): memory writes are refused for the
+   * whole reply, since whatever the model asks to store may come from that message.
+   */
+  readonly instructionInContext?: boolean;
 }
 
 export interface BoundTools {
@@ -126,6 +134,16 @@ export function createMemoryTools(deps: MemoryToolsDeps): MemoryTools {
     definitions: MEMORY_TOOL_DEFINITIONS,
     bind(b) {
       const origin = { now: b.now, reason: 'memory_update tool (reply)' };
+      /** Why memory writes are refused for this reply, if they are (checked on the message answered too). */
+      let refusal: Promise<string | undefined> | undefined;
+      const writesRefused = () =>
+        (refusal ??= (async () => {
+          const answered = await prisma.episode.findFirst({ where: { scopeId: b.scopeId, id: b.userEpisodeId }, select: { content: true } });
+          if (b.instructionInContext || (answered && looksLikeInjection(answered.content))) {
+            return 'nothing was stored: the conversation holds a message that tries to instruct the memory system, so memory writes are refused for this reply';
+          }
+          return undefined;
+        })());
       const handlers: Record<string, (raw: Record<string, unknown>) => Promise<ToolResult>> = {
         async memory_search(raw) {
           const args = searchArgs.parse(raw);
@@ -147,6 +165,8 @@ export function createMemoryTools(deps: MemoryToolsDeps): MemoryTools {
         async memory_save(raw) {
           const { note } = saveArgs.parse(raw);
           if (looksLikeInjection(note)) return { content: 'the note reads as an instruction; it was not saved', isError: true };
+          const refused = await writesRefused();
+          if (refused) return { content: refused, isError: true };
           const { episode } = await deps.episodeService.ingest(b.scope, { role: 'agent', content: note, channel: b.channel, timestamp: b.now.toISOString(), metadata: { kind: 'note', day: b.now.toISOString().slice(0, 10) } });
           return { content: `saved in today's log (${b.now.toISOString().slice(0, 10)})`, isError: false, noteEpisodeId: episode?.id };
         },
@@ -154,6 +174,8 @@ export function createMemoryTools(deps: MemoryToolsDeps): MemoryTools {
           const args = updateArgs.parse(raw);
           const problem = persona(args.content);
           if (problem) return { content: problem, isError: true };
+          const refused = await writesRefused();
+          if (refused) return { content: refused, isError: true };
           if (args.mode === 'create') {
             const created = await prisma.$transaction((tx) => createMemory(tx, { scopeId: b.scopeId, category: args.category ?? 'fact', content: args.content, confidence: 0.7, sourceType: 'observed', sourceEpisodeIds: [b.userEpisodeId] }, origin));
             return { content: `created memory ${created.id}`, isError: false, memoryIds: [created.id] };

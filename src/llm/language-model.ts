@@ -111,7 +111,9 @@ export type LlmErrorReason =
   | 'auth'
   | 'bad_request'
   | 'invalid_output'
-  | 'aborted';
+  | 'aborted'
+  /** The caller's token budget does not cover the call: it was not sent (see sleep/token-budget.ts). */
+  | 'budget';
 
 /** Reasons that another attempt may fix. */
 const RETRYABLE: ReadonlySet<LlmErrorReason> = new Set(['timeout', 'rate_limited', 'server', 'network']);
@@ -125,6 +127,7 @@ const CATEGORY: Record<LlmErrorReason, ErrorCategory> = {
   bad_request: 'system',
   invalid_output: 'third_party',
   aborted: 'system',
+  budget: 'user',
 };
 
 export interface LlmErrorOptions {

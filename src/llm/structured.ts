@@ -27,8 +27,10 @@ type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false
 
 const MAX_CANDIDATES = 20;
 
-/** Index just past the JSON value that starts at `start` (an object or array), or -1; string-aware. */
-function endOfJson(text: string, start: number): number {
+/** Where a JSON value (an object or array) that starts at `start` ends; string-aware. */
+type JsonEnd = { readonly end: number } | { readonly mismatch: true } | { readonly incomplete: true };
+
+function endOfJson(text: string, start: number): JsonEnd {
   const stack: string[] = [];
   let inString = false;
   for (let i = start; i < text.length; i++) {
@@ -41,11 +43,11 @@ function endOfJson(text: string, start: number): number {
     if (char === '"') inString = true;
     else if (char === '{' || char === '[') stack.push(char === '{' ? '}' : ']');
     else if (char === '}' || char === ']') {
-      if (stack.pop() !== char) return -1;
-      if (stack.length === 0) return i + 1;
+      if (stack.pop() !== char) return { mismatch: true };
+      if (stack.length === 0) return { end: i + 1 };
     }
   }
-  return -1;
+  return { incomplete: true };
 }
 
 /**
@@ -75,13 +77,19 @@ export function extractJson(text: string): unknown {
     const char = trimmed[start];
     if (char !== '{' && char !== '[') continue;
     tried++;
-    const end = endOfJson(trimmed, start);
-    if (end === -1) {
-      firstError ??= 'the JSON is incomplete (unbalanced brackets or braces; was the answer cut off?)';
+    const found = endOfJson(trimmed, start);
+    if ('incomplete' in found) {
+      // The answer was cut off inside this value: every later bracket is part of it (an inner
+      // object of a truncated answer), so there is no whole answer to find. Taking an inner
+      // object would turn a cut answer into a valid but emptied one.
+      throw new SyntaxError('the JSON is incomplete (unbalanced brackets or braces; was the answer cut off?)');
+    }
+    if ('mismatch' in found) {
+      firstError ??= 'the JSON has mismatched brackets or braces';
       continue;
     }
     try {
-      return JSON.parse(trimmed.slice(start, end));
+      return JSON.parse(trimmed.slice(start, found.end));
     } catch (error) {
       firstError ??= `the JSON does not parse: ${(error as Error).message}`;
     }

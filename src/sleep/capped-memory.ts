@@ -53,7 +53,8 @@ export async function rememberConversation(
   const made = await completeStructured(deps.llm, { system: CREATE_SYSTEM, messages: [{ role: 'user', content: `Conversation:\n${transcript}\n\nCreate memory:` }], maxTokens: 300, temperature: 0, purpose: 'capped-memory', scopeId, runId: origin.runId }, memorySchema);
   responses.push(...made.responses);
   const content = made.value.content;
-  const userEvidence = episodes.filter((e) => e.role === 'user').map((e) => e.id);
+  // The person's own turns; one that tries to instruct the memory system was withheld from the model and is no evidence.
+  const userEvidence = episodes.filter((e) => e.role === 'user' && !looksLikeInjection(e.content)).map((e) => e.id);
   const markConsolidated = (tx: Parameters<Parameters<PrismaClient['$transaction']>[0]>[0]) =>
     tx.episode.updateMany({ where: { scopeId, id: { in: episodes.map((e) => e.id) } }, data: { consolidated: true, consolidatedAt: origin.now } });
 

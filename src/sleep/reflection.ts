@@ -62,7 +62,10 @@ export async function reflectIfDue(deps: { prisma: PrismaClient; llm: LanguageMo
   const created: string[] = [];
   await prisma.$transaction(async (tx) => {
     for (const insight of value.insights) {
-      const evidence = insight.episodes.map((n) => episodeIds.real(n)).filter((id): id is string => id !== undefined);
+      const cited = insight.episodes.map((n) => episodes.find((e) => e.id === episodeIds.real(n))).filter((e): e is (typeof episodes)[number] => e !== undefined);
+      // An insight citing a message that tries to instruct the memory system (withheld from the prompt) is refused whole.
+      if (cited.some((e) => looksLikeInjection(e.content))) continue;
+      const evidence = cited.map((e) => e.id);
       if (evidence.length === 0 || looksLikeInjection(insight.content) || known.has(insight.content.toLowerCase().trim())) continue;
       const memory = await createMemory(
         tx,

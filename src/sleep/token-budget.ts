@@ -7,6 +7,7 @@
  * survives restarts. "Today" is the scope's own local day, so a budget resets at the owner's
  * midnight rather than the server's.
  */
+import { DEFAULT_MAX_TOKENS, LlmError, type LanguageModel, type LlmRequest } from '../llm/language-model';
 import type { PrismaClient } from '../storage/prisma';
 import { startOfLocalDay } from './sleep-window';
 
@@ -47,4 +48,67 @@ export function createTokenBudget(prisma: PrismaClient): TokenBudget {
       return { spent, budget: dailyBudget, left, dayStart };
     },
   };
+}
+
+/**
+ * Tokens a request may cost, estimated before it is sent: every text in it (system prompt,
+ * messages, tool calls) at 4 characters a token, plus a quarter of its answer ceiling (answers
+ * are usually far shorter than `maxTokens`). The same rule the consolidator sizes prompts with.
+ */
+export function estimateRequestTokens(request: LlmRequest): number {
+  let chars = request.system?.length ?? 0;
+  for (const message of request.messages) {
+    chars += message.content.length;
+    if (message.role === 'assistant') for (const call of message.toolCalls ?? []) chars += call.name.length + JSON.stringify(call.arguments ?? {}).length;
+  }
+  for (const tool of request.tools ?? []) chars += tool.name.length + tool.description.length + JSON.stringify(tool.parameters).length;
+  return Math.ceil(chars / 4) + Math.ceil((request.maxTokens ?? DEFAULT_MAX_TOKENS) / 4);
+}
+
+/** A model that spends at most a job's token budget, and what it spent. */
+export interface BudgetedModel extends LanguageModel {
+  /** Tokens still allowed (Infinity when unlimited; never negative). */
+  left(): number;
+  /** What the calls made through it cost, as the provider reported (failed calls cost nothing). */
+  spent(): { readonly calls: number; readonly inputTokens: number; readonly outputTokens: number };
+}
+
+/**
+ * Wraps `llm` for one sleep job: before EVERY call (a consolidation prompt, its repair turn,
+ * entity folding, reflection, capped mode) the request's estimate is checked against what is
+ * left, and a call that does not fit is not sent (LlmError `budget`). So a job spends at most its
+ * budget plus what its last call cost beyond its estimate: never more than one call's worth over.
+ */
+export function withTokenBudget(llm: LanguageModel, budget: number): BudgetedModel {
+  let calls = 0;
+  let inputTokens = 0;
+  let outputTokens = 0;
+  const left = () => Math.max(0, budget - inputTokens - outputTokens);
+  return {
+    provider: llm.provider,
+    model: llm.model,
+    contextWindow: llm.contextWindow,
+    left,
+    spent: () => ({ calls, inputTokens, outputTokens }),
+    async complete(request) {
+      const estimate = estimateRequestTokens(request);
+      if (Number.isFinite(budget) && estimate > left()) {
+        throw new LlmError(`The ${request.purpose} call was not sent: it needs about ${estimate} tokens and the daily token budget has ${left()} left`, {
+          reason: 'budget', provider: llm.provider, model: llm.model, details: { purpose: request.purpose, estimate, left: left() },
+          hint: 'It runs once the budget resets (local midnight); raise SLEEP_DAILY_TOKEN_BUDGET (or the scope\u2019s dailyTokenBudget) to allow more.',
+        });
+      }
+      calls++;
+      const response = await llm.complete(request);
+      inputTokens += response.usage.inputTokens;
+      outputTokens += response.usage.outputTokens;
+      return response;
+    },
+    close: () => llm.close(),
+  };
+}
+
+/** Whether `error` is a call refused by a token budget. */
+export function isBudgetError(error: unknown): error is LlmError {
+  return error instanceof LlmError && error.reason === 'budget';
 }

@@ -21,6 +21,7 @@ import { consolidationAnswerSchema } from './operations';
 import { makePlan, mergePlans, type Plan } from './plan';
 import { buildConsolidationPrompt, CONSOLIDATION_SYSTEM_PROMPT, type PromptEpisodeGroup } from './prompt';
 import { ShortIds } from './short-ids';
+import { isBudgetError } from '../token-budget';
 
 export interface ConsolidatorOptions {
   /** Episodes gathered per batch (seed 000: 100). */
@@ -43,6 +44,11 @@ export interface BatchRequest {
   readonly dryRun?: boolean;
   /** Tokens the scope may still spend; prompts beyond it wait for another day. */
   readonly tokenBudgetLeft?: number;
+  /**
+   * The model for this batch, when not the consolidator's own: the sleep job passes its
+   * budget-checked model (sleep/token-budget.ts), so a repair turn that would not fit is not sent.
+   */
+  readonly llm?: LanguageModel;
 }
 
 export interface BatchResult {
@@ -124,6 +130,7 @@ export function createConsolidator(deps: {
 
     async consolidateBatch(request) {
       const { scopeId, runId, now } = request;
+      const llm = request.llm ?? deps.llm;
       const episodes = await prisma.episode.findMany({ where: eligible(scopeId), orderBy: [{ timestamp: 'asc' }, { id: 'asc' }], take: options.batchSize });
       const empty = { responses: [], leftOver: 0, shown: { episodes: [], memories: [] } };
       if (episodes.length === 0) return { status: 'empty', episodeCount: 0, ...empty };
@@ -147,11 +154,21 @@ export function createConsolidator(deps: {
             break;
           }
           const promptEpisodes = groups.flatMap((g) => g.episodes);
-          const { value, responses: calls } = await completeStructured(
-            deps.llm,
-            { system: CONSOLIDATION_SYSTEM_PROMPT, messages: [{ role: 'user', content: prompt }], maxTokens: options.maxAnswerTokens, temperature: 0, purpose: 'consolidation', scopeId, runId },
-            consolidationAnswerSchema,
-          );
+          let structured;
+          try {
+            structured = await completeStructured(
+              llm,
+              { system: CONSOLIDATION_SYSTEM_PROMPT, messages: [{ role: 'user', content: prompt }], maxTokens: options.maxAnswerTokens, temperature: 0, purpose: 'consolidation', scopeId, runId },
+              consolidationAnswerSchema,
+            );
+          } catch (error) {
+            // The budget refused this prompt (or its repair turn): like a prompt that does not fit,
+            // it and the rest wait for another day; what earlier prompts planned is applied.
+            if (!isBudgetError(error)) throw error;
+            leftOver = prompts.slice(i).reduce((n, p) => n + p.reduce((m, g) => m + g.episodes.length, 0), 0);
+            break;
+          }
+          const { value, responses: calls } = structured;
           responses.push(...calls);
           budget -= calls.reduce((n, r) => n + r.usage.inputTokens + r.usage.outputTokens, 0);
           const plan = makePlan({ answer: value, episodes: promptEpisodes, memories, episodeIds, memoryIds });

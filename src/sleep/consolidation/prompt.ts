@@ -8,6 +8,7 @@
  */
 import type { Episode, Memory } from '../../storage/prisma';
 import { ANSWER_FORMAT } from './operations';
+import { looksLikeInjection, WITHHELD_INSTRUCTION } from './plan';
 import type { ShortIds } from './short-ids';
 
 /** Longest episode text shown in a prompt; longer ones are cut (and get a summary). */
@@ -50,8 +51,14 @@ export function renderMemoryLine(short: number, m: Memory): string {
   return `(${short}) [${m.category}, confidence ${m.confidence.toFixed(2)}, confirmed ${m.reinforcementCount}x, last ${m.lastReinforcedAt.toISOString().slice(0, 10)}${m.active ? '' : ', faded'}] ${m.content}`;
 }
 
+/**
+ * One episode line. A message that tries to instruct the memory system is withheld: the model
+ * that writes memories never reads it, so it cannot be talked into storing what it asks for
+ * (the planner also refuses any operation that cites it).
+ */
 export function renderEpisodeLine(short: number, e: Episode): string {
   const who = e.role === 'user' ? `user${e.author ? ` (${e.author})` : ''}` : e.role === 'agent' ? 'agent (context only)' : e.role;
+  if (looksLikeInjection(e.content)) return `[${short}] ${day(e.timestamp)} ${who}: ${WITHHELD_INSTRUCTION}`;
   const long = e.content.length > VERBOSE_EPISODE_CHARS && !e.summary ? ' [long]' : '';
   return `[${short}] ${day(e.timestamp)} ${who}${long}: ${quote(e.content)}`;
 }
