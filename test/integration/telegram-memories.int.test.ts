@@ -160,8 +160,10 @@ describe('Telegram memory commands', () => {
     expect(digest).toMatch(/^What I learned \(/);
     expect(digest).toContain('1. Ana wants to learn the cello');
     expect(digest).not.toContain('#');
-    const rows = await h.core.db.prisma.digest.findMany({ where: { scopeId: ana }, orderBy: { periodEnd: 'asc' } });
-    expect(rows[rows.length - 1]).toMatchObject({ status: 'sent', attempts: 1 });
+    // The fake Bot API has the message before the bot has its answer and records it as sent.
+    const latest = async () => (await h.core.db.prisma.digest.findMany({ where: { scopeId: ana }, orderBy: { periodEnd: 'desc' }, take: 1 }))[0];
+    for (let waited = 0; (await latest())?.status === 'sending' && waited < 5_000; waited += 20) await new Promise((r) => setTimeout(r, 20));
+    expect(await latest()).toMatchObject({ status: 'sent', attempts: 1 });
     expect(await converse(h.fake, ANA, '/digest')).toEqual([expect.stringMatching(/^Nothing new since your last digest/)]);
   });
 
