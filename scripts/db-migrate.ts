@@ -31,7 +31,7 @@ async function main(argv: string[]): Promise<number> {
   try {
     const sqlite = await createMigration({
       provider: 'sqlite',
-      adapterFactory: createSqliteMigrationAdapter(path.join(scratch, 'scratch.db')),
+      adapterFactory: createSqliteMigrationAdapter({ file: path.join(scratch, 'scratch.db') }),
       name,
       directoryName,
     });

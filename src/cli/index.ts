@@ -28,8 +28,9 @@ import { soulCommand } from './commands/soul';
 import { exportCommand } from './commands/export';
 import { importScopeCommand } from './commands/import-scope';
 import { migrateStoreCommand } from './commands/migrate-store';
+import { encryptCommand } from './commands/encrypt';
 
-const commands = [importCommand, episodesCommand, scopesCommand, searchCommand, memoriesCommand, auditCommand, soulCommand, digestCommand, forgetCommand, sleepCommand, chatCommand, pauseCommand, resumeCommand, reindexCommand, evalCommand, doctorCommand, exportCommand, importScopeCommand, migrateStoreCommand] satisfies Command[];
+const commands = [importCommand, episodesCommand, scopesCommand, searchCommand, memoriesCommand, auditCommand, soulCommand, digestCommand, forgetCommand, sleepCommand, chatCommand, pauseCommand, resumeCommand, reindexCommand, evalCommand, doctorCommand, exportCommand, importScopeCommand, migrateStoreCommand, encryptCommand] satisfies Command[];
 
 function usage(): string {
   return [

@@ -13,10 +13,10 @@ import { envSchema, type Env } from './schema';
 export interface Config {
   readonly dataDir: string;
   readonly database:
-    | { readonly provider: 'sqlite'; readonly url: string; readonly file: string }
+    | { readonly provider: 'sqlite'; readonly url: string; readonly file: string; readonly encryptionKey?: string }
     | { readonly provider: 'postgres'; readonly url: string };
   readonly vectors:
-    | { readonly store: 'sqlite-vec'; readonly file: string }
+    | { readonly store: 'sqlite-vec'; readonly file: string; readonly encryptionKey?: string }
     | { readonly store: 'qdrant'; readonly url: string; readonly apiKey?: string };
   readonly embedder: { readonly kind: 'local' | 'ollama'; readonly model: string; readonly ollamaHost: string; readonly dimension?: number };
   readonly llm: {
@@ -160,14 +160,14 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   } else {
     const url = env.DATABASE_URL ?? `file:${path.join(dataDir, 'nocturne.db')}`;
     const file = path.resolve(cwd, url.replace(/^file:/, ''));
-    database = { provider: 'sqlite', url: `file:${file}`, file };
+    database = { provider: 'sqlite', url: `file:${file}`, file, ...(env.DATABASE_ENCRYPTION_KEY && { encryptionKey: env.DATABASE_ENCRYPTION_KEY }) };
   }
   const vectors: Config['vectors'] = env.VECTOR_STORE === 'qdrant'
     ? { store: 'qdrant', url: env.QDRANT_URL ?? '', apiKey: env.QDRANT_API_KEY }
-    : { store: 'sqlite-vec', file: path.join(dataDir, 'vectors.db') };
+    : { store: 'sqlite-vec', file: path.join(dataDir, 'vectors.db'), ...(env.DATABASE_ENCRYPTION_KEY && { encryptionKey: env.DATABASE_ENCRYPTION_KEY }) };
   const provider = env.LLM_PROVIDER ?? (env.ANTHROPIC_API_KEY ? 'anthropic' : 'ollama');
 
-  const secrets = [env.ANTHROPIC_API_KEY, env.TELEGRAM_BOT_TOKEN, env.ADMIN_TOKEN, env.WEBHOOK_SECRET, env.QDRANT_API_KEY, passwordOf(env.DATABASE_URL)]
+  const secrets = [env.ANTHROPIC_API_KEY, env.TELEGRAM_BOT_TOKEN, env.ADMIN_TOKEN, env.WEBHOOK_SECRET, env.QDRANT_API_KEY, env.DATABASE_ENCRYPTION_KEY, passwordOf(env.DATABASE_URL)]
     .filter((value): value is string => value !== undefined && value !== '');
 
   return {
@@ -231,6 +231,9 @@ function crossFieldIssues(env: Record<string, string | undefined>): ConfigIssue[
     }
   } else if (env.DATABASE_URL && !env.DATABASE_URL.startsWith('file:')) {
     issues.push({ setting: 'DATABASE_URL', problem: 'must be a file:PATH URL when DB_PROVIDER=sqlite (or set DB_PROVIDER=postgres)' });
+  }
+  if (env.DATABASE_ENCRYPTION_KEY && env.DB_PROVIDER === 'postgres' && env.VECTOR_STORE === 'qdrant') {
+    issues.push({ setting: 'DATABASE_ENCRYPTION_KEY', problem: 'encrypts the embedded SQLite files, and with DB_PROVIDER=postgres and VECTOR_STORE=qdrant there are none: use the encryption at rest of the PostgreSQL and Qdrant servers (or their disks), and unset it' });
   }
   if (env.VECTOR_STORE === 'qdrant' && !env.QDRANT_URL) {
     issues.push({ setting: 'QDRANT_URL', problem: 'is required when VECTOR_STORE=qdrant, e.g. http://127.0.0.1:6333' });

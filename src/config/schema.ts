@@ -56,6 +56,7 @@ export const envSchema = z.object({
   DATA_DIR: z.string().trim().min(1).default('./data'),
   DB_PROVIDER: z.enum(['sqlite', 'postgres']).default('sqlite'),
   DATABASE_URL: optionalString,
+  DATABASE_ENCRYPTION_KEY: z.string().min(16, 'must be at least 16 characters (a long passphrase)').optional(),
   VECTOR_STORE: z.enum(['sqlite-vec', 'qdrant']).default('sqlite-vec'),
   QDRANT_URL: url.optional(),
   QDRANT_API_KEY: optionalString,
@@ -125,6 +126,7 @@ export type Env = z.infer<typeof envSchema>;
 export const settingDocs: Record<keyof Env, string> = {
   DATA_DIR: 'Folder for the embedded database, vector index and exports.',
   DB_PROVIDER: 'sqlite (embedded, default) or postgres.',
+  DATABASE_ENCRYPTION_KEY: 'Passphrase that encrypts the embedded SQLite files (the database and vectors.db; SQLCipher 4 scheme) at rest; at least 16 characters; never logged. Without it nothing stored can be read: keep a copy. An existing plain store is encrypted once with `npm run cli -- encrypt`.',
   DATABASE_URL: 'file:PATH for SQLite (default file:DATA_DIR/nocturne.db); postgresql://user:pass@host:5432/db for PostgreSQL.',
   VECTOR_STORE: 'sqlite-vec (embedded, default) or qdrant.',
   QDRANT_URL: 'Qdrant REST URL, required when VECTOR_STORE=qdrant, e.g. http://qdrant:6333.',

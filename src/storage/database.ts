@@ -27,8 +27,8 @@ interface ProviderDriver {
 function driverFor(database: Config['database']): ProviderDriver {
   if (database.provider === 'sqlite') {
     return {
-      migrationAdapter: () => createSqliteMigrationAdapter(database.file),
-      client: () => createSqliteClient(database.file),
+      migrationAdapter: () => createSqliteMigrationAdapter(database),
+      client: () => createSqliteClient(database),
     };
   }
   return {
@@ -39,7 +39,7 @@ function driverFor(database: Config['database']): ProviderDriver {
 
 /** A human description of where the data lives, without credentials. */
 export function describeDatabase(database: Config['database']): string {
-  if (database.provider === 'sqlite') return `SQLite ${database.file}`;
+  if (database.provider === 'sqlite') return `SQLite ${database.file}${database.encryptionKey ? ' (encrypted)' : ''}`;
   try {
     const url = new URL(database.url);
     return `PostgreSQL ${url.hostname}:${url.port || 5432}${url.pathname}`;

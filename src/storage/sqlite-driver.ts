@@ -7,20 +7,60 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
+import Database from 'better-sqlite3';
 import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient as SqlitePrismaClient } from '../generated/sqlite/client';
 import { overrideMethods } from './adapter-proxy';
 import { withAtomicMigrations } from './migrations/atomic-migrations';
 import type { PrismaClient } from './prisma';
+import { unlockSqlite } from './sqlite-encryption';
 
 /** How long a connection waits for a lock held by another connection or process. */
 export const SQLITE_BUSY_TIMEOUT_MS = 10_000;
 
-function adapterFactory(file: string, shadow: boolean): PrismaBetterSqlite3 {
-  return new PrismaBetterSqlite3(
+/** How a Nocturne SQLite file is opened: where, and with which encryption key (docs/storage.md). */
+export interface SqliteFile {
+  readonly file: string;
+  /** DATABASE_ENCRYPTION_KEY; undefined for a plain file. */
+  readonly encryptionKey?: string;
+}
+
+type BetterSqliteClient = Parameters<typeof unlockSqlite>[0];
+
+/** The better-sqlite3 connection under a Prisma adapter (the adapter keeps it as `client`). */
+function clientOf(adapter: SqlDriverAdapter): BetterSqliteClient {
+  const client = (adapter as unknown as { client?: BetterSqliteClient }).client;
+  if (!client || typeof client.prepare !== 'function') {
+    throw new Error('@prisma/adapter-better-sqlite3 no longer exposes its better-sqlite3 client; see clientOf in src/storage/sqlite-driver.ts');
+  }
+  return client;
+}
+
+/**
+ * Prisma's adapter factory for `file`, whose connections are unlocked with the encryption key
+ * before anything reads the file (see sqlite-encryption.ts). The shadow database of migrations
+ * lives in memory and needs no key.
+ */
+function adapterFactory({ file, encryptionKey }: SqliteFile, shadow: boolean): SqlMigrationAwareDriverAdapterFactory {
+  const base = new PrismaBetterSqlite3(
     { url: `file:${file}`, timeout: SQLITE_BUSY_TIMEOUT_MS },
     shadow ? { shadowDatabaseUrl: ':memory:' } : undefined,
   );
+  return {
+    provider: base.provider,
+    adapterName: base.adapterName,
+    connect: async () => {
+      const adapter = await base.connect();
+      try {
+        unlockSqlite(clientOf(adapter), file, encryptionKey);
+      } catch (error) {
+        await adapter.dispose();
+        throw error;
+      }
+      return adapter;
+    },
+    connectToShadowDb: () => base.connectToShadowDb(),
+  };
 }
 
 /** Creates the folder of the database file; SQLite creates the file itself. */
@@ -39,16 +79,13 @@ export function ensureSqliteDirectory(file: string): void {
  * or a consolidation batch failed whenever another process (the CLI next to `npm start`) was
  * writing. Within this process the adapter already runs one transaction at a time.
  */
-function withImmediateTransactions(factory: PrismaBetterSqlite3): SqlDriverAdapterFactory {
+function withImmediateTransactions(factory: SqlDriverAdapterFactory): SqlDriverAdapterFactory {
   return {
     provider: factory.provider,
     adapterName: factory.adapterName,
     connect: async () => {
       const adapter = await factory.connect();
-      const client = (adapter as unknown as { client?: { prepare: (sql: string) => unknown } }).client;
-      if (!client || typeof client.prepare !== 'function') {
-        throw new Error('@prisma/adapter-better-sqlite3 no longer exposes its better-sqlite3 client; see withImmediateTransactions in src/storage/sqlite-driver.ts');
-      }
+      const client = clientOf(adapter) as unknown as { prepare: (sql: string) => unknown };
       const prepare = client.prepare.bind(client);
       let begin: { run(): unknown } | undefined;
       client.prepare = (sql: string) => {
@@ -79,9 +116,17 @@ function withImmediateTransactions(factory: PrismaBetterSqlite3): SqlDriverAdapt
 }
 
 /** A Prisma client on the SQLite file, with the pragmas Nocturne relies on. */
-export async function createSqliteClient(file: string): Promise<PrismaClient> {
-  ensureSqliteDirectory(file);
-  const prisma = new SqlitePrismaClient({ adapter: withImmediateTransactions(adapterFactory(file, false)) });
+export async function createSqliteClient(target: SqliteFile): Promise<PrismaClient> {
+  ensureSqliteDirectory(target.file);
+  // The key is tried on a connection of our own first: through Prisma, a wrong key would surface
+  // as "Invalid `prisma.$executeRawUnsafe()` invocation" with the advice lost.
+  const probe = new Database(target.file, { timeout: SQLITE_BUSY_TIMEOUT_MS });
+  try {
+    unlockSqlite(probe, target.file, target.encryptionKey);
+  } finally {
+    probe.close();
+  }
+  const prisma = new SqlitePrismaClient({ adapter: withImmediateTransactions(adapterFactory(target, false)) });
   await prisma.$executeRawUnsafe('PRAGMA foreign_keys = ON');
   // journal_mode returns a row, so it must go through a query, not an execute.
   await prisma.$queryRawUnsafe('PRAGMA journal_mode = WAL');
@@ -103,9 +148,9 @@ export async function createSqliteClient(file: string): Promise<PrismaClient> {
  * for a script that turns foreign keys off (Prisma's table rebuilds: dropping the old table must
  * not cascade) they are turned off before the transaction and on again after it.
  */
-export function createSqliteMigrationAdapter(file: string): SqlMigrationAwareDriverAdapterFactory {
-  ensureSqliteDirectory(file);
-  const base = adapterFactory(file, true);
+export function createSqliteMigrationAdapter(target: SqliteFile): SqlMigrationAwareDriverAdapterFactory {
+  ensureSqliteDirectory(target.file);
+  const base = adapterFactory(target, true);
   const wrap = (adapter: SqlDriverAdapter): SqlDriverAdapter => {
     return overrideMethods(adapter, {
       executeRaw: async (query) => {

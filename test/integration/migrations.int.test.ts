@@ -29,28 +29,28 @@ function addColumn(prismaDir: string): void {
 
 describe('migration runner on SQLite', () => {
   it('finds nothing to create: the committed migrations match the models', async () => {
-    const created = await createMigration({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter(path.join(tempDir(), 'scratch.db')), name: 'check', prismaDir: copyPrismaDir() });
+    const created = await createMigration({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file: path.join(tempDir(), 'scratch.db') }), name: 'check', prismaDir: copyPrismaDir() });
     expect(created).toBeUndefined();
   });
 
   it('creates a migration from a model change and applies it to an existing database without losing data', async () => {
     const prismaDir = copyPrismaDir();
     const file = path.join(tempDir(), 'live.db');
-    expect(await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter(file), prismaDir })).toHaveLength(readMigrations('sqlite').migrationDirectories.length);
-    const before = await createSqliteClient(file);
+    expect(await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }), prismaDir })).toHaveLength(readMigrations('sqlite').migrationDirectories.length);
+    const before = await createSqliteClient({ file });
     const scope = await before.scope.create({ data: { key: 'k', channel: 't' } });
     await before.memory.create({ data: { scopeId: scope.id, category: 'fact', content: 'keeps bees', confidence: 0.8 } });
     await before.$disconnect();
 
     addColumn(prismaDir);
-    const created = await createMigration({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter(path.join(tempDir(), 'scratch.db')), name: 'add_pinned', prismaDir });
+    const created = await createMigration({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file: path.join(tempDir(), 'scratch.db') }), name: 'add_pinned', prismaDir });
     expect(created?.name).toMatch(/^\d{14}_add_pinned$/);
     const sql = fs.readFileSync(created!.file, 'utf8');
     expect(sql).toMatch(/pinned/);
 
-    const applied = await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter(file), prismaDir });
+    const applied = await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }), prismaDir });
     expect(applied).toEqual([created!.name]);
-    const after = await createSqliteClient(file);
+    const after = await createSqliteClient({ file });
     const rows = await after.$queryRawUnsafe<Array<{ content: string; pinned: number | bigint }>>('SELECT content, pinned FROM "Memory"');
     expect(rows.map((r) => [r.content, Number(r.pinned)])).toEqual([['keeps bees', 0]]);
     // The full-text triggers survive (SQLite rebuilds tables for some changes and drops their triggers).
@@ -63,14 +63,14 @@ describe('migration runner on SQLite', () => {
   it('refuses a broken migration with a clear error and leaves earlier data alone', async () => {
     const prismaDir = copyPrismaDir();
     const file = path.join(tempDir(), 'broken.db');
-    await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter(file), prismaDir });
+    await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }), prismaDir });
     const dir = path.join(prismaDir, 'sqlite', 'migrations', '29990101000000_broken');
     fs.mkdirSync(dir);
     // Half of it would work: the first statement must not stay behind when the second fails.
     fs.writeFileSync(path.join(dir, 'migration.sql'), 'CREATE TABLE "Half" ("id" TEXT NOT NULL PRIMARY KEY);\nALTER TABLE "Nope" ADD COLUMN "x" TEXT;');
     for (let attempt = 0; attempt < 2; attempt++) {
       // The same clear error on every start until the migration is fixed (no "failed migration" record blocks it).
-      await expect(applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter(file), prismaDir })).rejects.toMatchObject({
+      await expect(applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }), prismaDir })).rejects.toMatchObject({
         code: 'storage.migration_failed',
         message: expect.stringMatching(/Could not apply the database migrations: .*Nope/),
       });
@@ -83,7 +83,7 @@ describe('migration runner on SQLite', () => {
       db.close();
     }
     fs.writeFileSync(path.join(dir, 'migration.sql'), 'CREATE TABLE "Half" ("id" TEXT NOT NULL PRIMARY KEY);');
-    expect(await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter(file), prismaDir })).toEqual(['29990101000000_broken']);
+    expect(await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }), prismaDir })).toEqual(['29990101000000_broken']);
   });
 
   it('applies each migration in one transaction with its record: a table rebuild keeps the rows that reference the table', async () => {
@@ -98,7 +98,7 @@ describe('migration runner on SQLite', () => {
     const aside = tempDir();
     for (const name of later) fs.renameSync(path.join(migrations, name), path.join(aside, name));
     const file = path.join(tempDir(), 'rebuild.db');
-    await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter(file), prismaDir });
+    await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }), prismaDir });
     const db = new Database(file);
     db.exec(`INSERT INTO Scope (id, key, channel, kind, createdAt, updatedAt) VALUES ('s', 'k', 't', 'user', 0, 0);
       INSERT INTO Episode (id, scopeId, channel, role, content, timestamp, contentHash, createdAt) VALUES ('e', 's', 't', 'user', 'I keep bees', 0, 'h', 0);
@@ -106,7 +106,7 @@ describe('migration runner on SQLite', () => {
       INSERT INTO MemorySource (scopeId, memoryId, episodeId) VALUES ('s', 'm', 'e');`);
     db.close();
     for (const name of later) fs.renameSync(path.join(aside, name), path.join(migrations, name));
-    expect(await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter(file), prismaDir })).toEqual(later);
+    expect(await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }), prismaDir })).toEqual(later);
     const after = new Database(file, { readonly: true });
     try {
       expect(after.prepare('SELECT memoryId, episodeId FROM MemorySource').all()).toEqual([{ memoryId: 'm', episodeId: 'e' }]);

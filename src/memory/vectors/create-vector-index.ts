@@ -9,8 +9,10 @@ import type { VectorIndex } from './vector-index';
 type VectorConfig = Config['vectors'];
 
 const indexes = {
-  'sqlite-vec': (config: VectorConfig, dimension: number) =>
-    createSqliteVecVectorIndex({ file: (config as Extract<VectorConfig, { store: 'sqlite-vec' }>).file, dimension }),
+  'sqlite-vec': (config: VectorConfig, dimension: number) => {
+    const { file, encryptionKey } = config as Extract<VectorConfig, { store: 'sqlite-vec' }>;
+    return createSqliteVecVectorIndex({ file, encryptionKey, dimension });
+  },
   qdrant: (config: VectorConfig) => {
     const qdrant = config as Extract<VectorConfig, { store: 'qdrant' }>;
     return createQdrantVectorIndex({ url: qdrant.url, apiKey: qdrant.apiKey, timeoutMs: 10_000 });

@@ -48,6 +48,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { AppError, StorageError, ValidationError } from '../../shared/errors';
+import { unlockSqlite } from '../../storage/sqlite-encryption';
 import type { IndexIdentity, VectorHit, VectorIndex, VectorKind, VectorRecord, VectorSearch } from './vector-index';
 
 export interface SqliteVecVectorIndexOptions {
@@ -64,6 +65,8 @@ export interface SqliteVecVectorIndexOptions {
   readonly scanMemoryBytes?: number;
   /** How long a write waits for another process's lock (default 10 s). */
   readonly busyTimeoutMs?: number;
+  /** DATABASE_ENCRYPTION_KEY: the file is encrypted like the database (src/storage/sqlite-encryption.ts). */
+  readonly encryptionKey?: string;
   /** Called after every search with how it was served (for benchmarks, tests and logs). */
   readonly onSearch?: (stats: VectorSearchStats) => void;
 }
@@ -352,6 +355,17 @@ export function createSqliteVecVectorIndex(options: SqliteVecVectorIndexOptions)
             });
           }
           try {
+            // The key first: nothing can read an encrypted file before it.
+            try {
+              unlockSqlite(connection, file, options.encryptionKey);
+            } catch (error) {
+              // Still an index that cannot be used (the service goes on by keywords), with the reason.
+              throw new StorageError(`Cannot open the vector index: ${errorMessage(error)}`, {
+                code: 'vectors.unavailable',
+                cause: error,
+                hint: `${(error as { hint?: string }).hint ?? ''} A damaged ${file} (DATA_DIR/vectors.db) can be deleted and rebuilt with a reindex.`.trim(),
+              });
+            }
             connection.pragma(`busy_timeout = ${options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS}`);
             connection.pragma('journal_mode = WAL');
             connection.pragma('synchronous = NORMAL');

@@ -81,6 +81,18 @@ describe('loadConfig', () => {
     expect([...config.secrets].sort()).toEqual(['123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw', 'a-very-long-admin-token', 'p@ss-word', 'sk-ant-abcdefghijklmnop'].sort());
   });
 
+  it('hands the encryption key to both SQLite files, registers it as a secret, and refuses it where there is no SQLite file', () => {
+    const key = 'a passphrase of some length';
+    const config = load({ DATABASE_ENCRYPTION_KEY: key });
+    expect(config.database).toMatchObject({ provider: 'sqlite', encryptionKey: key });
+    expect(config.vectors).toMatchObject({ store: 'sqlite-vec', encryptionKey: key });
+    expect(config.secrets).toContain(key);
+    expect(problems({ DATABASE_ENCRYPTION_KEY: 'short' })).toEqual(['DATABASE_ENCRYPTION_KEY: must be at least 16 characters (a long passphrase)']);
+    const servers = problems({ DATABASE_ENCRYPTION_KEY: key, DB_PROVIDER: 'postgres', DATABASE_URL: 'postgresql://n@db/n', VECTOR_STORE: 'qdrant', QDRANT_URL: 'http://q:6333' });
+    expect(servers).toEqual([expect.stringMatching(/^DATABASE_ENCRYPTION_KEY: encrypts the embedded SQLite files/)]);
+    expect(servers.join('\n')).not.toContain(key);
+  });
+
   it('documents every setting', () => {
     expect(Object.keys(settingDocs).sort()).toEqual(Object.keys(envSchema.shape).sort());
   });
