@@ -155,8 +155,8 @@ function isUniqueViolation(error: unknown): boolean {
 }
 
 /**
- * Builds and stores the digest of the period ending at `periodEnd` (starting at the previous
- * digest's end, or at the scope's creation). Idempotent: a digest already stored for that
+ * Builds and stores the digest of the period ending at `periodEnd` (starting at the latest
+ * digest's end, or at the scope's creation; empty when the latest digest already reaches past it). Idempotent: a digest already stored for that
  * period is returned as it is. A period with nothing to say is stored as 'empty' with no
  * content, so the next period starts after it and nothing is sent.
  */
@@ -166,7 +166,11 @@ export async function buildDigest(prisma: PrismaClient, scopeId: string, options
   if (existing) return existing;
   const scope = await prisma.scope.findUnique({ where: { id: scopeId }, select: { createdAt: true, timezone: true } });
   if (!scope) throw new NotFoundError(`no scope ${scopeId}`, { code: 'scope.not_found' });
-  const previous = await prisma.digest.findFirst({ where: { scopeId, periodEnd: { lt: periodEnd } }, orderBy: { periodEnd: 'desc' }, select: { periodEnd: true } });
+  // The latest digest, even one ending after `periodEnd` (a digest asked for a moment after a
+  // scheduled one whose end was a little ahead): what it covered is never reported again, so such
+  // a period is empty. Looking only at digests that end earlier would start this one at the
+  // scope's creation and repeat everything already sent.
+  const previous = await prisma.digest.findFirst({ where: { scopeId }, orderBy: { periodEnd: 'desc' }, select: { periodEnd: true } });
   const start = previous?.periodEnd ?? scope.createdAt;
   const periodStart = start.getTime() > periodEnd.getTime() ? periodEnd : start;
   const { items, reinforced } = await readPeriod(prisma, scopeId, periodStart, periodEnd);

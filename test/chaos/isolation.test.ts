@@ -463,6 +463,15 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
       check(s, 'bot /forget foreign words', nothing.map((m) => m.text).join('\n'), [o.markers[1]!]);
       await send('/digest', (m) => m.length >= 1);
       await send('/export', (m) => m.filter((x) => x.document).length >= 2);
+      // The rest of the bot's commands: their answers are checked with every message below, and
+      // /sleep's consolidation prompt (when there is anything to consolidate) like any other.
+      await withPrompts(s, 'bot /sleep', () => send('/sleep', (m) => m.length >= 1));
+      await send('/pause', (m) => m.length >= 1);
+      await send('/resume', (m) => m.length >= 1);
+      await send('/help', (m) => m.length >= 1);
+      await send('/start', (m) => m.length >= 1);
+      // Ending the conversation may ask the model for a memory of it: its prompt is checked too.
+      await withPrompts(s, 'bot /end', () => send('/end', (m) => m.length >= 1));
       const all = fake.sent(chatId);
       for (const message of all) {
         if (message === nothing[0]) continue;

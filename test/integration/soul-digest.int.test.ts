@@ -243,6 +243,12 @@ function suite(name: string, database: () => Promise<Config['database']>) {
         expect(await digestItem(db.prisma, digestScope, 1)).toBe(digestItems(next)[0]!.memoryId);
       });
 
+      it('never reports again what a later-ending digest covered (a period ending before it is empty)', async () => {
+        const earlier = await buildDigest(db.prisma, digestScope, { periodEnd: at(50), now: at(61) });
+        expect(earlier).toMatchObject({ status: 'empty', content: '', periodStart: at(50), items: [] });
+        expect((await latestDigest(db.prisma, digestScope))?.periodEnd).toEqual(at(60));
+      });
+
       it('queues pending digests of owned scopes for the sender, with retries up to the cap', async () => {
         const first = await db.prisma.digest.findFirstOrThrow({ where: { scopeId: digestScope, periodEnd: at(12) } });
         const second = await db.prisma.digest.findFirstOrThrow({ where: { scopeId: digestScope, periodEnd: at(60) } });

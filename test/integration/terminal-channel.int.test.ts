@@ -267,6 +267,9 @@ describe('terminal channel', () => {
   });
 
   it('/digest prints what was learned since the last digest, once, and marks it sent', async () => {
+    // The fixture's digest ends a second after it was built; what is learned before then is its own.
+    const first = await core.db.prisma.digest.findFirstOrThrow({ where: { scopeId }, orderBy: { periodEnd: 'desc' } });
+    while (Date.now() <= first.periodEnd.getTime()) await new Promise((r) => setTimeout(r, 50));
     await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'goal', content: 'Ana wants to learn the cello', confidence: 0.9 }, { now: new Date() }));
     const printed = await session.say('/digest');
     expect(printed).toMatch(/^What I learned \(/);
