@@ -34,11 +34,11 @@ import { createEpisodeRepository } from '../../src/storage/episode-repository';
 import { DEFAULT_PRISMA_DIR, readMigrations } from '../../src/storage/migrations/migration-runner';
 import { createScopeRepository } from '../../src/storage/scope-repository';
 import { startOllamaDouble, type OllamaDouble } from '../doubles/ollama-server';
-import { createPostgresDatabase, postgresAvailable, postgresSkipReason, tempDir as newTempDir } from '../support/databases';
+import { createPostgresDatabase, postgresAvailable, postgresSkipReason } from '../support/databases';
 import { cleanEnv } from '../support/run-process';
 import { seedScope } from '../support/scope-fixture';
-import { chaosSeed, createRng, elapsed, type Rng } from './chaos-support';
-import { fileSize, openSqlite, scalar, startCli, startEntry, trialsPerPhase, trialTable, waitFor, type Entry, type TrialRecord } from './crash-support';
+import { chaosSeed, elapsed } from './chaos-support';
+import { fileSize, openSqlite, scalar, startCli, startEntry, trialsPerPhase, trialTable, waitFor, type Entry, type TrialRecord , createCrashTrials } from './crash-support';
 
 const seed = chaosSeed('crash-safety-migrations');
 /**
@@ -47,34 +47,7 @@ const seed = chaosSeed('crash-safety-migrations');
  * a folder gives one or two kills, then needs a full restart and a fresh folder).
  */
 const TRIALS = { migration: trialsPerPhase(8), storeMigration: trialsPerPhase(10) };
-const entries: Entry[] = [];
-/** Data folders of this file, removed at its end. */
-const folders: string[] = [];
-const tempDir = (prefix: string): string => {
-  const dir = newTempDir(prefix);
-  folders.push(dir);
-  return dir;
-};
-let stopping = false;
-const track = (entry: Entry): Entry => {
-  entries.push(entry);
-  // The file is ending (a phase timed out): no new trial runs on.
-  if (stopping) {
-    entry.kill();
-    throw new Error('the test file is stopping');
-  }
-  return entry;
-};
-const phaseRng = (salt: number): Rng => createRng((seed ^ salt) >>> 0);
-
-async function killAfter(entry: Entry, ms: number): Promise<boolean> {
-  await waitFor(() => !entry.running(), { timeoutMs: ms });
-  return entry.kill();
-}
-
-function markResumed(records: TrialRecord[]): void {
-  for (let i = 0; i < records.length; i++) if (!records[i]!.resumed) records[i] = { ...records[i]!, resumed: true };
-}
+const { tempDir, track, phaseRng, killAfter, markResumed, stop, removeFolders } = createCrashTrials(seed);
 
 // ---------------------------------------------------------------------------------------------
 // (d) migration
@@ -387,12 +360,10 @@ describe('crash safety (chaos): SIGKILL during migrations and store migration', 
   });
 
   afterAll(async () => {
-    stopping = true;
-    for (const entry of entries) entry.kill();
-    await Promise.allSettled(entries.map((e) => e.ended));
+    await stop();
     const settled = await Promise.all(Object.values(phases));
     // Kept when a phase failed, to look at (the seed replays the run).
-    if (settled.every((s) => s.ok)) for (const dir of folders) fs.rmSync(dir, { recursive: true, force: true });
+    if (settled.every((s) => s.ok)) removeFolders();
     // eslint-disable-next-line no-console
     console.log(trialTable(`crash safety, part 2 (CHAOS_SEED=${seed}, ${elapsed(started)}):`, all));
     await ollama?.stop();

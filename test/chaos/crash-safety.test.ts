@@ -27,53 +27,21 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fs from 'node:fs';
 import path from 'node:path';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
+import { heavyConsolidationAnswer } from '../doubles/llm-script';
 import { startOllamaDouble, type OllamaDouble } from '../doubles/ollama-server';
-import { tempDir as newTempDir } from '../support/databases';
 import { cleanEnv } from '../support/run-process';
-import { chaosSeed, createRng, elapsed, type Rng } from './chaos-support';
-import { openSqlite, runCliToEnd, scalar, startCli, trialsPerPhase, trialTable, waitFor, type Entry, type TrialRecord } from './crash-support';
+import { chaosSeed, elapsed } from './chaos-support';
+import { openSqlite, runCliToEnd, scalar, startCli, trialsPerPhase, trialTable, waitFor, type Entry, type TrialRecord , createCrashTrials } from './crash-support';
 
 const seed = chaosSeed('crash-safety');
-/** 50 trials in all with part 2 (migration 6, store migration 12). */
+/** 50 trials in all with part 2 (migration 8, store migration 10). */
 const TRIALS = { ingest: trialsPerPhase(11), embedding: trialsPerPhase(11), consolidation: trialsPerPhase(10) };
 const EMBEDDER = 'ollama:nomic-embed-text';
-/** Every child process started, so none outlives the file. */
-const entries: Entry[] = [];
-/** Data folders of this file, removed at its end. */
-const folders: string[] = [];
-const tempDir = (prefix: string): string => {
-  const dir = newTempDir(prefix);
-  folders.push(dir);
-  return dir;
-};
-let stopping = false;
-const track = (entry: Entry): Entry => {
-  entries.push(entry);
-  // The file is ending (a phase timed out): no new trial runs on.
-  if (stopping) {
-    entry.kill();
-    throw new Error('the test file is stopping');
-  }
-  return entry;
-};
-
-/** A phase's own random sequence, so phases running side by side stay reproducible. */
-const phaseRng = (salt: number): Rng => createRng((seed ^ salt) >>> 0);
-
-/** Waits up to `ms` for the process to end by itself, then kills it; true when it was killed. */
-async function killAfter(entry: Entry, ms: number): Promise<boolean> {
-  await waitFor(() => !entry.running(), { timeoutMs: ms });
-  return entry.kill();
-}
+const { tempDir, track, phaseRng, killAfter, markResumed, stop, removeFolders } = createCrashTrials(seed);
 
 /** How many times `pattern` occurs in the child's stderr (its JSON log lines). */
 function occurrences(entry: Entry, pattern: RegExp): number {
   return entry.stderr().split('\n').filter((line) => pattern.test(line)).length;
-}
-
-/** Every kill so far was resumed: a later run of the same work got past it (or finished it). */
-function markResumed(records: TrialRecord[]): void {
-  for (let i = 0; i < records.length; i++) if (!records[i]!.resumed) records[i] = { ...records[i]!, resumed: true };
 }
 
 function envFor(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -323,15 +291,6 @@ const SLEEP_SCOPES = 5;
 const SLEEP_EPISODES = 300;
 const SLEEP_BATCH = 100;
 
-/** A heavy but valid answer: a memory, an importance and an entity observation per user turn. */
-function heavyAnswer(prompt: string): string {
-  const users = [...prompt.matchAll(/^\[(\d+)\] \S+ \S+ user[^:]*: (.*)$/gm)].map((m) => ({ n: Number(m[1]), text: m[2]! }));
-  return JSON.stringify({
-    new: users.map((u) => ({ category: 'fact', content: `The user mentioned ${u.text}`, confidence: 0.8, source: 'stated', episodes: [u.n] })),
-    importance: users.map((u) => ({ episode: u.n, score: 0.5 })),
-    entities: users.slice(0, 20).map((u) => ({ name: `Friend ${u.n}`, kind: 'person', observations: [`met on turn ${u.n}`], episodes: [u.n] })),
-  });
-}
 
 async function consolidationPhase(llm: { double: AnthropicDouble; onCall: (hook: ((n: number) => void) | undefined) => void; calls: () => number }, ollama: OllamaDouble): Promise<TrialRecord[]> {
   const rng = phaseRng(0xc33);
@@ -491,7 +450,7 @@ describe('crash safety (chaos): SIGKILL during ingest, embedding and consolidati
         if (seen.system?.includes('memory consolidation system')) {
           calls += 1;
           hook?.(calls);
-          return { kind: 'text', text: heavyAnswer(seen.messages.at(-1)?.text ?? '') };
+          return { kind: 'text', text: heavyConsolidationAnswer(seen.messages.at(-1)?.text ?? '') };
         }
         return { kind: 'text', text: '{}' };
       },
@@ -503,12 +462,10 @@ describe('crash safety (chaos): SIGKILL during ingest, embedding and consolidati
   });
 
   afterAll(async () => {
-    stopping = true;
-    for (const entry of entries) entry.kill();
-    await Promise.allSettled(entries.map((e) => e.ended));
+    await stop();
     const settled = await Promise.all(Object.values(phases));
     // Kept when a phase failed, to look at (the seed replays the run).
-    if (settled.every((s) => s.ok)) for (const dir of folders) fs.rmSync(dir, { recursive: true, force: true });
+    if (settled.every((s) => s.ok)) removeFolders();
     // eslint-disable-next-line no-console
     console.log(`${trialTable(`crash safety, part 1 (CHAOS_SEED=${seed}, ${elapsed(started)}):`, all)}`);
     await ollamaEmbed?.stop();

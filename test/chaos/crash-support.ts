@@ -9,7 +9,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { tempDir as newTempDir } from '../support/databases';
 import { ROOT } from '../support/run-process';
+import { createRng, type Rng } from './chaos-support';
 
 /** A child process running one of Nocturne's entry points. */
 export interface Entry {
@@ -164,4 +166,65 @@ export function watchPeakMemory(entry: Entry): () => number | undefined {
   const timer = setInterval(read, 10);
   void entry.ended.then(() => clearInterval(timer));
   return () => peak;
+}
+
+/**
+ * The bookkeeping of one crash-safety test file: the child processes it started (so none
+ * outlives it), its data folders (removed at the end unless a phase failed, to look at), each
+ * phase's own random sequence from the file's seed (phases running side by side stay
+ * reproducible), and the common moves of a trial.
+ */
+export interface CrashTrials {
+  /** A new data folder of this file. */
+  tempDir(prefix: string): string;
+  /** Registers a started child; once the file is stopping, kills it and throws instead. */
+  track(entry: Entry): Entry;
+  /** A phase's own random sequence (`salt` tells the phases apart). */
+  phaseRng(salt: number): Rng;
+  /** Waits up to `ms` for the process to end by itself, then kills it; true when it was killed. */
+  killAfter(entry: Entry, ms: number): Promise<boolean>;
+  /** Marks every kill so far as resumed: a later run of the same work got past it (or finished it). */
+  markResumed(records: TrialRecord[]): void;
+  /** Stops the file: no new trial starts, what still runs is killed and waited for. */
+  stop(): Promise<void>;
+  /** Removes the data folders (not done when a phase failed: they are kept to look at). */
+  removeFolders(): void;
+}
+
+export function createCrashTrials(seed: number): CrashTrials {
+  const entries: Entry[] = [];
+  const folders: string[] = [];
+  let stopping = false;
+  return {
+    tempDir(prefix) {
+      const dir = newTempDir(prefix);
+      folders.push(dir);
+      return dir;
+    },
+    track(entry) {
+      entries.push(entry);
+      // The file is ending (a phase timed out): no new trial runs on.
+      if (stopping) {
+        entry.kill();
+        throw new Error('the test file is stopping');
+      }
+      return entry;
+    },
+    phaseRng: (salt) => createRng((seed ^ salt) >>> 0),
+    async killAfter(entry, ms) {
+      await waitFor(() => !entry.running(), { timeoutMs: ms });
+      return entry.kill();
+    },
+    markResumed(records) {
+      for (let i = 0; i < records.length; i++) if (!records[i]!.resumed) records[i] = { ...records[i]!, resumed: true };
+    },
+    async stop() {
+      stopping = true;
+      for (const entry of entries) entry.kill();
+      await Promise.allSettled(entries.map((e) => e.ended));
+    },
+    removeFolders() {
+      for (const dir of folders) fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }

@@ -12,6 +12,7 @@ import { createCore, type Core } from '../../src/core';
 import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
 import { uuidv7 } from '../../src/shared/ids';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
+import { heavyConsolidationAnswer } from '../doubles/llm-script';
 import { tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';
 import { cleanEnv, ROOT } from '../support/run-process';
@@ -21,15 +22,6 @@ const EPISODES = 50;
 const KILL_AT = [0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7, 0.9];
 const TRIALS = KILL_AT.length;
 
-/** A heavy but valid answer: a memory, an importance and an entity observation per user turn. */
-function heavyAnswer(prompt: string): string {
-  const users = [...prompt.matchAll(/^\[(\d+)\] \S+ \S+ user[^:]*: (.*)$/gm)].map((m) => ({ n: Number(m[1]), text: m[2]! }));
-  return JSON.stringify({
-    new: users.map((u) => ({ category: 'fact', content: `The user mentioned ${u.text}`, confidence: 0.8, source: 'stated', episodes: [u.n] })),
-    importance: users.map((u) => ({ episode: u.n, score: 0.5 })),
-    entities: users.slice(0, 20).map((u) => ({ name: `Friend ${u.n}`, kind: 'person', observations: [`met on turn ${u.n}`], episodes: [u.n] })),
-  });
-}
 
 describe('sleep: SIGKILL during consolidation', () => {
   let llm: AnthropicDouble;
@@ -47,7 +39,7 @@ describe('sleep: SIGKILL during consolidation', () => {
           answeredAt = Date.now();
           onAnswer?.();
         }
-        return { kind: 'text', text: heavyAnswer(seen.messages.at(-1)?.text ?? '') };
+        return { kind: 'text', text: heavyConsolidationAnswer(seen.messages.at(-1)?.text ?? '') };
       },
     });
     const dir = tempDir();
