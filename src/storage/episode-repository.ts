@@ -24,6 +24,26 @@ export interface NewEpisode {
 
 export type EpisodeRecord = Episode;
 
+/**
+ * The columns search reads to score and show an episode. Hybrid search reads hundreds of rows
+ * per query, and Prisma's cost is turning them into objects: leaving out the metadata JSON,
+ * hashes and sleep bookkeeping took the ~500 rows of a search at 100k episodes from ~11 to ~7 ms.
+ */
+const SEARCH_FIELDS = {
+  id: true,
+  channel: true,
+  role: true,
+  author: true,
+  content: true,
+  timestamp: true,
+  conversationId: true,
+  turn: true,
+  externalId: true,
+  importance: true,
+} as const satisfies Prisma.EpisodeSelect;
+
+export type EpisodeSearchRow = Pick<Episode, keyof typeof SEARCH_FIELDS>;
+
 export interface InsertResult {
   /** The stored episodes, in input order. */
   readonly inserted: EpisodeRecord[];
@@ -44,6 +64,8 @@ export interface EpisodeRepository {
   findByExternalId(scopeId: string, externalId: string): Promise<EpisodeRecord | null>;
   /** The episodes of a scope with these ids (ids of other scopes are simply not found). */
   getMany(scopeId: string, ids: readonly string[]): Promise<EpisodeRecord[]>;
+  /** Like `getMany`, with the columns search needs only. */
+  searchRows(scopeId: string, ids: readonly string[]): Promise<EpisodeSearchRow[]>;
   /**
    * The turns within `radius` of each given turn, in the same conversations (the given turns
    * included). One indexed range per conversation position.
@@ -53,7 +75,7 @@ export interface EpisodeRepository {
    * The turns at exactly these positions (conversation and turn number), where they exist. Hybrid
    * search asks for the neighbours it does not hold yet rather than whole windows again.
    */
-  atTurns(scopeId: string, positions: ReadonlyArray<{ conversationId: string; turn: number }>): Promise<EpisodeRecord[]>;
+  atTurns(scopeId: string, positions: ReadonlyArray<{ conversationId: string; turn: number }>): Promise<EpisodeSearchRow[]>;
   count(scopeId: string): Promise<number>;
   /** The time of the scope's latest episode (null when it has none). */
   latestTimestamp(scopeId: string): Promise<Date | null>;
@@ -172,6 +194,13 @@ export function createEpisodeRepository(prisma: PrismaClient): EpisodeRepository
       }
       return out;
     },
+    async searchRows(scopeId, ids) {
+      const out: EpisodeSearchRow[] = [];
+      for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
+        out.push(...(await prisma.episode.findMany({ where: { scopeId, id: { in: ids.slice(i, i + LOOKUP_CHUNK) as string[] } }, select: SEARCH_FIELDS })));
+      }
+      return out;
+    },
     async neighbours(scopeId, positions, radius) {
       if (positions.length === 0) return [];
       const out: EpisodeRecord[] = [];
@@ -207,7 +236,7 @@ export function createEpisodeRepository(prisma: PrismaClient): EpisodeRepository
         const rows = await prisma.$queryRaw<Array<{ id: string }>>(SQL.join(selects, ' UNION ALL '));
         ids.push(...rows.map((r) => r.id));
       }
-      return ids.length === 0 ? [] : this.getMany(scopeId, ids);
+      return ids.length === 0 ? [] : this.searchRows(scopeId, ids);
     },
     findByExternalId: (scopeId, externalId) => prisma.episode.findUnique({ where: { scopeId_externalId: { scopeId, externalId } } }),
     count: (scopeId) => prisma.episode.count({ where: { scopeId } }),

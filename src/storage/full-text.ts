@@ -74,6 +74,36 @@ const COMMON_WORD_ROWS = 2_000;
 const COMMON_WORD_SHARE = 0.05;
 const DOC_COUNT_TTL_MS = 60_000;
 const MAX_QUERY_WORDS = 6;
+/**
+ * Rows a query's words may hold together. Scoring a query costs ~2.5 µs per row its words hold
+ * in the whole index (the index is shared by all scopes; each row is matched, checked for the
+ * scope and ranked), so this bounds the full-text part of a search to ~15 ms however large the
+ * store grows: the rarest words are taken first and the commonest left out once their rows
+ * would pass it (the first word is always kept). No LoCoMo question comes near it (2,760 rows in
+ * all); in the 100k-episode benchmark, whose word lists are long, it leaves a word out of half
+ * the queries (docs/retrieval.md).
+ */
+const MAX_QUERY_ROWS = 6_000;
+
+/**
+ * Which of the query's words to score, from the number of rows holding each: without the common
+ * ones, the `MAX_QUERY_WORDS` rarest, and no more than `MAX_QUERY_ROWS` rows in all (at least one
+ * word is kept). In the query's order, so word-by-word scores line up with the words a caller sees.
+ */
+export function chooseTerms(terms: readonly string[], rows: readonly number[], totalRows: number): string[] {
+  if (terms.length === 0) return [];
+  const limit = Math.max(COMMON_WORD_ROWS, COMMON_WORD_SHARE * totalRows);
+  const rarest = terms.map((term, i) => ({ term, rows: rows[i] ?? 0 })).sort((a, b) => a.rows - b.rows);
+  const kept = new Set<string>();
+  let held = 0;
+  for (const { term, rows: n } of rarest) {
+    if (n > limit || kept.size === MAX_QUERY_WORDS || held + n > MAX_QUERY_ROWS) break;
+    kept.add(term);
+    held += n;
+  }
+  if (kept.size === 0) kept.add(rarest[0]!.term);
+  return terms.filter((term) => kept.has(term));
+}
 
 export function createFullTextIndex(prisma: PrismaClient, provider: DatabaseProvider): FullTextIndex {
   let docCount = { rows: 0, at: Number.NEGATIVE_INFINITY };
@@ -89,16 +119,12 @@ export function createFullTextIndex(prisma: PrismaClient, provider: DatabaseProv
   /** The query's words without those nearly every row holds (SQLite; at least one word is kept). */
   async function informativeTerms(terms: string[]): Promise<string[]> {
     if (provider !== 'sqlite' || terms.length <= 1) return terms;
-    const limit = Math.max(COMMON_WORD_ROWS, COMMON_WORD_SHARE * (await totalRows()));
+    const total = await totalRows();
     const counts = await prisma.$queryRawUnsafe<Array<Record<string, bigint | number>>>(
       `SELECT ${terms.map((_, i) => `(SELECT COUNT(*) FROM "search_fts" WHERE "search_fts" MATCH ?) AS c${i}`).join(', ')}`,
       ...terms.map((term) => `"${term}"`),
     );
-    const rows = terms.map((_, i) => Number(counts[0]?.[`c${i}`] ?? 0));
-    const rarest = terms.map((term, i) => ({ term, rows: rows[i]! })).sort((a, b) => a.rows - b.rows);
-    const kept = rarest.filter((t) => t.rows <= limit).slice(0, MAX_QUERY_WORDS);
-    // In the query's order, so word-by-word scores line up with the words a caller sees.
-    return kept.length > 0 ? terms.filter((term) => kept.some((k) => k.term === term)) : [rarest[0]!.term];
+    return chooseTerms(terms, terms.map((_, i) => Number(counts[0]?.[`c${i}`] ?? 0)), total);
   }
 
   async function search({ scopeId, kind, query, limit }: { scopeId: string; kind: SearchKind; query: string; limit: number }): Promise<KeywordHit[]> {

@@ -6,7 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createCore, type Core } from '../../src/core';
 import { loadConfig } from '../../src/config/load-config';
+import type { Embedder } from '../../src/memory/embeddings/embedder';
 import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import type { FullTextIndex } from '../../src/storage/full-text';
 import { createIndexGuard } from '../../src/memory/vectors/index-guard';
 import { createInMemoryVectorIndex } from '../../src/memory/vectors/in-memory-vector-index';
 import { createHybridSearch, datesInQuery } from '../../src/memory/retrieval/hybrid-search';
@@ -119,6 +121,37 @@ describe(`hybrid search (${name})`, () => {
     const temporal = await core.search.search({ scopeId: alice, strategy: 'temporal', limit: 2 });
     expect(temporal.results.map((r) => r.externalId)).toEqual(['a5', 'a4']);
     await expect(core.search.search({ scopeId: alice, strategy: 'hybrid', limit: 2 })).rejects.toMatchObject({ code: 'search.no_query' });
+  });
+
+  it('asks the full-text index while the query is still being embedded', async () => {
+    const events: string[] = [];
+    const hash = createHashEmbedder({ dimension: 256 });
+    const slow: Embedder = {
+      name: hash.name,
+      dimension: hash.dimension,
+      async embed(texts) {
+        events.push('embedding');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        events.push('embedded');
+        return hash.embed(texts);
+      },
+      close: async () => undefined,
+    };
+    const fullText: FullTextIndex = {
+      ...core.fullText,
+      async searchTerms(params) {
+        events.push('full-text');
+        return core.fullText.searchTerms(params);
+      },
+    };
+    const guard = createIndexGuard({ index, embedder: slow, prisma: core.db.prisma });
+    expect((await guard.init()).status).toBe('ready');
+    const search = createHybridSearch({ prisma: core.db.prisma, episodes: core.episodes, memories: core.memories, fullText, embedder: slow, index, guard, logger: memoryLogger().logger });
+    const { results, notes } = await search.search({ scopeId: alice, semanticQuery: 'puppy adopted', limit: 3, kinds: ['episode'] });
+    expect(events).toEqual(['embedding', 'full-text', 'embedded']);
+    expect(notes).toEqual([]);
+    expect(results[0]!.externalId).toBe('a1');
+    expect(results[0]!.parts.semantic).toBeGreaterThan(0.5);
   });
 
   it('refuses vector search after an embedder change until reindex, and keeps keyword search working', async () => {

@@ -13,7 +13,7 @@
  */
 import type { Logger } from '../../shared/logger';
 import { ValidationError } from '../../shared/errors';
-import type { EpisodeRecord, EpisodeRepository } from '../../storage/episode-repository';
+import type { EpisodeRepository, EpisodeSearchRow } from '../../storage/episode-repository';
 import { queryTerms, type FullTextIndex, type KeywordHit } from '../../storage/full-text';
 import type { MemoryRepository, MemoryWithSources } from '../../storage/memory-repository';
 import type { PrismaClient } from '../../storage/prisma';
@@ -164,7 +164,7 @@ interface Scored {
   id: string;
   base: number;
   parts: ScoreParts;
-  episode?: EpisodeRecord;
+  episode?: EpisodeSearchRow;
   memory?: MemoryWithSources;
 }
 
@@ -250,7 +250,7 @@ export function createHybridSearch(deps: HybridSearchDeps): HybridSearch {
     return new Set(rows.map((r) => r.episodeId));
   }
 
-  function episodePasses(query: MemoryQuery, e: EpisodeRecord, tagged: Set<string> | undefined): boolean {
+  function episodePasses(query: MemoryQuery, e: EpisodeSearchRow, tagged: Set<string> | undefined): boolean {
     if (query.channel && e.channel !== query.channel) return false;
     if (query.minImportance !== undefined && e.importance < query.minImportance) return false;
     if (query.timeRange?.start && e.timestamp < query.timeRange.start) return false;
@@ -269,31 +269,37 @@ export function createHybridSearch(deps: HybridSearchDeps): HybridSearch {
     return true;
   }
 
-  async function scoreEpisodes(query: MemoryQuery, text: string, vector: Float32Array | undefined, now: Date, notes: string[]): Promise<Scored[]> {
+  async function scoreEpisodes(query: MemoryQuery, text: string, vector: Promise<Float32Array | undefined>, now: Date, notes: string[]): Promise<Scored[]> {
     const useKeyword = query.strategy !== 'semantic';
     const useVector = query.strategy !== 'keyword';
-    // Scored word by word: the sum is the turn's BM25, and the per-word scores give the passage coverage.
-    const [termHits, vec] = await Promise.all([
-      useKeyword ? deps.fullText.searchTerms({ scopeId: query.scopeId, kind: 'episode', query: text, limit: keywordCandidateCount }) : Promise.resolve({ terms: [], hits: [] }),
-      useVector ? vectorHits(query, vector, 'episode', notes) : Promise.resolve([]),
-    ]);
+    // The keyword side (full-text query, then its rows) runs while the query is being embedded on
+    // the embedder's thread; the vector side starts when the vector arrives.
+    const keywordSide = (async () => {
+      // Scored word by word: the sum is the turn's BM25, and the per-word scores give the passage coverage.
+      const termHits = useKeyword ? await deps.fullText.searchTerms({ scopeId: query.scopeId, kind: 'episode', query: text, limit: keywordCandidateCount }) : { terms: [], hits: [] };
+      const kw = termHits.hits.map(({ id, scores }) => ({ id, score: scores.reduce((a, b) => a + b, 0) }));
+      // Rows are read for the best keyword candidates only (the per-word lists of a long query add
+      // up to thousands of ids in a large scope); every hit keeps its score for neighbours.
+      const pool = kw.length <= keywordPoolSize ? kw : [...kw].sort((a, b) => b.score - a.score).slice(0, keywordPoolSize);
+      const rows = pool.length > 0 ? await deps.episodes.searchRows(query.scopeId, pool.map((h) => h.id)) : [];
+      return { termHits, kw, rows };
+    })();
+    const vectorSide = (async () => (useVector ? vectorHits(query, await vector, 'episode', notes) : []))();
+    const [{ termHits, kw, rows: keywordRows }, vec] = await Promise.all([keywordSide, vectorSide]);
     const terms = termHits.terms;
     const termScores = new Map(termHits.hits.map((hit) => [hit.id, hit.scores]));
-    const kw = [...termScores].map(([id, scores]) => ({ id, score: scores.reduce((a, b) => a + b, 0) }));
     const kwScore = normalizedScores(kw);
     const semScore = normalizedScores(vec);
     const dates = weights.time > 0 ? datesInQuery(text) : [];
     const queryWords = new Set(queryTerms(text));
-    // Rows are read for the best keyword candidates only (the per-word lists of a long query add
-    // up to thousands of ids in a large scope); every hit keeps its score for neighbours.
-    const keywordPool = kw.length <= keywordPoolSize ? kw : [...kw].sort((a, b) => b.score - a.score).slice(0, keywordPoolSize);
-    const ids = [...new Set([...keywordPool.map((h) => h.id), ...semScore.keys()])];
-    const rows = await deps.episodes.getMany(query.scopeId, ids);
-    const tagged = await topicFilter(query, ids);
+    const read = new Set(keywordRows.map((e) => e.id));
+    const vectorOnly = [...semScore.keys()].filter((id) => !read.has(id));
+    const rows = vectorOnly.length > 0 ? [...keywordRows, ...(await deps.episodes.searchRows(query.scopeId, vectorOnly))] : keywordRows;
+    const tagged = await topicFilter(query, rows.map((e) => e.id));
     // What the query's words and meaning say about a turn itself; the only thing neighbours and
     // conversations lend (recency, importance and dates are the turn's own).
     const relevance = new Map<string, number>();
-    const base = (e: EpisodeRecord): Scored => {
+    const base = (e: EpisodeSearchRow): Scored => {
       const parts: ScoreParts = {
         semantic: semScore.get(e.id) ?? 0,
         keyword: kwScore.get(e.id) ?? 0,
@@ -387,14 +393,14 @@ export function createHybridSearch(deps: HybridSearchDeps): HybridSearch {
     return [...scored.values()].filter((s) => episodePasses(query, s.episode!, taggedAll));
   }
 
-  async function scoreMemories(query: MemoryQuery, text: string, vector: Float32Array | undefined, now: Date, notes: string[]): Promise<Scored[]> {
+  async function scoreMemories(query: MemoryQuery, text: string, vector: Promise<Float32Array | undefined>, now: Date, notes: string[]): Promise<Scored[]> {
     // A scope without memories (yet) skips both indexes: their word lists span every scope.
     if ((await deps.prisma.memory.count({ where: { scopeId: query.scopeId } })) === 0) return [];
     const useKeyword = query.strategy !== 'semantic';
     const useVector = query.strategy !== 'keyword';
     const [kw, vec] = await Promise.all([
       useKeyword ? deps.fullText.search({ scopeId: query.scopeId, kind: 'memory', query: text, limit: candidateCount }) : Promise.resolve([]),
-      useVector ? vectorHits(query, vector, 'memory', notes) : Promise.resolve([]),
+      useVector ? vector.then((v) => vectorHits(query, v, 'memory', notes)) : Promise.resolve([]),
     ]);
     const kwScore = normalizedScores(kw);
     const semScore = normalizedScores(vec);
@@ -475,7 +481,8 @@ export function createHybridSearch(deps: HybridSearchDeps): HybridSearch {
       if (strategy === 'temporal') {
         scored = await temporal(query, now, kinds, limit);
       } else {
-        const vector = strategy === 'keyword' ? undefined : await queryVector(text, notes);
+        // Not awaited here: the keyword side of each kind runs while the query is embedded.
+        const vector = strategy === 'keyword' ? Promise.resolve(undefined) : queryVector(text, notes);
         const [episodes, memories] = await Promise.all([
           kinds.includes('episode') ? scoreEpisodes({ ...query, strategy }, text, vector, now, notes) : Promise.resolve([]),
           kinds.includes('memory') ? scoreMemories({ ...query, strategy }, text, vector, now, notes) : Promise.resolve([]),
