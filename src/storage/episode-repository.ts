@@ -62,9 +62,10 @@ export interface EpisodeRepository {
   list(scopeId: string, query?: ListEpisodesQuery): Promise<EpisodeRecord[]>;
   get(scopeId: string, id: string): Promise<EpisodeRecord | null>;
   findByExternalId(scopeId: string, externalId: string): Promise<EpisodeRecord | null>;
-  /** The episodes of a scope with these ids (ids of other scopes are simply not found). */
-  getMany(scopeId: string, ids: readonly string[]): Promise<EpisodeRecord[]>;
-  /** Like `getMany`, with the columns search needs only. */
+  /**
+   * The episodes of a scope with these ids (ids of other scopes are simply not found), with the
+   * columns search needs only.
+   */
   searchRows(scopeId: string, ids: readonly string[]): Promise<EpisodeSearchRow[]>;
   /**
    * The turns within `radius` of each given turn, in the same conversations (the given turns
@@ -187,13 +188,6 @@ export function createEpisodeRepository(prisma: PrismaClient): EpisodeRepository
       return latest.reverse();
     },
     get: (scopeId, id) => prisma.episode.findFirst({ where: { scopeId, id } }),
-    async getMany(scopeId, ids) {
-      const out: EpisodeRecord[] = [];
-      for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
-        out.push(...(await prisma.episode.findMany({ where: { scopeId, id: { in: ids.slice(i, i + LOOKUP_CHUNK) as string[] } } })));
-      }
-      return out;
-    },
     async searchRows(scopeId, ids) {
       const out: EpisodeSearchRow[] = [];
       for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {

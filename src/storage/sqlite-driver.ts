@@ -13,7 +13,7 @@ import { PrismaClient as SqlitePrismaClient } from '../generated/sqlite/client';
 import { overrideMethods } from './adapter-proxy';
 import { withAtomicMigrations } from './migrations/atomic-migrations';
 import type { PrismaClient } from './prisma';
-import { unlockSqlite } from './sqlite-encryption';
+import { applyKey, unlockSqlite } from './sqlite-encryption';
 
 /** How long a connection waits for a lock held by another connection or process. */
 export const SQLITE_BUSY_TIMEOUT_MS = 10_000;
@@ -37,9 +37,10 @@ function clientOf(adapter: SqlDriverAdapter): BetterSqliteClient {
 }
 
 /**
- * Prisma's adapter factory for `file`, whose connections are unlocked with the encryption key
- * before anything reads the file (see sqlite-encryption.ts). The shadow database of migrations
- * lives in memory and needs no key.
+ * Prisma's adapter factory for `file`, whose connections get the encryption key before anything
+ * reads the file (see sqlite-encryption.ts); that the key opens the file is checked once, by
+ * {@link createSqliteClient}, before any of them. The shadow database of migrations lives in
+ * memory and needs no key.
  */
 function adapterFactory({ file, encryptionKey }: SqliteFile, shadow: boolean): SqlMigrationAwareDriverAdapterFactory {
   const base = new PrismaBetterSqlite3(
@@ -51,12 +52,7 @@ function adapterFactory({ file, encryptionKey }: SqliteFile, shadow: boolean): S
     adapterName: base.adapterName,
     connect: async () => {
       const adapter = await base.connect();
-      try {
-        unlockSqlite(clientOf(adapter), file, encryptionKey);
-      } catch (error) {
-        await adapter.dispose();
-        throw error;
-      }
+      applyKey(clientOf(adapter), encryptionKey);
       return adapter;
     },
     connectToShadowDb: () => base.connectToShadowDb(),

@@ -54,16 +54,25 @@ export function useSqlCipher(connection: KeyableConnection): void {
 }
 
 /**
+ * Hands `key` (if any) to a connection that has not read its file yet, without reading it: the
+ * caller's first statement is the first read. For connections whose file was already checked
+ * with {@link unlockSqlite} (a read here would, for one, open the WAL before the migration
+ * engine asks for exclusive locking).
+ */
+export function applyKey(connection: KeyableConnection, key: string | undefined): void {
+  if (key === undefined) return;
+  useSqlCipher(connection);
+  connection.pragma(`key = ${literal(key)}`);
+}
+
+/**
  * Unlocks `connection` (just opened on `file`) with `key`, or checks that an unkeyed connection
  * is not facing an encrypted file. Throws a {@link StorageError} that says which of the three
  * mistakes it is — no key for an encrypted file, a key for a plain file, a wrong key — and what
  * to do; the key itself is never part of it.
  */
 export function unlockSqlite(connection: KeyableConnection & { prepare(sql: string): { get(): unknown } }, file: string, key: string | undefined): void {
-  if (key !== undefined) {
-    useSqlCipher(connection);
-    connection.pragma(`key = ${literal(key)}`);
-  }
+  applyKey(connection, key);
   try {
     // The first read of the file: with a wrong key (or none) SQLite answers SQLITE_NOTADB here.
     connection.prepare('SELECT count(*) FROM sqlite_master').get();
