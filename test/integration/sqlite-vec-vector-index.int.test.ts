@@ -129,6 +129,29 @@ describe('sqlite-vec vector index: the quantized path of large scopes', () => {
     expect(await agreement(Array.from({ length: 15 }, () => data.sample()), 100)).toBeGreaterThanOrEqual(0.9);
   });
 
+  it('with exactTop, re-ranks only for the best few: those are exact, the rest of the limit carries close estimates', async () => {
+    let sameHead = 0;
+    let overlap = 0;
+    const queries = Array.from({ length: 20 }, () => data.sample());
+    for (const vector of queries) {
+      const fast = await index.search({ scopeId, vector, limit: 100, exactTop: 10 });
+      const exact = await index.searchExact({ scopeId, vector, limit: 100 });
+      expect(fast).toHaveLength(100);
+      expect(new Set(fast.map((h) => h.id)).size).toBe(100);
+      if (fast.slice(0, 10).every((hit, i) => hit.id === exact[i]!.id)) sameHead++;
+      fast.slice(0, 10).forEach((hit, i) => expect(hit.score).toBeCloseTo(exact[i]!.score, 5));
+      // The tail: estimates of the true cosine, for nearly the true set.
+      const truth = new Map((await index.searchExact({ scopeId, vector, limit: 3000 })).map((h) => [h.id, h.score]));
+      for (const hit of fast.slice(10)) expect(Math.abs(hit.score - truth.get(hit.id)!)).toBeLessThan(0.02);
+      const exactIds = new Set(exact.map((h) => h.id));
+      overlap += fast.filter((h) => exactIds.has(h.id)).length / 100;
+    }
+    expect(sameHead / queries.length).toBeGreaterThanOrEqual(0.95);
+    expect(overlap / queries.length).toBeGreaterThanOrEqual(0.9);
+    // It re-ranked for the top 10 only: far fewer than the 100 returned.
+    expect(Math.max(...stats.filter((s) => s.path === 'quantized').map((s) => s.reranked))).toBeLessThan(100);
+  });
+
   it('keeps small scopes on the exact path', async () => {
     const hits = await index.search({ scopeId: 'small-scope', vector: stored[3]!.vector, limit: 5 });
     expect(hits[0]!.id).toBe('item-3');

@@ -168,6 +168,13 @@ interface Scored {
   memory?: MemoryWithSources;
 }
 
+/**
+ * Vector candidates whose cosine must be exact; the rest of the candidates may carry the index's
+ * estimate (~0.01 off: a 0.0025 change of a score weighted 0.25), which spares the sqlite-vec
+ * index ~4 ms of re-ranking per search at 100,000 vectors. The few best by meaning stay exact.
+ */
+const EXACT_VECTOR_TOP = 50;
+
 function recencyOf(time: Date, now: Date): number {
   const ageDays = Math.max(0, (now.getTime() - time.getTime()) / DAY_MS);
   return 0.5 ** (ageDays / RECENCY_HALF_LIFE_DAYS);
@@ -232,7 +239,7 @@ export function createHybridSearch(deps: HybridSearchDeps): HybridSearch {
   async function vectorHits(query: MemoryQuery, vector: Float32Array | undefined, kind: ResultKind, notes: string[]): Promise<VectorHit[]> {
     if (!vector || !deps.index) return [];
     try {
-      return await deps.index.search({ scopeId: query.scopeId, vector, limit: candidateCount, kind });
+      return await deps.index.search({ scopeId: query.scopeId, vector, limit: candidateCount, kind, exactTop: EXACT_VECTOR_TOP });
     } catch (error) {
       log.warn('vector index search failed; searching without vectors', { error });
       notes.push('vector index unavailable for this query');

@@ -37,6 +37,14 @@ export interface VectorSearch {
   readonly limit: number;
   /** Only this kind (default: both). */
   readonly kind?: VectorKind;
+  /**
+   * How many of the best hits need their exact score and order (default: all `limit`). The hits
+   * after them may carry an estimated score (within ~0.01 of the cosine) and come in the order of
+   * their estimates, which lets an approximate index skip most of its exact re-ranking when the
+   * caller ranks the tail with other evidence anyway (hybrid search). Indexes that are exact
+   * anyway ignore it.
+   */
+  readonly exactTop?: number;
 }
 
 export interface VectorIndex {
