@@ -31,7 +31,7 @@ import { heavyConsolidationAnswer } from '../doubles/llm-script';
 import { startOllamaDouble, type OllamaDouble } from '../doubles/ollama-server';
 import { cleanEnv } from '../support/run-process';
 import { chaosSeed, elapsed } from './chaos-support';
-import { openSqlite, runCliToEnd, scalar, startCli, trialsPerPhase, trialTable, waitFor, type Entry, type TrialRecord , createCrashTrials } from './crash-support';
+import { openSqlite, runCliToEnd, scalar, startCli, trialsPerPhase, trialTable, waitFor, type Entry, type TrialRecord , createCrashTrials, expectPhaseSound } from './crash-support';
 
 const seed = chaosSeed('crash-safety');
 /** 50 trials in all with part 2 (migration 8, store migration 10). */
@@ -409,10 +409,13 @@ async function consolidationPhase(llm: { double: AnthropicDouble; onCall: (hook:
 
   // The restart after the last kill finishes the scope, immediately (the lease of the killed
   // process is taken over: it died on this machine), exactly once.
+  // A last kill that came after every batch was applied (during dreaming or the soul) leaves
+  // nothing to consolidate: the restart then only marks the killed run failed.
   const scope = scopes[current]!;
+  const doneBefore = inspect(scope).consolidated === SLEEP_EPISODES;
   const final = track(startCli(['sleep', '--scope', scope, '--json'], env));
   expect((await final.ended).code).toBe(0);
-  expect(final.stdout()).toMatch(/"status":"succeeded"/);
+  expect(final.stdout()).toMatch(doneBefore ? /"status":"skipped","detail":"nothing to consolidate"/ : /"status":"succeeded"/);
   markResumed(records);
   const state = inspect(scope);
   expect(state.problems).toEqual([]);
@@ -477,12 +480,7 @@ describe('crash safety (chaos): SIGKILL during ingest, embedding and consolidati
     const result = await phases[phase]!;
     if (!result.ok) throw result.error;
     all.push(...result.records);
-    expect(result.records.length).toBe(TRIALS[phase]);
-    expect(result.records.reduce((n, r) => n + r.lost, 0)).toBe(0);
-    expect(result.records.reduce((n, r) => n + r.halfApplied, 0)).toBe(0);
-    expect(result.records.every((r) => r.resumed)).toBe(true);
-    // Most kills must land while the process runs, or the phase proved little.
-    expect(result.records.filter((r) => r.killed).length).toBeGreaterThanOrEqual(Math.ceil(result.records.length / 2));
+    expectPhaseSound(result.records, TRIALS[phase]);
   };
 
   it('ingest: an import killed anywhere loses nothing, applies no batch by halves, and the rerun stores every line exactly once', () => check('ingest'), 400_000);

@@ -5,6 +5,7 @@
  * chosen moments; waiting for a condition; trials per phase from CHAOS_TRIALS; and the printed
  * table of trials, kill points and outcomes.
  */
+import { expect } from '@jest/globals';
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -227,4 +228,16 @@ export function createCrashTrials(seed: number): CrashTrials {
       for (const dir of folders) fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * What every crash phase must show: its trials all ran, nothing was lost or applied by halves,
+ * every kill was resumed, and most kills landed while the process ran (or the phase proved little).
+ */
+export function expectPhaseSound(records: readonly TrialRecord[], trials: number): void {
+  expect(records.length).toBe(trials);
+  expect(records.reduce((n, r) => n + r.lost, 0)).toBe(0);
+  expect(records.reduce((n, r) => n + r.halfApplied, 0)).toBe(0);
+  expect(records.every((r) => r.resumed)).toBe(true);
+  expect(records.filter((r) => r.killed).length).toBeGreaterThanOrEqual(Math.ceil(records.length / 2));
 }

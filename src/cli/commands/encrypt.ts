@@ -10,10 +10,10 @@
  */
 import { once } from 'node:events';
 import readline from 'node:readline';
+import Database from 'better-sqlite3';
 import { ValidationError } from '../../shared/errors';
 import { registerSecrets } from '../../shared/redact';
 import { rekeySqliteFile, sqliteFileState, unlockSqlite, type RekeyOutcome } from '../../storage/sqlite-encryption';
-import Database from 'better-sqlite3';
 import { writeResult, type Command, type CommandContext } from '../command';
 
 const MIN_KEY_LENGTH = 16;
