@@ -38,7 +38,7 @@ import { createPostgresDatabase, postgresAvailable, postgresSkipReason } from '.
 import { cleanEnv } from '../support/run-process';
 import { seedScope } from '../support/scope-fixture';
 import { chaosSeed, elapsed } from './chaos-support';
-import { fileSize, openSqlite, scalar, startCli, startEntry, trialsPerPhase, trialTable, waitFor, type Entry, type TrialRecord , createCrashTrials, expectPhaseSound } from './crash-support';
+import { fileSize, openSqlite, scalar, startCli, startEntry, trialsPerPhase, trialTable, waitFor, type Entry, type TrialRecord , createCrashTrials, expectPhaseSound, settle, type Settled } from './crash-support';
 
 const seed = chaosSeed('crash-safety-migrations');
 /**
@@ -343,9 +343,6 @@ async function storeMigrationPhase(ollama: OllamaDouble): Promise<TrialRecord[]>
 }
 
 // ---------------------------------------------------------------------------------------------
-
-type Settled = { ok: true; records: TrialRecord[] } | { ok: false; error: unknown };
-const settle = (work: Promise<TrialRecord[]>): Promise<Settled> => work.then((records) => ({ ok: true as const, records }), (error: unknown) => ({ ok: false as const, error }));
 
 describe('crash safety (chaos): SIGKILL during migrations and store migration', () => {
   const started = performance.now();

@@ -31,7 +31,7 @@ import { heavyConsolidationAnswer } from '../doubles/llm-script';
 import { startOllamaDouble, type OllamaDouble } from '../doubles/ollama-server';
 import { cleanEnv } from '../support/run-process';
 import { chaosSeed, elapsed } from './chaos-support';
-import { openSqlite, runCliToEnd, scalar, startCli, trialsPerPhase, trialTable, waitFor, type Entry, type TrialRecord , createCrashTrials, expectPhaseSound } from './crash-support';
+import { openSqlite, runCliToEnd, scalar, startCli, trialsPerPhase, trialTable, waitFor, type Entry, type TrialRecord , createCrashTrials, expectPhaseSound, settle, type Settled } from './crash-support';
 
 const seed = chaosSeed('crash-safety');
 /** 50 trials in all with part 2 (migration 8, store migration 10). */
@@ -431,9 +431,6 @@ async function consolidationPhase(llm: { double: AnthropicDouble; onCall: (hook:
 }
 
 // ---------------------------------------------------------------------------------------------
-
-type Settled = { ok: true; records: TrialRecord[] } | { ok: false; error: unknown };
-const settle = (work: Promise<TrialRecord[]>): Promise<Settled> => work.then((records) => ({ ok: true as const, records }), (error: unknown) => ({ ok: false as const, error }));
 
 describe('crash safety (chaos): SIGKILL during ingest, embedding and consolidation', () => {
   const started = performance.now();

@@ -241,3 +241,10 @@ export function expectPhaseSound(records: readonly TrialRecord[], trials: number
   expect(records.every((r) => r.resumed)).toBe(true);
   expect(records.filter((r) => r.killed).length).toBeGreaterThanOrEqual(Math.ceil(records.length / 2));
 }
+
+/** A phase's outcome, kept until its test reads it (phases run side by side from beforeAll). */
+export type Settled = { ok: true; records: TrialRecord[] } | { ok: false; error: unknown };
+
+export function settle(work: Promise<TrialRecord[]>): Promise<Settled> {
+  return work.then((records) => ({ ok: true as const, records }), (error: unknown) => ({ ok: false as const, error }));
+}
