@@ -8,7 +8,7 @@ import type { Config } from './config/load-config';
 import { createLanguageModel } from './llm/create-language-model';
 import type { LanguageModel } from './llm/language-model';
 import { withUsageRecording } from './llm/usage-recorder';
-import { createForgetService, type ForgetService } from './sleep/forget-service';
+import { createForgetService, type ForgetService } from './memory/forget/forget-service';
 import { createSleepScheduler, type SleepScheduler } from './sleep/scheduler';
 import { createSleepService, type SleepService } from './sleep/sleep-service';
 import { createEmbedder } from './memory/embeddings/create-embedder';

@@ -17,7 +17,7 @@
  */
 import type { Logger } from '../shared/logger';
 import type { Digest, PrismaClient } from '../storage/prisma';
-import { DIGEST_MAX_ATTEMPTS, markFailed, markSent } from '../sleep/digest';
+import { DIGEST_MAX_ATTEMPTS, markFailed, markSent } from '../memory/digests/digest';
 
 /** The status a digest has while one process is delivering it. */
 export const DIGEST_SENDING = 'sending';

@@ -27,7 +27,7 @@ import { uuidv7 } from '../shared/ids';
 import type { Logger } from '../shared/logger';
 import type { PrismaClient, Scope } from '../storage/prisma';
 import { createLeases, type Leases } from './lease';
-import { resolveScopeSettings, ScopeSettingsError, type ScopeSettings } from './scope-settings';
+import { resolveScopeSettings, ScopeSettingsError, type ScopeSettings } from '../memory/scopes/scope-settings';
 import type { SleepJobContext, SleepJobKind, SleepJobOutcome, SleepJobs } from './sleep-jobs';
 import { digestInstant, isInSleepWindow } from './sleep-window';
 import { createTokenBudget } from './token-budget';

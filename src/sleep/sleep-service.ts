@@ -21,13 +21,13 @@ import { rememberConversation } from './capped-memory';
 import { createConsolidator, type BatchResult, type Consolidator, type ConsolidatorOptions } from './consolidation/consolidator';
 import { groupEpisodes } from './consolidation/grouping';
 import { decayScope, type DecayOptions } from './decay';
-import { buildDigest } from './digest';
+import { buildDigest } from '../memory/digests/digest';
 import { linkSimilarMemories } from './dreaming';
 import { foldEntityObservations } from './entities';
 import { reflectIfDue } from './reflection';
-import { scopeSettingsSchema } from './scope-settings';
+import { scopeSettingsSchema } from '../memory/scopes/scope-settings';
 import type { SleepJobContext, SleepJobOutcome, SleepJobs } from './sleep-jobs';
-import { regenerateSoul } from './soul';
+import { regenerateSoul } from '../memory/profiles/soul';
 import { endStaleConversations } from './stale-conversations';
 import { isBudgetError, withTokenBudget, type BudgetedModel } from './token-budget';
 

@@ -9,7 +9,7 @@ import { createAgent, LLM_UNAVAILABLE_TEXT, type Agent } from '../../src/agent/a
 import { HEADINGS } from '../../src/agent/prompt-builder';
 import type { Core } from '../../src/core';
 import { createMemory } from '../../src/memory/memories/memory-writer';
-import { regenerateSoul } from '../../src/sleep/soul';
+import { regenerateSoul } from '../../src/memory/profiles/soul';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
 import { tempDir } from '../support/databases';
 import { agentModel, openAgentCore, type AgentCore, type ModelRules } from './agent-harness';

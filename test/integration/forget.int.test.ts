@@ -9,11 +9,11 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
 import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
-import { createForgetService, type ForgetService } from '../../src/sleep/forget-service';
+import { createForgetService, type ForgetService } from '../../src/memory/forget/forget-service';
 import { contradictMemory, createMemory, linkMemories, reinforceMemory, supersedeMemory, type Tx } from '../../src/memory/memories/memory-writer';
 import { NotFoundError } from '../../src/shared/errors';
-import { buildDigest, digestItem, digestItems, markSent } from '../../src/sleep/digest';
-import { regenerateSoul, soulMarkdown } from '../../src/sleep/soul';
+import { buildDigest, digestItem, digestItems, markSent } from '../../src/memory/digests/digest';
+import { regenerateSoul, soulMarkdown } from '../../src/memory/profiles/soul';
 import { createPostgresDatabase, postgresAvailable, postgresSkipReason, tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';
 

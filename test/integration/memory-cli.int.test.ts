@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig } from '../../src/config/load-config';
 import { createMemory, decayMemory, supersedeMemory } from '../../src/memory/memories/memory-writer';
 import { createSilentLogger } from '../../src/shared/logger';
-import { regenerateSoul } from '../../src/sleep/soul';
+import { regenerateSoul } from '../../src/memory/profiles/soul';
 import { openDatabase, type Database } from '../../src/storage/database';
 import { tempDir } from '../support/databases';
 import { cleanEnv, runCli } from '../support/run-process';

@@ -11,7 +11,7 @@ import { createCore, type Core } from '../../src/core';
 import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
 import { createMemory } from '../../src/memory/memories/memory-writer';
 import { uuidv7 } from '../../src/shared/ids';
-import { buildDigest } from '../../src/sleep/digest';
+import { buildDigest } from '../../src/memory/digests/digest';
 import { linkSimilarMemories, pruneOrphanLinks } from '../../src/sleep/dreaming';
 import { foldEntityObservations, relationshipState } from '../../src/sleep/entities';
 import { reflectIfDue } from '../../src/sleep/reflection';

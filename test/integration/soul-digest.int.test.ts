@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Config } from '../../src/config/load-config';
 import { contradictMemory, createMemory, decayMemory, forgetMemory, reinforceMemory, supersedeMemory, type Tx } from '../../src/memory/memories/memory-writer';
 import { createSilentLogger } from '../../src/shared/logger';
-import { buildDigest, digestItem, digestItems, latestDigest, markFailed, markSent, pendingDigests, scrubDigests } from '../../src/sleep/digest';
-import { regenerateSoul, renderSoul, soulMarkdown, type SoulMemory } from '../../src/sleep/soul';
+import { buildDigest, digestItem, digestItems, latestDigest, markFailed, markSent, pendingDigests, scrubDigests } from '../../src/memory/digests/digest';
+import { regenerateSoul, renderSoul, soulMarkdown, type SoulMemory } from '../../src/memory/profiles/soul';
 import { openDatabase, type Database } from '../../src/storage/database';
 import { postgresAvailable, postgresDatabase, postgresSkipReason, sqliteDatabase } from '../support/databases';
 

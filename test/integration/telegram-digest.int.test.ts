@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createDigestSender } from '../../src/channels/telegram/digest-sender';
 import { DIGEST_SENDING } from '../../src/channels/telegram/digest-delivery';
 import { createMemory } from '../../src/memory/memories/memory-writer';
-import { buildDigest } from '../../src/sleep/digest';
+import { buildDigest } from '../../src/memory/digests/digest';
 import { ANA, BEN, converse, startHarness, textsIn, type Harness } from './telegram-harness';
 
 describe('Telegram digest delivery', () => {

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createMemory } from '../../src/memory/memories/memory-writer';
-import { buildDigest, markSent } from '../../src/sleep/digest';
+import { buildDigest, markSent } from '../../src/memory/digests/digest';
 import type { SentMessage } from '../doubles/telegram-server';
 import { ANA, BEN, converse, startHarness, textsIn, type Harness } from './telegram-harness';
 

@@ -16,7 +16,7 @@ import type { InboundMessage } from '../../src/channels/inbound-message';
 import { createTerminalChannel, type TerminalChannel } from '../../src/channels/terminal/terminal-channel';
 import type { Core } from '../../src/core';
 import { createMemory } from '../../src/memory/memories/memory-writer';
-import { buildDigest, digestItems } from '../../src/sleep/digest';
+import { buildDigest, digestItems } from '../../src/memory/digests/digest';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
 import { tempDir } from '../support/databases';
 import { agentModel, openAgentCore, type AgentCore, type ModelRules } from './agent-harness';

@@ -10,8 +10,8 @@
 import { createMemory, decayMemory, linkMemories, supersedeMemory } from '../../src/memory/memories/memory-writer';
 import { createEpisodeService } from '../../src/memory/episodes/episode-service';
 import { createSilentLogger } from '../../src/shared/logger';
-import { buildDigest } from '../../src/sleep/digest';
-import { regenerateSoul } from '../../src/sleep/soul';
+import { buildDigest } from '../../src/memory/digests/digest';
+import { regenerateSoul } from '../../src/memory/profiles/soul';
 import { createEpisodeRepository } from '../../src/storage/episode-repository';
 import type { PrismaClient } from '../../src/storage/prisma';
 import { createScopeRepository } from '../../src/storage/scope-repository';

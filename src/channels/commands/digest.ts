@@ -5,7 +5,7 @@
  * (src/channels/digest-delivery.ts), so it is never delivered twice. Digests built earlier and
  * not delivered yet go out first.
  */
-import { buildDigest } from '../../sleep/digest';
+import { buildDigest } from '../../memory/digests/digest';
 import type { Digest, PrismaClient } from '../../storage/prisma';
 import { undeliveredDigests, type DeliveryOutcome } from '../digest-delivery';
 

@@ -8,7 +8,7 @@
  *   the list of what matches; how they confirm (a button, a `y` line) is the channel's.
  */
 import { AppError, NotFoundError } from '../../shared/errors';
-import type { ForgetPreview, ForgetResult, ForgetService } from '../../sleep/forget-service';
+import type { ForgetPreview, ForgetResult, ForgetService } from '../../memory/forget/forget-service';
 import type { PrismaClient } from '../../storage/prisma';
 import { excerpt, plural, type CommandScope } from './command-scope';
 import { lookupNumber, type NumberedLists } from './numbered-lists';

@@ -6,7 +6,7 @@
  * the channel's.
  */
 import type { PrismaClient } from '../../storage/prisma';
-import { formatLocalMinute } from '../../sleep/digest';
+import { formatLocalMinute } from '../../memory/digests/digest';
 import { excerpt } from './command-scope';
 
 /** Memories per page: ten lines stay well under Telegram's 4,096 characters. */

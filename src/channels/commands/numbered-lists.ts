@@ -8,7 +8,7 @@
  * to the digest. Only sent digests count: a pending one has not reached the person yet.
  */
 import type { PrismaClient } from '../../storage/prisma';
-import { digestItems } from '../../sleep/digest';
+import { digestItems } from '../../memory/digests/digest';
 
 /** One `/memories` listing: its filter and the memory behind every number shown so far. */
 export interface MemoryListing {

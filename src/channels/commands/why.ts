@@ -2,7 +2,7 @@
  * `/why N`: where item N (of the last /memories list or digest) came from — the messages it was
  * learned from (MemorySource → Episode), oldest first, with when and who said them.
  */
-import { formatLocalMinute } from '../../sleep/digest';
+import { formatLocalMinute } from '../../memory/digests/digest';
 import type { PrismaClient } from '../../storage/prisma';
 import { excerpt, type CommandScope } from './command-scope';
 import { lookupNumber, type NumberedLists } from './numbered-lists';

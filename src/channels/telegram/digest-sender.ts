@@ -11,7 +11,7 @@
 import type { Api } from 'grammy';
 import type { Core } from '../../core';
 import type { Logger } from '../../shared/logger';
-import { DIGEST_MAX_ATTEMPTS, markSent, pendingDigests } from '../../sleep/digest';
+import { DIGEST_MAX_ATTEMPTS, markSent, pendingDigests } from '../../memory/digests/digest';
 import { deliverDigest, DIGEST_SENDING, type DeliveryOutcome } from './digest-delivery';
 import { TELEGRAM_CHANNEL } from './telegram-scope';
 

@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { InlineKeyboard, type Composer } from 'grammy';
-import type { ForgetPreview } from '../../sleep/forget-service';
+import type { ForgetPreview } from '../../memory/forget/forget-service';
 import { confirmForget, FORGET_KEPT_TEXT, FORGET_USAGE, forgetByNumber, forgetReason, parseForgetArgument, previewForgetWords } from '../commands/forget';
 import { sendText } from './send-text';
 import type { CommandDeps, NocturneContext } from './telegram-context';

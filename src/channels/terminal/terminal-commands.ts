@@ -11,7 +11,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../shared/logger';
-import type { ForgetPreview } from '../../sleep/forget-service';
+import type { ForgetPreview } from '../../memory/forget/forget-service';
 import type { CommandCore, CommandScope } from '../commands/command-scope';
 import { pauseLearning, resumeLearning, sleepNow } from '../commands/consolidation';
 import { deliverDigestNow, NOTHING_NEW_TEXT } from '../commands/digest';

@@ -3,7 +3,7 @@
  * now, and prints it. It is stored like a scheduled digest (so it will be sent, and the next
  * period starts now); asking again in the same instant returns the same digest.
  */
-import { buildDigest, digestItems } from '../../sleep/digest';
+import { buildDigest, digestItems } from '../../memory/digests/digest';
 import { writeResult, type Command } from '../command';
 import { requireScope } from './scope-option';
 

@@ -3,7 +3,7 @@
  * request, everywhere they are kept (rows, full-text and vector indexes, soul, digests, audit
  * text). Without --yes it only shows what would be forgotten.
  */
-import type { MemoryMatch } from '../../sleep/forget-service';
+import type { MemoryMatch } from '../../memory/forget/forget-service';
 import { ValidationError } from '../../shared/errors';
 import { writeResult, type Command } from '../command';
 import { oneLine, requireScope } from './scope-option';

@@ -1,5 +1,5 @@
 /** `soul --scope S [--json]`: the agent's profile of a scope's owner, as Markdown (or JSON with its data). */
-import { soulMarkdown } from '../../sleep/soul';
+import { soulMarkdown } from '../../memory/profiles/soul';
 import { writeResult, type Command } from '../command';
 import { requireScope } from './scope-option';
 

@@ -19,15 +19,15 @@
  * its segments, so the words leave the database files too.
  */
 import { createHash } from 'node:crypto';
-import { NotFoundError, ValidationError } from '../shared/errors';
-import type { Logger } from '../shared/logger';
-import type { Prisma, PrismaClient } from '../storage/prisma';
-import { queryTerms, type FullTextIndex } from '../storage/full-text';
-import { scrubDigests } from './digest';
-import { regenerateSoul } from './soul';
-import { flushTombstones, writeTombstones } from '../memory/vectors/tombstones';
-import type { VectorIndex } from '../memory/vectors/vector-index';
-import { forgetMemory } from '../memory/memories/memory-writer';
+import { NotFoundError, ValidationError } from '../../shared/errors';
+import type { Logger } from '../../shared/logger';
+import type { Prisma, PrismaClient } from '../../storage/prisma';
+import { queryTerms, type FullTextIndex } from '../../storage/full-text';
+import { scrubDigests } from '../digests/digest';
+import { regenerateSoul } from '../profiles/soul';
+import { flushTombstones, writeTombstones } from '../vectors/tombstones';
+import type { VectorIndex } from '../vectors/vector-index';
+import { forgetMemory } from '../memories/memory-writer';
 
 export interface ForgetServiceDeps {
   readonly prisma: PrismaClient;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { resolveScopeSettings, ScopeSettingsError, type ScopeSettingsDefaults } from '../../../src/sleep/scope-settings';
+import { resolveScopeSettings, ScopeSettingsError, type ScopeSettingsDefaults } from '../../../src/memory/scopes/scope-settings';
 
 const defaults: ScopeSettingsDefaults = { digestTime: '21:00', dailyTokenBudget: 200_000, idleMinutes: 30, timeZone: 'UTC' };
 

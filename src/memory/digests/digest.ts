@@ -11,8 +11,8 @@
  * Sending is not done here: a channel reads {@link pendingDigests} and reports back with
  * {@link markSent} / {@link markFailed}, so sleep never imports a channel.
  */
-import { NotFoundError } from '../shared/errors';
-import type { Digest, Prisma, PrismaClient, Scope } from '../storage/prisma';
+import { NotFoundError } from '../../shared/errors';
+import type { Digest, Prisma, PrismaClient, Scope } from '../../storage/prisma';
 
 type Tx = Prisma.TransactionClient;
 

@@ -9,8 +9,8 @@
  * in the same document.
  */
 import { z } from 'zod';
-import { ValidationError } from '../shared/errors';
-import { isValidTimeZone, type SleepWindow } from './sleep-window';
+import { ValidationError } from '../../shared/errors';
+import { isValidTimeZone, type SleepWindow } from '../../sleep/sleep-window';
 
 /** The schema of the sleep part of `Scope.settings`; every field is optional. */
 export const scopeSettingsSchema = z.object({

@@ -8,9 +8,9 @@
  * does not (forgetting regenerates it). The version only moves when the text changes, so the
  * audit trail and anyone caching the soul see real changes only.
  */
-import { NotFoundError } from '../shared/errors';
-import type { Prisma, PrismaClient } from '../storage/prisma';
-import { relationshipState, type RelationshipState } from './entities';
+import { NotFoundError } from '../../shared/errors';
+import type { Prisma, PrismaClient } from '../../storage/prisma';
+import { relationshipState, type RelationshipState } from '../../sleep/entities';
 
 /** Seed 000: only memories believed more likely than not make it into the soul. */
 export const SOUL_MIN_CONFIDENCE = 0.5;
