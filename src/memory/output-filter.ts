@@ -8,7 +8,7 @@
  * Keeping the rule in one function means a new output path gets it by calling the domain's read
  * services, which apply it, instead of remembering to redact.
  */
-import { redactSecrets, redactValue } from '../shared/redact';
+import { redactSecrets } from '../shared/redact';
 
 /** Stored text as it may be shown to anyone: secrets replaced. */
 export function showStored(text: string): string {
@@ -17,5 +17,13 @@ export function showStored(text: string): string {
 
 /** A stored value (a row, a JSON document) with every string in it shown through {@link showStored}. */
 export function showStoredValue<T>(value: T): T {
-  return redactValue(value) as T;
+  return showDeep(value) as T;
+}
+
+/** Strings filtered; dates, numbers and other non-plain values kept as they are. */
+function showDeep(value: unknown): unknown {
+  if (typeof value === 'string') return showStored(value);
+  if (Array.isArray(value)) return value.map(showDeep);
+  if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return value;
+  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, showDeep(inner)]));
 }
