@@ -20,7 +20,15 @@ import { createContextRetriever, type ContextRetriever } from './memory/retrieva
 import { createVectorIndex } from './memory/vectors/create-vector-index';
 import { createIndexGuard, type IndexGuard } from './memory/vectors/index-guard';
 import type { VectorIndex } from './memory/vectors/vector-index';
+import { createScopeArchive, type ScopeArchive } from './memory/archive/scope-archive';
+import { createAuditLog, type AuditLog } from './memory/audit/audit-log';
+import { createDigestBook, type DigestBook } from './memory/digests/digest-book';
+import { createEpisodeLog, type EpisodeLog } from './memory/episodes/episode-log';
+import { createMemoryCatalog, type MemoryCatalog } from './memory/memories/memory-catalog';
+import { createProfileReader, type ProfileReader } from './memory/profiles/profile-reader';
+import { createScopeDirectory, type ScopeDirectory } from './memory/scopes/scope-directory';
 import type { Logger } from './shared/logger';
+import { createStoreStats, type StoreStats } from './storage/store-stats';
 import { createMetrics, type Metrics } from './shared/metrics';
 import { openDatabase, type Database } from './storage/database';
 import { createEpisodeRepository, type EpisodeRepository } from './storage/episode-repository';
@@ -54,6 +62,16 @@ export interface Core {
   readonly forget: ForgetService;
   /** Decides when sleep work runs; started by main.ts only (the CLI runs jobs directly). */
   readonly scheduler: SleepScheduler;
+  /** The domain's read side and services for the layers above it (channels, agent, API, CLI). */
+  readonly directory: ScopeDirectory;
+  readonly catalog: MemoryCatalog;
+  readonly episodeLog: EpisodeLog;
+  readonly digestBook: DigestBook;
+  readonly auditLog: AuditLog;
+  readonly profiles: ProfileReader;
+  readonly archive: ScopeArchive;
+  /** Whether the database answers, its triggers, and the counts /metrics reports. */
+  readonly storeStats: StoreStats;
   close(): Promise<void>;
 }
 
@@ -132,6 +150,14 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     sleep,
     forget,
     scheduler,
+    directory: createScopeDirectory(db.prisma, scopes),
+    catalog: createMemoryCatalog(db.prisma),
+    episodeLog: createEpisodeLog(episodes),
+    digestBook: createDigestBook(db.prisma),
+    auditLog: createAuditLog(db.prisma),
+    profiles: createProfileReader(db.prisma),
+    archive: createScopeArchive(db.prisma),
+    storeStats: createStoreStats(db.prisma, db.provider),
     async close() {
       await scheduler.stop();
       await embeddingWorker.stop();

@@ -1,0 +1,25 @@
+/**
+ * A scope's memory as files a person keeps or an operator moves: the complete JSON export (the
+ * import format), its Markdown rendering, and importing an export back. Exports are redacted by
+ * the exporter (secrets replaced); imports are checked whole before anything is written.
+ */
+import { exportScope } from '../../export/json-export';
+import { importScope, type ImportOptions, type ImportResult } from '../../export/json-import';
+import type { ScopeExport } from '../../export/scope-document';
+import type { PrismaClient } from '../../storage/prisma';
+
+export type { ImportOptions, ImportResult, ScopeExport };
+
+export interface ScopeArchive {
+  /** The scope's export document (secrets redacted). */
+  export(scopeId: string): Promise<ScopeExport>;
+  /** Imports an export document (validated whole; a clash or a bad document writes nothing). */
+  import(document: unknown, options?: ImportOptions): Promise<ImportResult>;
+}
+
+export function createScopeArchive(prisma: PrismaClient): ScopeArchive {
+  return {
+    export: (scopeId) => exportScope(prisma, scopeId),
+    import: (document, options) => importScope(prisma, document, options),
+  };
+}

@@ -1,0 +1,48 @@
+/**
+ * The scopes people and operators name: by key (`telegram:private:42`, as chats and the CLI say
+ * it) or by id (as the admin API's paths say it). The directory finds them, creates one on a
+ * first message, records who owns it and when a message last arrived, and lists them with their
+ * counts. Every other service takes the scope's id it returns.
+ */
+import { NotFoundError } from '../../shared/errors';
+import type { PrismaClient, Scope } from '../../storage/prisma';
+import type { ScopeDescriptor, ScopeRepository, ScopeSummary } from '../../storage/scope-repository';
+
+export type { ScopeDescriptor, ScopeSummary };
+
+export interface ScopeDirectory {
+  /** The scope with this key, created on first use. */
+  ensure(scope: ScopeDescriptor): Promise<Scope>;
+  findByKey(key: string): Promise<Scope | null>;
+  findById(id: string): Promise<Scope | null>;
+  /** The scope named by a key or an id; null when neither names one. */
+  find(keyOrId: string): Promise<Scope | null>;
+  /** Like {@link ScopeDirectory.find}, but a scope that does not exist is a NotFoundError. */
+  require(keyOrId: string): Promise<Scope>;
+  list(): Promise<ScopeSummary[]>;
+  /** Records who owns the scope (digests go to them); returns the row as it is now. */
+  setOwner(scopeId: string, ownerId: string): Promise<Scope>;
+  /** Records that a message arrived (idle detection for the sleep worker). */
+  touch(scopeId: string, at: Date): Promise<void>;
+}
+
+export function createScopeDirectory(prisma: PrismaClient, repository: ScopeRepository): ScopeDirectory {
+  const findById = (id: string) => prisma.scope.findUnique({ where: { id } });
+  async function find(keyOrId: string): Promise<Scope | null> {
+    return (await repository.findByKey(keyOrId)) ?? (await findById(keyOrId));
+  }
+  return {
+    ensure: (scope) => repository.ensure(scope),
+    findByKey: (key) => repository.findByKey(key),
+    findById,
+    find,
+    async require(keyOrId) {
+      const scope = await find(keyOrId);
+      if (!scope) throw new NotFoundError(`no scope ${keyOrId}`, { code: 'scope.not_found' });
+      return scope;
+    },
+    list: () => repository.list(),
+    setOwner: (scopeId, ownerId) => prisma.scope.update({ where: { id: scopeId }, data: { ownerId } }),
+    touch: (scopeId, at) => repository.touch(scopeId, at),
+  };
+}

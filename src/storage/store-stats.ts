@@ -1,0 +1,76 @@
+/**
+ * What operators read about the store as a whole: whether the database answers, whether the
+ * full-text index's sync triggers are in place, and the counts the metrics endpoint reports.
+ * Counts are read at call time, so they survive restarts and include other processes' work.
+ */
+import type { DatabaseProvider, PrismaClient } from './prisma';
+
+export interface StoreCounts {
+  readonly memoriesCreated: number;
+  readonly memoriesByState: ReadonlyArray<{ active: boolean; count: number }>;
+  readonly sleepRuns: ReadonlyArray<{ kind: string; status: string; count: number }>;
+  readonly llmTokens: { readonly input: number; readonly output: number };
+  readonly llmCalls: ReadonlyArray<{ status: string; count: number }>;
+  readonly replies: number;
+  readonly repliesWithMemories: number;
+  readonly episodes: number;
+  readonly compactionSteps: ReadonlyArray<{ purpose: string; status: string; count: number }>;
+}
+
+export interface StoreStats {
+  /** True when the database answers a trivial query. */
+  ping(): Promise<boolean>;
+  /** The names of the triggers present in the database. */
+  triggers(): Promise<string[]>;
+  counts(): Promise<StoreCounts>;
+}
+
+export function createStoreStats(prisma: PrismaClient, provider: DatabaseProvider): StoreStats {
+  return {
+    async ping() {
+      try {
+        await prisma.$queryRawUnsafe('SELECT 1');
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async triggers() {
+      const rows = provider === 'sqlite'
+        ? await prisma.$queryRaw<Array<{ name: string }>>`SELECT name FROM sqlite_master WHERE type = 'trigger'`
+        : await prisma.$queryRaw<Array<{ name: string }>>`SELECT tgname AS name FROM pg_trigger WHERE NOT tgisinternal`;
+      return rows.map((row) => row.name);
+    },
+    async counts() {
+      const [created, memories, runs, tokens, calls, replies, episodes, compactions] = await Promise.all([
+        prisma.auditEvent.count({ where: { action: 'create', subjectType: 'memory' } }),
+        prisma.memory.groupBy({ by: ['active'], _count: { _all: true } }),
+        prisma.sleepRun.groupBy({ by: ['kind', 'status'], _count: { _all: true } }),
+        prisma.llmCall.aggregate({ _sum: { inputTokens: true, outputTokens: true } }),
+        prisma.llmCall.groupBy({ by: ['status'], _count: { _all: true } }),
+        prisma.episode.count({ where: { role: 'agent' } }),
+        prisma.episode.count(),
+        // A compaction cycle is a flush call, then a summary call (src/agent/compaction.ts).
+        prisma.llmCall.groupBy({
+          by: ['purpose', 'status'],
+          where: { purpose: { in: ['compaction-flush', 'compaction-summary'] } },
+          _count: { _all: true },
+        }),
+      ]);
+      const repliesWithMemories = await prisma.episode
+        .count({ where: { role: 'agent', metadata: { string_contains: 'injectedMemoryIds' } } })
+        .catch(() => 0);
+      return {
+        memoriesCreated: created,
+        memoriesByState: memories.map((m) => ({ active: m.active, count: m._count._all })),
+        sleepRuns: runs.map((r) => ({ kind: r.kind, status: r.status, count: r._count._all })),
+        llmTokens: { input: tokens._sum.inputTokens ?? 0, output: tokens._sum.outputTokens ?? 0 },
+        llmCalls: calls.map((c) => ({ status: c.status, count: c._count._all })),
+        replies,
+        repliesWithMemories,
+        episodes,
+        compactionSteps: compactions.map((c) => ({ purpose: c.purpose, status: c.status, count: c._count._all })),
+      };
+    },
+  };
+}
