@@ -22,7 +22,7 @@ import { createTelegramBot } from './channels/telegram/telegram-bot';
 import { createTerminalChannel } from './channels/terminal/terminal-channel';
 import { webhookInbound } from './channels/webhook/webhook-inbound';
 import { startWebhookServer } from './channels/webhook/webhook-server';
-import { createCore, type Core } from './core';
+import { createCore, type Core, type CoreOverrides } from './core';
 import type { Logger } from './shared/logger';
 import { registerSecrets } from './shared/redact';
 
@@ -56,14 +56,18 @@ export function wantsTerminal(config: Config, input: { isTTY?: boolean }): boole
   return !config.telegram && input.isTTY === true;
 }
 
-export async function startService(config: Config, logger: Logger, io: ServiceIo): Promise<RunningService> {
+/**
+ * Starts everything the configuration asks for. `overrides` replace outside parts (the model, the
+ * embedder, the vector index) so tests run this very wiring with loopback or deterministic doubles.
+ */
+export async function startService(config: Config, logger: Logger, io: ServiceIo, overrides: CoreOverrides = {}): Promise<RunningService> {
   // Every secret of the configuration is redacted wherever text leaves the process (main does it
   // too; a service started in-process must not depend on that).
   registerSecrets(config.secrets);
   const log = logger.child({ component: 'service' });
   const stops: Array<[string, () => Promise<unknown>]> = [];
   const parts: Record<string, string> = {};
-  const core = await createCore(config, logger);
+  const core = await createCore(config, logger, overrides);
   stops.push(['core', () => core.close()]);
   let ended: Promise<string> = new Promise(() => undefined);
 
