@@ -18,7 +18,10 @@ import type { SleepScheduler } from '../../sleep/scheduler';
  */
 export interface CommandServices {
   readonly catalog: Pick<MemoryCatalog, 'page' | 'categories' | 'explain'>;
-  readonly digestBook: Pick<DigestBook, 'latestSent' | 'undelivered' | 'build' | 'claim' | 'currentContent' | 'markSent' | 'markFailed'>;
+  readonly digestBook: Pick<
+    DigestBook,
+    'latestSent' | 'undelivered' | 'build' | 'claim' | 'currentContent' | 'markSent' | 'markFailed'
+  >;
   readonly forget: Pick<ForgetService, 'forgetMemory' | 'forgetMatching'>;
   readonly archive: Pick<ScopeArchive, 'export'>;
   readonly scheduler: Pick<SleepScheduler, 'consolidateNow' | 'pause' | 'resume'>;

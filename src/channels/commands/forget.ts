@@ -40,7 +40,9 @@ export function parseForgetArgument(argument: string): ForgetRequest {
 }
 
 /** `/forget N`: forgets item N of the last list the person saw, at once; returns the answer. */
-export async function forgetByNumber(params: NumberSources & { forget: Pick<ForgetService, 'forgetMemory'>; scope: CommandScope; n: number; reason: string }): Promise<string> {
+export async function forgetByNumber(
+  params: NumberSources & { forget: Pick<ForgetService, 'forgetMemory'>; scope: CommandScope; n: number; reason: string },
+): Promise<string> {
   const { n } = params;
   const found = await lookupNumber(params, params.scope.id, n);
   if (!found.found) return found.explanation;
@@ -66,7 +68,11 @@ export type ForgetWordsAnswer =
   | { readonly kind: 'confirm'; readonly text: string; readonly preview: ForgetPreview };
 
 /** `/forget words`: finds the memories containing every word, removing nothing yet. */
-export async function previewForgetWords(forget: Pick<ForgetService, 'forgetMatching'>, scopeId: string, words: string): Promise<ForgetWordsAnswer> {
+export async function previewForgetWords(
+  forget: Pick<ForgetService, 'forgetMatching'>,
+  scopeId: string,
+  words: string,
+): Promise<ForgetWordsAnswer> {
   let preview: ForgetPreview;
   try {
     preview = await forget.forgetMatching(scopeId, words);
@@ -76,7 +82,9 @@ export async function previewForgetWords(forget: Pick<ForgetService, 'forgetMatc
   }
   const quoted = `“${preview.terms.join(' ')}”`;
   if (preview.matches.length === 0) return { kind: 'answer', text: `Nothing I remember mentions ${quoted}.` };
-  const listed = preview.matches.slice(0, MAX_LISTED).map((m) => `• ${excerpt(showStored(m.content), MAX_EXCERPT)}${m.state === 'active' ? '' : ` (${m.state})`}`);
+  const listed = preview.matches
+    .slice(0, MAX_LISTED)
+    .map((m) => `• ${excerpt(showStored(m.content), MAX_EXCERPT)}${m.state === 'active' ? '' : ` (${m.state})`}`);
   const more = preview.matches.length > MAX_LISTED ? [`…and ${preview.matches.length - MAX_LISTED} more.`] : [];
   const text = [`These ${plural(preview.matches.length, 'memory mentions', 'memories mention')} ${quoted}:`, '', ...listed, ...more, '', 'Forget them?'].join('\n');
   return { kind: 'confirm', text, preview };

@@ -28,9 +28,15 @@ export interface MemoryList {
 }
 
 /** Renders page `page` (0-based, clamped) of the scope's current memories, filtered by `category`. */
-export async function renderMemoryList(catalog: Pick<MemoryCatalog, 'page' | 'categories'>, scope: { id: string; timeZone: string }, page: number, category: string | null): Promise<MemoryList> {
+export async function renderMemoryList(
+  catalog: Pick<MemoryCatalog, 'page' | 'categories'>,
+  scope: { id: string; timeZone: string },
+  page: number,
+  category: string | null,
+): Promise<MemoryList> {
   const wanted = Math.max(0, page);
-  const pageOf = (n: number) => catalog.page(scope.id, { category, offset: n * MEMORIES_PAGE_SIZE, limit: MEMORIES_PAGE_SIZE });
+  const pageOf = (n: number) =>
+    catalog.page(scope.id, { category, offset: n * MEMORIES_PAGE_SIZE, limit: MEMORIES_PAGE_SIZE });
   const [asked, categories] = await Promise.all([pageOf(wanted), catalog.categories(scope.id)]);
   const total = asked.total;
   const pages = Math.max(1, Math.ceil(total / MEMORIES_PAGE_SIZE));

@@ -8,7 +8,10 @@ import type { NocturneContext } from './telegram-context';
 const WHERE = 'Telegram';
 
 /** Registers `/sleep`, `/pause` and `/resume`. */
-export function registerConsolidationCommands(composer: Composer<NocturneContext>, deps: { scheduler: Pick<SleepScheduler, 'consolidateNow' | 'pause' | 'resume'> }): void {
+export function registerConsolidationCommands(
+  composer: Composer<NocturneContext>,
+  deps: { scheduler: Pick<SleepScheduler, 'consolidateNow' | 'pause' | 'resume'> },
+): void {
   const { scheduler } = deps;
 
   composer.command('sleep', async (ctx) => {

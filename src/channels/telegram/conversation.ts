@@ -14,7 +14,10 @@ import type { NocturneContext } from './telegram-context';
 import type { TelegramScope } from './telegram-scope';
 
 /** Registers `/end`, the unknown-command answer and the catch-all that talks to the handler; goes last. */
-export function registerConversation(composer: Composer<NocturneContext>, deps: { readonly handler: ConversationHandler; readonly logger: Logger }): void {
+export function registerConversation(
+  composer: Composer<NocturneContext>,
+  deps: { readonly handler: ConversationHandler; readonly logger: Logger },
+): void {
   const log = deps.logger.child({ component: 'telegram' });
 
   composer.command('end', async (ctx) => {

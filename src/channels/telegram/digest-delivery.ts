@@ -13,7 +13,14 @@ import { sendText } from './send-text';
 export type { DeliveryOutcome } from '../digest-delivery';
 
 /** Sends `digest` to `chatId` unless someone else already claimed it. */
-export function deliverDigest(params: { api: Api; chatId: number | string; digestBook: DeliveryBook; digest: DeliverableDigest; logger: Logger; now?: () => Date }): Promise<DeliveryOutcome> {
+export function deliverDigest(params: {
+  api: Api;
+  chatId: number | string;
+  digestBook: DeliveryBook;
+  digest: DeliverableDigest;
+  logger: Logger;
+  now?: () => Date;
+}): Promise<DeliveryOutcome> {
   const { api, chatId, ...rest } = params;
   return deliverDigestOnce({
     ...rest,

@@ -12,7 +12,10 @@ import type { NocturneContext } from './telegram-context';
 const MAX_UPLOAD_BYTES = 50 * 1024 * 1024;
 
 /** Registers `/export`. */
-export function registerExportCommand(composer: Composer<NocturneContext>, deps: { archive: Pick<ScopeArchive, 'export'> }): void {
+export function registerExportCommand(
+  composer: Composer<NocturneContext>,
+  deps: { archive: Pick<ScopeArchive, 'export'> },
+): void {
   composer.command('export', async (ctx) => {
     await ctx.replyWithChatAction('upload_document').catch(() => undefined);
     const files = await buildExportFiles(deps.archive, ctx.scope);

@@ -26,8 +26,11 @@ interface PendingForget {
 }
 
 /** Registers `/forget` and its confirmation buttons (`fg:y:<token>`, `fg:n:<token>`). */
-export function registerForgetCommand(composer: Composer<NocturneContext>, deps: NumberSources & { forget: Pick<ForgetService, 'forgetMemory' | 'forgetMatching'> }): void {
-  const { forget } = deps;
+export function registerForgetCommand(
+  composer: Composer<NocturneContext>,
+  deps: NumberSources & { forget: Pick<ForgetService, 'forgetMemory' | 'forgetMatching'> },
+): void {
+  const { forget, lists, digestBook } = deps;
   const pending = new Map<string, PendingForget>();
 
   function remember(entry: PendingForget): string {
@@ -46,7 +49,8 @@ export function registerForgetCommand(composer: Composer<NocturneContext>, deps:
       return;
     }
     if (request.kind === 'number') {
-      await sendText(ctx.api, ctx.chat.id, await forgetByNumber({ lists: deps.lists, digestBook: deps.digestBook, forget, scope: ctx.scope, n: request.n, reason: REASON }));
+      const answer = await forgetByNumber({ lists, digestBook, forget, scope: ctx.scope, n: request.n, reason: REASON });
+      await sendText(ctx.api, ctx.chat.id, answer);
       return;
     }
     const answer = await previewForgetWords(forget, ctx.scope.id, request.words);

@@ -36,7 +36,12 @@ export function parseMemoriesCallback(data: string): { page: number; category: s
 }
 
 /** Renders page `page` (0-based, clamped) of the scope's current memories, filtered by `category`, with its buttons. */
-export async function renderMemoryPage(catalog: Pick<MemoryCatalog, 'page' | 'categories'>, scope: { id: string; timeZone: string }, page: number, category: string | null): Promise<MemoryPage> {
+export async function renderMemoryPage(
+  catalog: Pick<MemoryCatalog, 'page' | 'categories'>,
+  scope: { id: string; timeZone: string },
+  page: number,
+  category: string | null,
+): Promise<MemoryPage> {
   const list = await renderMemoryList(catalog, scope, page, category);
   const shown = list.page;
   const keyboard = new InlineKeyboard();
@@ -55,7 +60,10 @@ export async function renderMemoryPage(catalog: Pick<MemoryCatalog, 'page' | 'ca
 }
 
 /** Registers `/memories` and its buttons. */
-export function registerMemoriesCommand(composer: Composer<NocturneContext>, deps: { catalog: Pick<MemoryCatalog, 'page' | 'categories'>; lists: NumberedLists }): void {
+export function registerMemoriesCommand(
+  composer: Composer<NocturneContext>,
+  deps: { catalog: Pick<MemoryCatalog, 'page' | 'categories'>; lists: NumberedLists },
+): void {
   const { catalog } = deps;
 
   composer.command('memories', async (ctx) => {

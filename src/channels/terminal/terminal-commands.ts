@@ -103,7 +103,9 @@ export function createTerminalCommands(deps: TerminalCommandDeps): TerminalComma
     const request = parseForgetArgument(argument);
     const reason = forgetReason(WHERE);
     if (request.kind === 'usage') return { text: FORGET_USAGE };
-    if (request.kind === 'number') return { text: await forgetByNumber({ lists, digestBook, forget: deps.forget, scope, n: request.n, reason }) };
+    if (request.kind === 'number') {
+      return { text: await forgetByNumber({ lists, digestBook, forget: deps.forget, scope, n: request.n, reason }) };
+    }
     const answer = await previewForgetWords(deps.forget, scope.id, request.words);
     if (answer.kind === 'answer') return { text: answer.text };
     const preview: ForgetPreview = answer.preview;
