@@ -98,10 +98,21 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
     } else parts.webhook = 'off (set WEBHOOK_SECRET)';
 
     if (config.telegram) {
-      const bot = createTelegramBot({ core, handler, settings: config.telegram, logger, defaultTimeZone: config.timeZone });
+      const bot = createTelegramBot({
+        handler,
+        settings: config.telegram,
+        logger,
+        defaultTimeZone: config.timeZone,
+        directory: core.directory,
+        catalog: core.catalog,
+        digestBook: core.digestBook,
+        forget: core.forget,
+        archive: core.archive,
+        scheduler: core.scheduler,
+      });
       await bot.start();
       stops.push(['Telegram', () => bot.stop()]);
-      const digests = createDigestSender({ core, bot, logger });
+      const digests = createDigestSender({ digestBook: core.digestBook, bot, logger });
       await digests.start();
       stops.splice(stops.length - 1, 0, ['digest sender', () => digests.stop()]);
       parts.telegram = `@${bot.bot.botInfo.username}`;
@@ -109,7 +120,12 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
 
     if (wantsTerminal(config, io.input)) {
       const terminal = createTerminalChannel({
-        core,
+        directory: core.directory,
+        catalog: core.catalog,
+        digestBook: core.digestBook,
+        forget: core.forget,
+        archive: core.archive,
+        scheduler: core.scheduler,
         handler,
         input: io.input,
         output: io.output,

@@ -6,27 +6,25 @@
  * The order is: claim, send, mark.
  * 1. Claim: one conditional update moves the digest from the status and attempt count we read to
  *    `sending`; whoever's update changes the row owns the delivery, anyone else skips it.
- * 2. Send the text, part by part (a channel with a length limit splits it). On failure before
- *    any part went out: {@link markFailed} (a sender tries again until DIGEST_MAX_ATTEMPTS).
- * 3. On success: {@link markSent}.
+ * 2. Send the text as it is now (read again after the claim, through the output filter), part by
+ *    part (a channel with a length limit splits it). On failure before any part went out: mark it
+ *    failed (a sender tries again until DIGEST_MAX_ATTEMPTS).
+ * 3. On success: mark it sent.
+ * The digest book ({@link DigestBook}) owns the rows; this owns the order.
  * A crash between 1 and 3 leaves the digest `sending`: it is not sent again (at most once: a
  * duplicate would be worse than a gap the person can fill with /digest); the Telegram sender logs
  * such digests at the next start and marks them sent. The same happens when some parts of a
  * long digest went out and a later one failed: resending would duplicate the parts delivered,
  * so it counts as sent, with an error in the log.
  */
+import type { DeliverableDigest, DigestBook } from '../memory/digests/digest-book';
 import type { Logger } from '../shared/logger';
-import type { Digest, PrismaClient } from '../storage/prisma';
-import { DIGEST_MAX_ATTEMPTS, markFailed, markSent } from '../memory/digests/digest';
-
-/** The status a digest has while one process is delivering it. */
-export const DIGEST_SENDING = 'sending';
 
 /** `skipped`: someone else claimed it, or nothing was left to send after a /forget. */
 export type DeliveryOutcome = 'sent' | 'failed' | 'skipped';
 
-/** The fields of a digest its delivery reads. */
-export type DeliverableDigest = Pick<Digest, 'id' | 'status' | 'attempts' | 'content' | 'scopeId'>;
+/** The digest book's verbs one delivery uses: claim, read again, mark. */
+export type DeliveryBook = Pick<DigestBook, 'claim' | 'currentContent' | 'markSent' | 'markFailed'>;
 
 /** Markdown headings and emphasis markers removed, for documents (the soul, a digest) shown as plain text. */
 export function plainMarkdown(markdown: string): string {
@@ -39,7 +37,7 @@ export function plainMarkdown(markdown: string): string {
 
 /** Delivers `digest` (as plain text, in the parts `split` makes) unless someone else claimed it. */
 export async function deliverDigestOnce(params: {
-  prisma: PrismaClient;
+  digestBook: DeliveryBook;
   digest: DeliverableDigest;
   logger: Logger;
   /** Sends one part; throws when it could not. */
@@ -48,15 +46,14 @@ export async function deliverDigestOnce(params: {
   split?: (text: string) => string[];
   now?: () => Date;
 }): Promise<DeliveryOutcome> {
-  const { prisma, digest, logger } = params;
+  const { digestBook, digest, logger } = params;
   const now = params.now ?? (() => new Date());
-  const claimed = await prisma.digest.updateMany({ where: { id: digest.id, status: digest.status, attempts: digest.attempts }, data: { status: DIGEST_SENDING } });
-  if (claimed.count === 0) return 'skipped';
+  if (!(await digestBook.claim(digest))) return 'skipped';
   // Re-read: a /forget may have scrubbed it between our read and the claim.
-  const fresh = await prisma.digest.findUnique({ where: { id: digest.id }, select: { content: true } });
-  const text = plainMarkdown(fresh?.content ?? digest.content);
+  const fresh = await digestBook.currentContent(digest.id);
+  const text = plainMarkdown(fresh ?? digest.content);
   if (text === '') {
-    await markSent(prisma, digest.id, now());
+    await digestBook.markSent(digest.id, now());
     return 'skipped';
   }
   const parts = params.split ? params.split(text) : [text];
@@ -68,21 +65,13 @@ export async function deliverDigestOnce(params: {
     }
   } catch (error) {
     if (delivered === 0) {
-      await markFailed(prisma, digest.id);
+      await digestBook.markFailed(digest.id);
       logger.warn('a digest could not be sent; it will be tried again', { digestId: digest.id, scopeId: digest.scopeId, attempt: digest.attempts + 1, error });
       return 'failed';
     }
     logger.error('a long digest was only partly sent; not resending it, to avoid duplicates', { digestId: digest.id, scopeId: digest.scopeId, partsSent: delivered, parts: parts.length, error });
   }
-  await markSent(prisma, digest.id, now());
+  await digestBook.markSent(digest.id, now());
   logger.info('digest sent', { digestId: digest.id, scopeId: digest.scopeId });
   return 'sent';
-}
-
-/** A scope's digests built but not delivered yet (pending, or failed with attempts left), oldest first. */
-export function undeliveredDigests(prisma: PrismaClient, scopeId: string): Promise<Digest[]> {
-  return prisma.digest.findMany({
-    where: { scopeId, status: { in: ['pending', 'failed'] }, attempts: { lt: DIGEST_MAX_ATTEMPTS } },
-    orderBy: { periodEnd: 'asc' },
-  });
 }

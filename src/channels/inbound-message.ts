@@ -14,7 +14,7 @@
  */
 import { z } from 'zod';
 import { ValidationError } from '../shared/errors';
-import type { ScopeDescriptor } from '../storage/scope-repository';
+import type { ScopeDescriptor } from '../memory/scopes/scope-directory';
 
 /** What an attachment is; `other` for anything a channel does not name (a poll, a dice). */
 export const ATTACHMENT_KINDS = ['photo', 'voice', 'audio', 'video', 'video_note', 'animation', 'sticker', 'document', 'location', 'contact', 'other'] as const;

@@ -239,7 +239,12 @@ describe('forgetting reaches every copy (chaos)', () => {
     api = await createApiServer({ core, token: ADMIN_TOKEN, logger: logs.logger });
     apiBase = await api.listen({ host: '127.0.0.1', port: 0 });
     bot = createTelegramBot({
-      core,
+      directory: core.directory,
+      catalog: core.catalog,
+      digestBook: core.digestBook,
+      forget: core.forget,
+      archive: core.archive,
+      scheduler: core.scheduler,
       handler,
       logger: logs.logger,
       defaultTimeZone: 'UTC',

@@ -295,7 +295,12 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
     apiBase = await api.listen({ host: '127.0.0.1', port: 0 });
     webhook = await startWebhookServer({ secret: WEBHOOK_SECRET, logger: logs.logger, handler: (message) => handler.reply(webhookInbound(message)) });
     bot = createTelegramBot({
-      core,
+      directory: core.directory,
+      catalog: core.catalog,
+      digestBook: core.digestBook,
+      forget: core.forget,
+      archive: core.archive,
+      scheduler: core.scheduler,
       handler,
       logger: logs.logger,
       defaultTimeZone: 'UTC',

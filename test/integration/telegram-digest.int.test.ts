@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createDigestSender } from '../../src/channels/telegram/digest-sender';
-import { DIGEST_SENDING } from '../../src/channels/telegram/digest-delivery';
+import { DIGEST_SENDING } from '../../src/memory/digests/digest-book';
 import { createMemory } from '../../src/memory/memories/memory-writer';
 import { buildDigest } from '../../src/memory/digests/digest';
 import { ANA, BEN, converse, startHarness, textsIn, type Harness } from './telegram-harness';
@@ -41,7 +41,7 @@ describe('Telegram digest delivery', () => {
   it('delivers a digest once to the scope owner despite a failed first send', async () => {
     const digest = await newDigest(ana, 'Ana sings in a choir');
     expect(digest.status).toBe('pending');
-    const sender = createDigestSender({ core: h.core, bot: h.bot, intervalMs: 60_000 });
+    const sender = createDigestSender({ digestBook: h.core.digestBook, logger: h.core.logger, bot: h.bot, intervalMs: 60_000 });
     // Every attempt of the first send fails (5 = the harness's retry attempts per call).
     h.fake.fail('sendMessage', ...Array.from({ length: 5 }, () => ({ kind: 'bad-gateway' as const })));
 
@@ -66,8 +66,8 @@ describe('Telegram digest delivery', () => {
 
   it('never sends a digest twice when two senders run at once', async () => {
     const digest = await newDigest(ana, 'Ana bought a metronome');
-    const a = createDigestSender({ core: h.core, bot: h.bot });
-    const b = createDigestSender({ core: h.core, bot: h.bot });
+    const a = createDigestSender({ digestBook: h.core.digestBook, logger: h.core.logger, bot: h.bot });
+    const b = createDigestSender({ digestBook: h.core.digestBook, logger: h.core.logger, bot: h.bot });
     const [ra, rb] = await Promise.all([a.sendPending(), b.sendPending()]);
     expect(ra.sent + rb.sent).toBe(1);
     expect(digestsIn(ANA.id).filter((t) => t.includes('metronome'))).toHaveLength(1);
@@ -76,7 +76,7 @@ describe('Telegram digest delivery', () => {
 
   it('stops retrying after the attempts run out', async () => {
     const digest = await newDigest(ben, 'Ben plays the tuba');
-    const sender = createDigestSender({ core: h.core, bot: h.bot, maxAttempts: 2 });
+    const sender = createDigestSender({ digestBook: h.core.digestBook, logger: h.core.logger, bot: h.bot, maxAttempts: 2 });
     // Two passes of five failing attempts each.
     h.fake.fail('sendMessage', ...Array.from({ length: 10 }, () => ({ kind: 'bad-gateway' as const })));
     expect((await sender.sendPending()).failed).toBe(1);
@@ -91,7 +91,7 @@ describe('Telegram digest delivery', () => {
   it('does not resend a digest a crash left mid-send, and says so in the log', async () => {
     const digest = await newDigest(ana, 'Ana learned a new hymn');
     await h.core.db.prisma.digest.update({ where: { id: digest.id }, data: { status: DIGEST_SENDING } });
-    const sender = createDigestSender({ core: h.core, bot: h.bot, intervalMs: 60_000 });
+    const sender = createDigestSender({ digestBook: h.core.digestBook, logger: h.core.logger, bot: h.bot, intervalMs: 60_000 });
     await sender.start();
     await sender.stop();
     expect(await h.core.db.prisma.digest.findUniqueOrThrow({ where: { id: digest.id } })).toMatchObject({ status: 'sent' });

@@ -14,6 +14,7 @@ import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
 import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
 import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from '../doubles/telegram-server';
+import { channelServices } from '../support/channel-services';
 import { tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';
 
@@ -96,7 +97,7 @@ export async function startHarness(options: { allowedUsers?: number[]; groups?: 
   const handler = createRecordingHandler(core);
   const newBot = () =>
     createTelegramBot({
-      core,
+      ...channelServices(core),
       handler,
       logger,
       defaultTimeZone: 'UTC',

@@ -18,6 +18,7 @@ import type { Core } from '../../src/core';
 import { createMemory } from '../../src/memory/memories/memory-writer';
 import { buildDigest, digestItems } from '../../src/memory/digests/digest';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
+import { channelServices } from '../support/channel-services';
 import { tempDir } from '../support/databases';
 import { agentModel, openAgentCore, type AgentCore, type ModelRules } from './agent-harness';
 
@@ -48,7 +49,7 @@ async function openSession(core: Core, handler: ConversationHandler, options: { 
   const out = new PassThrough();
   let printed = '';
   out.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
-  const channel = createTerminalChannel({ core, handler, input, output: out, scopeKey: options.scopeKey ?? KEY, authorName: 'Ana', logger: core.logger, defaultTimeZone: 'UTC', exportDir: options.exportDir, digestCheckMs: options.digestCheckMs });
+  const channel = createTerminalChannel({ ...channelServices(core), handler, input, output: out, scopeKey: options.scopeKey ?? KEY, authorName: 'Ana', logger: core.logger, defaultTimeZone: 'UTC', exportDir: options.exportDir, digestCheckMs: options.digestCheckMs });
   let ended = false;
   const running = channel.run().then(() => void (ended = true));
   const session: Session = {

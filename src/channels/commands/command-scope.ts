@@ -1,14 +1,31 @@
 /**
  * What the channel-neutral commands (src/channels/commands/) work with: the scope a command is
- * about, the slice of the core they use, and two small text helpers. Telegram's chat scope and
- * the terminal's scope both satisfy {@link CommandScope}, so each command's logic and wording is
- * written once and every channel only decides how to show it (a message with buttons, a line on
- * a terminal).
+ * about, the domain services they use (each narrowed to the verbs called), and two small text
+ * helpers. Telegram's chat scope and the terminal's scope both satisfy {@link CommandScope}, so
+ * each command's logic and wording is written once and every channel only decides how to show
+ * it (a message with buttons, a line on a terminal).
  */
-import type { Core } from '../../core';
+import type { ScopeArchive } from '../../memory/archive/scope-archive';
+import type { DigestBook } from '../../memory/digests/digest-book';
+import type { ForgetService } from '../../memory/forget/forget-service';
+import type { MemoryCatalog } from '../../memory/memories/memory-catalog';
+import type { SleepScheduler } from '../../sleep/scheduler';
 
-/** The services the commands need from the core. */
-export type CommandCore = Pick<Core, 'db' | 'scopes' | 'forget' | 'scheduler'>;
+/**
+ * The domain services behind the commands, by name: the memory catalog (/memories, /why), the
+ * digest book (/digest, digest numbers), forgetting (/forget), the scope archive (/export) and
+ * the sleep scheduler (/sleep, /pause, /resume). Every text they return is already filtered.
+ */
+export interface CommandServices {
+  readonly catalog: Pick<MemoryCatalog, 'page' | 'categories' | 'explain'>;
+  readonly digestBook: Pick<
+    DigestBook,
+    'latestSent' | 'undelivered' | 'build' | 'claim' | 'currentContent' | 'markSent' | 'markFailed'
+  >;
+  readonly forget: Pick<ForgetService, 'forgetMemory' | 'forgetMatching'>;
+  readonly archive: Pick<ScopeArchive, 'export'>;
+  readonly scheduler: Pick<SleepScheduler, 'consolidateNow' | 'pause' | 'resume'>;
+}
 
 /** The scope a command acts on. */
 export interface CommandScope {

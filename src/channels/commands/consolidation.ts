@@ -9,7 +9,7 @@
 import type { SleepScheduler } from '../../sleep/scheduler';
 
 /** `/sleep`: consolidates the scope now; returns the answer. */
-export async function sleepNow(scheduler: SleepScheduler, scopeId: string): Promise<string> {
+export async function sleepNow(scheduler: Pick<SleepScheduler, 'consolidateNow'>, scopeId: string): Promise<string> {
   const outcome = await scheduler.consolidateNow(scopeId);
   const detail = outcome.detail ? ` (${outcome.detail})` : '';
   switch (outcome.status) {
@@ -25,7 +25,7 @@ export async function sleepNow(scheduler: SleepScheduler, scopeId: string): Prom
 }
 
 /** `/pause`: stops learning from the scope's conversations; returns the answer. */
-export async function pauseLearning(scheduler: SleepScheduler, scopeId: string, where: string): Promise<string> {
+export async function pauseLearning(scheduler: Pick<SleepScheduler, 'pause'>, scopeId: string, where: string): Promise<string> {
   const changed = await scheduler.pause(scopeId, `the owner sent /pause in ${where}`);
   return changed
     ? 'Paused: I will not learn anything new from our conversations until you send /resume. I still keep what you write, and I still answer.'
@@ -33,7 +33,7 @@ export async function pauseLearning(scheduler: SleepScheduler, scopeId: string, 
 }
 
 /** `/resume`: learns from the scope's conversations again; returns the answer. */
-export async function resumeLearning(scheduler: SleepScheduler, scopeId: string, where: string): Promise<string> {
+export async function resumeLearning(scheduler: Pick<SleepScheduler, 'resume'>, scopeId: string, where: string): Promise<string> {
   const changed = await scheduler.resume(scopeId, `the owner sent /resume in ${where}`);
   return changed ? 'Resumed: I will learn from our conversations again while I sleep.' : 'Learning was not paused.';
 }

@@ -5,9 +5,8 @@
  * (src/channels/digest-delivery.ts), so it is never delivered twice. Digests built earlier and
  * not delivered yet go out first.
  */
-import { buildDigest } from '../../memory/digests/digest';
-import type { Digest, PrismaClient } from '../../storage/prisma';
-import { undeliveredDigests, type DeliveryOutcome } from '../digest-delivery';
+import type { DeliverableDigest, DigestBook } from '../../memory/digests/digest-book';
+import type { DeliveryOutcome } from '../digest-delivery';
 
 /** The answer to `/digest` when nothing was learned, corrected or forgotten since the last one. */
 export const NOTHING_NEW_TEXT = 'Nothing new since your last digest: I have not learned, corrected or forgotten anything about you since then.';
@@ -17,10 +16,14 @@ export const NOTHING_NEW_TEXT = 'Nothing new since your last digest: I have not 
  * `deliver` (the channel's claim-send-mark). Returns how many were delivered (0: say
  * {@link NOTHING_NEW_TEXT}); throws when one could not be delivered.
  */
-export async function deliverDigestNow(prisma: PrismaClient, scopeId: string, deliver: (digest: Digest) => Promise<DeliveryOutcome>): Promise<number> {
-  const waiting = await undeliveredDigests(prisma, scopeId);
+export async function deliverDigestNow(
+  digestBook: Pick<DigestBook, 'undelivered' | 'build'>,
+  scopeId: string,
+  deliver: (digest: DeliverableDigest) => Promise<DeliveryOutcome>,
+): Promise<number> {
+  const waiting = await digestBook.undelivered(scopeId);
   const now = new Date();
-  const digest = await buildDigest(prisma, scopeId, { periodEnd: now, now });
+  const digest = await digestBook.build(scopeId, { periodEnd: now, now });
   let sent = 0;
   for (const d of [...waiting, ...(digest.status === 'pending' ? [digest] : [])]) {
     const outcome = await deliver(d);

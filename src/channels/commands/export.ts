@@ -2,13 +2,12 @@
  * `/export`: the person's memory as two files they can keep — the JSON export (complete and
  * versioned; the import format, src/export/json-export.ts) and a Markdown rendering of it for
  * reading (MEMORY.md followed by the daily logs, src/export/markdown-export.ts). Secrets are
- * redacted by the exporter. How the files reach the person (uploaded documents, files written
+ * redacted by the scope archive's exporter. How the files reach the person (uploaded documents, files written
  * to a folder) is the channel's.
  */
-import { exportScope } from '../../export/json-export';
 import { joinMarkdownFiles, renderMarkdownExport } from '../../export/markdown-export';
 import { serializeScopeExport } from '../../export/scope-document';
-import type { PrismaClient } from '../../storage/prisma';
+import type { ScopeArchive } from '../../memory/archive/scope-archive';
 import type { CommandScope } from './command-scope';
 
 /** The two files of an export. */
@@ -27,8 +26,8 @@ export function exportStem(scopeKey: string): string {
 }
 
 /** Exports the scope: the JSON document and the Markdown to read, as bytes. */
-export async function buildExportFiles(prisma: PrismaClient, scope: CommandScope): Promise<ExportFiles> {
-  const doc = await exportScope(prisma, scope.id);
+export async function buildExportFiles(archive: Pick<ScopeArchive, 'export'>, scope: CommandScope): Promise<ExportFiles> {
+  const doc = await archive.export(scope.id);
   return {
     stem: exportStem(scope.key),
     json: Buffer.from(serializeScopeExport(doc), 'utf8'),

@@ -1,6 +1,7 @@
 /**
  * `/forget`: the owner removes something the agent learned, everywhere it is kept (rows, the
- * full-text index, vectors, the soul and digests; src/sleep/forget-service.ts does the removing).
+ * full-text index, vectors, the soul and digests; src/memory/forget/forget-service.ts does the
+ * removing). The matches it lists pass the output filter, like every stored text shown.
  *
  * - `/forget 3`: item 3 of the list seen last (a /memories page or the latest digest), with its
  *   earlier versions. Done at once: the number points at one thing the person just saw.
@@ -9,9 +10,9 @@
  */
 import { AppError, NotFoundError } from '../../shared/errors';
 import type { ForgetPreview, ForgetResult, ForgetService } from '../../memory/forget/forget-service';
-import type { PrismaClient } from '../../storage/prisma';
+import { showStored } from '../../memory/output-filter';
 import { excerpt, plural, type CommandScope } from './command-scope';
-import { lookupNumber, type NumberedLists } from './numbered-lists';
+import { lookupNumber, type NumberSources } from './numbered-lists';
 
 const MAX_LISTED = 20;
 const MAX_EXCERPT = 160;
@@ -39,9 +40,11 @@ export function parseForgetArgument(argument: string): ForgetRequest {
 }
 
 /** `/forget N`: forgets item N of the last list the person saw, at once; returns the answer. */
-export async function forgetByNumber(params: { prisma: PrismaClient; forget: ForgetService; lists: NumberedLists; scope: CommandScope; n: number; reason: string }): Promise<string> {
+export async function forgetByNumber(
+  params: NumberSources & { forget: Pick<ForgetService, 'forgetMemory'>; scope: CommandScope; n: number; reason: string },
+): Promise<string> {
   const { n } = params;
-  const found = await lookupNumber(params.prisma, params.lists, params.scope.id, n);
+  const found = await lookupNumber(params, params.scope.id, n);
   if (!found.found) return found.explanation;
   let result: ForgetResult;
   try {
@@ -65,7 +68,11 @@ export type ForgetWordsAnswer =
   | { readonly kind: 'confirm'; readonly text: string; readonly preview: ForgetPreview };
 
 /** `/forget words`: finds the memories containing every word, removing nothing yet. */
-export async function previewForgetWords(forget: ForgetService, scopeId: string, words: string): Promise<ForgetWordsAnswer> {
+export async function previewForgetWords(
+  forget: Pick<ForgetService, 'forgetMatching'>,
+  scopeId: string,
+  words: string,
+): Promise<ForgetWordsAnswer> {
   let preview: ForgetPreview;
   try {
     preview = await forget.forgetMatching(scopeId, words);
@@ -75,7 +82,9 @@ export async function previewForgetWords(forget: ForgetService, scopeId: string,
   }
   const quoted = `“${preview.terms.join(' ')}”`;
   if (preview.matches.length === 0) return { kind: 'answer', text: `Nothing I remember mentions ${quoted}.` };
-  const listed = preview.matches.slice(0, MAX_LISTED).map((m) => `• ${excerpt(m.content, MAX_EXCERPT)}${m.state === 'active' ? '' : ` (${m.state})`}`);
+  const listed = preview.matches
+    .slice(0, MAX_LISTED)
+    .map((m) => `• ${excerpt(showStored(m.content), MAX_EXCERPT)}${m.state === 'active' ? '' : ` (${m.state})`}`);
   const more = preview.matches.length > MAX_LISTED ? [`…and ${preview.matches.length - MAX_LISTED} more.`] : [];
   const text = [`These ${plural(preview.matches.length, 'memory mentions', 'memories mention')} ${quoted}:`, '', ...listed, ...more, '', 'Forget them?'].join('\n');
   return { kind: 'confirm', text, preview };

@@ -4,11 +4,11 @@
  *
  * `/memories` numbers are kept in memory per scope (pages of one listing add up, so after paging
  * to 11-20 both 3 and 14 still work; a new filter starts a new listing). Digest numbers are read
- * from the database, so they survive a restart. A listing older than the latest digest gives way
+ * from the digest book, so they survive a restart. A listing older than the latest digest gives way
  * to the digest. Only sent digests count: a pending one has not reached the person yet.
  */
-import type { PrismaClient } from '../../storage/prisma';
 import { digestItems } from '../../memory/digests/digest';
+import type { DigestBook } from '../../memory/digests/digest-book';
 
 /** One `/memories` listing: its filter and the memory behind every number shown so far. */
 export interface MemoryListing {
@@ -44,11 +44,17 @@ export type NumberLookup =
   | { readonly found: true; readonly memoryId: string; readonly from: 'memories' | 'digest' }
   | { readonly found: false; readonly explanation: string };
 
+/** Where the numbers come from: the listings shown, and the latest digest sent. */
+export interface NumberSources {
+  readonly lists: NumberedLists;
+  readonly digestBook: Pick<DigestBook, 'latestSent'>;
+}
+
 /** The memory behind number `n` for this scope, from the most recent list the person saw. */
-export async function lookupNumber(prisma: PrismaClient, lists: NumberedLists, scopeId: string, n: number): Promise<NumberLookup> {
-  const listing = lists.listing(scopeId);
+export async function lookupNumber(sources: NumberSources, scopeId: string, n: number): Promise<NumberLookup> {
+  const listing = sources.lists.listing(scopeId);
   // Only a digest that reached the person can be what they answer to.
-  const digest = await prisma.digest.findFirst({ where: { scopeId, status: 'sent' }, orderBy: { periodEnd: 'desc' } });
+  const digest = await sources.digestBook.latestSent(scopeId);
   const digestAt = digest ? (digest.sentAt ?? digest.createdAt) : undefined;
   const useListing = listing && (!digestAt || listing.shownAt.getTime() >= digestAt.getTime());
   if (useListing) {

@@ -1,11 +1,12 @@
 /**
  * `/why N`: where item N (of the last /memories list or digest) came from — the messages it was
- * learned from (MemorySource → Episode), oldest first, with when and who said them.
+ * learned from, oldest first, with when and who said them. The catalog filters every text it
+ * returns, so a secret pasted into the chat is not shown back.
  */
 import { formatLocalMinute } from '../../memory/digests/digest';
-import type { PrismaClient } from '../../storage/prisma';
+import type { MemoryCatalog } from '../../memory/memories/memory-catalog';
 import { excerpt, type CommandScope } from './command-scope';
-import { lookupNumber, type NumberedLists } from './numbered-lists';
+import { lookupNumber, type NumberSources } from './numbered-lists';
 
 const MAX_EPISODES = 10;
 const MAX_EXCERPT = 300;
@@ -13,37 +14,39 @@ const MAX_EXCERPT = 300;
 /** The answer to `/why` without a number. */
 export const WHY_USAGE = 'Which one? /why 3 shows the messages item 3 of your last /memories list (or digest) came from.';
 
+/** What `/why` reads: the numbers' sources, and the catalog that explains a memory (its texts filtered). */
+export interface WhyServices extends NumberSources {
+  readonly catalog: Pick<MemoryCatalog, 'explain'>;
+}
+
 /** The explanation of memory `memoryId`, shown as item `n`. */
-export async function explainMemory(prisma: PrismaClient, scope: CommandScope, n: number, memoryId: string): Promise<string> {
-  const memory = await prisma.memory.findFirst({ where: { scopeId: scope.id, id: memoryId }, select: { content: true, sourceType: true, validFrom: true } });
+export async function explainMemory(
+  catalog: Pick<MemoryCatalog, 'explain'>,
+  scope: CommandScope,
+  n: number,
+  memoryId: string,
+): Promise<string> {
+  const memory = await catalog.explain(scope.id, memoryId, MAX_EPISODES);
   if (!memory) return `Item ${n} has been forgotten since.`;
-  const [total, sources] = await Promise.all([
-    prisma.memorySource.count({ where: { scopeId: scope.id, memoryId } }),
-    prisma.memorySource.findMany({
-      where: { scopeId: scope.id, memoryId },
-      select: { episode: { select: { timestamp: true, author: true, role: true, content: true } } },
-      orderBy: { episode: { timestamp: 'asc' } },
-      take: MAX_EPISODES,
-    }),
-  ]);
+  const total = memory.sourceCount;
   const header = `${n}. ${excerpt(memory.content, MAX_EXCERPT)}`;
   if (total === 0) {
     return `${header}\n\nI have no record of the messages behind it (it was ${memory.sourceType}, ${formatLocalMinute(memory.validFrom, scope.timeZone)}; its messages may have been imported without sources).`;
   }
-  const lines = sources.map(({ episode }) => {
+  const lines = memory.sources.map((episode) => {
     const who = episode.role === 'agent' ? 'me' : (episode.author ?? 'you');
     return `• ${formatLocalMinute(episode.timestamp, scope.timeZone)}, ${who}: “${excerpt(episode.content, MAX_EXCERPT)}”`;
   });
-  const more = total > sources.length ? [`…and ${total - sources.length} more.`] : [];
+  const more = total > memory.sources.length ? [`…and ${total - memory.sources.length} more.`] : [];
   return [header, '', `I learned it from ${total === 1 ? 'this message' : `these ${total} messages`}:`, ...lines, ...more].join('\n');
 }
 
 /** `/why <argument>`: the usage, why the number means nothing, or the explanation. */
-export async function answerWhy(prisma: PrismaClient, lists: NumberedLists, scope: CommandScope, argument: string): Promise<string> {
+export async function answerWhy(services: WhyServices, scope: CommandScope, argument: string): Promise<string> {
   const number = argument.trim().replace(/^#/, '');
   if (!/^\d{1,6}$/.test(number)) return WHY_USAGE;
   const n = Number(number);
-  const found = await lookupNumber(prisma, lists, scope.id, n);
+  const found = await lookupNumber(services, scope.id, n);
   if (!found.found) return found.explanation;
-  return explainMemory(prisma, scope, n, found.memoryId);
+  return explainMemory(services.catalog, scope, n, found.memoryId);
 }

@@ -10,9 +10,8 @@
  * owner for a private chat, so the nightly digest knows where to go) and puts it on `ctx.scope`.
  */
 import type { MiddlewareFn } from 'grammy';
+import type { ScopeDirectory } from '../../memory/scopes/scope-directory';
 import type { Logger } from '../../shared/logger';
-import type { ScopeRepository } from '../../storage/scope-repository';
-import type { PrismaClient } from '../../storage/prisma';
 import type { NocturneContext } from './telegram-context';
 import { TELEGRAM_CHANNEL, telegramScope } from './telegram-scope';
 
@@ -20,8 +19,8 @@ export interface AccessGateOptions {
   readonly allowedUsers: readonly number[];
   /** Whether group chats are served (TELEGRAM_GROUPS). */
   readonly groups: boolean;
-  readonly scopes: ScopeRepository;
-  readonly prisma: PrismaClient;
+  /** Finds or creates the chat's scope and records its owner. */
+  readonly directory: Pick<ScopeDirectory, 'ensure' | 'setOwner'>;
   /** Zone of scopes without one. */
   readonly defaultTimeZone: string;
   readonly logger: Logger;
@@ -86,10 +85,10 @@ export function createAccessGate(options: AccessGateOptions): MiddlewareFn<Noctu
       await refuseOnce(ctx, `user:${from.id}`, refusalText(from.id), { reason: 'not on the allowlist', userId: from.id });
       return;
     }
-    let row = await options.scopes.ensure({ key: scope.key, channel: TELEGRAM_CHANNEL, kind: scope.kind, title: scope.title, ownerId: scope.ownerId });
+    let row = await options.directory.ensure({ key: scope.key, channel: TELEGRAM_CHANNEL, kind: scope.kind, title: scope.title, ownerId: scope.ownerId });
     if (scope.ownerId && !row.ownerId) {
       // Created elsewhere (an import, the agent) before the bot saw it: the digest needs its owner.
-      row = await options.prisma.scope.update({ where: { id: row.id }, data: { ownerId: scope.ownerId } });
+      row = await options.directory.setOwner(row.id, scope.ownerId);
     }
     ctx.scope = { id: row.id, key: row.key, kind: scope.kind, timeZone: row.timezone ?? options.defaultTimeZone };
     await next();

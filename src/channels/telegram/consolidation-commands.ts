@@ -1,14 +1,18 @@
 /** `/sleep`, `/pause` and `/resume` on Telegram (the logic and wording: src/channels/commands/consolidation.ts). */
 import type { Composer } from 'grammy';
+import type { SleepScheduler } from '../../sleep/scheduler';
 import { pauseLearning, resumeLearning, sleepNow } from '../commands/consolidation';
 import { sendText } from './send-text';
-import type { CommandDeps, NocturneContext } from './telegram-context';
+import type { NocturneContext } from './telegram-context';
 
 const WHERE = 'Telegram';
 
 /** Registers `/sleep`, `/pause` and `/resume`. */
-export function registerConsolidationCommands(composer: Composer<NocturneContext>, deps: CommandDeps): void {
-  const { scheduler } = deps.core;
+export function registerConsolidationCommands(
+  composer: Composer<NocturneContext>,
+  deps: { scheduler: Pick<SleepScheduler, 'consolidateNow' | 'pause' | 'resume'> },
+): void {
+  const { scheduler } = deps;
 
   composer.command('sleep', async (ctx) => {
     await ctx.replyWithChatAction('typing').catch(() => undefined);

@@ -9,11 +9,15 @@ import { END_TEXT, HANDLER_FAILED_TEXT, unknownCommandText } from '../commands/r
 import type { ConversationHandler } from '../conversation-handler';
 import { toInboundMessage } from './inbound';
 import { sendText } from './send-text';
-import type { CommandDeps, NocturneContext } from './telegram-context';
+import type { Logger } from '../../shared/logger';
+import type { NocturneContext } from './telegram-context';
 import type { TelegramScope } from './telegram-scope';
 
 /** Registers `/end`, the unknown-command answer and the catch-all that talks to the handler; goes last. */
-export function registerConversation(composer: Composer<NocturneContext>, deps: CommandDeps & { readonly handler: ConversationHandler }): void {
+export function registerConversation(
+  composer: Composer<NocturneContext>,
+  deps: { readonly handler: ConversationHandler; readonly logger: Logger },
+): void {
   const log = deps.logger.child({ component: 'telegram' });
 
   composer.command('end', async (ctx) => {

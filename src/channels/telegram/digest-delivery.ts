@@ -4,16 +4,23 @@
  * messages. Both the nightly sender and `/digest` go through {@link deliverDigest}.
  */
 import type { Api } from 'grammy';
+import type { DeliverableDigest } from '../../memory/digests/digest-book';
 import type { Logger } from '../../shared/logger';
-import type { PrismaClient } from '../../storage/prisma';
-import { deliverDigestOnce, type DeliverableDigest, type DeliveryOutcome } from '../digest-delivery';
+import { deliverDigestOnce, type DeliveryBook, type DeliveryOutcome } from '../digest-delivery';
 import { splitText, TELEGRAM_TEXT_LIMIT } from '../split-text';
 import { sendText } from './send-text';
 
-export { DIGEST_SENDING, type DeliveryOutcome } from '../digest-delivery';
+export type { DeliveryOutcome } from '../digest-delivery';
 
 /** Sends `digest` to `chatId` unless someone else already claimed it. */
-export function deliverDigest(params: { api: Api; chatId: number | string; prisma: PrismaClient; digest: DeliverableDigest; logger: Logger; now?: () => Date }): Promise<DeliveryOutcome> {
+export function deliverDigest(params: {
+  api: Api;
+  chatId: number | string;
+  digestBook: DeliveryBook;
+  digest: DeliverableDigest;
+  logger: Logger;
+  now?: () => Date;
+}): Promise<DeliveryOutcome> {
   const { api, chatId, ...rest } = params;
   return deliverDigestOnce({
     ...rest,

@@ -9,17 +9,19 @@
  * claim-send-mark order and what a crash in the middle means (at most once).
  */
 import type { Api } from 'grammy';
-import type { Core } from '../../core';
+import { DIGEST_MAX_ATTEMPTS } from '../../memory/digests/digest';
+import type { DigestBook } from '../../memory/digests/digest-book';
 import type { Logger } from '../../shared/logger';
-import { DIGEST_MAX_ATTEMPTS, markSent, pendingDigests } from '../../memory/digests/digest';
-import { deliverDigest, DIGEST_SENDING, type DeliveryOutcome } from './digest-delivery';
+import type { DeliveryBook } from '../digest-delivery';
+import { deliverDigest, type DeliveryOutcome } from './digest-delivery';
 import { TELEGRAM_CHANNEL } from './telegram-scope';
 
 export interface DigestSenderOptions {
-  readonly core: Pick<Core, 'db' | 'logger'>;
+  /** Where the digests wait, and where their delivery is claimed and marked. */
+  readonly digestBook: DeliveryBook & Pick<DigestBook, 'pending' | 'interrupted'>;
   /** Anything with the Bot API: the TelegramBot handle or a grammY Bot. */
   readonly bot: { readonly api: Api };
-  readonly logger?: Logger;
+  readonly logger: Logger;
   /** Time between passes (default one minute). */
   readonly intervalMs?: number;
   /** Attempts per digest before it is given up (default DIGEST_MAX_ATTEMPTS). */
@@ -47,8 +49,8 @@ export interface DigestSender {
 
 /** Creates the sender; nothing runs until `start()`. */
 export function createDigestSender(options: DigestSenderOptions): DigestSender {
-  const prisma = options.core.db.prisma;
-  const log = (options.logger ?? options.core.logger).child({ component: 'telegram-digests' });
+  const { digestBook } = options;
+  const log = options.logger.child({ component: 'telegram-digests' });
   const intervalMs = options.intervalMs ?? 60_000;
   const maxAttempts = options.maxAttempts ?? DIGEST_MAX_ATTEMPTS;
   const clock = options.clock ?? (() => new Date());
@@ -58,10 +60,10 @@ export function createDigestSender(options: DigestSenderOptions): DigestSender {
 
   async function sendPending(): Promise<DigestPassReport> {
     const counts: Record<DeliveryOutcome, number> = { sent: 0, failed: 0, skipped: 0 };
-    const digests = await pendingDigests(prisma, { maxAttempts, channel: TELEGRAM_CHANNEL });
+    const digests = await digestBook.pending({ maxAttempts, channel: TELEGRAM_CHANNEL });
     for (const digest of digests) {
       if (digest.scope.channel !== TELEGRAM_CHANNEL || !digest.scope.ownerId) continue;
-      const outcome = await deliverDigest({ prisma, api: options.bot.api, digest, chatId: digest.scope.ownerId, logger: log, now: clock });
+      const outcome = await deliverDigest({ digestBook, api: options.bot.api, digest, chatId: digest.scope.ownerId, logger: log, now: clock });
       counts[outcome]++;
       if (outcome === 'failed' && digest.attempts + 1 >= maxAttempts) {
         log.error('a digest could not be delivered and will not be tried again', { digestId: digest.id, scopeId: digest.scopeId, attempts: digest.attempts + 1 });
@@ -85,10 +87,10 @@ export function createDigestSender(options: DigestSenderOptions): DigestSender {
   }
 
   async function recoverInterrupted(): Promise<number> {
-    const stuck = await prisma.digest.findMany({ where: { status: DIGEST_SENDING, scope: { channel: TELEGRAM_CHANNEL } }, select: { id: true, scopeId: true } });
+    const stuck = await digestBook.interrupted(TELEGRAM_CHANNEL);
     for (const digest of stuck) {
       log.warn('a digest was being sent when the service stopped; it may or may not have arrived and is not sent again (at most once)', { digestId: digest.id, scopeId: digest.scopeId });
-      await markSent(prisma, digest.id, clock());
+      await digestBook.markSent(digest.id, clock());
     }
     return stuck.length;
   }

@@ -9,10 +9,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { InlineKeyboard, type Composer } from 'grammy';
-import type { ForgetPreview } from '../../memory/forget/forget-service';
+import type { ForgetPreview, ForgetService } from '../../memory/forget/forget-service';
 import { confirmForget, FORGET_KEPT_TEXT, FORGET_USAGE, forgetByNumber, forgetReason, parseForgetArgument, previewForgetWords } from '../commands/forget';
+import type { NumberSources } from '../commands/numbered-lists';
 import { sendText } from './send-text';
-import type { CommandDeps, NocturneContext } from './telegram-context';
+import type { NocturneContext } from './telegram-context';
 
 const CONFIRM_TTL_MS = 10 * 60_000;
 const MAX_PENDING = 1_000;
@@ -25,9 +26,11 @@ interface PendingForget {
 }
 
 /** Registers `/forget` and its confirmation buttons (`fg:y:<token>`, `fg:n:<token>`). */
-export function registerForgetCommand(composer: Composer<NocturneContext>, deps: CommandDeps): void {
-  const { forget } = deps.core;
-  const prisma = deps.core.db.prisma;
+export function registerForgetCommand(
+  composer: Composer<NocturneContext>,
+  deps: NumberSources & { forget: Pick<ForgetService, 'forgetMemory' | 'forgetMatching'> },
+): void {
+  const { forget, lists, digestBook } = deps;
   const pending = new Map<string, PendingForget>();
 
   function remember(entry: PendingForget): string {
@@ -46,7 +49,8 @@ export function registerForgetCommand(composer: Composer<NocturneContext>, deps:
       return;
     }
     if (request.kind === 'number') {
-      await sendText(ctx.api, ctx.chat.id, await forgetByNumber({ prisma, forget, lists: deps.lists, scope: ctx.scope, n: request.n, reason: REASON }));
+      const answer = await forgetByNumber({ lists, digestBook, forget, scope: ctx.scope, n: request.n, reason: REASON });
+      await sendText(ctx.api, ctx.chat.id, answer);
       return;
     }
     const answer = await previewForgetWords(forget, ctx.scope.id, request.words);

@@ -7,10 +7,11 @@
  * the data longer than Telegram's 64 bytes gets no button (the list still shows it).
  */
 import { InlineKeyboard, type Composer } from 'grammy';
-import type { PrismaClient } from '../../storage/prisma';
+import type { MemoryCatalog } from '../../memory/memories/memory-catalog';
 import { renderMemoryList } from '../commands/memories';
+import type { NumberedLists } from '../commands/numbered-lists';
 import { sendText } from './send-text';
-import type { CommandDeps, NocturneContext } from './telegram-context';
+import type { NocturneContext } from './telegram-context';
 
 const CALLBACK_PREFIX = 'mem';
 const MAX_CALLBACK_BYTES = 64;
@@ -35,8 +36,13 @@ export function parseMemoriesCallback(data: string): { page: number; category: s
 }
 
 /** Renders page `page` (0-based, clamped) of the scope's current memories, filtered by `category`, with its buttons. */
-export async function renderMemoryPage(prisma: PrismaClient, scope: { id: string; timeZone: string }, page: number, category: string | null): Promise<MemoryPage> {
-  const list = await renderMemoryList(prisma, scope, page, category);
+export async function renderMemoryPage(
+  catalog: Pick<MemoryCatalog, 'page' | 'categories'>,
+  scope: { id: string; timeZone: string },
+  page: number,
+  category: string | null,
+): Promise<MemoryPage> {
+  const list = await renderMemoryList(catalog, scope, page, category);
   const shown = list.page;
   const keyboard = new InlineKeyboard();
   if (shown > 0) keyboard.text('« Previous', callbackData(shown - 1, category));
@@ -54,12 +60,15 @@ export async function renderMemoryPage(prisma: PrismaClient, scope: { id: string
 }
 
 /** Registers `/memories` and its buttons. */
-export function registerMemoriesCommand(composer: Composer<NocturneContext>, deps: CommandDeps): void {
-  const prisma = deps.core.db.prisma;
+export function registerMemoriesCommand(
+  composer: Composer<NocturneContext>,
+  deps: { catalog: Pick<MemoryCatalog, 'page' | 'categories'>; lists: NumberedLists },
+): void {
+  const { catalog } = deps;
 
   composer.command('memories', async (ctx) => {
     const category = ctx.match.trim().toLowerCase() || null;
-    const page = await renderMemoryPage(prisma, ctx.scope, 0, category);
+    const page = await renderMemoryPage(catalog, ctx.scope, 0, category);
     deps.lists.rememberPage(ctx.scope.id, category, page.entries, new Date());
     await sendText(ctx.api, ctx.chat.id, page.text, { replyMarkup: page.keyboard });
   });
@@ -70,7 +79,7 @@ export function registerMemoriesCommand(composer: Composer<NocturneContext>, dep
       await ctx.answerCallbackQuery();
       return;
     }
-    const page = await renderMemoryPage(prisma, ctx.scope, wanted.page, wanted.category);
+    const page = await renderMemoryPage(catalog, ctx.scope, wanted.page, wanted.category);
     deps.lists.rememberPage(ctx.scope.id, wanted.category, page.entries, new Date());
     await ctx.answerCallbackQuery();
     try {

@@ -19,6 +19,8 @@ import { Bot, Composer, GrammyError, type Api } from 'grammy';
 import type { UserFromGetMe } from 'grammy/types';
 import { AppError } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
+import type { ScopeDirectory } from '../../memory/scopes/scope-directory';
+import type { CommandServices } from '../commands/command-scope';
 import { createNumberedLists } from '../commands/numbered-lists';
 import { commandFailureText } from '../commands/replies';
 import type { ConversationHandler } from '../conversation-handler';
@@ -32,7 +34,7 @@ import { registerForgetCommand } from './forget-command';
 import { BOT_COMMANDS, registerHelpCommands } from './help-commands';
 import { registerMemoriesCommand } from './memories-command';
 import { sendText } from './send-text';
-import type { CommandDeps, NocturneContext, TelegramCore } from './telegram-context';
+import type { NocturneContext } from './telegram-context';
 import { registerWhyCommand } from './why-command';
 
 /** The Telegram settings (Config.telegram). */
@@ -44,8 +46,12 @@ export interface TelegramSettings {
   readonly groups: boolean;
 }
 
-export interface TelegramBotOptions {
-  readonly core: TelegramCore;
+/**
+ * What the bot is built from: the conversation handler (the agent), the scope directory for the
+ * access gate, and the domain services of the commands ({@link CommandServices}), each by name.
+ */
+export interface TelegramBotOptions extends CommandServices {
+  readonly directory: Pick<ScopeDirectory, 'ensure' | 'setOwner'>;
   readonly handler: ConversationHandler;
   readonly settings: TelegramSettings;
   readonly logger: Logger;
@@ -130,24 +136,24 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
     createAccessGate({
       allowedUsers: options.settings.allowedUsers,
       groups: options.settings.groups,
-      scopes: options.core.scopes,
-      prisma: options.core.db.prisma,
+      directory: options.directory,
       defaultTimeZone: options.defaultTimeZone,
       logger: options.logger,
     }),
   );
 
   // 5. Commands, then the conversation.
-  const deps: CommandDeps = { core: options.core, handler: options.handler, logger: options.logger, lists: createNumberedLists() };
+  const { catalog, digestBook, forget, archive, scheduler, handler, logger } = options;
+  const lists = createNumberedLists();
   const routes = new Composer<NocturneContext>();
   registerHelpCommands(routes);
-  registerMemoriesCommand(routes, deps);
-  registerForgetCommand(routes, deps);
-  registerWhyCommand(routes, deps);
-  registerDigestCommand(routes, deps);
-  registerConsolidationCommands(routes, deps);
-  registerExportCommand(routes, deps);
-  registerConversation(routes, deps);
+  registerMemoriesCommand(routes, { catalog, lists });
+  registerForgetCommand(routes, { forget, digestBook, lists });
+  registerWhyCommand(routes, { catalog, digestBook, lists });
+  registerDigestCommand(routes, { digestBook, logger });
+  registerConsolidationCommands(routes, { scheduler });
+  registerExportCommand(routes, { archive });
+  registerConversation(routes, { handler, logger });
   routes.on('callback_query:data', (ctx) => ctx.answerCallbackQuery({ text: 'This button no longer works.' }));
   bot.use(routes);
 

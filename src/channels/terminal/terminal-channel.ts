@@ -21,8 +21,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import readline from 'node:readline';
+import type { ScopeDirectory } from '../../memory/scopes/scope-directory';
 import type { Logger } from '../../shared/logger';
-import type { CommandCore, CommandScope } from '../commands/command-scope';
+import type { CommandScope, CommandServices } from '../commands/command-scope';
 import { commandFailureText, HANDLER_FAILED_TEXT } from '../commands/replies';
 import type { ConversationHandler } from '../conversation-handler';
 import type { InboundMessage } from '../inbound-message';
@@ -31,8 +32,13 @@ import { createTerminalCommands, type CommandAnswer } from './terminal-commands'
 /** The channel name stored on scopes and episodes. */
 export const TERMINAL_CHANNEL = 'terminal';
 
-export interface TerminalChannelOptions {
-  readonly core: CommandCore;
+/**
+ * What the terminal is built from: the conversation handler (the agent), the scope directory
+ * (its scope and owner), the commands' domain services by name ({@link CommandServices}), and
+ * its streams.
+ */
+export interface TerminalChannelOptions extends CommandServices {
+  readonly directory: Pick<ScopeDirectory, 'ensure' | 'setOwner'>;
   readonly handler: ConversationHandler;
   readonly input: NodeJS.ReadableStream & { isTTY?: boolean };
   readonly output: NodeJS.WritableStream & { isTTY?: boolean };
@@ -66,14 +72,26 @@ const NO = new Set(['', 'n', 'no']);
 const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g;
 
 export function createTerminalChannel(options: TerminalChannelOptions): TerminalChannel {
-  const { core, handler, output, scopeKey, authorName } = options;
+  const { directory, handler, output, scopeKey, authorName } = options;
   const log = options.logger.child({ component: 'terminal', scopeKey });
   const prompting = output.isTTY === true;
   const print = (text: string) => {
     const clean = text.replace(CONTROL, '');
     if (clean !== '') output.write(clean.endsWith('\n') ? clean : `${clean}\n`);
   };
-  const commands = createTerminalCommands({ core, handler, logger: options.logger, authorName, exportDir: options.exportDir ?? process.cwd(), print });
+  const { catalog, digestBook, forget, archive, scheduler } = options;
+  const commands = createTerminalCommands({
+    catalog,
+    digestBook,
+    forget,
+    archive,
+    scheduler,
+    handler,
+    logger: options.logger,
+    authorName,
+    exportDir: options.exportDir ?? process.cwd(),
+    print,
+  });
 
   let rl: readline.Interface | undefined;
   const queue: string[] = [];
@@ -94,10 +112,10 @@ export function createTerminalChannel(options: TerminalChannelOptions): Terminal
   /** The scope, created (with its owner) on first use, the way Telegram's access gate does. */
   async function ensureScope(): Promise<CommandScope> {
     if (scope) return scope;
-    let row = await core.scopes.ensure({ key: scopeKey, channel: TERMINAL_CHANNEL, kind: 'user', title: authorName, ownerId: authorName });
+    let row = await directory.ensure({ key: scopeKey, channel: TERMINAL_CHANNEL, kind: 'user', title: authorName, ownerId: authorName });
     if (!row.ownerId) {
       // Created before by something else (an import, the agent): the nightly digest needs its owner.
-      row = await core.db.prisma.scope.update({ where: { id: row.id }, data: { ownerId: authorName } });
+      row = await directory.setOwner(row.id, authorName);
     }
     scope = { id: row.id, key: row.key, timeZone: row.timezone ?? options.defaultTimeZone };
     return scope;

@@ -12,7 +12,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../shared/logger';
 import type { ForgetPreview } from '../../memory/forget/forget-service';
-import type { CommandCore, CommandScope } from '../commands/command-scope';
+import type { CommandScope, CommandServices } from '../commands/command-scope';
 import { pauseLearning, resumeLearning, sleepNow } from '../commands/consolidation';
 import { deliverDigestNow, NOTHING_NEW_TEXT } from '../commands/digest';
 import { buildExportFiles, exportCounts } from '../commands/export';
@@ -23,7 +23,8 @@ import { createNumberedLists } from '../commands/numbered-lists';
 import { END_TEXT, unknownCommandText } from '../commands/replies';
 import { answerWhy } from '../commands/why';
 import type { ConversationHandler } from '../conversation-handler';
-import { deliverDigestOnce, undeliveredDigests, type DeliverableDigest } from '../digest-delivery';
+import type { DeliverableDigest } from '../../memory/digests/digest-book';
+import { deliverDigestOnce } from '../digest-delivery';
 
 /** Named in audit reasons: "the owner sent /pause in the terminal". */
 const WHERE = 'the terminal';
@@ -42,8 +43,8 @@ export interface CommandAnswer {
   readonly question?: { readonly yes: () => Promise<string>; readonly noText: string };
 }
 
-export interface TerminalCommandDeps {
-  readonly core: CommandCore;
+/** The commands' domain services by name ({@link CommandServices}), and the terminal's own parts. */
+export interface TerminalCommandDeps extends CommandServices {
   readonly handler: ConversationHandler;
   readonly logger: Logger;
   readonly authorName: string;
@@ -72,20 +73,19 @@ function memoriesRequest(argument: string, last: { category: string | null; page
 }
 
 export function createTerminalCommands(deps: TerminalCommandDeps): TerminalCommands {
-  const { core } = deps;
-  const prisma = core.db.prisma;
+  const { catalog, digestBook, archive, scheduler } = deps;
   const lists = createNumberedLists({ maxScopes: 100 });
   const log = deps.logger.child({ component: 'terminal' });
   /** The filter and page of the last /memories, for `next`, `prev` and page numbers. */
   let lastListing: { scopeId: string; category: string | null; page: number } | undefined;
 
   function deliver(digest: DeliverableDigest) {
-    return deliverDigestOnce({ prisma, digest, logger: log, send: async (part) => deps.print(part) });
+    return deliverDigestOnce({ digestBook, digest, logger: log, send: async (part) => deps.print(part) });
   }
 
   async function memories(argument: string, scope: CommandScope): Promise<CommandAnswer> {
     const wanted = memoriesRequest(argument, lastListing?.scopeId === scope.id ? lastListing : undefined);
-    const list = await renderMemoryList(prisma, scope, wanted.page, wanted.category);
+    const list = await renderMemoryList(catalog, scope, wanted.page, wanted.category);
     lists.rememberPage(scope.id, list.category, list.entries, new Date());
     lastListing = { scopeId: scope.id, category: list.category, page: list.page };
     const hints: string[] = [];
@@ -103,15 +103,17 @@ export function createTerminalCommands(deps: TerminalCommandDeps): TerminalComma
     const request = parseForgetArgument(argument);
     const reason = forgetReason(WHERE);
     if (request.kind === 'usage') return { text: FORGET_USAGE };
-    if (request.kind === 'number') return { text: await forgetByNumber({ prisma, forget: core.forget, lists, scope, n: request.n, reason }) };
-    const answer = await previewForgetWords(core.forget, scope.id, request.words);
+    if (request.kind === 'number') {
+      return { text: await forgetByNumber({ lists, digestBook, forget: deps.forget, scope, n: request.n, reason }) };
+    }
+    const answer = await previewForgetWords(deps.forget, scope.id, request.words);
     if (answer.kind === 'answer') return { text: answer.text };
     const preview: ForgetPreview = answer.preview;
     return { text: `${answer.text} (y/n)`, question: { yes: () => confirmForget(preview, reason), noText: FORGET_KEPT_TEXT } };
   }
 
   async function exportFiles(scope: CommandScope): Promise<CommandAnswer> {
-    const files = await buildExportFiles(prisma, scope);
+    const files = await buildExportFiles(archive, scope);
     const dir = path.resolve(deps.exportDir);
     await fs.mkdir(dir, { recursive: true });
     const jsonPath = path.join(dir, `${files.stem}.json`);
@@ -130,7 +132,7 @@ export function createTerminalCommands(deps: TerminalCommandDeps): TerminalComma
   return {
     async deliverWaitingDigests(scope) {
       let sent = 0;
-      for (const digest of await undeliveredDigests(prisma, scope.id)) {
+      for (const digest of await digestBook.undelivered(scope.id)) {
         if ((await deliver(digest)) === 'sent') sent++;
       }
       return sent;
@@ -147,17 +149,17 @@ export function createTerminalCommands(deps: TerminalCommandDeps): TerminalComma
         case 'forget':
           return forget(argument, scope);
         case 'why':
-          return { text: await answerWhy(prisma, lists, scope, argument) };
+          return { text: await answerWhy({ catalog, digestBook, lists }, scope, argument) };
         case 'digest': {
-          const sent = await deliverDigestNow(prisma, scope.id, deliver);
+          const sent = await deliverDigestNow(digestBook, scope.id, deliver);
           return { text: sent === 0 ? NOTHING_NEW_TEXT : '' };
         }
         case 'sleep':
-          return { text: await sleepNow(core.scheduler, scope.id) };
+          return { text: await sleepNow(scheduler, scope.id) };
         case 'pause':
-          return { text: await pauseLearning(core.scheduler, scope.id, WHERE) };
+          return { text: await pauseLearning(scheduler, scope.id, WHERE) };
         case 'resume':
-          return { text: await resumeLearning(core.scheduler, scope.id, WHERE) };
+          return { text: await resumeLearning(scheduler, scope.id, WHERE) };
         case 'export':
           return exportFiles(scope);
         case 'end':

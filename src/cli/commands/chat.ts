@@ -32,7 +32,9 @@ export const chatCommand: Command = {
     // Memories and turns get their vectors while the conversation goes on (as under npm start).
     core.embeddingWorker.start();
     const sweeper = agent.startIdleSweep();
-    const terminal = createTerminalChannel({ core, handler, input: process.stdin, output: ctx.out, scopeKey, authorName, logger: ctx.logger, defaultTimeZone: ctx.config.timeZone });
+    const { directory, catalog, digestBook, forget, archive, scheduler } = core;
+    const services = { directory, catalog, digestBook, forget, archive, scheduler };
+    const terminal = createTerminalChannel({ ...services, handler, input: process.stdin, output: ctx.out, scopeKey, authorName, logger: ctx.logger, defaultTimeZone: ctx.config.timeZone });
     try {
       await terminal.run();
     } finally {
