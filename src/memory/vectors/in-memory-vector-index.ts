@@ -7,7 +7,6 @@
  * production: no writes before an identity, no vectors of another dimension, a batch with one bad
  * record stores nothing.
  */
-import { ValidationError } from '../../shared/errors';
 import { dot, norm } from './float-vectors';
 import {
   checkDimension,
@@ -15,6 +14,7 @@ import {
   checkIdentityName,
   checkKind,
   checkLimit,
+  checkRecords,
   checkScope,
   checkVector,
   identityMissingError,
@@ -67,20 +67,7 @@ export function createInMemoryVectorIndex(options: { storage?: InMemoryVectorSto
 
     async upsert(records) {
       const { embedder, dimension } = requireIdentity();
-      // Validate the whole batch before writing anything; the last record of an id wins.
-      for (const record of records) {
-        checkScope(record.scopeId);
-        checkId(record.id);
-        checkKind(record.kind);
-        const what = `The vector of ${record.kind} ${record.id}`;
-        const vector = checkVector(record.vector, dimension, embedder, what);
-        if (norm(vector) === 0) {
-          throw new ValidationError(`${what} is all zeros; it has no direction to compare.`, {
-            code: 'vectors.invalid_vector',
-          });
-        }
-      }
-      for (const record of records) {
+      for (const record of checkRecords(records, dimension, embedder).values()) {
         let scope = scopes.get(record.scopeId);
         if (!scope) scopes.set(record.scopeId, (scope = new Map()));
         scope.set(record.id, copy(record));

@@ -31,6 +31,7 @@ import {
   checkIdentityName,
   checkKind,
   checkLimit,
+  checkRecords,
   checkScope,
   checkVector,
   identityMissingError,
@@ -160,20 +161,10 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
       call('store vectors', async () => {
         api();
         const target = requireCollection();
-        const latest = new Map<string, VectorRecord>();
-        for (const record of records) {
-          checkScope(record.scopeId);
-          checkId(record.id);
-          checkKind(record.kind);
-          const { dimension, embedder } = target.identity;
-          checkVector(record.vector, dimension, embedder, `The vector of ${record.kind} ${record.id}`);
-          if (record.vector.every((value) => value === 0)) {
-            throw new ValidationError(`The vector of ${record.kind} ${record.id} is all zeros; it has no direction to compare.`, { code: 'vectors.invalid_vector' });
-          }
-          latest.set(pointId(record.scopeId, record.id), record);
-        }
-        const points = [...latest].map(([id, record]) => ({
-          id,
+        const { dimension, embedder } = target.identity;
+        const latest = checkRecords(records, dimension, embedder);
+        const points = [...latest.values()].map((record) => ({
+          id: pointId(record.scopeId, record.id),
           vector: Array.from(record.vector),
           payload: { scope_id: record.scopeId, kind: record.kind, id: record.id },
         }));

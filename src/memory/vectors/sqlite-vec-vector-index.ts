@@ -19,7 +19,7 @@
  * version of the scope it searches, reloading its in-memory copy when it changed.
  */
 import type Database from 'better-sqlite3';
-import { AppError, ValidationError } from '../../shared/errors';
+import { AppError } from '../../shared/errors';
 import { float32View, floatBlob, norm } from './float-vectors';
 import { createScanCache } from './int8-scan-cache';
 import { quantize } from './int8-scope-scan';
@@ -38,6 +38,7 @@ import {
   checkIdentityName,
   checkKind,
   checkLimit,
+  checkRecords,
   checkScope,
   checkVector,
   identityMissingError,
@@ -194,10 +195,6 @@ export function createSqliteVecVectorIndex(options: SqliteVecVectorIndexOptions)
     return identity;
   }
 
-  function checkRecordVector(vector: unknown, what: string): Float32Array {
-    return checkVector(vector, tableDimension, identity?.embedder, what);
-  }
-
   function checkSearch(query: VectorSearch): { limit: number; vector: Float32Array } | null {
     checkScope(query.scopeId);
     if (query.kind !== undefined) checkKind(query.kind);
@@ -255,21 +252,7 @@ export function createSqliteVecVectorIndex(options: SqliteVecVectorIndexOptions)
         const connection = open();
         sync();
         const current = requireIdentity();
-        // Validate the whole batch before writing anything; the last record of an id wins.
-        const latest = new Map<string, VectorRecord>();
-        for (const record of records) {
-          checkScope(record.scopeId);
-          checkId(record.id);
-          checkKind(record.kind);
-          const vector = checkRecordVector(record.vector, `The vector of ${record.kind} ${record.id}`);
-          if (norm(vector) === 0) {
-            const what = `The vector of ${record.kind} ${record.id}`;
-            throw new ValidationError(`${what} is all zeros; it has no direction to compare.`, {
-              code: 'vectors.invalid_vector',
-            });
-          }
-          latest.set(`${record.scopeId}\u0000${record.id}`, record);
-        }
+        const latest = checkRecords(records, tableDimension, identity?.embedder);
         if (latest.size === 0) return;
         const changes = new Map<string, ScopeChange>();
         connection.transaction(() => {

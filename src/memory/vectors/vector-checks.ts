@@ -7,6 +7,7 @@
  * another; a rule written once cannot drift between them.
  */
 import { AppError, ValidationError } from '../../shared/errors';
+import type { VectorRecord } from './vector-index';
 
 /** Refuses a dimension that is not a whole number from 1 to `max` (the adapter's storage limit). */
 export function checkDimension(dimension: unknown, max: number): void {
@@ -75,6 +76,33 @@ export function checkVector(
     }
   }
   return vector;
+}
+
+/**
+ * Checks a whole batch before anything is written (a batch with one bad record stores nothing)
+ * and keeps the last record of each (scope, id): the records an upsert writes, by scope and id.
+ * An all-zero vector is refused: it has no direction, so no cosine with it means anything.
+ */
+export function checkRecords(
+  records: readonly VectorRecord[],
+  dimension: number,
+  embedder: string | undefined,
+): Map<string, VectorRecord> {
+  const latest = new Map<string, VectorRecord>();
+  for (const record of records) {
+    checkScope(record.scopeId);
+    checkId(record.id);
+    checkKind(record.kind);
+    const what = `The vector of ${record.kind} ${record.id}`;
+    const vector = checkVector(record.vector, dimension, embedder, what);
+    if (vector.every((value) => value === 0)) {
+      throw new ValidationError(`${what} is all zeros; it has no direction to compare.`, {
+        code: 'vectors.invalid_vector',
+      });
+    }
+    latest.set(`${record.scopeId}\u0000${record.id}`, record);
+  }
+  return latest;
 }
 
 /** Refuses a search limit that is not a whole number of 0 or more. */
