@@ -25,7 +25,7 @@ import type { DatabaseProvider } from '../storage/prisma';
 import { createFullTextIndex } from '../storage/full-text';
 import type { IndexIdentity, VectorIndex, VectorKind } from '../memory/vectors/vector-index';
 import { readScope } from './json-export';
-import { IMPORT_TRANSACTION, insertScope } from './json-import';
+import { IMPORT_TRANSACTION, insertScope } from './insert-scope';
 import { byId, compareStrings, serializeScopeExport, type ScopeExport } from './scope-document';
 
 /** One side of a migration: an opened database and (unless shared) its vector index, not yet initialized. */

@@ -194,10 +194,8 @@ export const scopeExportSchema = z.strictObject({
 /** One scope's complete export (see docs/export.md), as the schema accepts it. */
 export type ScopeExport = z.infer<typeof scopeExportSchema>;
 /** Parts of a {@link ScopeExport}, for code that renders them (Markdown). */
-export type ExportedScope = ScopeExport['scope'];
 export type ExportedEpisode = ScopeExport['episodes'][number];
 export type ExportedMemory = ScopeExport['memories'][number];
-export type ExportedEntity = ScopeExport['entities'][number];
 
 /** A JSON value as the schema accepts it. */
 export type JsonValue = z.infer<typeof json>;

@@ -61,10 +61,3 @@ export class StorageError extends AppError {
     this.name = 'StorageError';
   }
 }
-
-/** Converts anything thrown into an AppError, keeping the original as `cause`. */
-export function toAppError(error: unknown, fallbackCode = 'internal'): AppError {
-  if (error instanceof AppError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  return new AppError(message, { code: fallbackCode, category: 'system', cause: error });
-}

@@ -19,16 +19,20 @@
  * - digest: every scope with an owner, once per local day, after its local digest time.
  *
  * The scheduler owns the SleepRun row of every job it starts: created as `running` with id
- * ctx.runId before the job, given its final status (and the outcome's detail) after.
+ * ctx.runId before the job, given its final status (and the outcome's detail) after
+ * (`job-runner.ts`). The rules that make a scope due are in `due-rules.ts`; what a tick reports
+ * is in `tick-report.ts`.
  */
 import { Cron } from 'croner';
 import { NotFoundError } from '../shared/errors';
-import { uuidv7 } from '../shared/ids';
 import type { Logger } from '../shared/logger';
 import type { PrismaClient, Scope } from '../storage/prisma';
 import { createLeases, type Leases } from './lease';
 import { resolveScopeSettings, ScopeSettingsError, type ScopeSettings } from '../memory/scopes/scope-settings';
-import type { SleepJobContext, SleepJobKind, SleepJobOutcome, SleepJobs } from './sleep-jobs';
+import { digestDecision, idleDecision } from './due-rules';
+import { createJobRunner } from './job-runner';
+import type { SleepJobKind, SleepJobOutcome, SleepJobs } from './sleep-jobs';
+import type { ScopeRunReport, SleepTickReport } from './tick-report';
 import { digestInstant, isInSleepWindow } from './sleep-window';
 import { createTokenBudget } from './token-budget';
 
@@ -72,33 +76,6 @@ export const defaultSleepSchedulerOptions: SleepSchedulerOptions = {
   wakeCheckMs: 5_000,
 };
 
-/**
- * What happened to one scope in a tick. Besides the job outcomes: `not-due` (a selection rule
- * said no; the detail says which), `busy` (another process holds the lease) and
- * `invalid-settings` (the stored settings are broken; the detail names the field).
- */
-export interface ScopeRunReport {
-  readonly scopeId: string;
-  readonly scopeKey: string;
-  readonly status: SleepJobOutcome['status'] | 'not-due' | 'busy' | 'invalid-settings';
-  readonly detail?: string;
-  /** The SleepRun id, when a job was started or deferred. */
-  readonly runId?: string;
-}
-
-/** The result of one tick, for logs, tests and status commands. */
-export interface SleepTickReport {
-  readonly kind: SleepJobKind;
-  readonly startedAt: Date;
-  /** True when the tick did nothing because the previous one is still running or the scheduler is stopping. */
-  readonly busy: boolean;
-  readonly scopes: readonly ScopeRunReport[];
-  /** Scopes with episodes that reached maxAttempts and will not be retried (consolidation only). */
-  readonly exhausted: readonly { readonly scopeId: string; readonly scopeKey: string; readonly episodes: number }[];
-  /** Set when the tick itself failed (e.g. the database was unreachable). */
-  readonly error?: string;
-}
-
 export interface SleepScheduler {
   /** Starts the three crons. */
   start(): void;
@@ -132,18 +109,6 @@ export interface SleepSchedulerDeps {
   readonly leases?: Leases;
 }
 
-type Decision = { due: true } | { due: false; reason: string };
-
-interface JobPlan {
-  readonly kind: SleepJobKind;
-  readonly scope: Scope;
-  readonly settings: ScopeSettings;
-  readonly now: Date;
-  readonly periodEnd?: Date;
-  /** Checked again under the lease, on a fresh read of the scope (another process may have acted). */
-  readonly recheck: (fresh: Scope) => Promise<Decision> | Decision;
-}
-
 export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
   const { prisma, jobs } = deps;
   const logger = deps.logger.child({ component: 'sleep-scheduler' });
@@ -156,6 +121,19 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
   let crons: Cron[] = [];
   const runningTicks = new Map<SleepJobKind, Promise<SleepTickReport>>();
   const inFlight = new Set<Promise<unknown>>();
+
+  const runJob = createJobRunner({
+    prisma,
+    jobs,
+    leases,
+    budgets,
+    logger,
+    clock,
+    wakeCheckMs: options.wakeCheckMs,
+    isStopping: () => stopping,
+  });
+  const digestDue = (scopeId: string, periodEnd: Date) =>
+    digestDecision(prisma, scopeId, periodEnd, options.maxAttempts);
 
   /** Remembers running work until it settles, so stop() can wait for it. */
   function track<T>(work: Promise<T>): Promise<T> {
@@ -171,114 +149,6 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
       idleMinutes: options.idleMinutes,
       timeZone: options.defaultTimeZone,
     });
-  }
-
-  function idleDecision(scope: Scope, settings: ScopeSettings, now: Date): Decision {
-    if (!scope.lastMessageAt) return { due: true };
-    const idleSince = now.getTime() - scope.lastMessageAt.getTime();
-    return idleSince >= settings.idleMinutes * 60_000
-      ? { due: true }
-      : { due: false, reason: `not idle: last message ${Math.floor(idleSince / 60_000)} min ago (needs ${settings.idleMinutes})` };
-  }
-
-  /** Polls the scope for a message newer than `since`, so a synchronous shouldContinue can answer. */
-  function watchForWake(scopeId: string, since: Date): { woke(): boolean; stop(): Promise<void> } {
-    let woke = false;
-    let checking: Promise<void> | undefined;
-    const check = async (): Promise<void> => {
-      try {
-        const row = await prisma.scope.findUnique({ where: { id: scopeId }, select: { lastMessageAt: true } });
-        if (row?.lastMessageAt && row.lastMessageAt.getTime() > since.getTime()) {
-          woke = true;
-          logger.info('scope woke up (a message arrived); the running job stops after its batch', { scopeId });
-        }
-      } catch (error) {
-        logger.warn('could not check the scope for new messages', { scopeId, error });
-      }
-    };
-    const timer = setInterval(() => {
-      if (woke || checking) return;
-      checking = check().finally(() => {
-        checking = undefined;
-      });
-    }, options.wakeCheckMs);
-    timer.unref();
-    return {
-      woke: () => woke,
-      async stop() {
-        clearInterval(timer);
-        await checking;
-      },
-    };
-  }
-
-  async function deferForBudget(plan: JobPlan, spent: number, budget: number, dayStart: Date): Promise<ScopeRunReport> {
-    const { scope, now } = plan;
-    const detail = `daily token budget spent (${spent} of ${budget} tokens)`;
-    const already = await prisma.sleepRun.findFirst({
-      where: { scopeId: scope.id, kind: plan.kind, status: 'deferred', startedAt: { gte: dayStart }, error: { startsWith: 'daily token budget spent' } },
-      select: { id: true },
-    });
-    if (already) {
-      logger.debug('consolidation still deferred: daily token budget spent', { scopeId: scope.id, scope: scope.key, spent, budget });
-      return { scopeId: scope.id, scopeKey: scope.key, status: 'deferred', detail, runId: already.id };
-    }
-    const runId = uuidv7();
-    await prisma.sleepRun.create({
-      data: { id: runId, scopeId: scope.id, kind: plan.kind, status: 'deferred', startedAt: now, finishedAt: now, error: detail },
-    });
-    logger.warn('consolidation deferred: daily token budget spent', { scopeId: scope.id, scope: scope.key, spent, budget });
-    return { scopeId: scope.id, scopeKey: scope.key, status: 'deferred', detail, runId };
-  }
-
-  /** Runs one job on one scope under its lease, recording a SleepRun; never throws for the job's sake. */
-  async function runJob(plan: JobPlan): Promise<ScopeRunReport> {
-    const { kind, scope, settings, now } = plan;
-    const base = { scopeId: scope.id, scopeKey: scope.key };
-    const result = await leases.withLease(`${kind}:${scope.id}`, async (lease): Promise<ScopeRunReport> => {
-      const fresh = await prisma.scope.findUnique({ where: { id: scope.id } });
-      if (!fresh) return { ...base, status: 'not-due', detail: 'the scope was deleted' };
-      const decision = await plan.recheck(fresh);
-      if (!decision.due) return { ...base, status: 'not-due', detail: decision.reason };
-
-      const budget = await budgets.status({ scopeId: scope.id, now, timeZone: settings.timeZone, dailyBudget: settings.dailyTokenBudget });
-      if (kind === 'consolidate' && budget.left <= 0) return deferForBudget(plan, budget.spent, budget.budget, budget.dayStart);
-
-      // We hold the lease, so a run of this kind still marked running died with its process.
-      await prisma.sleepRun.updateMany({
-        where: { scopeId: scope.id, kind, status: 'running' },
-        data: { status: 'failed', finishedAt: now, error: 'interrupted: the process stopped during the run (nothing of an unfinished batch was applied)' },
-      });
-      const runId = uuidv7();
-      await prisma.sleepRun.create({ data: { id: runId, scopeId: scope.id, kind, status: 'running', startedAt: now } });
-      const wake = watchForWake(scope.id, now);
-      const ctx: SleepJobContext = {
-        now,
-        runId,
-        tokenBudgetLeft: budget.left,
-        periodEnd: plan.periodEnd,
-        shouldContinue: () => !stopping && !lease.lost() && !wake.woke(),
-      };
-      logger.info(`${kind} started`, { ...base, runId, tokenBudgetLeft: budget.left });
-      let outcome: SleepJobOutcome;
-      try {
-        outcome = await jobs[kind](scope.id, ctx);
-      } catch (error) {
-        logger.error(`${kind} failed`, { ...base, runId, error });
-        outcome = { status: 'failed', detail: error instanceof Error ? error.message : String(error) };
-      } finally {
-        await wake.stop();
-      }
-      await prisma.sleepRun.update({
-        where: { id: runId },
-        data: { status: outcome.status, finishedAt: clock(), error: outcome.status === 'succeeded' ? null : (outcome.detail ?? null) },
-      });
-      logger.info(`${kind} ${outcome.status}`, { ...base, runId, detail: outcome.detail, woke: wake.woke() });
-      return { ...base, status: outcome.status, detail: outcome.detail, runId };
-    });
-    if (result.acquired) return result.value;
-    logger.debug(`${kind} skipped: another process holds the lease`, { ...base, heldBy: result.heldBy });
-    return { ...base, status: 'busy', detail: `lease held by ${result.heldBy ?? 'another process'}` };
   }
 
   /** Runs `body` unless a tick of the same kind is running; one failing scope never ends the tick. */
@@ -374,27 +244,14 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
     return { scopes: reports, exhausted: [] };
   }
 
-  /** Whether the digest of the period ending at `periodEnd` is still to be made. */
-  async function digestDecision(scopeId: string, periodEnd: Date): Promise<Decision> {
-    const digest = await prisma.digest.findUnique({ where: { scopeId_periodEnd: { scopeId, periodEnd } }, select: { status: true } });
-    if (digest) return { due: false, reason: `digest for ${periodEnd.toISOString()} already written (${digest.status})` };
-    const runs = await prisma.sleepRun.findMany({ where: { scopeId, kind: 'digest', startedAt: { gte: periodEnd } }, select: { status: true } });
-    if (runs.some((run) => run.status === 'succeeded' || run.status === 'skipped')) {
-      return { due: false, reason: `digest for ${periodEnd.toISOString()} already handled` };
-    }
-    const tries = runs.filter((run) => run.status === 'failed' || run.status === 'deferred').length;
-    if (tries >= options.maxAttempts) return { due: false, reason: `digest for ${periodEnd.toISOString()} gave up after ${tries} attempts` };
-    return { due: true };
-  }
-
   async function digestTick(now: Date) {
     const scopes = await prisma.scope.findMany({ where: { ownerId: { not: null } }, orderBy: { createdAt: 'asc' } });
     const reports = await forEachScope('digest', scopes, async (scope, settings) => {
       const periodEnd = digestInstant(now, settings.digestTime, settings.timeZone);
       if (now.getTime() < periodEnd.getTime()) return undefined;
-      const decision = await digestDecision(scope.id, periodEnd);
+      const decision = await digestDue(scope.id, periodEnd);
       if (!decision.due) return undefined;
-      return runJob({ kind: 'digest', scope, settings, now, periodEnd, recheck: () => digestDecision(scope.id, periodEnd) });
+      return runJob({ kind: 'digest', scope, settings, now, periodEnd, recheck: () => digestDue(scope.id, periodEnd) });
     });
     return { scopes: reports, exhausted: [] };
   }

@@ -1,5 +1,5 @@
 /**
- * The VectorIndex contract: what every adapter (sqlite-vec, Qdrant) must do, run by each
+ * The VectorIndex contract: what every adapter (sqlite-vec, Qdrant, in memory) must do, run by each
  * *.int.test.ts file against real storage. Scope isolation is checked with identical vectors in two
  * scopes, because that is where a missing filter would show.
  */

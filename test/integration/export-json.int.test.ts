@@ -8,7 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Config } from '../../src/config/load-config';
 import { exportScope, readScope } from '../../src/export/json-export';
-import { importScope, parseScopeExport } from '../../src/export/json-import';
+import { parseScopeExport } from '../../src/export/import-validation';
+import { importScope } from '../../src/export/json-import';
 import { serializeScopeExport, type ScopeExport } from '../../src/export/scope-document';
 import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
 import { createEmbeddingWorker } from '../../src/memory/embeddings/embedding-worker';

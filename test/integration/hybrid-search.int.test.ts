@@ -11,7 +11,8 @@ import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
 import type { FullTextIndex } from '../../src/storage/full-text';
 import { createIndexGuard } from '../../src/memory/vectors/index-guard';
 import { createInMemoryVectorIndex } from '../../src/memory/vectors/in-memory-vector-index';
-import { createHybridSearch, datesInQuery } from '../../src/memory/retrieval/hybrid-search';
+import { createHybridSearch } from '../../src/memory/retrieval/hybrid-search';
+import { datesInQuery } from '../../src/memory/retrieval/query-dates';
 import { createPostgresDatabase, postgresAvailable, postgresSkipReason, tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';
 

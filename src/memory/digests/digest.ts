@@ -30,8 +30,6 @@ export interface DigestItem {
   readonly refs?: readonly string[];
 }
 
-export type DigestStatus = 'pending' | 'sent' | 'failed' | 'empty';
-
 /** A digest's send attempts stop at this many failures by default. */
 export const DIGEST_MAX_ATTEMPTS = 5;
 

@@ -36,8 +36,6 @@ export const episodeInputSchema = z.object({
     .optional(),
 });
 
-export type EpisodeInput = z.input<typeof episodeInputSchema>;
-
 export interface NormalizeOptions {
   /** Largest content accepted, in UTF-8 bytes (EPISODE_MAX_BYTES). */
   readonly maxBytes: number;

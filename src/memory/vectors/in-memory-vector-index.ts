@@ -1,68 +1,132 @@
 /**
  * A VectorIndex kept in process memory: exact, dependency-free, gone on exit. Shipped beside the
  * port the way grammY ships MemorySessionStorage: for tests, evaluations and small tools.
+ *
+ * It passes the same contract as the sqlite-vec and Qdrant adapters (and applies the same input
+ * checks, from `vector-checks.ts`), so code tested against it meets the same refusals in
+ * production: no writes before an identity, no vectors of another dimension, a batch with one bad
+ * record stores nothing.
  */
-import { StorageError } from '../../shared/errors';
-import { dot } from '../embeddings/embedder';
+import { dot, norm } from './float-vectors';
+import {
+  checkDimension,
+  checkId,
+  checkIdentityName,
+  checkKind,
+  checkLimit,
+  checkRecords,
+  checkScope,
+  checkVector,
+  identityMissingError,
+} from './vector-checks';
 import type { IndexIdentity, VectorHit, VectorIndex, VectorKind, VectorRecord } from './vector-index';
 
-export function createInMemoryVectorIndex(): VectorIndex {
-  let identity: IndexIdentity | null = null;
-  /** scope -> id -> record */
-  const scopes = new Map<string, Map<string, VectorRecord>>();
+/** No storage limit applies in memory; this only refuses nonsense (the largest Qdrant accepts). */
+const MAX_DIMENSION = 65_536;
 
-  function checkDimension(vector: Float32Array): void {
-    if (identity && vector.length !== identity.dimension) {
-      throw new StorageError(`vector has ${vector.length} dimensions; the index holds ${identity.dimension}`, { code: 'vectors.dimension_mismatch' });
-    }
+/**
+ * What in-memory indexes created on it share, the way processes share one vectors.db: the
+ * identity and the vectors (scope -> id -> record).
+ */
+export interface InMemoryVectorStorage {
+  identity: IndexIdentity | null;
+  readonly scopes: Map<string, Map<string, VectorRecord>>;
+}
+
+/** Empty storage for one or more in-memory indexes. */
+export function createInMemoryVectorStorage(): InMemoryVectorStorage {
+  return { identity: null, scopes: new Map() };
+}
+
+/** Creates an index on `storage` (by default storage of its own). */
+export function createInMemoryVectorIndex(options: { storage?: InMemoryVectorStorage } = {}): VectorIndex {
+  const storage = options.storage ?? createInMemoryVectorStorage();
+  const { scopes } = storage;
+
+  function requireIdentity(): IndexIdentity {
+    if (!storage.identity) throw identityMissingError();
+    return storage.identity;
+  }
+
+  /** A copy, so a caller reusing its array cannot change a stored vector. */
+  function copy(record: VectorRecord): VectorRecord {
+    return { id: record.id, kind: record.kind, scopeId: record.scopeId, vector: Float32Array.from(record.vector) };
   }
 
   return {
-    init: async () => identity,
+    init: async () => storage.identity,
+
     async setIdentity(next) {
-      if (!identity || identity.dimension !== next.dimension || identity.embedder !== next.embedder) scopes.clear();
-      identity = next;
+      checkIdentityName(next?.embedder);
+      checkDimension(next.dimension, MAX_DIMENSION);
+      const current = storage.identity;
+      if (current?.embedder === next.embedder && current.dimension === next.dimension) return;
+      scopes.clear();
+      storage.identity = { embedder: next.embedder, dimension: next.dimension };
     },
+
     async upsert(records) {
-      for (const record of records) {
-        checkDimension(record.vector);
+      const { embedder, dimension } = requireIdentity();
+      for (const record of checkRecords(records, dimension, embedder).values()) {
         let scope = scopes.get(record.scopeId);
         if (!scope) scopes.set(record.scopeId, (scope = new Map()));
-        scope.set(record.id, { ...record, vector: Float32Array.from(record.vector) });
+        scope.set(record.id, copy(record));
       }
     },
+
     async delete(scopeId, ids) {
+      checkScope(scopeId);
+      ids.forEach(checkId);
       const scope = scopes.get(scopeId);
       for (const id of ids) scope?.delete(id);
     },
+
     async deleteScope(scopeId) {
+      checkScope(scopeId);
       scopes.delete(scopeId);
     },
+
     async clear() {
       scopes.clear();
-      identity = null;
+      storage.identity = null;
     },
+
     async search({ scopeId, vector, limit, kind }) {
-      checkDimension(vector);
+      checkScope(scopeId);
+      if (kind !== undefined) checkKind(kind);
+      checkLimit(limit);
+      const identity = storage.identity;
+      if (!identity) return [];
+      checkVector(vector, identity.dimension, identity.embedder, 'The query vector');
+      const queryNorm = norm(vector);
+      if (limit === 0 || queryNorm === 0) return [];
       const hits: VectorHit[] = [];
       for (const record of scopes.get(scopeId)?.values() ?? []) {
         if (kind && record.kind !== kind) continue;
-        hits.push({ id: record.id, kind: record.kind, score: dot(vector, record.vector) });
+        const score = dot(vector, record.vector) / (queryNorm * norm(record.vector));
+        hits.push({ id: record.id, kind: record.kind, score });
       }
       return hits.sort((a, b) => b.score - a.score).slice(0, limit);
     },
+
     async count(scopeId, kind?: VectorKind) {
+      checkScope(scopeId);
+      if (kind !== undefined) checkKind(kind);
       let n = 0;
       for (const record of scopes.get(scopeId)?.values() ?? []) if (!kind || record.kind === kind) n += 1;
       return n;
     },
+
     async get(scopeId, ids) {
+      checkScope(scopeId);
+      ids.forEach(checkId);
       const scope = scopes.get(scopeId);
       return [...new Set(ids)].flatMap((id) => {
         const record = scope?.get(id);
-        return record ? [{ ...record, vector: Float32Array.from(record.vector) }] : [];
+        return record ? [copy(record)] : [];
       });
     },
+
     close: async () => undefined,
   };
 }

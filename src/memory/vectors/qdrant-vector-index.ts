@@ -25,6 +25,17 @@
 import { createHash } from 'node:crypto';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { AppError, StorageError, ValidationError } from '../../shared/errors';
+import {
+  checkDimension,
+  checkId,
+  checkIdentityName,
+  checkKind,
+  checkLimit,
+  checkRecords,
+  checkScope,
+  checkVector,
+  identityMissingError,
+} from './vector-checks';
 import type { IndexIdentity, VectorHit, VectorIndex, VectorKind, VectorRecord, VectorSearch } from './vector-index';
 
 export interface QdrantVectorIndexOptions {
@@ -100,13 +111,7 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
   }
 
   function requireCollection(): { name: string; identity: IndexIdentity } {
-    if (!identity || !collection) {
-      throw new AppError('The vector index has no identity yet.', {
-        code: 'vectors.identity_missing',
-        category: 'system',
-        hint: 'Call setIdentity({ embedder, dimension }) before storing vectors.',
-      });
-    }
+    if (!identity || !collection) throw identityMissingError();
     return { name: collection, identity };
   }
 
@@ -131,14 +136,8 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
 
     setIdentity: (next) =>
       call('record the index identity', async () => {
-        if (typeof next?.embedder !== 'string' || next.embedder.trim() === '') {
-          throw new ValidationError('An index identity needs the embedder name.', { code: 'vectors.invalid_identity' });
-        }
-        if (!Number.isInteger(next.dimension) || next.dimension < 1 || next.dimension > MAX_DIMENSION) {
-          throw new ValidationError(`A vector dimension must be a whole number from 1 to ${MAX_DIMENSION}, got ${String(next.dimension)}.`, {
-            code: 'vectors.invalid_dimension',
-          });
-        }
+        checkIdentityName(next?.embedder);
+        checkDimension(next.dimension, MAX_DIMENSION);
         api();
         const name = collectionName(prefix, next);
         const same = identity !== null && identity.embedder === next.embedder && identity.dimension === next.dimension;
@@ -162,19 +161,10 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
       call('store vectors', async () => {
         api();
         const target = requireCollection();
-        const latest = new Map<string, VectorRecord>();
-        for (const record of records) {
-          checkScope(record.scopeId);
-          checkId(record.id);
-          checkKind(record.kind);
-          checkVector(record.vector, target.identity, `The vector of ${record.kind} ${record.id}`);
-          if (record.vector.every((value) => value === 0)) {
-            throw new ValidationError(`The vector of ${record.kind} ${record.id} is all zeros; it has no direction to compare.`, { code: 'vectors.invalid_vector' });
-          }
-          latest.set(pointId(record.scopeId, record.id), record);
-        }
-        const points = [...latest].map(([id, record]) => ({
-          id,
+        const { dimension, embedder } = target.identity;
+        const latest = checkRecords(records, dimension, embedder);
+        const points = [...latest.values()].map((record) => ({
+          id: pointId(record.scopeId, record.id),
           vector: Array.from(record.vector),
           payload: { scope_id: record.scopeId, kind: record.kind, id: record.id },
         }));
@@ -216,12 +206,10 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
       call('search vectors', async (): Promise<VectorHit[]> => {
         checkScope(query.scopeId);
         if (query.kind !== undefined) checkKind(query.kind);
-        if (!Number.isInteger(query.limit) || query.limit < 0) {
-          throw new ValidationError(`A search limit must be a whole number of 0 or more, got ${String(query.limit)}.`, { code: 'vectors.invalid_limit' });
-        }
+        checkLimit(query.limit);
         api();
         if (!identity || !collection) return [];
-        checkVector(query.vector, identity, 'The query vector');
+        checkVector(query.vector, identity.dimension, identity.embedder, 'The query vector');
         if (query.limit === 0 || query.vector.every((value) => value === 0)) return [];
         const must = [scopeCondition(query.scopeId), ...(query.kind ? [{ key: 'kind', match: { value: query.kind } }] : [])];
         const { points } = await api().query(collection, {
@@ -299,35 +287,6 @@ function pointId(scopeId: string, id: string): string {
 
 function scopeCondition(scopeId: string) {
   return { key: 'scope_id', match: { value: scopeId } };
-}
-
-function checkScope(scopeId: unknown): void {
-  if (typeof scopeId !== 'string' || scopeId === '') {
-    throw new ValidationError('Every vector operation names one scope (a non-empty scope id).', { code: 'vectors.invalid_scope' });
-  }
-}
-
-function checkId(id: unknown): void {
-  if (typeof id !== 'string' || id === '') throw new ValidationError('A vector id must be a non-empty string.', { code: 'vectors.invalid_id' });
-}
-
-function checkKind(kind: unknown): void {
-  if (kind !== 'episode' && kind !== 'memory') {
-    throw new ValidationError(`A vector kind is "episode" or "memory", got ${JSON.stringify(kind)}.`, { code: 'vectors.invalid_kind' });
-  }
-}
-
-function checkVector(vector: unknown, identity: IndexIdentity, what: string): void {
-  if (!(vector instanceof Float32Array)) throw new ValidationError(`${what} must be a Float32Array.`, { code: 'vectors.invalid_vector' });
-  if (vector.length !== identity.dimension) {
-    throw new AppError(`${what} has ${vector.length} dimensions; the index holds ${identity.dimension}-dimension vectors of ${identity.embedder}.`, {
-      code: 'vectors.dimension_mismatch',
-      category: 'system',
-      hint: 'The embedder changed since the index was built: run a reindex (setIdentity with the new embedder, then re-embed) before storing or searching its vectors.',
-      details: { expected: identity.dimension, received: vector.length },
-    });
-  }
-  if (!vector.every(Number.isFinite)) throw new ValidationError(`${what} contains a value that is not a finite number.`, { code: 'vectors.invalid_vector' });
 }
 
 /** The URL without user name or password, for messages. */

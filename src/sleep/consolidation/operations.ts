@@ -9,7 +9,6 @@
 import { z } from 'zod';
 
 export const MEMORY_CATEGORIES = ['fact', 'preference', 'pattern', 'goal', 'relationship', 'skill', 'routine', 'emotional', 'project', 'schedule', 'interest', 'style'] as const;
-export type MemoryCategory = (typeof MEMORY_CATEGORIES)[number];
 
 const shortId = z.coerce.number().int().positive();
 const evidence = z.array(shortId).max(50).default([]);

@@ -234,21 +234,6 @@ export function makePlan(params: {
   return plan;
 }
 
-/** How many changes a plan makes (for logs and run stats). */
-export function planCounts(plan: Plan): Record<string, number> {
-  return {
-    created: plan.create.length,
-    reinforced: plan.reinforce.length,
-    updated: plan.update.length,
-    contradicted: plan.contradict.length,
-    decayed: plan.decay.length,
-    connected: plan.connect.length,
-    entities: plan.entities.length,
-    summaries: plan.summaries.length,
-    rejected: plan.rejected.length,
-  };
-}
-
 /**
  * One plan from the plans of a batch's prompts, so the whole batch is applied in one
  * transaction. A memory changed by an earlier prompt's plan is not changed again by a later one

@@ -1,0 +1,142 @@
+/**
+ * Validation of a scope export document before anything is written: the zod schema, then what
+ * zod cannot see (unique ids, references between rows, supersession cycles, texts no store keeps
+ * as written). Every problem is listed with its path, so a user can fix a hand-edited file.
+ */
+import { ValidationError } from '../shared/errors';
+import { scopeExportSchema, type ScopeExport } from './scope-document';
+
+const MAX_LISTED_ISSUES = 20;
+
+/** `memories[3].confidence` from zod's path. */
+function pathText(path: ReadonlyArray<PropertyKey>): string {
+  let out = '';
+  for (const part of path) out += typeof part === 'number' ? `[${part}]` : `${out ? '.' : ''}${String(part)}`;
+  return out || '(document)';
+}
+
+/** The error for a document with `issues`; lists the first {@link MAX_LISTED_ISSUES}. */
+function invalidDocument(issues: readonly string[]): ValidationError {
+  const listed = issues.slice(0, MAX_LISTED_ISSUES);
+  const more = issues.length > listed.length ? `\n  ... and ${issues.length - listed.length} more` : '';
+  return new ValidationError(`The scope export is not valid; nothing was imported:\n  ${listed.join('\n  ')}${more}`, {
+    code: 'import.invalid_document',
+    hint: 'Import a file written by `npm run cli -- export --scope KEY` (format nocturne.scope-export, version 1).',
+    details: { issues: listed },
+  });
+}
+
+/** Checks what zod cannot see: unique ids, and every reference pointing at a row of the document. */
+function referenceIssues(doc: ScopeExport): string[] {
+  const issues: string[] = [];
+  const unique = (name: string, keys: readonly string[], what: string) => {
+    const seen = new Set<string>();
+    keys.forEach((key, i) => {
+      if (seen.has(key)) issues.push(`${name}[${i}]: duplicate ${what} ${key}`);
+      seen.add(key);
+    });
+    return seen;
+  };
+  const episodes = unique('episodes', doc.episodes.map((e) => e.id), 'id');
+  const memories = unique('memories', doc.memories.map((m) => m.id), 'id');
+  unique('conversations', doc.conversations.map((c) => c.id), 'id');
+  unique('memoryLinks', doc.memoryLinks.map((l) => l.id), 'id');
+  unique('memoryLinks', doc.memoryLinks.map((l) => `${l.fromId} -> ${l.toId} (${l.kind})`), 'link');
+  unique('entities', doc.entities.map((e) => e.id), 'id');
+  unique('entities', doc.entities.map((e) => e.key), 'key');
+  unique('entities.observations', doc.entities.flatMap((e) => e.observations.map((o) => o.id)), 'id');
+  unique('digests', doc.digests.map((d) => d.id), 'id');
+  unique('digests', doc.digests.map((d) => d.periodEnd), 'periodEnd');
+  unique('sleepRuns', doc.sleepRuns.map((r) => r.id), 'id');
+  unique('auditEvents', doc.auditEvents.map((a) => a.id), 'id');
+  doc.episodes.forEach((e, i) => unique(`episodes[${i}].tags`, e.tags.map((t) => `${t.kind}:${t.value}`), 'tag'));
+  unique('episodes', doc.episodes.flatMap((e) => (e.externalId === null ? [] : [e.externalId])), 'externalId');
+
+  doc.memories.forEach((m, i) => {
+    if (m.supersededById !== null && !memories.has(m.supersededById)) issues.push(`memories[${i}].supersededById: no memory ${m.supersededById} in the document`);
+    if (m.supersededById === m.id) issues.push(`memories[${i}].supersededById: a memory cannot supersede itself`);
+    m.sourceEpisodeIds.forEach((episodeId, j) => {
+      if (!episodes.has(episodeId)) issues.push(`memories[${i}].sourceEpisodeIds[${j}]: no episode ${episodeId} in the document`);
+    });
+    if (new Set(m.sourceEpisodeIds).size !== m.sourceEpisodeIds.length) issues.push(`memories[${i}].sourceEpisodeIds: duplicate episode ids`);
+  });
+  doc.memoryLinks.forEach((l, i) => {
+    if (!memories.has(l.fromId)) issues.push(`memoryLinks[${i}].fromId: no memory ${l.fromId} in the document`);
+    if (!memories.has(l.toId)) issues.push(`memoryLinks[${i}].toId: no memory ${l.toId} in the document`);
+  });
+  if (supersessionOrder(doc.memories) === null) issues.push('memories: the supersededById references form a cycle');
+  return issues;
+}
+
+/** C0 and C1 control characters but tab and newline: never part of a stored message. */
+const CONTROL = /[\u0001-\u0008\u000B-\u001F\u007F-\u009F]/;
+
+/**
+ * Texts no store keeps as written: a NUL character (PostgreSQL refuses it in text and jsonb) or a
+ * lone surrogate (written as U+FFFD, so the import would not be exact) anywhere, keys included;
+ * and control characters in a message's texts, which Nocturne never stores (docs/export.md).
+ */
+function textIssues(doc: ScopeExport): string[] {
+  const issues: string[] = [];
+  const check = (text: string, path: string) => {
+    if (text.includes('\u0000')) issues.push(`${path}: contains a NUL character, which cannot be stored`);
+    else if (!text.isWellFormed()) issues.push(`${path}: is not well-formed Unicode (a lone surrogate)`);
+  };
+  const walk = (value: unknown, path: string) => {
+    if (typeof value === 'string') check(value, path);
+    else if (Array.isArray(value)) value.forEach((inner, i) => walk(inner, `${path}[${i}]`));
+    else if (value !== null && typeof value === 'object') {
+      for (const [key, inner] of Object.entries(value)) {
+        const at = path ? `${path}.${key}` : key;
+        check(key, `${at} (the key)`);
+        walk(inner, at);
+      }
+    }
+  };
+  walk(doc, '');
+  doc.episodes.forEach((episode, i) => {
+    for (const field of ['content', 'author', 'channel', 'summary'] as const) {
+      const text = episode[field];
+      if (typeof text === 'string' && CONTROL.test(text)) issues.push(`episodes[${i}].${field}: contains control characters (messages are stored without them)`);
+    }
+  });
+  return issues;
+}
+
+/**
+ * Validates an untrusted value as a scope export. Throws `import.invalid_document` naming the path
+ * of every bad field (`memories[3].confidence: ...`).
+ */
+export function parseScopeExport(value: unknown): ScopeExport {
+  const parsed = scopeExportSchema.safeParse(value);
+  if (!parsed.success) throw invalidDocument(parsed.error.issues.map((issue) => `${pathText(issue.path)}: ${issue.message}`));
+  const issues = [...textIssues(parsed.data), ...referenceIssues(parsed.data)];
+  if (issues.length > 0) throw invalidDocument(issues);
+  return parsed.data;
+}
+
+/**
+ * Memories ordered so that each comes after the one that superseded it (foreign keys hold row by
+ * row); null on a cycle.
+ */
+export function supersessionOrder<T extends { id: string; supersededById: string | null }>(memories: readonly T[]): T[] | null {
+  const byId = new Map(memories.map((m) => [m.id, m]));
+  const state = new Map<string, 'visiting' | 'done'>();
+  const out: T[] = [];
+  for (const start of memories) {
+    // Walk the chain iteratively: history chains can be long.
+    const chain: T[] = [];
+    let current: T | undefined = start;
+    while (current && state.get(current.id) !== 'done') {
+      if (state.get(current.id) === 'visiting') return null;
+      state.set(current.id, 'visiting');
+      chain.push(current);
+      current = current.supersededById === null ? undefined : byId.get(current.supersededById);
+    }
+    for (let i = chain.length - 1; i >= 0; i--) {
+      state.set(chain[i]!.id, 'done');
+      out.push(chain[i]!);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,51 @@
+/**
+ * The rules that say whether a scope is due for a sleep job, each returning the reason when it is
+ * not: idleness (consolidation waits until nobody is talking) and the digest of a period (made
+ * once, retried a bounded number of times).
+ *
+ * Why apart from the scheduler: a rule is checked twice, once when a tick plans the work and again
+ * under the lease on a fresh read of the scope (another process may have acted in between), so it
+ * must be one function both places call.
+ */
+import type { ScopeSettings } from '../memory/scopes/scope-settings';
+import type { PrismaClient, Scope } from '../storage/prisma';
+
+/** Due, or not with the reason (reported per scope in the tick report). */
+export type Decision = { due: true } | { due: false; reason: string };
+
+/** Due once the scope has had no message for its idle minutes (a scope never written to is idle). */
+export function idleDecision(scope: Scope, settings: ScopeSettings, now: Date): Decision {
+  if (!scope.lastMessageAt) return { due: true };
+  const idleSince = now.getTime() - scope.lastMessageAt.getTime();
+  if (idleSince >= settings.idleMinutes * 60_000) return { due: true };
+  const minutes = Math.floor(idleSince / 60_000);
+  return { due: false, reason: `not idle: last message ${minutes} min ago (needs ${settings.idleMinutes})` };
+}
+
+/**
+ * Whether the digest of the period ending at `periodEnd` is still to be made: not yet written, not
+ * handled by a run since, and tried fewer than `maxAttempts` times.
+ */
+export async function digestDecision(
+  prisma: PrismaClient,
+  scopeId: string,
+  periodEnd: Date,
+  maxAttempts: number,
+): Promise<Decision> {
+  const period = periodEnd.toISOString();
+  const digest = await prisma.digest.findUnique({
+    where: { scopeId_periodEnd: { scopeId, periodEnd } },
+    select: { status: true },
+  });
+  if (digest) return { due: false, reason: `digest for ${period} already written (${digest.status})` };
+  const runs = await prisma.sleepRun.findMany({
+    where: { scopeId, kind: 'digest', startedAt: { gte: periodEnd } },
+    select: { status: true },
+  });
+  if (runs.some((run) => run.status === 'succeeded' || run.status === 'skipped')) {
+    return { due: false, reason: `digest for ${period} already handled` };
+  }
+  const tries = runs.filter((run) => run.status === 'failed' || run.status === 'deferred').length;
+  if (tries >= maxAttempts) return { due: false, reason: `digest for ${period} gave up after ${tries} attempts` };
+  return { due: true };
+}
