@@ -33,7 +33,7 @@ import { digestDecision, idleDecision } from './due-rules';
 import { createJobRunner } from './job-runner';
 import type { SleepJobKind, SleepJobOutcome, SleepJobs } from './sleep-jobs';
 import type { ScopeRunReport, SleepTickReport } from './tick-report';
-import { digestInstant, isInSleepWindow } from './sleep-window';
+import { digestInstant, isInSleepWindow } from '../shared/local-time';
 import { createTokenBudget } from './token-budget';
 
 /** The scheduler's settings; the composition root fills them from Config.sleep and Config.timeZone. */

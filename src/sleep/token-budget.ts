@@ -9,7 +9,7 @@
  */
 import { DEFAULT_MAX_TOKENS, LlmError, type LanguageModel, type LlmRequest } from '../llm/language-model';
 import type { PrismaClient } from '../storage/prisma';
-import { startOfLocalDay } from './sleep-window';
+import { startOfLocalDay } from '../shared/local-time';
 
 /** A scope's spending against its budget for the local day of `now`. */
 export interface BudgetStatus {

@@ -42,7 +42,7 @@ import { createLanguageModel } from '../../src/llm/create-language-model';
 import { LlmError, type LanguageModel } from '../../src/llm/language-model';
 import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
 import { looksLikeInjection } from '../../src/sleep/consolidation/plan';
-import { startOfLocalDay } from '../../src/sleep/sleep-window';
+import { startOfLocalDay } from '../../src/shared/local-time';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
 import { lastUserText, type ScriptedLlmReply, type SeenLlmRequest } from '../doubles/llm-script';
 import { startOllamaDouble, type OllamaDouble } from '../doubles/ollama-server';

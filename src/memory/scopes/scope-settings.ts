@@ -10,7 +10,7 @@
  */
 import { z } from 'zod';
 import { ValidationError } from '../../shared/errors';
-import { isValidTimeZone, type SleepWindow } from '../../sleep/sleep-window';
+import { isValidTimeZone, type SleepWindow } from '../../shared/local-time';
 
 /** The schema of the sleep part of `Scope.settings`; every field is optional. */
 export const scopeSettingsSchema = z.object({

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { digestInstant, instantOf, isInSleepWindow, isValidTimeZone, localDateTime, parseClockTime, startOfLocalDay } from '../../../src/sleep/sleep-window';
+import { digestInstant, instantOf, isInSleepWindow, isValidTimeZone, localDateTime, parseClockTime, startOfLocalDay } from '../../../src/shared/local-time';
 
 const at = (iso: string) => new Date(iso);
 
