@@ -26,9 +26,8 @@ import { createMemory, reinforceMemory } from '../memory/memories/memory-writer'
 import type { Logger } from '../shared/logger';
 import type { Episode, PrismaClient } from '../storage/prisma';
 import { MEMORY_CATEGORIES } from '../sleep/consolidation/operations';
-import { looksLikeInjection, shownToModel } from '../sleep/consolidation/plan';
+import { ASSISTANT_SUBJECT, looksLikeInjection, shownToModel } from '../memory/memories/memory-guards';
 import { summaryStrategies, type CompactionTurn } from './compaction-strategies';
-import { ASSISTANT_SUBJECT } from './memory-tools';
 import { MESSAGE_OVERHEAD_TOKENS, type TokenEstimator } from './token-budget';
 import type { WorkingMemory, WorkingMemoryStore, WorkingState } from './working-memory';
 

@@ -21,10 +21,7 @@ import type { Logger } from '../shared/logger';
 import type { PrismaClient } from '../storage/prisma';
 import type { ScopeDescriptor } from '../storage/scope-repository';
 import { MEMORY_CATEGORIES } from '../sleep/consolidation/operations';
-import { looksLikeInjection } from '../sleep/consolidation/plan';
-
-/** Statements about the assistant are not memories of the person (seed 003 persona protection). */
-export const ASSISTANT_SUBJECT = /^(the )?(assistant|agent|ai|bot|i|i'm|i am|my)\b/i;
+import { ASSISTANT_SUBJECT, looksLikeInjection } from '../memory/memories/memory-guards';
 
 /** The answer to one tool call, as it goes back to the model. */
 export interface ToolResult {

@@ -333,7 +333,7 @@ describe('forgetting reaches every copy (chaos)', () => {
   it('does not let the embedding worker write back the vector of a memory forgotten while it was embedded', async () => {
     const prisma = core.db.prisma;
     const scopeId = (await core.scopes.findByKey('terminal:carol'))!.id;
-    const memory = await prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'fact', content: 'Carol keeps a racing pigeon', confidence: 0.9 }, { now: new Date() }));
+    const memory = await prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'fact', content: 'Carol keeps a racing pigeon', confidence: 0.9 }, { by: 'owner', now: new Date() }));
     const held = gated.hold();
     const pass = core.embeddingWorker.runOnce();
     await held.entered; // the worker has read the row and is embedding it

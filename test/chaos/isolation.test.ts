@@ -280,7 +280,7 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
       expect(memories.length).toBeGreaterThanOrEqual(5);
       const [a, b, c] = memories as [(typeof memories)[0], (typeof memories)[0], (typeof memories)[0]];
       await core.db.prisma.$transaction(async (tx) => {
-        await supersedeMemory(tx, s.id, c.id, { content: `${s.person} now practises ${s.markers[2]} twice a week` }, { now, reason: `more ${s.markers[2]} lately` });
+        await supersedeMemory(tx, s.id, c.id, { content: `${s.person} now practises ${s.markers[2]} twice a week` }, { by: 'owner', now, reason: `more ${s.markers[2]} lately` });
         await contradictMemory(tx, s.id, a.id, b.id, { now, reason: `${s.markers[1]} and ${s.markers[0]} do not fit` });
         await linkMemories(tx, s.id, a.id, b.id, 'related', 0.8, { now, reason: `both about ${s.markers[0]}` });
       });

@@ -41,7 +41,7 @@ import { createCore, type Core } from '../../src/core';
 import { createLanguageModel } from '../../src/llm/create-language-model';
 import { LlmError, type LanguageModel } from '../../src/llm/language-model';
 import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
-import { looksLikeInjection } from '../../src/sleep/consolidation/plan';
+import { looksLikeInjection } from '../../src/memory/memories/memory-guards';
 import { startOfLocalDay } from '../../src/sleep/sleep-window';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
 import { lastUserText, type ScriptedLlmReply, type SeenLlmRequest } from '../doubles/llm-script';

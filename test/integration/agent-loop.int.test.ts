@@ -44,7 +44,7 @@ describe('agent loop (Anthropic double)', () => {
     const a = await scopeId(A);
     const b = await scopeId(B);
     await core.db.prisma.$transaction(async (tx) => {
-      const origin = { now, reason: 'test' };
+      const origin = { by: 'owner' as const, now, reason: 'test' };
       await createMemory(tx, { scopeId: a, category: 'preference', content: "The user's favourite drink is coffee", confidence: 0.9 }, origin);
       await createMemory(tx, { scopeId: a, category: 'fact', content: 'The user lives in Valencia', confidence: 0.8 }, origin);
       await createMemory(tx, { scopeId: a, category: 'goal', content: 'The user is training for the Valencia marathon', confidence: 0.8 }, origin);

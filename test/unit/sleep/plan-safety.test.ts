@@ -8,9 +8,10 @@ import { describe, expect, it } from '@jest/globals';
 import { LlmError, type LanguageModel, type LlmRequest } from '../../../src/llm/language-model';
 import { extractJson } from '../../../src/llm/structured';
 import { consolidationAnswerSchema } from '../../../src/sleep/consolidation/operations';
-import { makePlan, WITHHELD_INSTRUCTION } from '../../../src/sleep/consolidation/plan';
+import { makePlan } from '../../../src/sleep/consolidation/plan';
+import { WITHHELD_INSTRUCTION } from '../../../src/memory/memories/memory-guards';
 import { renderEpisodeLine } from '../../../src/sleep/consolidation/prompt';
-import { ShortIds } from '../../../src/sleep/consolidation/short-ids';
+import { ShortIds } from '../../../src/memory/short-ids';
 import { estimateRequestTokens, withTokenBudget } from '../../../src/sleep/token-budget';
 import type { Episode, Memory } from '../../../src/storage/prisma';
 

@@ -5,16 +5,15 @@
  * is deleted (FIFO). The count is verified after every change.
  */
 import { z } from 'zod';
-import type { LanguageModel, LlmResponse } from '../llm/language-model';
-import { completeStructured } from '../llm/structured';
-import { createMemory, forgetMemory, supersedeMemory, type ChangeOrigin } from '../memory/memories/memory-writer';
-import { flushTombstones } from '../memory/vectors/tombstones';
-import type { VectorIndex } from '../memory/vectors/vector-index';
-import type { Logger } from '../shared/logger';
-import type { Episode, PrismaClient } from '../storage/prisma';
-import { looksLikeInjection } from './consolidation/plan';
-import { renderEpisodeLine } from './consolidation/prompt';
-import { ShortIds } from './consolidation/short-ids';
+import type { LanguageModel, LlmResponse } from '../../llm/language-model';
+import { completeStructured } from '../../llm/structured';
+import { createMemory, forgetMemory, supersedeMemory, type ChangeOrigin } from './memory-writer';
+import { flushTombstones } from '../vectors/tombstones';
+import type { VectorIndex } from '../vectors/vector-index';
+import type { Logger } from '../../shared/logger';
+import type { Episode, PrismaClient } from '../../storage/prisma';
+import { looksLikeInjection, shownToModel } from './memory-guards';
+import { ShortIds } from '../short-ids';
 
 const memorySchema = z.object({ content: z.string().trim().max(200).default('') });
 const decisionSchema = z.object({
@@ -28,6 +27,12 @@ const CREATE_SYSTEM = `You are a memory sub-agent. Read the conversation and wri
 
 function compactionSystem(cap: number): string {
   return `You are a memory management assistant. There are ${cap + 1} memories but only ${cap} can be kept. Decide which ONE to either DELETE (remove entirely) or EDIT (merge it with another or update its content; the other one is then deleted). Answer with one JSON object: {"action": "delete" | "edit", "targetMemoryId": number, "newContent": "merged content when editing", "reason": "..."}. For "edit", targetMemoryId is the memory that gets the new content and the newest memory is merged into it.`;
+}
+
+/** One quoted turn of the conversation; a message that tries to instruct the memory system is withheld. */
+function transcriptLine(n: number, e: Episode): string {
+  const who = e.role === 'user' ? `user${e.author ? ` (${e.author})` : ''}` : 'agent (context only)';
+  return `[${n}] ${e.timestamp.toISOString().slice(0, 16).replace('T', ' ')} ${who}: ${shownToModel(e.content).replace(/\s+/g, ' ').trim().slice(0, 1_500)}`;
 }
 
 export interface CappedResult {
@@ -48,7 +53,7 @@ export async function rememberConversation(
   const { prisma } = deps;
   const log = deps.logger.child({ component: 'capped-memory' });
   const ids = new ShortIds();
-  const transcript = episodes.map((e) => renderEpisodeLine(ids.add(e.id), e)).join('\n');
+  const transcript = episodes.map((e) => transcriptLine(ids.add(e.id), e)).join('\n');
   const responses: LlmResponse[] = [];
   const made = await completeStructured(deps.llm, { system: CREATE_SYSTEM, messages: [{ role: 'user', content: `Conversation:\n${transcript}\n\nCreate memory:` }], maxTokens: 300, temperature: 0, purpose: 'capped-memory', scopeId, runId: origin.runId }, memorySchema);
   responses.push(...made.responses);
