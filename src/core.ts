@@ -9,6 +9,9 @@ import { createLanguageModel } from './llm/create-language-model';
 import type { LanguageModel } from './llm/language-model';
 import { withUsageRecording } from './llm/usage-recorder';
 import { createForgetService, type ForgetService } from './memory/forget/forget-service';
+import { createConversationStore, type ConversationStore } from './memory/conversations/conversation-store';
+import { createMemoryStore, type MemoryStore } from './memory/memories/memory-store';
+import { createSoulReader, type SoulReader } from './memory/profiles/soul';
 import { createSleepScheduler, type SleepScheduler } from './sleep/scheduler';
 import { createSleepService, type SleepService } from './sleep/sleep-service';
 import { createEmbedder } from './memory/embeddings/create-embedder';
@@ -54,6 +57,12 @@ export interface Core {
   readonly forget: ForgetService;
   /** Decides when sleep work runs; started by main.ts only (the CLI runs jobs directly). */
   readonly scheduler: SleepScheduler;
+  /** The memory domain's service for writes from above it: remember, reinforce, revise, goals. */
+  readonly memoryStore: MemoryStore;
+  /** Conversations and their working memory (the agent's state between turns). */
+  readonly conversations: ConversationStore;
+  /** The soul as a prompt reads it. */
+  readonly soul: SoulReader;
   close(): Promise<void>;
 }
 
@@ -112,6 +121,9 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     logger,
     options: { ...config.sleep, defaultTimeZone: config.timeZone },
   });
+  const memoryStore = createMemoryStore({ prisma: db.prisma, index: vectorIndex, logger });
+  const conversations = createConversationStore({ prisma: db.prisma, logger });
+  const soul = createSoulReader(db.prisma);
   return {
     config,
     logger,
@@ -132,6 +144,9 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     sleep,
     forget,
     scheduler,
+    memoryStore,
+    conversations,
+    soul,
     async close() {
       await scheduler.stop();
       await embeddingWorker.stop();

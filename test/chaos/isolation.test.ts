@@ -27,6 +27,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { createAgent, type Agent } from '../../src/agent/agent';
+import { agentServices } from '../../src/service';
 import { createApiServer } from '../../src/api/server';
 import type { ConversationHandler } from '../../src/channels/conversation-handler';
 import type { InboundMessage, ScopeKind } from '../../src/channels/inbound-message';
@@ -258,7 +259,7 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
       envFile: false,
     });
     core = await createCore(config, logs.logger, { embedder: createHashEmbedder({ dimension: 64 }) });
-    agent = createAgent({ core });
+    agent = createAgent(agentServices(core));
 
     // Seed: scopes, episodes, consolidation through the double, then corrections and links.
     const now = new Date();

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createAgent, type Agent } from '../../src/agent/agent';
+import { agentServices } from '../../src/service';
 import { COMMAND_FAILED_TEXT, END_TEXT, HANDLER_FAILED_TEXT } from '../../src/channels/commands/replies';
 import type { ConversationHandler } from '../../src/channels/conversation-handler';
 import type { InboundMessage } from '../../src/channels/inbound-message';
@@ -104,7 +105,7 @@ describe('terminal channel', () => {
     double = await startAnthropicDouble({ responder: (seen) => agentModel(rules)(seen) });
     h = await openAgentCore({ dataDir: tempDir('nocturne-terminal-'), provider: 'anthropic', url: double.url });
     core = h.core;
-    agent = createAgent({ core });
+    agent = createAgent(agentServices(core));
     handler = {
       active: 0,
       maxActive: 0,

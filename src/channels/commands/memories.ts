@@ -7,6 +7,7 @@
  */
 import type { PrismaClient } from '../../storage/prisma';
 import { formatLocalMinute } from '../../memory/digests/digest';
+import { KNOWLEDGE_ONLY } from '../../memory/memories/categories';
 import { excerpt } from './command-scope';
 
 /** Memories per page: ten lines stay well under Telegram's 4,096 characters. */
@@ -41,7 +42,8 @@ async function sourceDates(prisma: PrismaClient, scopeId: string, memoryIds: rea
 /** Renders page `page` (0-based, clamped) of the scope's current memories, filtered by `category`. */
 export async function renderMemoryList(prisma: PrismaClient, scope: { id: string; timeZone: string }, page: number, category: string | null): Promise<MemoryList> {
   const current = { scopeId: scope.id, active: true, validTo: null };
-  const where = category ? { ...current, category } : current;
+  // The default list is what is known about the person; conversation summaries only by category.
+  const where = category ? { ...current, category } : { ...current, ...KNOWLEDGE_ONLY };
   const [total, categoryRows] = await Promise.all([
     prisma.memory.count({ where }),
     prisma.memory.findMany({ where: current, distinct: ['category'], select: { category: true }, orderBy: { category: 'asc' } }),

@@ -37,6 +37,8 @@ function transcriptLine(n: number, e: Episode): string {
 
 export interface CappedResult {
   readonly created: boolean;
+  /** The memory that now holds the conversation (the merged version after an edit), if any. */
+  readonly memoryId?: string;
   readonly compaction?: 'delete' | 'edit' | 'fifo';
   readonly removedIds: string[];
   readonly responses: readonly LlmResponse[];
@@ -76,13 +78,14 @@ export async function rememberConversation(
   });
 
   const active = await prisma.memory.findMany({ where: { scopeId, active: true, validTo: null }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
-  if (active.length <= cap) return { created: true, removedIds: [], responses };
+  if (active.length <= cap) return { created: true, memoryId: created.id, removedIds: [], responses };
 
   const shortIds = new ShortIds();
   const list = active.filter((m) => m.id !== created.id).map((m) => `${shortIds.add(m.id)}. [${m.createdAt.toISOString().slice(0, 10)}] ${m.content}`);
   const newest = shortIds.add(created.id);
   let compaction: CappedResult['compaction'] = 'fifo';
   let removed: string[] = [];
+  let memoryId: string | undefined = created.id;
   try {
     const decided = await completeStructured(
       deps.llm,
@@ -101,7 +104,7 @@ export async function rememberConversation(
       // The target gets the merged content (its old version stays as inactive history); the new
       // memory, now part of it, leaves.
       removed = await prisma.$transaction(async (tx) => {
-        await supersedeMemory(tx, scopeId, target, { content: d.newContent!, sourceEpisodeIds: userEvidence }, { ...origin, reason: `memory cap ${cap}: ${d.reason || 'merged'}` });
+        memoryId = (await supersedeMemory(tx, scopeId, target, { content: d.newContent!, sourceEpisodeIds: userEvidence }, { ...origin, reason: `memory cap ${cap}: ${d.reason || 'merged'}` })).current.id;
         return forgetMemory(tx, scopeId, created.id, { ...origin, reason: `memory cap ${cap}: merged into another memory` });
       });
       compaction = 'edit';
@@ -115,5 +118,6 @@ export async function rememberConversation(
   if (deps.index && removed.length > 0) await flushTombstones(prisma, deps.index).catch((error) => log.warn('vectors of removed memories will be deleted when the vector index answers', { scopeId, error }));
   const count = await prisma.memory.count({ where: { scopeId, active: true, validTo: null } });
   if (count > cap) log.error('memory cap still exceeded after compaction', { scopeId, count, cap });
-  return { created: true, compaction, removedIds: removed, responses };
+  if (memoryId && removed.includes(memoryId)) memoryId = undefined;
+  return { created: true, memoryId, compaction, removedIds: removed, responses };
 }
