@@ -91,6 +91,35 @@ describe('prompt injection in consolidation', () => {
   });
 });
 
+describe('notes relaying the person (memory_save)', () => {
+  const said = episode('I have a dentist appointment at 17:00');
+  const relayed = { ...episode('Ana has a dentist appointment at 17:00 today', 'agent'), metadata: { kind: 'note', relayedFrom: said.id } };
+  const reply = episode('ok: noted', 'agent');
+
+  function plan(relayedTurns: Map<string, Episode> | undefined) {
+    const episodeIds = new ShortIds();
+    [relayed, reply].forEach((e) => episodeIds.add(e.id));
+    const answer = consolidationAnswerSchema.parse({ new: [
+      { category: 'schedule', content: 'Ana has a dentist appointment at 17:00', confidence: 0.9, source: 'stated', episodes: [1] },
+      { category: 'fact', content: 'The user was told ok', confidence: 0.9, source: 'stated', episodes: [2] },
+    ] });
+    return makePlan({ answer, episodes: [relayed, reply], memories: [], episodeIds, memoryIds: new ShortIds(), relayed: relayedTurns });
+  }
+
+  it('are evidence when the relayed turn exists, learned as observed; other agent turns never are', () => {
+    const p = plan(new Map([[said.id, said]]));
+    expect(p.create).toEqual([expect.objectContaining({ content: 'Ana has a dentist appointment at 17:00', sourceType: 'observed', sourceEpisodeIds: [relayed.id] })]);
+    expect(p.rejected.some((r) => /an agent turn/.test(r.reason))).toBe(true);
+    expect(renderEpisodeLine(1, relayed)).toContain('agent note relaying the user');
+  });
+
+  it('are no evidence when the turn they relay is not found', () => {
+    const p = plan(undefined);
+    expect(p.create).toEqual([]);
+    expect(p.rejected.some((r) => /relays a turn of the person that does not exist/.test(r.reason))).toBe(true);
+  });
+});
+
 describe('a sleep job\u2019s token budget', () => {
   const request = (chars: number): LlmRequest => ({ system: 'x'.repeat(chars), messages: [{ role: 'user', content: 'hi' }], maxTokens: 400, purpose: 'consolidation' });
   const model = (cost: number): LanguageModel & { sent: number } => {
