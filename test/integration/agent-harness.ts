@@ -1,8 +1,8 @@
 /**
  * What the agent integration tests share: a core on real SQLite files with the real model SDK
  * pointed at a loopback double (every LlmRequest recorded before it goes out), and a tiny
- * rule-following "model" that answers each kind of call the agent makes from what its prompt
- * contains.
+ * rule-following "model" that answers each kind of call the agent makes (and sleep
+ * consolidation, for tests that follow a conversation into sleep) from what its prompt contains.
  */
 import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
