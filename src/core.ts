@@ -9,6 +9,9 @@ import { createLanguageModel } from './llm/create-language-model';
 import type { LanguageModel } from './llm/language-model';
 import { withUsageRecording } from './llm/usage-recorder';
 import { createForgetService, type ForgetService } from './memory/forget/forget-service';
+import { createConversationStore, type ConversationStore } from './memory/conversations/conversation-store';
+import { createMemoryStore, type MemoryStore } from './memory/memories/memory-store';
+import { createSoulReader, type SoulReader } from './memory/profiles/soul';
 import { createSleepScheduler, type SleepScheduler } from './sleep/scheduler';
 import { createSleepService, type SleepService } from './sleep/sleep-service';
 import { createEmbedder } from './memory/embeddings/create-embedder';
@@ -72,6 +75,12 @@ export interface Core {
   readonly archive: ScopeArchive;
   /** Whether the database answers, its triggers, and the counts /metrics reports. */
   readonly storeStats: StoreStats;
+  /** The memory domain's service for writes from above it: remember, reinforce, revise, goals. */
+  readonly memoryStore: MemoryStore;
+  /** Conversations and their working memory (the agent's state between turns). */
+  readonly conversations: ConversationStore;
+  /** The soul as a prompt reads it. */
+  readonly soul: SoulReader;
   close(): Promise<void>;
 }
 
@@ -130,6 +139,9 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     logger,
     options: { ...config.sleep, defaultTimeZone: config.timeZone },
   });
+  const memoryStore = createMemoryStore({ prisma: db.prisma, index: vectorIndex, logger });
+  const conversations = createConversationStore({ prisma: db.prisma, logger });
+  const soul = createSoulReader(db.prisma);
   return {
     config,
     logger,
@@ -158,6 +170,9 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     profiles: createProfileReader(db.prisma),
     archive: createScopeArchive(db.prisma),
     storeStats: createStoreStats(db.prisma, db.provider),
+    memoryStore,
+    conversations,
+    soul,
     async close() {
       await scheduler.stop();
       await embeddingWorker.stop();

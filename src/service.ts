@@ -13,7 +13,7 @@
  */
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { createAgent } from './agent/agent';
+import { createAgent, type AgentServices } from './agent/agent';
 import { createApiServer } from './api/server';
 import type { Config } from './config/load-config';
 import type { ConversationHandler } from './channels/conversation-handler';
@@ -49,6 +49,14 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
+/** The services the agent loop uses, by name, taken from the core. */
+export function agentServices(core: Core): AgentServices {
+  return {
+    config: core.config, llm: core.llm, logger: core.logger, scopes: core.scopes, episodes: core.episodeService,
+    memories: core.memoryStore, conversations: core.conversations, context: core.context, search: core.search, soul: core.soul,
+  };
+}
+
 /** Whether `npm start` opens the terminal conversation. */
 export function wantsTerminal(config: Config, input: { isTTY?: boolean }): boolean {
   if (config.terminal.mode === 'on') return true;
@@ -75,7 +83,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
     core.embeddingWorker.start();
     if (config.sleep.enabled) core.scheduler.start();
 
-    const agent = createAgent({ core });
+    const agent = createAgent(agentServices(core));
     const handler: ConversationHandler = {
       reply: async (message) => (await agent.handle(message)).text,
       end: async (scopeKey) => {

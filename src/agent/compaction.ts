@@ -22,15 +22,13 @@ import { z } from 'zod';
 import type { CompactionStrategyName } from '../config/load-config';
 import type { LanguageModel } from '../llm/language-model';
 import { completeStructured } from '../llm/structured';
-import { createMemory, reinforceMemory } from '../memory/memories/memory-writer';
 import type { Logger } from '../shared/logger';
-import type { Episode, PrismaClient } from '../storage/prisma';
-import { MEMORY_CATEGORIES } from '../sleep/consolidation/operations';
-import { looksLikeInjection, shownToModel } from '../sleep/consolidation/plan';
+import { MEMORY_CATEGORIES } from '../memory/memories/categories';
+import { contentProblem, looksLikeInjection, shownToModel } from '../memory/memories/memory-guards';
+import type { ConversationStore, FlushedFact, WorkingMemory, WorkingState } from '../memory/conversations/conversation-store';
+import type { Episode } from '../memory/episodes/episode-service';
 import { summaryStrategies, type CompactionTurn } from './compaction-strategies';
-import { ASSISTANT_SUBJECT } from './memory-tools';
 import { MESSAGE_OVERHEAD_TOKENS, type TokenEstimator } from './token-budget';
-import type { WorkingMemory, WorkingMemoryStore, WorkingState } from './working-memory';
 
 /** Share of the window that triggers compaction while the person is talking (seed 002). */
 export const BUSY_THRESHOLD = 0.8;
@@ -50,9 +48,9 @@ export interface CompactionOptions {
 }
 
 export interface CompactorDeps {
-  readonly prisma: PrismaClient;
   readonly llm: LanguageModel;
-  readonly store: WorkingMemoryStore;
+  /** Reads the turns and records the flush (memories and working state, one transaction). */
+  readonly conversations: ConversationStore;
   readonly estimator: TokenEstimator;
   readonly logger: Logger;
   readonly options: CompactionOptions;
@@ -103,7 +101,7 @@ function turnLine(n: number, e: Episode): string {
 }
 
 export function createCompactor(deps: CompactorDeps): Compactor {
-  const { prisma, llm, store, estimator, options } = deps;
+  const { llm, conversations: store, estimator, options } = deps;
   const log = deps.logger.child({ component: 'compaction' });
   const strategy = summaryStrategies[options.strategy];
 
@@ -143,14 +141,16 @@ export function createCompactor(deps: CompactorDeps): Compactor {
       runId,
     }, flushSchema);
 
+    // The memory rules (memory-guards.ts) applied per fact, so one bad fact is dropped with its
+    // reason; the writer enforces them again and would refuse the whole flush.
     const rejected: string[] = [];
-    const accepted: Array<{ category: string; content: string; confidence: number; evidence: string[] }> = [];
+    const accepted: FlushedFact[] = [];
     for (const fact of answer.value.facts) {
       const cited = fact.turns.map((n) => turns[n - 1]).filter((e): e is Episode => e !== undefined);
       const evidence = [...new Set(cited.filter((e) => e.role === 'user').map((e) => e.id))];
+      const problem = contentProblem(fact.content);
       if (cited.some((e) => looksLikeInjection(e.content))) rejected.push(`"${fact.content.slice(0, 60)}": cites a turn that tries to instruct the memory system`);
-      else if (looksLikeInjection(fact.content)) rejected.push(`"${fact.content.slice(0, 60)}": reads as an instruction`);
-      else if (ASSISTANT_SUBJECT.test(fact.content)) rejected.push(`"${fact.content.slice(0, 60)}": about the assistant`);
+      else if (problem) rejected.push(`"${fact.content.slice(0, 60)}": ${problem.reason}`);
       else if (evidence.length === 0) rejected.push(`"${fact.content.slice(0, 60)}": no evidence from the person's own turns`);
       else if (!accepted.some((a) => normalized(a.content) === normalized(fact.content))) {
         const category = (MEMORY_CATEGORIES as readonly string[]).includes(fact.category) ? fact.category : 'fact';
@@ -159,20 +159,8 @@ export function createCompactor(deps: CompactorDeps): Compactor {
     }
     if (rejected.length > 0) log.info('flush refused some facts', { scopeId: memory.scopeId, runId, rejected });
 
-    const existing = accepted.length === 0 ? [] : await prisma.memory.findMany({ where: { scopeId: memory.scopeId, active: true, validTo: null, content: { in: accepted.map((a) => a.content) } }, select: { id: true, content: true } });
-    const origin = { now, runId, reason: 'pre-compaction flush' };
     const pending = { cycle: memory.state.compaction.cycle + 1, turnIds: turns.map((e) => e.id), flushedAt: now.toISOString(), memoryIds: [] as string[] };
-    await prisma.$transaction(async (tx) => {
-      for (const fact of accepted) {
-        const known = existing.find((m) => normalized(m.content) === normalized(fact.content));
-        const stored = known
-          ? await reinforceMemory(tx, memory.scopeId, known.id, fact.evidence, origin)
-          : await createMemory(tx, { scopeId: memory.scopeId, category: fact.category, content: fact.content, confidence: fact.confidence, sourceType: 'stated', sourceEpisodeIds: fact.evidence }, origin);
-        pending.memoryIds.push(stored.id);
-      }
-      await store.save({ ...memory, state: { ...memory.state, compaction: { ...memory.state.compaction, pending } } }, tx);
-    });
-    return pending.memoryIds;
+    return store.recordFlush({ memory: { ...memory, state: { ...memory.state, compaction: { ...memory.state.compaction, pending } } }, facts: accepted, origin: { now, runId, reason: 'pre-compaction flush' } });
   }
 
   function failed(memory: WorkingMemory, now: Date, error: unknown): WorkingState {

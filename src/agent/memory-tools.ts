@@ -5,26 +5,25 @@
  * Scope binding is the runtime's, never the model's: the definitions have no scope argument,
  * unknown arguments are refused, and {@link MemoryTools.bind} closes over the scope of the message
  * being answered, so every lookup filters by it and an id from another scope reads "not found"
- * exactly like an id that does not exist. Writes go through memory-writer (audited, in a
- * transaction) and refuse text that reads as an instruction or speaks about the assistant
- * (seed 003 persona protection), and every write is refused while the conversation the model
- * sees holds a message that tries to instruct the memory system (prompt injection: the model may
- * have been talked into the write, whatever evidence it would cite).
+ * exactly like an id that does not exist. Writes go through the memory domain's store (audited,
+ * in a transaction, every rule of memory-guards.ts enforced: a refusal comes back to the model as
+ * the rule's message), and every write is refused while the conversation the model sees holds a
+ * message that tries to instruct the memory system (prompt injection: the model may have been
+ * talked into the write, whatever evidence it would cite).
+ *
+ * A `memory_save` note is the person's words relayed by the agent: an `agent` episode marked
+ * `relayedFrom` (the message being answered), which sleep consolidation accepts as evidence and
+ * learns from as "observed".
  */
 import { z } from 'zod';
 import type { LlmTool, LlmToolCall } from '../llm/language-model';
-import { createMemory, supersedeMemory } from '../memory/memories/memory-writer';
-import type { EpisodeService } from '../memory/episodes/episode-service';
+import type { MemoryStore } from '../memory/memories/memory-store';
+import type { EpisodeService, ScopeDescriptor } from '../memory/episodes/episode-service';
 import type { HybridSearch } from '../memory/retrieval/hybrid-search';
 import { AppError } from '../shared/errors';
 import type { Logger } from '../shared/logger';
-import type { PrismaClient } from '../storage/prisma';
-import type { ScopeDescriptor } from '../storage/scope-repository';
-import { MEMORY_CATEGORIES } from '../sleep/consolidation/operations';
-import { looksLikeInjection } from '../sleep/consolidation/plan';
-
-/** Statements about the assistant are not memories of the person (seed 003 persona protection). */
-export const ASSISTANT_SUBJECT = /^(the )?(assistant|agent|ai|bot|i|i'm|i am|my)\b/i;
+import { MEMORY_CATEGORIES } from '../memory/memories/categories';
+import { contentProblem, looksLikeInjection, RELAYED_FROM } from '../memory/memories/memory-guards';
 
 /** The answer to one tool call, as it goes back to the model. */
 export interface ToolResult {
@@ -61,9 +60,9 @@ export interface MemoryTools {
 }
 
 export interface MemoryToolsDeps {
-  readonly prisma: PrismaClient;
+  readonly memories: MemoryStore;
   readonly search: HybridSearch;
-  readonly episodeService: EpisodeService;
+  readonly episodes: EpisodeService;
   readonly logger: Logger;
   /** Longest tool result sent back, in characters (default 4,000). */
   readonly maxResultChars?: number;
@@ -122,11 +121,13 @@ function clip(text: string, max: number): string {
 export function createMemoryTools(deps: MemoryToolsDeps): MemoryTools {
   const log = deps.logger.child({ component: 'memory-tools' });
   const maxChars = deps.maxResultChars ?? 4_000;
-  const { prisma } = deps;
+  const { memories, episodes } = deps;
 
+  /** The guards' verdict on a memory text, said to the model the way it can fix it. */
   function persona(content: string): string | undefined {
-    if (looksLikeInjection(content)) return 'the text reads as an instruction; it was not stored';
-    if (ASSISTANT_SUBJECT.test(content)) return 'memories are about the person, not about the assistant; write it in the third person about them';
+    const problem = contentProblem(content);
+    if (problem?.code === 'memory.injection') return 'the text reads as an instruction; it was not stored';
+    if (problem) return 'memories are about the person, not about the assistant; write it in the third person about them';
     return undefined;
   }
 
@@ -138,7 +139,7 @@ export function createMemoryTools(deps: MemoryToolsDeps): MemoryTools {
       let refusal: Promise<string | undefined> | undefined;
       const writesRefused = () =>
         (refusal ??= (async () => {
-          const answered = await prisma.episode.findFirst({ where: { scopeId: b.scopeId, id: b.userEpisodeId }, select: { content: true } });
+          const answered = await episodes.get(b.scopeId, b.userEpisodeId);
           if (b.instructionInContext || (answered && looksLikeInjection(answered.content))) {
             return 'nothing was stored: the conversation holds a message that tries to instruct the memory system, so memory writes are refused for this reply';
           }
@@ -156,9 +157,9 @@ export function createMemoryTools(deps: MemoryToolsDeps): MemoryTools {
         },
         async memory_get(raw) {
           const { id } = getArgs.parse(raw);
-          const memory = await prisma.memory.findFirst({ where: { scopeId: b.scopeId, id } });
+          const memory = await memories.get(b.scopeId, id);
           if (memory) return { content: `${memory.id} memory [${memory.category}, confidence ${memory.confidence.toFixed(2)}${memory.active ? '' : ', faded'}${memory.validTo ? ', superseded' : ''}] since ${memory.validFrom.toISOString().slice(0, 10)}: ${memory.content}`, isError: false };
-          const episode = await prisma.episode.findFirst({ where: { scopeId: b.scopeId, id } });
+          const episode = await episodes.get(b.scopeId, id);
           if (episode) return { content: `${episode.id} turn ${episode.timestamp.toISOString().slice(0, 16)} ${episode.role === 'user' ? (episode.author ?? 'person') : 'you'}: ${episode.content}`, isError: false };
           return { content: `not found: no memory or turn ${id}`, isError: true };
         },
@@ -167,7 +168,9 @@ export function createMemoryTools(deps: MemoryToolsDeps): MemoryTools {
           if (looksLikeInjection(note)) return { content: 'the note reads as an instruction; it was not saved', isError: true };
           const refused = await writesRefused();
           if (refused) return { content: refused, isError: true };
-          const { episode } = await deps.episodeService.ingest(b.scope, { role: 'agent', content: note, channel: b.channel, timestamp: b.now.toISOString(), metadata: { kind: 'note', day: b.now.toISOString().slice(0, 10) } });
+          // The person's words relayed: evidence for sleep consolidation, learned as "observed".
+          const metadata = { kind: 'note', day: b.now.toISOString().slice(0, 10), [RELAYED_FROM]: b.userEpisodeId };
+          const { episode } = await episodes.ingest(b.scope, { role: 'agent', content: note, channel: b.channel, timestamp: b.now.toISOString(), metadata });
           return { content: `saved in today's log (${b.now.toISOString().slice(0, 10)})`, isError: false, noteEpisodeId: episode?.id };
         },
         async memory_update(raw) {
@@ -177,16 +180,16 @@ export function createMemoryTools(deps: MemoryToolsDeps): MemoryTools {
           const refused = await writesRefused();
           if (refused) return { content: refused, isError: true };
           if (args.mode === 'create') {
-            const created = await prisma.$transaction((tx) => createMemory(tx, { scopeId: b.scopeId, category: args.category ?? 'fact', content: args.content, confidence: 0.7, sourceType: 'observed', sourceEpisodeIds: [b.userEpisodeId] }, origin));
+            const created = await memories.remember({ scopeId: b.scopeId, category: args.category ?? 'fact', content: args.content, confidence: 0.7, sourceType: 'observed', sourceEpisodeIds: [b.userEpisodeId] }, origin);
             return { content: `created memory ${created.id}`, isError: false, memoryIds: [created.id] };
           }
           if (!args.id) return { content: `mode "${args.mode}" needs the id of the memory to change`, isError: true };
           const id = args.id;
-          const current = await prisma.memory.findFirst({ where: { scopeId: b.scopeId, id } });
+          const current = await memories.get(b.scopeId, id);
           if (!current) return { content: `not found: no memory ${id}`, isError: true };
           if (current.validTo) return { content: `memory ${id} was superseded by ${current.supersededById ?? 'a newer version'}; change that one`, isError: true };
           const content = args.mode === 'append' ? `${current.content.replace(/[.\s]*$/, '')}. ${args.content}` : args.content;
-          const { current: next } = await prisma.$transaction((tx) => supersedeMemory(tx, b.scopeId, id, { content, category: args.category, sourceEpisodeIds: [b.userEpisodeId] }, { ...origin, reason: `memory_update ${args.mode} (reply)` }));
+          const { current: next } = await memories.revise({ scopeId: b.scopeId, id, change: { content, category: args.category, sourceEpisodeIds: [b.userEpisodeId] } }, { ...origin, reason: `memory_update ${args.mode} (reply)` });
           return { content: `memory ${id} is now ${next.id}: ${next.content}`, isError: false, memoryIds: [next.id] };
         },
       };

@@ -9,7 +9,7 @@ import type { LanguageModel, LlmResponse } from '../llm/language-model';
 import { completeStructured } from '../llm/structured';
 import type { ChangeOrigin } from '../memory/memories/memory-writer';
 import type { PrismaClient } from '../storage/prisma';
-import { looksLikeInjection } from './consolidation/plan';
+import { looksLikeInjection } from '../memory/memories/memory-guards';
 import { redactValue } from '../shared/redact';
 
 export type RelationshipState = 'stranger' | 'acquaintance' | 'friend' | 'ally';

@@ -10,9 +10,10 @@ import type { LanguageModel, LlmResponse } from '../llm/language-model';
 import { completeStructured } from '../llm/structured';
 import { createMemory, type ChangeOrigin } from '../memory/memories/memory-writer';
 import type { PrismaClient } from '../storage/prisma';
-import { INFERRED_CONFIDENCE_CAP, looksLikeInjection } from './consolidation/plan';
+import { looksLikeInjection } from '../memory/memories/memory-guards';
+import { INFERRED_CONFIDENCE_CAP } from './consolidation/plan';
 import { renderEpisodeLine, renderMemoryLine } from './consolidation/prompt';
-import { ShortIds } from './consolidation/short-ids';
+import { ShortIds } from '../memory/short-ids';
 
 export const REFLECTION_THRESHOLD = 150;
 

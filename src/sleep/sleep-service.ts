@@ -17,7 +17,7 @@ import type { IndexGuard } from '../memory/vectors/index-guard';
 import type { VectorIndex } from '../memory/vectors/vector-index';
 import type { Logger } from '../shared/logger';
 import type { PrismaClient } from '../storage/prisma';
-import { rememberConversation } from './capped-memory';
+import { rememberConversation } from '../memory/memories/capped-memory';
 import { createConsolidator, type BatchResult, type Consolidator, type ConsolidatorOptions } from './consolidation/consolidator';
 import { groupEpisodes } from './consolidation/grouping';
 import { decayScope, type DecayOptions } from './decay';

@@ -172,7 +172,7 @@ describe('access and secrets (chaos)', () => {
     await say(ANA, `I keep my diary about ${marker()} here`);
     await say(ANA, `Our family trip goes to ${marker()}`, GROUP);
     const scope = (await service.core.scopes.findByKey(`telegram:private:${ANA.id}`))!;
-    await service.core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId: scope.id, category: 'fact', content: 'Ana keeps a diary', confidence: 0.9 }, { now: new Date() }));
+    await service.core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId: scope.id, category: 'fact', content: 'Ana keeps a diary', confidence: 0.9 }, { by: 'owner', now: new Date() }));
   }, 90_000);
 
   afterAll(async () => {

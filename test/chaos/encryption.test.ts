@@ -41,7 +41,7 @@ async function fill(core: Core): Promise<string> {
     core.episodeService.normalize({ content: 'The weather was fine on Tuesday', externalId: 'e2' }, 'test'),
   ]);
   const scopeId = (await core.scopes.findByKey('tg:ana'))!.id;
-  await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'fact', content: MEMORY_MARKER, confidence: 0.9 }, { now: new Date() }));
+  await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'fact', content: MEMORY_MARKER, confidence: 0.9 }, { by: 'owner', now: new Date() }));
   await core.embeddingWorker.drain();
   return scopeId;
 }

@@ -21,6 +21,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createAgent, type Agent } from '../../src/agent/agent';
+import { agentServices } from '../../src/service';
 import { createApiServer } from '../../src/api/server';
 import type { ConversationHandler } from '../../src/channels/conversation-handler';
 import type { ScopeKind } from '../../src/channels/inbound-message';
@@ -235,7 +236,7 @@ describe('forgetting reaches every copy (chaos)', () => {
     dbFile = path.join(dataDir, 'nocturne.db');
     const config = loadConfig({ env: { DATA_DIR: dataDir, TZ: 'UTC', LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-ant-chaos-forget-0000000', ANTHROPIC_BASE_URL: double.url, SLEEP_ENABLED: 'false' }, envFile: false });
     core = await createCore(config, logs.logger, { embedder: gated.embedder });
-    agent = createAgent({ core });
+    agent = createAgent(agentServices(core));
     api = await createApiServer({ core, token: ADMIN_TOKEN, logger: logs.logger });
     apiBase = await api.listen({ host: '127.0.0.1', port: 0 });
     bot = createTelegramBot({
@@ -338,7 +339,7 @@ describe('forgetting reaches every copy (chaos)', () => {
   it('does not let the embedding worker write back the vector of a memory forgotten while it was embedded', async () => {
     const prisma = core.db.prisma;
     const scopeId = (await core.scopes.findByKey('terminal:carol'))!.id;
-    const memory = await prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'fact', content: 'Carol keeps a racing pigeon', confidence: 0.9 }, { now: new Date() }));
+    const memory = await prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'fact', content: 'Carol keeps a racing pigeon', confidence: 0.9 }, { by: 'owner', now: new Date() }));
     const held = gated.hold();
     const pass = core.embeddingWorker.runOnce();
     await held.entered; // the worker has read the row and is embedding it

@@ -27,6 +27,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { createAgent, type Agent } from '../../src/agent/agent';
+import { agentServices } from '../../src/service';
 import { createApiServer } from '../../src/api/server';
 import type { ConversationHandler } from '../../src/channels/conversation-handler';
 import type { InboundMessage, ScopeKind } from '../../src/channels/inbound-message';
@@ -258,7 +259,7 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
       envFile: false,
     });
     core = await createCore(config, logs.logger, { embedder: createHashEmbedder({ dimension: 64 }) });
-    agent = createAgent({ core });
+    agent = createAgent(agentServices(core));
 
     // Seed: scopes, episodes, consolidation through the double, then corrections and links.
     const now = new Date();
@@ -280,7 +281,7 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
       expect(memories.length).toBeGreaterThanOrEqual(5);
       const [a, b, c] = memories as [(typeof memories)[0], (typeof memories)[0], (typeof memories)[0]];
       await core.db.prisma.$transaction(async (tx) => {
-        await supersedeMemory(tx, s.id, c.id, { content: `${s.person} now practises ${s.markers[2]} twice a week` }, { now, reason: `more ${s.markers[2]} lately` });
+        await supersedeMemory(tx, s.id, c.id, { content: `${s.person} now practises ${s.markers[2]} twice a week` }, { by: 'owner', now, reason: `more ${s.markers[2]} lately` });
         await contradictMemory(tx, s.id, a.id, b.id, { now, reason: `${s.markers[1]} and ${s.markers[0]} do not fit` });
         await linkMemories(tx, s.id, a.id, b.id, 'related', 0.8, { now, reason: `both about ${s.markers[0]}` });
       });

@@ -36,12 +36,13 @@
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import { createAgent, type Agent } from '../../src/agent/agent';
+import { agentServices } from '../../src/service';
 import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
 import { createLanguageModel } from '../../src/llm/create-language-model';
 import { LlmError, type LanguageModel } from '../../src/llm/language-model';
 import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
-import { looksLikeInjection } from '../../src/sleep/consolidation/plan';
+import { looksLikeInjection } from '../../src/memory/memories/memory-guards';
 import { startOfLocalDay } from '../../src/shared/local-time';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
 import { lastUserText, type ScriptedLlmReply, type SeenLlmRequest } from '../doubles/llm-script';
@@ -365,7 +366,7 @@ async function runChaos(provider: Provider): Promise<Figures> {
   // Short deadlines and waits so a hang or a retry-after costs milliseconds; the attempts are the service's.
   const adapter = createLanguageModel(config.llm, { logger: logs.logger, retry: { maxAttempts: MAX_ATTEMPTS, timeoutMs: 300, baseDelayMs: 5, maxDelayMs: 20, maxRetryAfterMs: 40 } });
   const core: Core = await createCore(config, logs.logger, { embedder: createHashEmbedder({ dimension: 256 }), llm: counting(adapter, received, calls) });
-  const agent: Agent = createAgent({ core });
+  const agent: Agent = createAgent(agentServices(core));
   const prisma = core.db.prisma;
   // Each problem is reported once, at the first check that sees it (they persist in the store).
   const reported = new Set<string>();

@@ -37,7 +37,7 @@ function suite(name: string, databaseEnv: () => Promise<Record<string, string>>)
       const episode = await core.db.prisma.episode.findFirstOrThrow({ where: { scopeId: ana } });
       await core.db.prisma.$transaction(async (tx) => {
         anaMemory = (await createMemory(tx, { scopeId: ana, category: 'relationship', content: 'Ana has a greyhound named Rocket', confidence: 0.9, sourceEpisodeIds: [episode.id] }, { now: new Date() })).id;
-        benMemory = (await createMemory(tx, { scopeId: ben, category: 'fact', content: 'Ben hides his PIN hint behind the blue door', confidence: 0.9 }, { now: new Date() })).id;
+        benMemory = (await createMemory(tx, { scopeId: ben, category: 'fact', content: 'Ben hides his PIN hint behind the blue door', confidence: 0.9 }, { by: 'owner', now: new Date() })).id;
       });
       await core.embeddingWorker.drain();
       app = await createApiServer({ core, token: TOKEN, logger: logs.logger });

@@ -1,8 +1,8 @@
 /**
  * What the agent integration tests share: a core on real SQLite files with the real model SDK
  * pointed at a loopback double (every LlmRequest recorded before it goes out), and a tiny
- * rule-following "model" that answers each kind of call the agent makes from what its prompt
- * contains.
+ * rule-following "model" that answers each kind of call the agent makes (and sleep
+ * consolidation, for tests that follow a conversation into sleep) from what its prompt contains.
  */
 import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
@@ -52,6 +52,12 @@ export interface ModelRules {
   fact?: (text: string) => string | undefined;
   /** Makes the next flush (or summary, or reply) fail with this HTTP status. */
   fail?: { flush?: number; summary?: number; reply?: number };
+  /**
+   * Sleep consolidation: called per episode line of the prompt (`who` as the prompt labels it,
+   * e.g. "user (Ana)", "agent (context only)"); return a memory content to learn from it, citing
+   * that episode. The system decides whether the citation is evidence.
+   */
+  learn?: (text: string, who: string) => string | undefined;
   /** A reply for this request instead of the echo. */
   reply?: (seen: Omit<SeenLlmRequest, 'reply'>) => ScriptedLlmReply | undefined;
 }
@@ -80,6 +86,13 @@ export function agentModel(rules: ModelRules): LlmResponder {
     if (system.includes('memory of a conversation that just ended') || system.includes('memory sub-agent')) {
       const person = [...last.matchAll(/(?:person|user)[^:\n]*: (.*)/g)].at(-1)?.[1] ?? '';
       return { kind: 'text', text: JSON.stringify({ content: person ? `The user talked about ${person.slice(0, 80)}` : '' }) };
+    }
+    if (system.includes('memory consolidation system')) {
+      const learned = [...last.matchAll(/^\[(\d+)\] \S+ \S+ ([^:\n]+): (.*)$/gm)].flatMap((m) => {
+        const content = rules.learn?.(m[3]!, m[2]!);
+        return content ? [{ category: 'fact', content, confidence: 0.9, source: 'stated', episodes: [Number(m[1])] }] : [];
+      });
+      return { kind: 'text', text: JSON.stringify({ new: learned }) };
     }
     if (rules.fail?.reply) return { kind: 'status', status: rules.fail.reply, message: 'scripted outage' };
     return rules.reply?.(seen) ?? { kind: 'text', text: `ok: ${last.slice(0, 80)}` };

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createAgent } from '../../src/agent/agent';
+import { agentServices } from '../../src/service';
 import { createTokenEstimator } from '../../src/agent/token-budget';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
 import { tempDir } from '../support/databases';
@@ -34,7 +35,7 @@ describe('a 2,000-turn conversation', () => {
 
   it('stays within the window, compacts once per cycle and loses no turn', async () => {
     let now = new Date('2026-04-01T08:00:00Z');
-    const agent = createAgent({ core: h.core, options: { clock: () => now } });
+    const agent = createAgent({ ...agentServices(h.core), options: { clock: () => now } });
     const started = Date.now();
     let maxTotal = 0;
     const sizes: number[] = [];

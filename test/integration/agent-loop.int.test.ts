@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createAgent, LLM_UNAVAILABLE_TEXT, type Agent } from '../../src/agent/agent';
+import { agentServices } from '../../src/service';
 import { HEADINGS } from '../../src/agent/prompt-builder';
 import type { Core } from '../../src/core';
 import { createMemory } from '../../src/memory/memories/memory-writer';
@@ -38,13 +39,13 @@ describe('agent loop (Anthropic double)', () => {
     double = await startAnthropicDouble({ responder: (seen) => agentModel(rules)(seen) });
     h = await openAgentCore({ dataDir: tempDir(), provider: 'anthropic', url: double.url });
     core = h.core;
-    agent = createAgent({ core, options: { clock } });
+    agent = createAgent({ ...agentServices(core), options: { clock } });
     // Two scopes, each with its memories; B's must never reach A's prompt or tools.
     for (const key of [A, B]) await core.scopes.ensure({ key, channel: 'telegram', kind: 'private' });
     const a = await scopeId(A);
     const b = await scopeId(B);
     await core.db.prisma.$transaction(async (tx) => {
-      const origin = { now, reason: 'test' };
+      const origin = { by: 'owner' as const, now, reason: 'test' };
       await createMemory(tx, { scopeId: a, category: 'preference', content: "The user's favourite drink is coffee", confidence: 0.9 }, origin);
       await createMemory(tx, { scopeId: a, category: 'fact', content: 'The user lives in Valencia', confidence: 0.8 }, origin);
       await createMemory(tx, { scopeId: a, category: 'goal', content: 'The user is training for the Valencia marathon', confidence: 0.8 }, origin);
@@ -154,7 +155,7 @@ describe('agent loop (Anthropic double)', () => {
   });
 
   it('replies without memories when retrieval fails, and refuses invalid messages without crashing', async () => {
-    const broken = createAgent({ core: { ...core, context: { retrieveContext: () => Promise.reject(new Error('index on fire')) } }, options: { clock } });
+    const broken = createAgent({ ...agentServices(core), context: { retrieveContext: () => Promise.reject(new Error('index on fire')) }, options: { clock } });
     tick(1);
     const reply = await broken.handle({ channel: 'telegram', scopeKey: A, scopeKind: 'private', text: 'Still there?', timestamp: now });
     expect(reply.degraded).toBeUndefined();
@@ -186,7 +187,7 @@ describe('compaction and continuity (Anthropic double, small window)', () => {
   beforeAll(async () => {
     double = await startAnthropicDouble({ responder: (seen) => agentModel(rules)(seen) });
     h = await openAgentCore({ dataDir, provider: 'anthropic', url: double.url, env });
-    agent = createAgent({ core: h.core, options: { clock } });
+    agent = createAgent({ ...agentServices(h.core), options: { clock } });
   });
   afterAll(async () => {
     await h?.core.close();
@@ -243,7 +244,7 @@ describe('compaction and continuity (Anthropic double, small window)', () => {
 
   it('a summary failure after a successful flush retries the summary without flushing again', async () => {
     now = new Date(now.getTime() + 10 * 60_000);
-    const progressive = createAgent({ core: h.core, options: { clock, settings: { compactionStrategy: 'progressive-summary' } } });
+    const progressive = createAgent({ ...agentServices(h.core), options: { clock, settings: { compactionStrategy: 'progressive-summary' } } });
     rules.fail = { summary: 400 };
     let i = 100;
     const start = purposes().length;
@@ -272,7 +273,7 @@ describe('compaction and continuity (Anthropic double, small window)', () => {
     const lastTurns = await h.core.db.prisma.episode.findMany({ where: { id: { in: recent } }, orderBy: { turn: 'asc' } });
     await h.core.close();
     h = await openAgentCore({ dataDir, provider: 'anthropic', url: double.url, env });
-    agent = createAgent({ core: h.core, options: { clock } });
+    agent = createAgent({ ...agentServices(h.core), options: { clock } });
     const reply = await say('where were we?');
     expect(reply.conversationId).toBe(before.id);
     const request = h.requests.find((r) => r.purpose === 'reply')!;

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createAgent, type Agent } from '../../src/agent/agent';
+import { agentServices } from '../../src/service';
 import { startOllamaDouble, type OllamaDouble } from '../doubles/ollama-server';
 import { tempDir } from '../support/databases';
 import { agentModel, openAgentCore, type AgentCore } from './agent-harness';
@@ -23,7 +24,7 @@ describe('agent loop (Ollama double)', () => {
   beforeAll(async () => {
     double = await startOllamaDouble({ responder: (seen) => agentModel({ fact: (text) => (/I play the (\w+)/.exec(text) ? `Someone in the group plays the ${/I play the (\w+)/.exec(text)![1]}` : undefined) })(seen) });
     h = await openAgentCore({ dataDir: tempDir(), provider: 'ollama', url: double.url, env: { AGENT_CONTEXT_TOKENS: '2400', AGENT_RECENT_TURNS: '4', AGENT_ANSWER_TOKENS: '200', AGENT_MEMORY_TOKENS: '300', AGENT_SUMMARY_TOKENS: '300' } });
-    agent = createAgent({ core: h.core, options: { clock: () => now } });
+    agent = createAgent({ ...agentServices(h.core), options: { clock: () => now } });
   });
   afterAll(async () => {
     await h?.core.close();

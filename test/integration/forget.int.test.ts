@@ -60,15 +60,15 @@ function suite(name: string, env: () => Promise<Record<string, string>>) {
       ben = (await core.scopes.ensure({ key: 'telegram:private:2', channel: 'telegram', ownerId: '2' })).id;
       await core.db.prisma.scope.updateMany({ data: { createdAt: T0 } });
       await tx(async (t) => {
-        ids.jazz = (await createMemory(t, { scopeId: ana, category: 'interest', content: 'Ana listens to jazz while cooking', confidence: 0.8 }, { now: at(1) })).id;
-        ids.v1 = (await createMemory(t, { scopeId: ana, category: 'preference', content: 'Ana collects porcelain flamingos', confidence: 0.9 }, { now: at(1) })).id;
-        await reinforceMemory(t, ana, ids.v1, undefined, { now: at(2), reason: 'mentioned the flamingos again' });
+        ids.jazz = (await createMemory(t, { scopeId: ana, category: 'interest', content: 'Ana listens to jazz while cooking', confidence: 0.8 }, { by: 'owner', now: at(1) })).id;
+        ids.v1 = (await createMemory(t, { scopeId: ana, category: 'preference', content: 'Ana collects porcelain flamingos', confidence: 0.9 }, { by: 'owner', now: at(1) })).id;
+        await reinforceMemory(t, ana, ids.v1, undefined, { by: 'owner', now: at(2), reason: 'mentioned the flamingos again' });
         await linkMemories(t, ana, ids.jazz, ids.v1, 'related', 0.7, { now: at(2), reason: 'jazz records next to the flamingos' });
-        ids.v2 = (await supersedeMemory(t, ana, ids.v1, { content: 'Ana collects porcelain flamingos and teapots' }, { now: at(3), reason: 'added teapots' })).current.id;
+        ids.v2 = (await supersedeMemory(t, ana, ids.v1, { content: 'Ana collects porcelain flamingos and teapots' }, { by: 'owner', now: at(3), reason: 'added teapots' })).current.id;
         await contradictMemory(t, ana, ids.jazz, ids.v2, { now: at(3), reason: 'flamingo hunting leaves no time for jazz' });
-        ids.hiking = (await createMemory(t, { scopeId: ana, category: 'interest', content: 'Ana goes hiking in the Pyrenees', confidence: 0.7 }, { now: at(4) })).id;
-        ids.dog = (await createMemory(t, { scopeId: ana, category: 'relationship', content: 'Ana has two dogs called Pim and Pom', confidence: 0.9 }, { now: at(4) })).id;
-        ids.ben = (await createMemory(t, { scopeId: ben, category: 'preference', content: 'Ben also collects porcelain flamingos', confidence: 0.9 }, { now: at(1) })).id;
+        ids.hiking = (await createMemory(t, { scopeId: ana, category: 'interest', content: 'Ana goes hiking in the Pyrenees', confidence: 0.7 }, { by: 'owner', now: at(4) })).id;
+        ids.dog = (await createMemory(t, { scopeId: ana, category: 'relationship', content: 'Ana has two dogs called Pim and Pom', confidence: 0.9 }, { by: 'owner', now: at(4) })).id;
+        ids.ben = (await createMemory(t, { scopeId: ben, category: 'preference', content: 'Ben also collects porcelain flamingos', confidence: 0.9 }, { by: 'owner', now: at(1) })).id;
       });
       await core.embeddingWorker.drain();
       await regenerateSoul(core.db.prisma, ana, { now: at(5) });
@@ -151,7 +151,7 @@ function suite(name: string, env: () => Promise<Record<string, string>>) {
     });
 
     it('purges every memory of a scope', async () => {
-      await tx((t) => createMemory(t, { scopeId: ana, category: 'fact', content: 'Ana was born in Porto', confidence: 0.9 }, { now: at(7) }));
+      await tx((t) => createMemory(t, { scopeId: ana, category: 'fact', content: 'Ana was born in Porto', confidence: 0.9 }, { by: 'owner', now: at(7) }));
       await core.embeddingWorker.drain();
       expect(await forget.purgeScope(ana)).toBe(2);
       expect(await core.db.prisma.memory.count({ where: { scopeId: ana } })).toBe(0);

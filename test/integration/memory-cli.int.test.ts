@@ -35,12 +35,12 @@ describe('memory commands (CLI, SQLite)', () => {
     db = await openDatabase({ database: config.database, logger: createSilentLogger() });
     scopeId = (await db.prisma.scope.create({ data: { key: 'ana', channel: 'terminal', title: 'Ana', createdAt: ago(48) } })).id;
     await db.prisma.$transaction(async (tx) => {
-      ids.coffee = (await createMemory(tx, { scopeId, category: 'preference', content: 'Ana drinks coffee', confidence: 0.8 }, { now: ago(10) })).id;
-      ids.tea = (await supersedeMemory(tx, scopeId, ids.coffee, { content: 'Ana drinks tea', confidence: 0.9 }, { now: ago(9), reason: 'switched' })).current.id;
-      ids.chess = (await createMemory(tx, { scopeId, category: 'interest', content: 'Ana plays chess', confidence: 0.3 }, { now: ago(8) })).id;
+      ids.coffee = (await createMemory(tx, { scopeId, category: 'preference', content: 'Ana drinks coffee', confidence: 0.8 }, { by: 'owner', now: ago(10) })).id;
+      ids.tea = (await supersedeMemory(tx, scopeId, ids.coffee, { content: 'Ana drinks tea', confidence: 0.9 }, { by: 'owner', now: ago(9), reason: 'switched' })).current.id;
+      ids.chess = (await createMemory(tx, { scopeId, category: 'interest', content: 'Ana plays chess', confidence: 0.3 }, { by: 'owner', now: ago(8) })).id;
       await decayMemory(tx, scopeId, ids.chess, 0.05, { now: ago(7), reason: 'not mentioned for months' });
-      ids.flamingos = (await createMemory(tx, { scopeId, category: 'preference', content: 'Ana collects porcelain flamingos', confidence: 0.7 }, { now: ago(6) })).id;
-      ids.nurse = (await createMemory(tx, { scopeId, category: 'fact', content: 'Ana works as a nurse', confidence: 0.85 }, { now: ago(5) })).id;
+      ids.flamingos = (await createMemory(tx, { scopeId, category: 'preference', content: 'Ana collects porcelain flamingos', confidence: 0.7 }, { by: 'owner', now: ago(6) })).id;
+      ids.nurse = (await createMemory(tx, { scopeId, category: 'fact', content: 'Ana works as a nurse', confidence: 0.85 }, { by: 'owner', now: ago(5) })).id;
     });
     await regenerateSoul(db.prisma, scopeId, { now: ago(4) });
   });

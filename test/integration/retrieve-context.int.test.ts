@@ -29,7 +29,7 @@ describe('retrieveContext', () => {
     await ingest('ben', 'Ben secret: the hiking trip is a surprise party', 1, 1);
     ana = (await core.scopes.findByKey('ana'))!.id;
     ben = (await core.scopes.findByKey('ben'))!.id;
-    const origin = { now: new Date(now.getTime() - 86_400_000) };
+    const origin = { by: 'owner' as const, now: new Date(now.getTime() - 86_400_000) };
     await core.db.prisma.$transaction(async (tx) => {
       await createMemory(tx, { scopeId: ana, category: 'preference', content: 'Ana loves hiking in the mountains', confidence: 0.9 }, origin);
       await createMemory(tx, { scopeId: ana, category: 'fact', content: 'Ana might dislike hiking in the rain', confidence: 0.2 }, origin);

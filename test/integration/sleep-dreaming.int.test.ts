@@ -85,7 +85,7 @@ describe('sleep through Ollama: capped mode, dreaming, reflection, digest', () =
 
   it('links similar memories (cosine >= 0.7) and prunes a link whose end faded', async () => {
     const id = await scope('links');
-    const origin = { now };
+    const origin = { by: 'owner' as const, now };
     const [a, b, c] = await core.db.prisma.$transaction(async (tx) => [
       await createMemory(tx, { scopeId: id, category: 'preference', content: 'Ana loves hiking in the Pyrenees mountains', confidence: 0.9 }, origin),
       await createMemory(tx, { scopeId: id, category: 'preference', content: 'Ana loves hiking in the Pyrenees mountains every summer', confidence: 0.9 }, origin),

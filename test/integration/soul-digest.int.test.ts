@@ -108,10 +108,10 @@ function suite(name: string, database: () => Promise<Config['database']>) {
 
       it('is built from active, confident memories and versioned with an audit event without its text', async () => {
         await tx(async (t) => {
-          await createMemory(t, { scopeId, category: 'preference', content: 'Ana drinks green tea every afternoon', confidence: 0.9 }, { now: at(2) });
-          await createMemory(t, { scopeId, category: 'fact', content: 'Ana works as a nurse', confidence: 0.8 }, { now: at(2) });
-          await createMemory(t, { scopeId, category: 'fact', content: 'Ana may own a kayak', confidence: 0.4 }, { now: at(2) });
-          await createMemory(t, { scopeId: otherId, category: 'fact', content: 'Ben keeps bees', confidence: 0.9 }, { now: at(2) });
+          await createMemory(t, { scopeId, category: 'preference', content: 'Ana drinks green tea every afternoon', confidence: 0.9 }, { by: 'owner', now: at(2) });
+          await createMemory(t, { scopeId, category: 'fact', content: 'Ana works as a nurse', confidence: 0.8 }, { by: 'owner', now: at(2) });
+          await createMemory(t, { scopeId, category: 'fact', content: 'Ana may own a kayak', confidence: 0.4 }, { by: 'owner', now: at(2) });
+          await createMemory(t, { scopeId: otherId, category: 'fact', content: 'Ben keeps bees', confidence: 0.9 }, { by: 'owner', now: at(2) });
           await t.entity.create({ data: { scopeId, key: 'maria', name: 'Maria', kind: 'person', favorability: 0.6, attributes: { relation: 'sister' } } });
         });
         const result = await regenerateSoul(db.prisma, scopeId, { now: at(3), runId: 'run-1' });
@@ -141,7 +141,7 @@ function suite(name: string, database: () => Promise<Config['database']>) {
         const tea = await db.prisma.memory.findFirstOrThrow({ where: { scopeId, content: { contains: 'green tea' } } });
         const nurse = await db.prisma.memory.findFirstOrThrow({ where: { scopeId, content: { contains: 'nurse' } } });
         await tx(async (t) => {
-          await supersedeMemory(t, scopeId, tea.id, { content: 'Ana drinks mint tea every afternoon' }, { now: at(31) });
+          await supersedeMemory(t, scopeId, tea.id, { content: 'Ana drinks mint tea every afternoon' }, { by: 'owner', now: at(31) });
           await decayMemory(t, scopeId, nurse.id, 0.05, { now: at(31) });
         });
         const result = await regenerateSoul(db.prisma, scopeId, { now: at(32) });
@@ -150,7 +150,7 @@ function suite(name: string, database: () => Promise<Config['database']>) {
         expect(result.soul).not.toMatch(/green tea|nurse/);
         expect(result.soul).not.toContain('## Facts');
         const mint = await db.prisma.memory.findFirstOrThrow({ where: { scopeId, content: { contains: 'mint tea' } } });
-        await tx((t) => reinforceMemory(t, scopeId, mint.id, undefined, { now: at(33) }));
+        await tx((t) => reinforceMemory(t, scopeId, mint.id, undefined, { by: 'owner', now: at(33) }));
         const reinforced = await regenerateSoul(db.prisma, scopeId, { now: at(34) });
         expect(reinforced).toMatchObject({ version: 3, changed: true });
         expect(reinforced.soul).toContain('Ana drinks mint tea every afternoon (0.95)');
@@ -165,13 +165,13 @@ function suite(name: string, database: () => Promise<Config['database']>) {
         digestScope = (await db.prisma.scope.create({ data: { key: 'telegram:private:9', channel: 'telegram', ownerId: '9', createdAt: T0 } })).id;
         await tx(async (t) => {
           const s = digestScope;
-          ids.coffee = (await createMemory(t, { scopeId: s, category: 'preference', content: 'Likes coffee', confidence: 0.9 }, { now: at(1) })).id;
-          ids.vegetarian = (await createMemory(t, { scopeId: s, category: 'fact', content: 'Is vegetarian', confidence: 0.9 }, { now: at(1) })).id;
-          ids.chess = (await createMemory(t, { scopeId: s, category: 'interest', content: 'Plays chess', confidence: 0.2 }, { now: at(1) })).id;
-          await reinforceMemory(t, s, ids.vegetarian, undefined, { now: at(2) });
-          await reinforceMemory(t, s, ids.vegetarian, undefined, { now: at(3) });
-          ids.tea = (await supersedeMemory(t, s, ids.coffee, { content: 'Likes tea' }, { now: at(4) })).current.id;
-          ids.steak = (await createMemory(t, { scopeId: s, category: 'fact', content: 'Ate a steak', confidence: 0.8 }, { now: at(5) })).id;
+          ids.coffee = (await createMemory(t, { scopeId: s, category: 'preference', content: 'Likes coffee', confidence: 0.9 }, { by: 'owner', now: at(1) })).id;
+          ids.vegetarian = (await createMemory(t, { scopeId: s, category: 'fact', content: 'Is vegetarian', confidence: 0.9 }, { by: 'owner', now: at(1) })).id;
+          ids.chess = (await createMemory(t, { scopeId: s, category: 'interest', content: 'Plays chess', confidence: 0.2 }, { by: 'owner', now: at(1) })).id;
+          await reinforceMemory(t, s, ids.vegetarian, undefined, { by: 'owner', now: at(2) });
+          await reinforceMemory(t, s, ids.vegetarian, undefined, { by: 'owner', now: at(3) });
+          ids.tea = (await supersedeMemory(t, s, ids.coffee, { content: 'Likes tea' }, { by: 'owner', now: at(4) })).current.id;
+          ids.steak = (await createMemory(t, { scopeId: s, category: 'fact', content: 'Ate a steak', confidence: 0.8 }, { by: 'owner', now: at(5) })).id;
           await contradictMemory(t, s, ids.vegetarian, ids.steak, { now: at(5), reason: 'meat' });
           await decayMemory(t, s, ids.chess, 0.05, { now: at(6) });
         });
@@ -235,7 +235,7 @@ function suite(name: string, database: () => Promise<Config['database']>) {
         const empty = await buildDigest(db.prisma, digestScope, { periodEnd: at(36), now: at(36) });
         expect(empty).toMatchObject({ status: 'empty', content: '', periodStart: at(12), items: [] });
         expect((await latestDigest(db.prisma, digestScope))?.periodEnd).toEqual(at(12));
-        await tx((t) => createMemory(t, { scopeId: digestScope, category: 'goal', content: 'Wants to learn Italian', confidence: 0.7 }, { now: at(40) }));
+        await tx((t) => createMemory(t, { scopeId: digestScope, category: 'goal', content: 'Wants to learn Italian', confidence: 0.7 }, { by: 'owner', now: at(40) }));
         const next = await buildDigest(db.prisma, digestScope, { periodEnd: at(60), now: at(60) });
         expect(next.periodStart).toEqual(at(36));
         expect(digestItems(next).map((i) => [i.n, i.text])).toEqual([[1, 'Wants to learn Italian']]);
@@ -263,7 +263,7 @@ function suite(name: string, database: () => Promise<Config['database']>) {
         for (let i = 0; i < 4; i++) await markFailed(db.prisma, second.id);
         expect(await queued()).toEqual([]);
         // A scope without an owner has nobody to send to.
-        await tx((t) => createMemory(t, { scopeId: otherId, category: 'fact', content: 'Ben has a garden', confidence: 0.9 }, { now: at(70) }));
+        await tx((t) => createMemory(t, { scopeId: otherId, category: 'fact', content: 'Ben has a garden', confidence: 0.9 }, { by: 'owner', now: at(70) }));
         const unowned = await buildDigest(db.prisma, otherId, { periodEnd: at(72), now: at(72) });
         expect(unowned.status).toBe('pending');
         expect((await pendingDigests(db.prisma)).map((d) => d.id)).not.toContain(unowned.id);

@@ -19,7 +19,7 @@ describe('Telegram digest delivery', () => {
   /** A new memory in the scope and the digest of the period ending now (pending). */
   async function newDigest(scopeId: string, content: string) {
     const prisma = h.core.db.prisma;
-    await prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'fact', content, confidence: 0.9 }, { now: new Date() }));
+    await prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'fact', content, confidence: 0.9 }, { by: 'owner', now: new Date() }));
     await new Promise((r) => setTimeout(r, 5));
     const now = new Date();
     return buildDigest(prisma, scopeId, { periodEnd: now, now });

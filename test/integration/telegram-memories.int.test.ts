@@ -46,12 +46,12 @@ describe('Telegram memory commands', () => {
     const zoo = await prisma.episode.findFirstOrThrow({ where: { scopeId: ana } });
     const now = new Date();
     await prisma.$transaction(async (tx) => {
-      for (let i = 0; i < 12; i++) ids[`pref${i}`] = (await createMemory(tx, { scopeId: ana, category: 'preference', content: `Ana prefers tea blend number ${i}`, confidence: 0.95 - i * 0.01 }, { now })).id;
-      for (let i = 0; i < 6; i++) ids[`rel${i}`] = (await createMemory(tx, { scopeId: ana, category: 'relationship', content: `Ana has a cousin called Person${i}`, confidence: 0.8 - i * 0.01 }, { now })).id;
+      for (let i = 0; i < 12; i++) ids[`pref${i}`] = (await createMemory(tx, { scopeId: ana, category: 'preference', content: `Ana prefers tea blend number ${i}`, confidence: 0.95 - i * 0.01 }, { by: 'owner', now })).id;
+      for (let i = 0; i < 6; i++) ids[`rel${i}`] = (await createMemory(tx, { scopeId: ana, category: 'relationship', content: `Ana has a cousin called Person${i}`, confidence: 0.8 - i * 0.01 }, { by: 'owner', now })).id;
       ids.flamingo = (await createMemory(tx, { scopeId: ana, category: 'interest', content: 'Ana collects porcelain flamingos', confidence: 0.7, sourceEpisodeIds: [zoo.id] }, { now })).id;
-      ids.flamingo2 = (await createMemory(tx, { scopeId: ana, category: 'interest', content: 'Ana wants more porcelain flamingos for the hall', confidence: 0.69 }, { now })).id;
-      ids.jazz = (await createMemory(tx, { scopeId: ana, category: 'interest', content: 'Ana listens to jazz on Sundays', confidence: 0.68 }, { now })).id;
-      ids.ben = (await createMemory(tx, { scopeId: ben, category: 'interest', content: 'Ben also collects porcelain flamingos', confidence: 0.9 }, { now })).id;
+      ids.flamingo2 = (await createMemory(tx, { scopeId: ana, category: 'interest', content: 'Ana wants more porcelain flamingos for the hall', confidence: 0.69 }, { by: 'owner', now })).id;
+      ids.jazz = (await createMemory(tx, { scopeId: ana, category: 'interest', content: 'Ana listens to jazz on Sundays', confidence: 0.68 }, { by: 'owner', now })).id;
+      ids.ben = (await createMemory(tx, { scopeId: ben, category: 'interest', content: 'Ben also collects porcelain flamingos', confidence: 0.9 }, { by: 'owner', now })).id;
     });
     await h.core.embeddingWorker.drain();
   });
@@ -155,7 +155,7 @@ describe('Telegram memory commands', () => {
   });
 
   it('/digest sends what was learned since the last digest, once', async () => {
-    await h.core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId: ana, category: 'goal', content: 'Ana wants to learn the cello', confidence: 0.9 }, { now: new Date() }));
+    await h.core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId: ana, category: 'goal', content: 'Ana wants to learn the cello', confidence: 0.9 }, { by: 'owner', now: new Date() }));
     const [digest] = await converse(h.fake, ANA, '/digest');
     expect(digest).toMatch(/^What I learned \(/);
     expect(digest).toContain('1. Ana wants to learn the cello');

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createAgent, type Agent } from '../../src/agent/agent';
+import { agentServices } from '../../src/service';
 import { COMMAND_FAILED_TEXT, END_TEXT, HANDLER_FAILED_TEXT } from '../../src/channels/commands/replies';
 import type { ConversationHandler } from '../../src/channels/conversation-handler';
 import type { InboundMessage } from '../../src/channels/inbound-message';
@@ -105,7 +106,7 @@ describe('terminal channel', () => {
     double = await startAnthropicDouble({ responder: (seen) => agentModel(rules)(seen) });
     h = await openAgentCore({ dataDir: tempDir('nocturne-terminal-'), provider: 'anthropic', url: double.url });
     core = h.core;
-    agent = createAgent({ core });
+    agent = createAgent(agentServices(core));
     handler = {
       active: 0,
       maxActive: 0,
@@ -129,16 +130,16 @@ describe('terminal channel', () => {
     const zoo = await core.episodeService.ingest({ key: KEY, channel: 'terminal', kind: 'user' }, { content: 'I went to the zoo and saw porcelain flamingos', author: 'Ana', externalId: 'zoo', timestamp: new Date(Date.now() - 3_600_000).toISOString() });
     const now = new Date();
     await core.db.prisma.$transaction(async (tx) => {
-      for (let i = 0; i < 12; i++) ids[`pref${i}`] = (await createMemory(tx, { scopeId, category: 'preference', content: `Ana prefers tea blend number ${i}`, confidence: 0.95 - i * 0.01 }, { now })).id;
+      for (let i = 0; i < 12; i++) ids[`pref${i}`] = (await createMemory(tx, { scopeId, category: 'preference', content: `Ana prefers tea blend number ${i}`, confidence: 0.95 - i * 0.01 }, { by: 'owner', now })).id;
       ids.flamingo = (await createMemory(tx, { scopeId, category: 'interest', content: 'Ana collects porcelain flamingos', confidence: 0.7, sourceEpisodeIds: [zoo.episode!.id] }, { now })).id;
-      ids.flamingo2 = (await createMemory(tx, { scopeId, category: 'interest', content: 'Ana wants more porcelain flamingos for the hall', confidence: 0.69 }, { now })).id;
-      ids.jazz = (await createMemory(tx, { scopeId, category: 'interest', content: 'Ana listens to jazz on Sundays', confidence: 0.68 }, { now })).id;
-      ids.cousin = (await createMemory(tx, { scopeId, category: 'relationship', content: 'Ana has a cousin called Bruno', confidence: 0.6 }, { now })).id;
+      ids.flamingo2 = (await createMemory(tx, { scopeId, category: 'interest', content: 'Ana wants more porcelain flamingos for the hall', confidence: 0.69 }, { by: 'owner', now })).id;
+      ids.jazz = (await createMemory(tx, { scopeId, category: 'interest', content: 'Ana listens to jazz on Sundays', confidence: 0.68 }, { by: 'owner', now })).id;
+      ids.cousin = (await createMemory(tx, { scopeId, category: 'relationship', content: 'Ana has a cousin called Bruno', confidence: 0.6 }, { by: 'owner', now })).id;
     });
     await buildDigest(core.db.prisma, scopeId, { periodEnd: new Date(now.getTime() + 1000), now: new Date(now.getTime() + 1000) });
     // Another person's memory, which no command of Ana's may touch.
     const other = await core.scopes.ensure({ key: 'terminal:ben', channel: 'terminal', kind: 'user' });
-    ids.ben = (await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId: other.id, category: 'interest', content: 'Ben also collects porcelain flamingos', confidence: 0.9 }, { now }))).id;
+    ids.ben = (await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId: other.id, category: 'interest', content: 'Ben also collects porcelain flamingos', confidence: 0.9 }, { by: 'owner', now }))).id;
     await core.embeddingWorker.drain();
 
     session = await openSession(core, handler, { exportDir });
@@ -271,7 +272,7 @@ describe('terminal channel', () => {
     // The fixture's digest ends a second after it was built; what is learned before then is its own.
     const first = await core.db.prisma.digest.findFirstOrThrow({ where: { scopeId }, orderBy: { periodEnd: 'desc' } });
     while (Date.now() <= first.periodEnd.getTime()) await new Promise((r) => setTimeout(r, 50));
-    await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'goal', content: 'Ana wants to learn the cello', confidence: 0.9 }, { now: new Date() }));
+    await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'goal', content: 'Ana wants to learn the cello', confidence: 0.9 }, { by: 'owner', now: new Date() }));
     const printed = await session.say('/digest');
     expect(printed).toMatch(/^What I learned \(/);
     expect(printed).toContain('1. Ana wants to learn the cello');
@@ -362,7 +363,7 @@ describe('terminal channel', () => {
     const s = await openSession(core, handler, { scopeKey: 'terminal:evening', digestCheckMs: 0 });
     const evening = (await core.scopes.findByKey('terminal:evening'))!;
     const now = new Date();
-    await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId: evening.id, category: 'goal', content: 'Ana plans a trip to Lisbon', confidence: 0.8 }, { now }));
+    await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId: evening.id, category: 'goal', content: 'Ana plans a trip to Lisbon', confidence: 0.8 }, { by: 'owner', now }));
     const digest = await buildDigest(core.db.prisma, evening.id, { periodEnd: new Date(now.getTime() + 1), now });
     expect(digest.status).toBe('pending');
     expect(await s.say('good evening')).toMatch(/^ok: good evening\nWhat I learned \(.*\n\nNew\n\n1\. Ana plans a trip to Lisbon\n/);

@@ -47,7 +47,7 @@ describe('vector index unavailable', () => {
 
   it('forgets while the index is down (a tombstone waits), then backfills and cleans up when it answers', async () => {
     const scopeId = (await core.scopes.findByKey('ana'))!.id;
-    const memory = await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'fact', content: 'Ana grows tomatoes', confidence: 0.9 }, { now: new Date() }));
+    const memory = await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'fact', content: 'Ana grows tomatoes', confidence: 0.9 }, { by: 'owner', now: new Date() }));
     const forgotten = await core.forget.forgetMemory(scopeId, memory.id);
     expect(forgotten.vectorsDeleted).toBe(false);
     expect(await pendingTombstones(core.db.prisma, scopeId)).toBe(1);

@@ -50,7 +50,7 @@ export async function seedScope(prisma: PrismaClient, key: string, options: { wi
     ids.coffee = (await createMemory(tx, { scopeId, category: 'preference', content: 'Ana drinks coffee every morning', confidence: 0.8, sourceEpisodeIds: [e1!.id] }, { now: at(2), runId: run.id })).id;
     ids.tea = (await supersedeMemory(tx, scopeId, ids.coffee, { content: 'Ana drinks green tea', confidence: 0.9, sourceEpisodeIds: [e3!.id] }, { now: at(27), runId: run.id, reason: 'switched' })).current.id;
     ids.nurse = (await createMemory(tx, { scopeId, category: 'fact', content: 'Ana works night shifts as a nurse', confidence: 0.85, sourceEpisodeIds: [e4!.id], sourceType: 'observed' }, { now: at(51) })).id;
-    ids.chess = (await createMemory(tx, { scopeId, category: 'interest', content: 'Ana plays chess', confidence: 0.3 }, { now: at(27) })).id;
+    ids.chess = (await createMemory(tx, { scopeId, category: 'interest', content: 'Ana plays chess', confidence: 0.3 }, { by: 'owner', now: at(27) })).id;
     await decayMemory(tx, scopeId, ids.chess, 0.05, { now: at(52), reason: 'not mentioned' });
     await linkMemories(tx, scopeId, ids.tea, ids.nurse, 'related', 0.42, { now: at(52), reason: 'tea on night shifts' });
   });

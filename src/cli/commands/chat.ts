@@ -7,6 +7,7 @@
  */
 import os from 'node:os';
 import { createAgent } from '../../agent/agent';
+import { agentServices } from '../../service';
 import type { ConversationHandler } from '../../channels/conversation-handler';
 import { createTerminalChannel } from '../../channels/terminal/terminal-channel';
 import { ValidationError } from '../../shared/errors';
@@ -22,7 +23,7 @@ export const chatCommand: Command = {
     const authorName = (ctx.values.name as string | undefined)?.trim() || os.userInfo().username;
     const scopeKey = (ctx.values.scope as string | undefined)?.trim() || `terminal:${authorName}`;
     const core = await ctx.core();
-    const agent = createAgent({ core });
+    const agent = createAgent(agentServices(core));
     const handler: ConversationHandler = {
       reply: async (message) => (await agent.handle(message)).text,
       end: async (key) => {

@@ -13,6 +13,7 @@
  */
 import { NotFoundError } from '../../shared/errors';
 import type { Digest, Prisma, PrismaClient, Scope } from '../../storage/prisma';
+import { isKnowledge } from '../memories/categories';
 
 type Tx = Prisma.TransactionClient;
 
@@ -112,7 +113,7 @@ async function readPeriod(db: Tx | PrismaClient, scopeId: string, periodStart: D
       if (id) ids.add(id);
     }
   }
-  const rows = await db.memory.findMany({ where: { scopeId, id: { in: [...ids] } }, select: { id: true, content: true, confidence: true } });
+  const rows = await db.memory.findMany({ where: { scopeId, id: { in: [...ids] } }, select: { id: true, content: true, confidence: true, category: true } });
   const memories = new Map(rows.map((m) => [m.id, m]));
 
   let reinforced = 0;
@@ -124,6 +125,7 @@ async function readPeriod(db: Tx | PrismaClient, scopeId: string, periodStart: D
     }
     const subject = e.subjectId ? memories.get(e.subjectId) : undefined;
     if (!subject) continue; // forgotten since
+    if (!isKnowledge(subject.category)) continue; // a conversation's summary, not something learned about the person
     let item: Omit<DigestItem, 'n'> | undefined;
     if (e.action === 'create') {
       // A correction's new version is listed by its 'update' event.

@@ -11,6 +11,10 @@ import type { Scope } from '../../storage/prisma';
 import { ValidationError } from '../../shared/errors';
 import { normalizeEpisode } from './normalize';
 
+/** A stored turn, as the domain hands it out (callers above the domain do not import storage types). */
+export type Episode = EpisodeRecord;
+export type { ScopeDescriptor };
+
 export interface EpisodeServiceDeps {
   readonly scopes: ScopeRepository;
   readonly episodes: EpisodeRepository;
@@ -38,6 +42,14 @@ export interface EpisodeService {
   ingestMany(scope: ScopeDescriptor, episodes: readonly NewEpisode[]): Promise<{ inserted: number; duplicates: number; scope: Scope }>;
   /** Validation and normalization alone, for callers that batch (the importer). */
   normalize(input: unknown, defaultChannel: string): NewEpisode;
+  /**
+   * Stores one turn of a scope already known (the agent's hot path: no scope upsert), idempotent
+   * on the external id. Only the person's turns move the scope's `lastMessageAt`, which is what
+   * sleep's idle detection reads. Throws ValidationError on bad input.
+   */
+  recordTurn(scopeId: string, input: unknown, defaultChannel: string): Promise<IngestResult>;
+  /** One episode of the scope, or null (an id of another scope is not found). */
+  get(scopeId: string, id: string): Promise<Episode | null>;
 }
 
 const SCOPE_KEY = /^[^\u0000-\u001F\u007F]{1,200}$/;
@@ -85,6 +97,17 @@ export function createEpisodeService(deps: EpisodeServiceDeps): EpisodeService {
       const existing = episode.externalId ? await deps.episodes.findByExternalId(row.id, episode.externalId) : null;
       return { episode: existing, duplicate: true };
     },
+    async recordTurn(scopeId, input, defaultChannel) {
+      const episode = normalizeEpisode(input, { maxBytes: deps.maxEpisodeBytes, defaultChannel, now: clock() });
+      const result = await deps.episodes.insertMany(scopeId, [episode]);
+      const inserted = result.inserted[0];
+      if (inserted) {
+        if (episode.role === 'user') await deps.scopes.touch(scopeId, episode.timestamp);
+        return { episode: inserted, duplicate: false };
+      }
+      return { episode: episode.externalId ? await deps.episodes.findByExternalId(scopeId, episode.externalId) : null, duplicate: true };
+    },
+    get: (scopeId, id) => deps.episodes.get(scopeId, id),
     async ingestMany(scope, episodes) {
       const { row, result } = await store(scope, episodes);
       return { inserted: result.inserted.length, duplicates: result.duplicates, scope: row };

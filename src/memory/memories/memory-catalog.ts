@@ -9,6 +9,7 @@
  */
 import type { AuditEvent, Memory, MemoryLink, PrismaClient } from '../../storage/prisma';
 import { showStoredValue } from '../output-filter';
+import { KNOWLEDGE_ONLY } from './categories';
 
 /** current: what is believed now; all: faded and superseded versions too. */
 export type MemoryState = 'current' | 'all';
@@ -60,7 +61,10 @@ export interface MemoryDetail {
 }
 
 export interface MemoryCatalog {
-  /** Current memories, most confident first, `limit` from `offset`, with how many there are. */
+  /**
+   * Current memories, most confident first, `limit` from `offset`, with how many there are.
+   * Without a category: what is known about the person (conversation summaries only when asked for).
+   */
   page(scopeId: string, query: { category: string | null; offset: number; limit: number }): Promise<{ total: number; lines: MemoryLine[] }>;
   /** Every category of the scope's current memories, alphabetically. */
   categories(scopeId: string): Promise<string[]>;
@@ -92,7 +96,7 @@ export function createMemoryCatalog(prisma: PrismaClient): MemoryCatalog {
 
   return {
     async page(scopeId, query) {
-      const where = { scopeId, ...stateFilter('current'), ...(query.category ? { category: query.category } : {}) };
+      const where = { scopeId, ...stateFilter('current'), ...(query.category ? { category: query.category } : KNOWLEDGE_ONLY) };
       const [total, rows] = await Promise.all([
         prisma.memory.count({ where }),
         prisma.memory.findMany({

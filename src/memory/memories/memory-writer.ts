@@ -10,13 +10,18 @@
  * The numbers are seed 000's: reinforcement +0.05 (max 1), contradiction -0.2 (min 0.1),
  * deactivation below 0.1. Nothing here deletes except `forget`, which is the person's choice.
  *
- * No secret becomes knowledge: contents and reasons pass through `redactSecrets` (the service's
- * own secrets and anything that looks like a credential), so a key someone pasted into a chat is
- * `[REDACTED]` in the memory, its audit snapshots, the soul, digests and every prompt it reaches.
+ * Every call that adds content or evidence (create, supersede, reinforce) passes the rules of
+ * memory-guards.ts before anything is written, and refuses with {@link MemoryRefused} (its code
+ * names the rule): the scope exists; the text is not an instruction, not about the assistant,
+ * within the size, with secrets redacted (a key someone pasted into a chat is `[REDACTED]` in the
+ * memory, its audit snapshots, the soul, digests and every prompt it reaches); and every cited
+ * episode is the person's own turn in this scope (or a note relaying one), with at least one
+ * cited unless the owner wrote the memory themselves ({@link ChangeOrigin.by}).
  */
 import { NotFoundError, ValidationError } from '../../shared/errors';
 import { redactSecrets } from '../../shared/redact';
 import type { Memory, Prisma } from '../../storage/prisma';
+import { checkedContent, evidenceProblem, isRelayedNote, MemoryRefused, relayedFromOf } from './memory-guards';
 import { writeTombstones } from '../vectors/tombstones';
 
 export type Tx = Prisma.TransactionClient;
@@ -35,6 +40,12 @@ export interface ChangeOrigin {
   readonly runId?: string;
   readonly reason?: string;
   readonly now: Date;
+  /**
+   * `owner`: the owner wrote this memory themselves (an import, an admin tool, a test fixture),
+   * so it needs no episode as evidence; every other rule still applies, and episodes it does cite
+   * must still be valid evidence. Everything learned from conversations leaves it unset.
+   */
+  readonly by?: 'owner';
 }
 
 export interface NewMemory {
@@ -72,11 +83,37 @@ function clamp01(value: number): number {
   return Math.min(1, Math.max(0, value));
 }
 
-function checkContent(content: string): string {
-  const text = redactSecrets(content.trim());
-  if (text === '') throw new ValidationError('a memory needs some content', { code: 'memory.empty' });
-  if (text.length > 2_000) throw new ValidationError(`a memory is at most 2,000 characters (got ${text.length})`, { code: 'memory.too_long' });
-  return text;
+/** The scope rule: a memory is written into a scope that exists. */
+async function checkScope(tx: Tx, scopeId: string): Promise<void> {
+  const scope = await tx.scope.findUnique({ where: { id: scopeId }, select: { id: true } });
+  if (!scope) throw new MemoryRefused('memory.no_scope', `no scope ${scopeId}`);
+}
+
+/**
+ * The evidence rule, against the database: every cited episode exists in the scope and is the
+ * person's (see `evidenceProblem`); at least one is cited unless the owner wrote the memory. A
+ * memory learned only from notes relaying the person cannot claim to be "stated" by them.
+ * Returns the distinct evidence ids.
+ */
+async function checkEvidence(tx: Tx, scopeId: string, cited: readonly string[] | undefined, origin: ChangeOrigin, sourceType?: SourceType): Promise<string[]> {
+  const ids = [...new Set(cited ?? [])];
+  if (ids.length === 0) {
+    if (origin.by === 'owner') return [];
+    throw new MemoryRefused('memory.no_evidence', "a memory needs evidence: the person's own turns it was learned from");
+  }
+  const rows = await tx.episode.findMany({ where: { scopeId, id: { in: ids } }, select: { id: true, role: true, content: true, metadata: true } });
+  const relayedIds = rows.map((r) => relayedFromOf(r)).filter((id): id is string => id !== undefined);
+  const relayed = relayedIds.length === 0 ? [] : await tx.episode.findMany({ where: { scopeId, id: { in: relayedIds } }, select: { id: true, role: true, content: true, metadata: true } });
+  for (const id of ids) {
+    const row = rows.find((r) => r.id === id);
+    if (!row) throw new MemoryRefused('memory.bad_evidence', `episode ${id} is not in this scope`);
+    const problem = evidenceProblem(row, relayed.find((r) => r.id === relayedFromOf(row)));
+    if (problem) throw new MemoryRefused('memory.bad_evidence', `episode ${id} is no evidence: it ${problem}`);
+  }
+  if (sourceType === 'stated' && rows.every((r) => isRelayedNote(r))) {
+    throw new MemoryRefused('memory.relayed_not_stated', 'a memory learned only from notes relaying the person is "observed", not "stated"');
+  }
+  return ids;
 }
 
 async function audit(tx: Tx, scopeId: string, origin: ChangeOrigin, action: string, subjectId: string, before: Prisma.InputJsonObject | null, after: Prisma.InputJsonObject | null, reason?: string): Promise<void> {
@@ -106,10 +143,9 @@ async function load(tx: Tx, scopeId: string, id: string): Promise<Memory> {
   return memory;
 }
 
-async function addSources(tx: Tx, scopeId: string, memoryId: string, episodeIds: readonly string[] | undefined): Promise<void> {
-  if (!episodeIds || episodeIds.length === 0) return;
-  const existing = await tx.episode.findMany({ where: { scopeId, id: { in: [...new Set(episodeIds)] } }, select: { id: true } });
-  for (const { id } of existing) {
+/** Links checked evidence (see checkEvidence) to a memory. */
+async function addSources(tx: Tx, scopeId: string, memoryId: string, episodeIds: readonly string[]): Promise<void> {
+  for (const id of episodeIds) {
     await tx.memorySource.upsert({
       where: { memoryId_episodeId: { memoryId, episodeId: id } },
       create: { scopeId, memoryId, episodeId: id },
@@ -120,11 +156,14 @@ async function addSources(tx: Tx, scopeId: string, memoryId: string, episodeIds:
 
 export async function createMemory(tx: Tx, input: NewMemory, origin: ChangeOrigin): Promise<Memory> {
   const sourceType = input.sourceType ?? 'stated';
+  const content = checkedContent(input.content);
+  await checkScope(tx, input.scopeId);
+  const evidence = await checkEvidence(tx, input.scopeId, input.sourceEpisodeIds, origin, sourceType);
   const memory = await tx.memory.create({
     data: {
       scopeId: input.scopeId,
       category: input.category.trim().toLowerCase() || 'fact',
-      content: checkContent(input.content),
+      content,
       confidence: clamp01(input.confidence),
       importance: clamp01(input.importance ?? 0.5),
       sourceType,
@@ -134,7 +173,7 @@ export async function createMemory(tx: Tx, input: NewMemory, origin: ChangeOrigi
       createdAt: origin.now,
     },
   });
-  await addSources(tx, input.scopeId, memory.id, input.sourceEpisodeIds);
+  await addSources(tx, input.scopeId, memory.id, evidence);
   await audit(tx, input.scopeId, origin, 'create', memory.id, null, snapshot(memory));
   return memory;
 }
@@ -143,6 +182,7 @@ export async function createMemory(tx: Tx, input: NewMemory, origin: ChangeOrigi
 export async function reinforceMemory(tx: Tx, scopeId: string, id: string, sourceEpisodeIds: readonly string[] | undefined, origin: ChangeOrigin): Promise<Memory> {
   const before = await load(tx, scopeId, id);
   if (before.validTo) throw new ValidationError(`memory ${id} was superseded; reinforce its current version`, { code: 'memory.superseded' });
+  const evidence = await checkEvidence(tx, scopeId, sourceEpisodeIds, origin);
   const after = await tx.memory.update({
     where: { id },
     data: {
@@ -153,7 +193,7 @@ export async function reinforceMemory(tx: Tx, scopeId: string, id: string, sourc
       decaySteps: 0,
     },
   });
-  await addSources(tx, scopeId, id, sourceEpisodeIds);
+  await addSources(tx, scopeId, id, evidence);
   await audit(tx, scopeId, origin, before.active ? 'reinforce' : 'revive', id, snapshot(before), snapshot(after));
   return after;
 }
@@ -171,11 +211,13 @@ export async function supersedeMemory(
 ): Promise<{ previous: Memory; current: Memory }> {
   const before = await load(tx, scopeId, id);
   if (before.validTo) throw new ValidationError(`memory ${id} was already superseded`, { code: 'memory.superseded' });
+  const content = checkedContent(change.content);
+  const evidence = await checkEvidence(tx, scopeId, change.sourceEpisodeIds, origin);
   const current = await tx.memory.create({
     data: {
       scopeId,
       category: change.category?.trim().toLowerCase() || before.category,
-      content: checkContent(change.content),
+      content,
       confidence: clamp01(change.confidence ?? Math.max(before.confidence, 0.5)),
       importance: before.importance,
       sourceType: before.sourceType,
@@ -187,7 +229,7 @@ export async function supersedeMemory(
     },
   });
   const previous = await tx.memory.update({ where: { id }, data: { active: false, validTo: origin.now, supersededById: current.id } });
-  await addSources(tx, scopeId, current.id, change.sourceEpisodeIds);
+  await addSources(tx, scopeId, current.id, evidence);
   await tx.memoryLink.create({ data: { scopeId, fromId: current.id, toId: id, kind: 'supersedes', reason: cleanReason(origin.reason), createdAt: origin.now } });
   await audit(tx, scopeId, origin, 'update', id, snapshot(before), { ...snapshot(previous), supersededBy: snapshot(current) });
   await audit(tx, scopeId, origin, 'create', current.id, null, { ...snapshot(current), supersedes: id });

@@ -10,6 +10,7 @@
  */
 import { NotFoundError } from '../../shared/errors';
 import type { Prisma, PrismaClient } from '../../storage/prisma';
+import { isKnowledge, KNOWLEDGE_ONLY } from '../memories/categories';
 import { relationshipState, type RelationshipState } from '../../sleep/entities';
 
 /** Seed 000: only memories believed more likely than not make it into the soul. */
@@ -137,7 +138,7 @@ function utcMinute(date: Date): string {
  * and it re-checks the belief filter itself, so no caller can slip a faded memory in.
  */
 export function renderSoul(source: SoulSource): RenderedSoul {
-  const believed = source.memories.filter((m) => m.active && m.validTo === null && m.confidence > SOUL_MIN_CONFIDENCE);
+  const believed = source.memories.filter((m) => m.active && m.validTo === null && m.confidence > SOUL_MIN_CONFIDENCE && isKnowledge(m.category));
   const grouped = new Map<SectionKey, SoulMemory[]>(SECTIONS.map((s) => [s.key, []]));
   for (const m of believed) grouped.get(sectionOf(m.category))!.push(m);
 
@@ -207,7 +208,7 @@ export async function regenerateSoul(prisma: PrismaClient, scopeId: string, opti
   if (!scope) throw new NotFoundError(`no scope ${scopeId}`, { code: 'scope.not_found' });
   const [memories, entities] = await Promise.all([
     prisma.memory.findMany({
-      where: { scopeId, active: true, validTo: null, confidence: { gt: SOUL_MIN_CONFIDENCE } },
+      where: { scopeId, active: true, validTo: null, confidence: { gt: SOUL_MIN_CONFIDENCE }, ...KNOWLEDGE_ONLY },
       select: { id: true, category: true, content: true, confidence: true, importance: true, active: true, validFrom: true, validTo: true },
     }),
     prisma.entity.findMany({
@@ -243,4 +244,14 @@ export async function soulMarkdown(prisma: PrismaClient, scopeId: string): Promi
   const scope = await prisma.scope.findUnique({ where: { id: scopeId }, select: { key: true, title: true } });
   if (!scope) throw new NotFoundError(`no scope ${scopeId}`, { code: 'scope.not_found' });
   return [`# Soul of ${oneLine(scope.title ?? scope.key)}`, '', NOTHING_YET, ''].join('\n');
+}
+
+/** Reads a scope's soul for a prompt (the agent's view: no database handle). */
+export interface SoulReader {
+  /** The stored soul, or a short document saying nothing has been learned yet. */
+  markdown(scopeId: string): Promise<string>;
+}
+
+export function createSoulReader(prisma: PrismaClient): SoulReader {
+  return { markdown: (scopeId) => soulMarkdown(prisma, scopeId) };
 }

@@ -15,12 +15,13 @@ import type { HybridSearch } from '../../memory/retrieval/hybrid-search';
 import type { VectorIndex } from '../../memory/vectors/vector-index';
 import type { Logger } from '../../shared/logger';
 import type { Episode, Memory, PrismaClient } from '../../storage/prisma';
+import { relayedFromOf } from '../../memory/memories/memory-guards';
 import { applyPlan, type AppliedPlan } from './apply-plan';
 import { DEFAULT_PACKING, groupEpisodes, packGroups, packingFor, type PackingLimits } from './grouping';
 import { consolidationAnswerSchema } from './operations';
 import { makePlan, mergePlans, type Plan } from './plan';
 import { buildConsolidationPrompt, CONSOLIDATION_SYSTEM_PROMPT, type PromptEpisodeGroup } from './prompt';
-import { ShortIds } from './short-ids';
+import { ShortIds } from '../../memory/short-ids';
 import { isBudgetError } from '../token-budget';
 
 export interface ConsolidatorOptions {
@@ -112,6 +113,14 @@ export function createConsolidator(deps: {
     return rows.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id)).slice(0, options.memoriesPerPrompt);
   }
 
+  /** The person's turns that relayed notes among `episodes` name (the evidence rule checks them). */
+  async function relayedTurns(scopeId: string, episodes: readonly Episode[]): Promise<Map<string, Episode>> {
+    const ids = episodes.map((e) => relayedFromOf(e)).filter((id): id is string => id !== undefined);
+    if (ids.length === 0) return new Map();
+    const rows = await prisma.episode.findMany({ where: { scopeId, id: { in: ids } } });
+    return new Map(rows.map((r) => [r.id, r]));
+  }
+
   async function writeVectors(scopeId: string, memoryIds: readonly string[]): Promise<void> {
     if (!deps.embedder || !deps.index || memoryIds.length === 0) return;
     try {
@@ -171,7 +180,8 @@ export function createConsolidator(deps: {
           const { value, responses: calls } = structured;
           responses.push(...calls);
           budget -= calls.reduce((n, r) => n + r.usage.inputTokens + r.usage.outputTokens, 0);
-          const plan = makePlan({ answer: value, episodes: promptEpisodes, memories, episodeIds, memoryIds });
+          const relayed = await relayedTurns(scopeId, promptEpisodes);
+          const plan = makePlan({ answer: value, episodes: promptEpisodes, memories, episodeIds, memoryIds, relayed });
           for (const r of plan.rejected) log.warn('rejected a consolidation operation', { scopeId, runId, operation: r.operation, reason: r.reason });
           plans.push(plan);
           shownEpisodes.push(...promptEpisodes);

@@ -7,8 +7,7 @@
  * model that has nothing to say for an operation may leave it out.
  */
 import { z } from 'zod';
-
-export const MEMORY_CATEGORIES = ['fact', 'preference', 'pattern', 'goal', 'relationship', 'skill', 'routine', 'emotional', 'project', 'schedule', 'interest', 'style'] as const;
+import { MEMORY_CATEGORIES } from '../../memory/memories/categories';
 
 const shortId = z.coerce.number().int().positive();
 const evidence = z.array(shortId).max(50).default([]);

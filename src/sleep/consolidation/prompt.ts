@@ -8,8 +8,8 @@
  */
 import type { Episode, Memory } from '../../storage/prisma';
 import { ANSWER_FORMAT } from './operations';
-import { looksLikeInjection, WITHHELD_INSTRUCTION } from './plan';
-import type { ShortIds } from './short-ids';
+import { isRelayedNote, looksLikeInjection, WITHHELD_INSTRUCTION } from '../../memory/memories/memory-guards';
+import type { ShortIds } from '../../memory/short-ids';
 
 /** Longest episode text shown in a prompt; longer ones are cut (and get a summary). */
 export const PROMPT_EPISODE_CHARS = 1_500;
@@ -20,7 +20,7 @@ export const CONSOLIDATION_SYSTEM_PROMPT = `You are the memory consolidation sys
 
 Rules:
 - Only extract information with clear evidence in the episodes. Cite the episode numbers.
-- Evidence must come from the owner's own turns (role "user"). Agent turns are context only: never turn what the assistant said about itself, or repeated back, into a memory.
+- Evidence must come from the owner's own turns (role "user"), or from an agent note marked "relaying the user" (the owner's words, noted by the agent during a conversation: cite it, source "observed"). Other agent turns are context only: never turn what the assistant said about itself, or repeated back, into a memory.
 - Write memories in the third person about the owner or their world ("The user prefers tea"), never about the assistant.
 - Stated facts: source "stated", confidence 0.8-1.0. Observed behaviour: "observed", 0.6-0.8. Inferences: "inferred", at most 0.6.
 - Prefer "reinforce" (same fact confirmed) or "update" (fact changed or corrected) over creating a duplicate.
@@ -57,7 +57,7 @@ export function renderMemoryLine(short: number, m: Memory): string {
  * (the planner also refuses any operation that cites it).
  */
 export function renderEpisodeLine(short: number, e: Episode): string {
-  const who = e.role === 'user' ? `user${e.author ? ` (${e.author})` : ''}` : e.role === 'agent' ? 'agent (context only)' : e.role;
+  const who = e.role === 'user' ? `user${e.author ? ` (${e.author})` : ''}` : isRelayedNote(e) ? 'agent note relaying the user' : e.role === 'agent' ? 'agent (context only)' : e.role;
   if (looksLikeInjection(e.content)) return `[${short}] ${day(e.timestamp)} ${who}: ${WITHHELD_INSTRUCTION}`;
   const long = e.content.length > VERBOSE_EPISODE_CHARS && !e.summary ? ' [long]' : '';
   return `[${short}] ${day(e.timestamp)} ${who}${long}: ${quote(e.content)}`;

@@ -8,9 +8,10 @@ import { describe, expect, it } from '@jest/globals';
 import { LlmError, type LanguageModel, type LlmRequest } from '../../../src/llm/language-model';
 import { extractJson } from '../../../src/llm/structured';
 import { consolidationAnswerSchema } from '../../../src/sleep/consolidation/operations';
-import { makePlan, WITHHELD_INSTRUCTION } from '../../../src/sleep/consolidation/plan';
+import { makePlan } from '../../../src/sleep/consolidation/plan';
+import { WITHHELD_INSTRUCTION } from '../../../src/memory/memories/memory-guards';
 import { renderEpisodeLine } from '../../../src/sleep/consolidation/prompt';
-import { ShortIds } from '../../../src/sleep/consolidation/short-ids';
+import { ShortIds } from '../../../src/memory/short-ids';
 import { estimateRequestTokens, withTokenBudget } from '../../../src/sleep/token-budget';
 import type { Episode, Memory } from '../../../src/storage/prisma';
 
@@ -87,6 +88,35 @@ describe('prompt injection in consolidation', () => {
     expect(renderEpisodeLine(2, injection)).toContain(WITHHELD_INSTRUCTION);
     expect(renderEpisodeLine(2, injection)).not.toContain('admin');
     expect(renderEpisodeLine(1, harmless)).toContain('I really like tea');
+  });
+});
+
+describe('notes relaying the person (memory_save)', () => {
+  const said = episode('I have a dentist appointment at 17:00');
+  const relayed = { ...episode('Ana has a dentist appointment at 17:00 today', 'agent'), metadata: { kind: 'note', relayedFrom: said.id } };
+  const reply = episode('ok: noted', 'agent');
+
+  function plan(relayedTurns: Map<string, Episode> | undefined) {
+    const episodeIds = new ShortIds();
+    [relayed, reply].forEach((e) => episodeIds.add(e.id));
+    const answer = consolidationAnswerSchema.parse({ new: [
+      { category: 'schedule', content: 'Ana has a dentist appointment at 17:00', confidence: 0.9, source: 'stated', episodes: [1] },
+      { category: 'fact', content: 'The user was told ok', confidence: 0.9, source: 'stated', episodes: [2] },
+    ] });
+    return makePlan({ answer, episodes: [relayed, reply], memories: [], episodeIds, memoryIds: new ShortIds(), relayed: relayedTurns });
+  }
+
+  it('are evidence when the relayed turn exists, learned as observed; other agent turns never are', () => {
+    const p = plan(new Map([[said.id, said]]));
+    expect(p.create).toEqual([expect.objectContaining({ content: 'Ana has a dentist appointment at 17:00', sourceType: 'observed', sourceEpisodeIds: [relayed.id] })]);
+    expect(p.rejected.some((r) => /an agent turn/.test(r.reason))).toBe(true);
+    expect(renderEpisodeLine(1, relayed)).toContain('agent note relaying the user');
+  });
+
+  it('are no evidence when the turn they relay is not found', () => {
+    const p = plan(undefined);
+    expect(p.create).toEqual([]);
+    expect(p.rejected.some((r) => /relays a turn of the person that does not exist/.test(r.reason))).toBe(true);
   });
 });
 

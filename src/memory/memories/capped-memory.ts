@@ -5,16 +5,15 @@
  * is deleted (FIFO). The count is verified after every change.
  */
 import { z } from 'zod';
-import type { LanguageModel, LlmResponse } from '../llm/language-model';
-import { completeStructured } from '../llm/structured';
-import { createMemory, forgetMemory, supersedeMemory, type ChangeOrigin } from '../memory/memories/memory-writer';
-import { flushTombstones } from '../memory/vectors/tombstones';
-import type { VectorIndex } from '../memory/vectors/vector-index';
-import type { Logger } from '../shared/logger';
-import type { Episode, PrismaClient } from '../storage/prisma';
-import { looksLikeInjection } from './consolidation/plan';
-import { renderEpisodeLine } from './consolidation/prompt';
-import { ShortIds } from './consolidation/short-ids';
+import type { LanguageModel, LlmResponse } from '../../llm/language-model';
+import { completeStructured } from '../../llm/structured';
+import { createMemory, forgetMemory, supersedeMemory, type ChangeOrigin } from './memory-writer';
+import { flushTombstones } from '../vectors/tombstones';
+import type { VectorIndex } from '../vectors/vector-index';
+import type { Logger } from '../../shared/logger';
+import type { Episode, PrismaClient } from '../../storage/prisma';
+import { looksLikeInjection, shownToModel } from './memory-guards';
+import { ShortIds } from '../short-ids';
 
 const memorySchema = z.object({ content: z.string().trim().max(200).default('') });
 const decisionSchema = z.object({
@@ -30,8 +29,16 @@ function compactionSystem(cap: number): string {
   return `You are a memory management assistant. There are ${cap + 1} memories but only ${cap} can be kept. Decide which ONE to either DELETE (remove entirely) or EDIT (merge it with another or update its content; the other one is then deleted). Answer with one JSON object: {"action": "delete" | "edit", "targetMemoryId": number, "newContent": "merged content when editing", "reason": "..."}. For "edit", targetMemoryId is the memory that gets the new content and the newest memory is merged into it.`;
 }
 
+/** One quoted turn of the conversation; a message that tries to instruct the memory system is withheld. */
+function transcriptLine(n: number, e: Episode): string {
+  const who = e.role === 'user' ? `user${e.author ? ` (${e.author})` : ''}` : 'agent (context only)';
+  return `[${n}] ${e.timestamp.toISOString().slice(0, 16).replace('T', ' ')} ${who}: ${shownToModel(e.content).replace(/\s+/g, ' ').trim().slice(0, 1_500)}`;
+}
+
 export interface CappedResult {
   readonly created: boolean;
+  /** The memory that now holds the conversation (the merged version after an edit), if any. */
+  readonly memoryId?: string;
   readonly compaction?: 'delete' | 'edit' | 'fifo';
   readonly removedIds: string[];
   readonly responses: readonly LlmResponse[];
@@ -48,7 +55,7 @@ export async function rememberConversation(
   const { prisma } = deps;
   const log = deps.logger.child({ component: 'capped-memory' });
   const ids = new ShortIds();
-  const transcript = episodes.map((e) => renderEpisodeLine(ids.add(e.id), e)).join('\n');
+  const transcript = episodes.map((e) => transcriptLine(ids.add(e.id), e)).join('\n');
   const responses: LlmResponse[] = [];
   const made = await completeStructured(deps.llm, { system: CREATE_SYSTEM, messages: [{ role: 'user', content: `Conversation:\n${transcript}\n\nCreate memory:` }], maxTokens: 300, temperature: 0, purpose: 'capped-memory', scopeId, runId: origin.runId }, memorySchema);
   responses.push(...made.responses);
@@ -71,13 +78,14 @@ export async function rememberConversation(
   });
 
   const active = await prisma.memory.findMany({ where: { scopeId, active: true, validTo: null }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
-  if (active.length <= cap) return { created: true, removedIds: [], responses };
+  if (active.length <= cap) return { created: true, memoryId: created.id, removedIds: [], responses };
 
   const shortIds = new ShortIds();
   const list = active.filter((m) => m.id !== created.id).map((m) => `${shortIds.add(m.id)}. [${m.createdAt.toISOString().slice(0, 10)}] ${m.content}`);
   const newest = shortIds.add(created.id);
   let compaction: CappedResult['compaction'] = 'fifo';
   let removed: string[] = [];
+  let memoryId: string | undefined = created.id;
   try {
     const decided = await completeStructured(
       deps.llm,
@@ -96,7 +104,7 @@ export async function rememberConversation(
       // The target gets the merged content (its old version stays as inactive history); the new
       // memory, now part of it, leaves.
       removed = await prisma.$transaction(async (tx) => {
-        await supersedeMemory(tx, scopeId, target, { content: d.newContent!, sourceEpisodeIds: userEvidence }, { ...origin, reason: `memory cap ${cap}: ${d.reason || 'merged'}` });
+        memoryId = (await supersedeMemory(tx, scopeId, target, { content: d.newContent!, sourceEpisodeIds: userEvidence }, { ...origin, reason: `memory cap ${cap}: ${d.reason || 'merged'}` })).current.id;
         return forgetMemory(tx, scopeId, created.id, { ...origin, reason: `memory cap ${cap}: merged into another memory` });
       });
       compaction = 'edit';
@@ -110,5 +118,6 @@ export async function rememberConversation(
   if (deps.index && removed.length > 0) await flushTombstones(prisma, deps.index).catch((error) => log.warn('vectors of removed memories will be deleted when the vector index answers', { scopeId, error }));
   const count = await prisma.memory.count({ where: { scopeId, active: true, validTo: null } });
   if (count > cap) log.error('memory cap still exceeded after compaction', { scopeId, count, cap });
-  return { created: true, compaction, removedIds: removed, responses };
+  if (memoryId && removed.includes(memoryId)) memoryId = undefined;
+  return { created: true, memoryId, compaction, removedIds: removed, responses };
 }

@@ -1,14 +1,18 @@
 /**
- * Working memory (seed 000 layer 1) of one scope, persisted in its open `Conversation` row so a
- * restart continues the conversation where it was: which turns are still held in full, the
- * running summary of the older ones, the active goals last shown, and the compaction bookkeeping
- * (cycle counter, last compaction, a flush that was stored but not yet followed by its summary).
+ * Conversations and their working memory (seed 000 layer 1): each scope's open `Conversation`
+ * row holds what a restart needs to continue where it was: which turns are still held in full,
+ * the running summary of the older ones, the active goals last shown, and the compaction
+ * bookkeeping (cycle counter, last compaction, a flush that was stored but not yet followed by
+ * its summary).
  *
  * The turns themselves are episodes; the state holds their ids only. Nothing here calls a model.
+ * The one write that spans memories and the working state, the compaction flush
+ * ({@link ConversationStore.recordFlush}), is one transaction here, so the agent never holds one.
  */
 import { z } from 'zod';
-import type { Logger } from '../shared/logger';
-import type { Episode, Prisma, PrismaClient } from '../storage/prisma';
+import type { Logger } from '../../shared/logger';
+import type { Episode, Prisma, PrismaClient } from '../../storage/prisma';
+import { createMemory, reinforceMemory, type ChangeOrigin } from '../memories/memory-writer';
 
 type Db = PrismaClient | Prisma.TransactionClient;
 
@@ -68,13 +72,34 @@ export interface IdleConversation {
   readonly lastActivityAt: Date;
 }
 
-export interface WorkingMemoryStore {
+/** A durable fact the compaction flush found, with the person's turns it came from. */
+export interface FlushedFact {
+  readonly category: string;
+  readonly content: string;
+  readonly confidence: number;
+  /** The person's turns (episode ids) that state it. */
+  readonly evidence: readonly string[];
+}
+
+export interface ConversationStore {
   /** The scope's open conversation, or null. */
   find(scopeId: string): Promise<WorkingMemory | null>;
   /** The scope's open conversation, started now when there is none. */
   open(scopeId: string, now: Date): Promise<WorkingMemory>;
-  /** Writes summary, state and activity time (inside `db` when given: a transaction). */
-  save(memory: WorkingMemory, db?: Db): Promise<void>;
+  /** Writes summary, state and activity time. */
+  save(memory: WorkingMemory): Promise<void>;
+  /**
+   * The compaction flush, in one transaction: each fact becomes a memory (stated by the person),
+   * or reinforces the current memory with the same text, and `memory` (whose state records the
+   * pending flush) is saved with the ids written in `state.compaction.pending.memoryIds`. Every
+   * write passes the memory rules (memory-guards.ts); one refused rolls the whole flush back.
+   * Returns the ids written.
+   */
+  recordFlush(params: { memory: WorkingMemory; facts: readonly FlushedFact[]; origin: ChangeOrigin }): Promise<string[]>;
+  /** The conversation's last `limit` turns, oldest first. */
+  lastTurns(memory: WorkingMemory, limit: number): Promise<Episode[]>;
+  /** Which of `episodeIds` are turns of this conversation. */
+  turnsAmong(memory: WorkingMemory, episodeIds: readonly string[]): Promise<Set<string>>;
   /** The turns held in full, oldest first (ids of other scopes are never found). */
   recentTurns(memory: WorkingMemory): Promise<Episode[]>;
   /** Ends the conversation; its summary stays on the row, the working state is dropped. */
@@ -87,13 +112,25 @@ export function emptyState(): WorkingState {
   return stateSchema.parse({});
 }
 
+async function saveState(db: Db, memory: WorkingMemory): Promise<void> {
+  await db.conversation.updateMany({
+    where: { id: memory.conversationId, scopeId: memory.scopeId },
+    data: { summary: memory.summary, state: memory.state as unknown as Prisma.InputJsonObject, lastActivityAt: memory.lastActivityAt },
+  });
+}
+
 function toMemory(row: { id: string; scopeId: string; startedAt: Date; lastActivityAt: Date; summary: string | null; state: unknown }, log: Logger): WorkingMemory {
   const parsed = stateSchema.safeParse(row.state ?? {});
   if (!parsed.success) log.warn('working state of a conversation is unreadable; starting from its summary alone', { conversationId: row.id, error: parsed.error.message });
   return { conversationId: row.id, scopeId: row.scopeId, startedAt: row.startedAt, lastActivityAt: row.lastActivityAt, summary: row.summary, state: parsed.success ? parsed.data : emptyState() };
 }
 
-export function createWorkingMemoryStore(prisma: PrismaClient, logger: Logger): WorkingMemoryStore {
+function normalized(text: string): string {
+  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+}
+
+export function createConversationStore(deps: { prisma: PrismaClient; logger: Logger }): ConversationStore {
+  const { prisma, logger } = deps;
   const log = logger.child({ component: 'working-memory' });
 
   async function find(scopeId: string): Promise<WorkingMemory | null> {
@@ -109,11 +146,31 @@ export function createWorkingMemoryStore(prisma: PrismaClient, logger: Logger): 
       const row = await prisma.conversation.create({ data: { scopeId, status: 'open', startedAt: now, lastActivityAt: now, state: emptyState() as unknown as Prisma.InputJsonObject } });
       return toMemory(row, log);
     },
-    async save(memory, db = prisma) {
-      await db.conversation.updateMany({
-        where: { id: memory.conversationId, scopeId: memory.scopeId },
-        data: { summary: memory.summary, state: memory.state as unknown as Prisma.InputJsonObject, lastActivityAt: memory.lastActivityAt },
+    save: (memory) => saveState(prisma, memory),
+    async recordFlush({ memory, facts, origin }) {
+      const existing = facts.length === 0 ? [] : await prisma.memory.findMany({ where: { scopeId: memory.scopeId, active: true, validTo: null, content: { in: facts.map((f) => f.content) } }, select: { id: true, content: true } });
+      return prisma.$transaction(async (tx) => {
+        const ids: string[] = [];
+        for (const fact of facts) {
+          const known = existing.find((m) => normalized(m.content) === normalized(fact.content));
+          const stored = known
+            ? await reinforceMemory(tx, memory.scopeId, known.id, fact.evidence, origin)
+            : await createMemory(tx, { scopeId: memory.scopeId, category: fact.category, content: fact.content, confidence: fact.confidence, sourceType: 'stated', sourceEpisodeIds: fact.evidence }, origin);
+          ids.push(stored.id);
+        }
+        const pending = memory.state.compaction.pending;
+        await saveState(tx, pending ? { ...memory, state: { ...memory.state, compaction: { ...memory.state.compaction, pending: { ...pending, memoryIds: ids } } } } : memory);
+        return ids;
       });
+    },
+    async lastTurns(memory, limit) {
+      const rows = await prisma.episode.findMany({ where: { scopeId: memory.scopeId, conversationId: memory.conversationId }, orderBy: [{ turn: 'desc' }], take: limit });
+      return rows.reverse();
+    },
+    async turnsAmong(memory, episodeIds) {
+      if (episodeIds.length === 0) return new Set();
+      const rows = await prisma.episode.findMany({ where: { scopeId: memory.scopeId, conversationId: memory.conversationId, id: { in: [...episodeIds] } }, select: { id: true } });
+      return new Set(rows.map((e) => e.id));
     },
     async recentTurns(memory) {
       const ids = memory.state.recentTurnIds;
