@@ -161,7 +161,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     auditLog: createAuditLog(db.prisma),
     profiles: createProfileReader(db.prisma),
     archive: createScopeArchive(db.prisma),
-    storeStats: createStoreStats(db.prisma, db.provider),
+    storeStats: createStoreStats(db.prisma, db.provider, db.appliedMigrations),
     async close() {
       await scheduler.stop();
       await embeddingWorker.stop();
