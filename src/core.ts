@@ -30,6 +30,7 @@ import { createEpisodeLog, type EpisodeLog } from './memory/episodes/episode-log
 import { createMemoryCatalog, type MemoryCatalog } from './memory/memories/memory-catalog';
 import { createProfileReader, type ProfileReader } from './memory/profiles/profile-reader';
 import { createScopeDirectory, type ScopeDirectory } from './memory/scopes/scope-directory';
+import { showStoredValue } from './memory/output-filter';
 import type { Logger } from './shared/logger';
 import { createStoreStats, type StoreStats } from './storage/store-stats';
 import { createMetrics, type Metrics } from './shared/metrics';
@@ -110,11 +111,14 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
   const episodeService = createEpisodeService({ scopes, episodes, logger, maxEpisodeBytes: config.ingest.maxEpisodeBytes, database: config.database });
   const metrics = createMetrics({ nocturne_search_seconds: 'Hybrid search latency, query embedding included.' });
   const hybrid = createHybridSearch({ prisma: db.prisma, episodes, memories, fullText, embedder, index: vectorIndex, guard: indexGuard, logger, contextRadius: 2 });
+  // The domain boundary of search: every caller (agent prompt, memory tools, CLI, admin API,
+  // sleep) gets the results' texts through the output filter, never a stored secret.
   const search: HybridSearch = {
     async search(query) {
       const started = performance.now();
       try {
-        return await hybrid.search(query);
+        const outcome = await hybrid.search(query);
+        return { ...outcome, results: showStoredValue(outcome.results) };
       } finally {
         metrics.observe('nocturne_search_seconds', (performance.now() - started) / 1000, { strategy: query.strategy ?? 'hybrid' });
       }
@@ -169,7 +173,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     auditLog: createAuditLog(db.prisma),
     profiles: createProfileReader(db.prisma),
     archive: createScopeArchive(db.prisma),
-    storeStats: createStoreStats(db.prisma, db.provider),
+    storeStats: createStoreStats(db.prisma, db.provider, db.appliedMigrations),
     memoryStore,
     conversations,
     soul,

@@ -94,7 +94,24 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
     stops.push(['idle sweep', () => sweep.stop()]);
 
     if (config.adminToken) {
-      const api = await createApiServer({ core, token: config.adminToken, logger });
+      const api = await createApiServer({
+        token: config.adminToken,
+        logger,
+        timeZone: config.timeZone,
+        directory: core.directory,
+        catalog: core.catalog,
+        episodeLog: core.episodeLog,
+        auditLog: core.auditLog,
+        archive: core.archive,
+        forget: core.forget,
+        search: core.search,
+        sleep: core.sleep,
+        scheduler: core.scheduler,
+        storeStats: core.storeStats,
+        indexGuard: core.indexGuard,
+        metrics: core.metrics,
+        embeddingWorker: core.embeddingWorker,
+      });
       parts.api = await api.listen({ host: config.api.host, port: config.api.port });
       stops.push(['admin API', () => api.close()]);
     } else parts.api = 'off (set ADMIN_TOKEN)';

@@ -2,19 +2,32 @@
  * The admin HTTP API (fastify: schema validation on every route from JSON Schema, which
  * @fastify/swagger turns into the OpenAPI document; hooks for auth; light and fast). Bound to
  * 127.0.0.1 by default; every route but /healthz and /readyz needs `Authorization: Bearer
- * <ADMIN_TOKEN>`. A scope's id in the path scopes every query: another scope's memory id in it
- * answers 404, never data.
+ * <ADMIN_TOKEN>`. A scope in the path (its id, or its key such as `telegram:private:42`) scopes
+ * every query: another scope's memory id in it answers 404, never data.
+ *
+ * The server is given the domain services it uses by name; every stored text it returns comes
+ * from them, through the output filter.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
-import type { Core } from '../core';
+import type { ScopeArchive } from '../memory/archive/scope-archive';
+import type { AuditLog } from '../memory/audit/audit-log';
+import type { EmbeddingWorker } from '../memory/embeddings/embedding-worker';
+import type { EpisodeLog } from '../memory/episodes/episode-log';
+import type { ForgetService } from '../memory/forget/forget-service';
+import type { MemoryCatalog } from '../memory/memories/memory-catalog';
+import type { HybridSearch } from '../memory/retrieval/hybrid-search';
+import type { ScopeDirectory } from '../memory/scopes/scope-directory';
+import type { IndexGuard } from '../memory/vectors/index-guard';
 import { AppError, NotFoundError } from '../shared/errors';
 import { uuidv7 } from '../shared/ids';
 import type { Logger } from '../shared/logger';
+import type { Metrics } from '../shared/metrics';
+import type { SleepScheduler } from '../sleep/scheduler';
+import type { SleepService } from '../sleep/sleep-service';
+import type { StoreStats } from '../storage/store-stats';
 import { bearerMatches } from './auth';
 import { renderMetrics } from './metrics-endpoint';
-import { exportScope } from '../export/json-export';
-import { importScope } from '../export/json-import';
 import { joinMarkdownFiles, renderMarkdownExport } from '../export/markdown-export';
 import { serializeScopeExport } from '../export/scope-document';
 import { auditQuery, episodesQuery, exportQuery, importQuery, jsonSchema, memoriesQuery, memoryParams, scopeParams, searchBody, sleepBody } from './schemas';
@@ -22,17 +35,32 @@ import { auditQuery, episodesQuery, exportQuery, importQuery, jsonSchema, memori
 /** Largest JSON export POST /scopes/:id/import takes (a scope of ~100,000 episodes). */
 const IMPORT_BODY_LIMIT = 256 * 1024 * 1024;
 
+/** What the admin API is given: its token and logger, and the services its routes use. */
 export interface ApiOptions {
-  readonly core: Core;
   readonly token: string;
   readonly logger: Logger;
+  readonly directory: Pick<ScopeDirectory, 'find' | 'require' | 'list'>;
+  readonly catalog: Pick<MemoryCatalog, 'list' | 'detail'>;
+  readonly episodeLog: Pick<EpisodeLog, 'list'>;
+  readonly auditLog: Pick<AuditLog, 'latest'>;
+  readonly archive: ScopeArchive;
+  readonly forget: Pick<ForgetService, 'forgetMemory' | 'purgeScope'>;
+  readonly search: HybridSearch;
+  /** The dry run of `POST /scopes/:id/sleep`. */
+  readonly sleep: Pick<SleepService, 'planNextBatch'>;
+  readonly scheduler: Pick<SleepScheduler, 'consolidateNow'>;
+  readonly storeStats: Pick<StoreStats, 'ping' | 'counts'>;
+  readonly indexGuard: Pick<IndexGuard, 'state'>;
+  readonly metrics: Pick<Metrics, 'render'>;
+  readonly embeddingWorker: Pick<EmbeddingWorker, 'pending'>;
+  /** The time zone of Markdown exports' daily files when a scope has none of its own. */
+  readonly timeZone: string;
 }
 
 const OPEN_ROUTES = new Set(['/healthz', '/readyz']);
 
 export async function createApiServer(options: ApiOptions): Promise<FastifyInstance> {
-  const { core } = options;
-  const prisma = core.db.prisma;
+  const { directory, catalog, episodeLog, auditLog, archive, forget, search, sleep, scheduler, storeStats } = options;
   const log = options.logger.child({ component: 'api' });
   const app = Fastify({ logger: false, bodyLimit: 1024 * 1024, ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true } } });
   await app.register(swagger, { openapi: { info: { title: 'Nocturne admin API', version: '1' }, components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } }, security: [{ bearer: [] }] } });
@@ -56,106 +84,106 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
     return reply.code(500).send({ error: 'internal error' });
   });
 
-  async function scopeOf(id: string) {
-    const scope = await prisma.scope.findUnique({ where: { id } });
-    if (!scope) throw new NotFoundError(`no scope ${id}`);
-    return scope;
-  }
+  /** The scope a path names, by id or by key; a NotFoundError (404) when neither names one. */
+  const scopeOf = (idOrKey: string) => directory.require(idOrKey);
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
     const checks: Record<string, string> = {};
-    try {
-      await prisma.$queryRawUnsafe('SELECT 1');
-      checks.database = 'ok';
-    } catch {
-      checks.database = 'unreachable';
-    }
-    checks.vectors = core.indexGuard.state().status;
+    checks.database = (await storeStats.ping()) ? 'ok' : 'unreachable';
+    checks.vectors = options.indexGuard.state().status;
     const ready = checks.database === 'ok';
     return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks });
   });
-  app.get('/metrics', async (_request, reply) => reply.type('text/plain; version=0.0.4').send(await renderMetrics(core)));
+  app.get('/metrics', async (_request, reply) => reply.type('text/plain; version=0.0.4').send(await renderMetrics(options)));
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
-  app.get('/scopes', async () => ({ scopes: await core.scopes.list() }));
+  app.get('/scopes', async () => ({ scopes: await directory.list() }));
 
   app.get('/scopes/:id/memories', { schema: { params: jsonSchema(scopeParams), querystring: jsonSchema(memoriesQuery) } }, async (request) => {
     const { id } = scopeParams.parse(request.params);
     const q = memoriesQuery.parse(request.query);
-    await scopeOf(id);
-    const where = { scopeId: id, category: q.category, confidence: q.minConfidence === undefined ? undefined : { gte: q.minConfidence }, ...(q.state === 'active' ? { active: true, validTo: null } : {}) };
-    const [total, memories] = await Promise.all([
-      prisma.memory.count({ where }),
-      prisma.memory.findMany({ where, orderBy: [{ confidence: 'desc' }, { id: 'asc' }], skip: q.offset, take: q.limit }),
-    ]);
+    const scope = await scopeOf(id);
+    const { total, memories } = await catalog.list(scope.id, {
+      state: q.state === 'active' ? 'current' : 'all',
+      category: q.category,
+      minConfidence: q.minConfidence,
+      offset: q.offset,
+      limit: q.limit,
+    });
     return { total, offset: q.offset, limit: q.limit, memories };
   });
 
   app.get('/scopes/:id/memories/:mid', { schema: { params: jsonSchema(memoryParams) } }, async (request) => {
     const { id, mid } = memoryParams.parse(request.params);
-    const memory = await prisma.memory.findFirst({
-      where: { scopeId: id, id: mid },
-      include: { sources: { include: { episode: { select: { id: true, externalId: true, content: true, timestamp: true, role: true } } } }, linksFrom: true, linksTo: true },
-    });
-    if (!memory) throw new NotFoundError(`no memory ${mid} in scope ${id}`);
-    const history = await prisma.auditEvent.findMany({ where: { scopeId: id, subjectType: 'memory', subjectId: mid }, orderBy: { createdAt: 'asc' } });
-    return { memory, history };
+    const scope = await scopeOf(id);
+    const detail = await catalog.detail(scope.id, mid);
+    if (!detail) throw new NotFoundError(`no memory ${mid} in scope ${id}`);
+    return detail;
   });
 
   app.delete('/scopes/:id/memories/:mid', { schema: { params: jsonSchema(memoryParams) } }, async (request) => {
     const { id, mid } = memoryParams.parse(request.params);
-    await scopeOf(id);
-    const result = await core.forget.forgetMemory(id, mid, { reason: 'deleted through the admin API' });
+    const scope = await scopeOf(id);
+    const result = await forget.forgetMemory(scope.id, mid, { reason: 'deleted through the admin API' });
     return { success: true, removed: result.removedIds.length };
   });
 
   app.delete('/scopes/:id/memories', { schema: { params: jsonSchema(scopeParams) } }, async (request) => {
     const { id } = scopeParams.parse(request.params);
-    await scopeOf(id);
-    return { success: true, deletedCount: await core.forget.purgeScope(id, { reason: 'purged through the admin API' }) };
+    const scope = await scopeOf(id);
+    return { success: true, deletedCount: await forget.purgeScope(scope.id, { reason: 'purged through the admin API' }) };
   });
 
   app.post('/scopes/:id/search', { schema: { params: jsonSchema(scopeParams), body: jsonSchema(searchBody) } }, async (request) => {
     const { id } = scopeParams.parse(request.params);
     const body = searchBody.parse(request.body);
-    await scopeOf(id);
-    const { results, notes } = await core.search.search({ scopeId: id, semanticQuery: body.query, strategy: body.strategy, limit: body.limit, kinds: body.kinds, includeInactive: body.includeInactive, minConfidence: body.minConfidence, minSourceTrust: body.minSourceTrust });
+    const scope = await scopeOf(id);
+    const { results, notes } = await search.search({
+      scopeId: scope.id,
+      semanticQuery: body.query,
+      strategy: body.strategy,
+      limit: body.limit,
+      kinds: body.kinds,
+      includeInactive: body.includeInactive,
+      minConfidence: body.minConfidence,
+      minSourceTrust: body.minSourceTrust,
+    });
     return { results, notes };
   });
 
   app.get('/scopes/:id/episodes', { schema: { params: jsonSchema(scopeParams), querystring: jsonSchema(episodesQuery) } }, async (request) => {
     const { id } = scopeParams.parse(request.params);
     const q = episodesQuery.parse(request.query);
-    await scopeOf(id);
-    return { episodes: await core.episodes.list(id, { since: q.since ? new Date(q.since) : undefined, limit: q.limit }) };
+    const scope = await scopeOf(id);
+    return { episodes: await episodeLog.list(scope.id, { since: q.since ? new Date(q.since) : undefined, limit: q.limit }) };
   });
 
   app.get('/scopes/:id/audit', { schema: { params: jsonSchema(scopeParams), querystring: jsonSchema(auditQuery) } }, async (request) => {
     const { id } = scopeParams.parse(request.params);
     const q = auditQuery.parse(request.query);
-    await scopeOf(id);
-    return { events: await prisma.auditEvent.findMany({ where: { scopeId: id }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: q.limit }) };
+    const scope = await scopeOf(id);
+    return { events: await auditLog.latest(scope.id, q.limit) };
   });
 
   app.post('/scopes/:id/sleep', { schema: { params: jsonSchema(scopeParams), body: jsonSchema(sleepBody) } }, async (request) => {
     const { id } = scopeParams.parse(request.params);
     const body = sleepBody.parse(request.body ?? {});
-    await scopeOf(id);
+    const scope = await scopeOf(id);
     if (body.dryRun) {
-      const plan = await core.sleep.planNextBatch(id, { now: new Date(), runId: uuidv7() });
+      const plan = await sleep.planNextBatch(scope.id, { now: new Date(), runId: uuidv7() });
       return { status: plan.status, plan: plan.plan ?? null, llmCalls: plan.responses.length };
     }
-    return { outcome: await core.scheduler.consolidateNow(id) };
+    return { outcome: await scheduler.consolidateNow(scope.id) };
   });
 
   app.get('/scopes/:id/export', { schema: { params: jsonSchema(scopeParams), querystring: jsonSchema(exportQuery) } }, async (request, reply) => {
     const { id } = request.params as { id: string };
     const { format } = request.query as { format: 'json' | 'markdown' };
     const scope = await scopeOf(id);
-    const doc = await exportScope(prisma, scope.id);
+    const doc = await archive.export(scope.id);
     if (format === 'markdown') {
-      return reply.type('text/markdown; charset=utf-8').send(joinMarkdownFiles(renderMarkdownExport(doc, { defaultTimeZone: core.config.timeZone })));
+      return reply.type('text/markdown; charset=utf-8').send(joinMarkdownFiles(renderMarkdownExport(doc, { defaultTimeZone: options.timeZone })));
     }
     return reply.type('application/json; charset=utf-8').send(serializeScopeExport(doc));
   });
@@ -166,10 +194,10 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
   app.post('/scopes/:id/import', { bodyLimit: IMPORT_BODY_LIMIT, schema: { params: jsonSchema(scopeParams), querystring: jsonSchema(importQuery) } }, async (request, reply) => {
     const { id } = request.params as { id: string };
     const { mode } = request.query as { mode: 'exact' | 'copy' };
-    const existing = await prisma.scope.findUnique({ where: { id } });
+    const existing = await directory.find(id);
     const body = request.body as { scope?: { id?: unknown } } | undefined;
     if (!existing && body?.scope?.id !== id) throw new NotFoundError(`no scope ${id} (an export creates a scope only under its own id)`);
-    const result = await importScope(prisma, request.body, { mode, ...(existing ? { scopeKey: existing.key } : {}) });
+    const result = await archive.import(request.body, { mode, ...(existing ? { scopeKey: existing.key } : {}) });
     return reply.code(existing ? 200 : 201).send(result);
   });
 

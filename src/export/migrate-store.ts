@@ -20,9 +20,13 @@
  * Verification: for every scope, the row count of every table (and of the full-text index) in
  * source and target, and the whole scope read back from the target compared with the source.
  */
+import type { Config } from '../config/load-config';
+import type { Logger } from '../shared/logger';
+import { openDatabase, type Database } from '../storage/database';
 import type { LlmCall, Prisma, PrismaClient } from '../storage/prisma';
 import type { DatabaseProvider } from '../storage/prisma';
 import { createFullTextIndex } from '../storage/full-text';
+import { createVectorIndex } from '../memory/vectors/create-vector-index';
 import type { IndexIdentity, VectorIndex, VectorKind } from '../memory/vectors/vector-index';
 import { readScope } from './json-export';
 import { IMPORT_TRANSACTION, insertScope } from './insert-scope';
@@ -322,4 +326,41 @@ export async function migrateStore(params: MigrateStoreParams): Promise<Migratio
     targetOnlyScopes,
     ok: results.every((r) => r.verified) && unscopedLlmCalls.target >= unscopedLlmCalls.source,
   };
+}
+
+/** Where one side of a migration lives, as the configuration describes it. */
+export interface StoreLocation {
+  readonly database: Config['database'];
+  /** Its vector index; null when there are none to read (source) or the index is shared. */
+  readonly vectors: Config['vectors'] | null;
+}
+
+/** {@link MigrateStoreParams} with the stores named by their settings instead of opened. */
+export interface MigrateBetweenParams extends Omit<MigrateStoreParams, 'source' | 'target'> {
+  readonly source: StoreLocation;
+  readonly target: StoreLocation;
+  readonly logger: Logger;
+}
+
+/**
+ * Opens both databases (applying the target's migrations) and their vector indexes, migrates,
+ * and closes everything again, whatever happened: what the `migrate-store` command runs.
+ */
+export async function migrateBetween(params: MigrateBetweenParams): Promise<MigrationReport> {
+  const { source, target, logger, ...rest } = params;
+  const opened: Array<Database | VectorIndex> = [];
+  const open = async (location: StoreLocation): Promise<Store> => {
+    const db = await openDatabase({ database: location.database, logger });
+    opened.push(db);
+    const index = location.vectors ? createVectorIndex(location.vectors, params.embedder.dimension) : null;
+    if (index) opened.push(index);
+    return { prisma: db.prisma, provider: db.provider, index };
+  };
+  try {
+    const sourceStore = await open(source);
+    const targetStore = await open(target);
+    return await migrateStore({ ...rest, source: sourceStore, target: targetStore });
+  } finally {
+    for (const resource of opened.reverse()) await resource.close().catch(() => undefined);
+  }
 }

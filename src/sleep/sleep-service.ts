@@ -16,7 +16,7 @@ import type { HybridSearch } from '../memory/retrieval/hybrid-search';
 import type { IndexGuard } from '../memory/vectors/index-guard';
 import type { VectorIndex } from '../memory/vectors/vector-index';
 import type { Logger } from '../shared/logger';
-import type { PrismaClient } from '../storage/prisma';
+import type { PrismaClient, SleepRun } from '../storage/prisma';
 import { rememberConversation } from '../memory/memories/capped-memory';
 import { createConsolidator, type BatchResult, type Consolidator, type ConsolidatorOptions } from './consolidation/consolidator';
 import { groupEpisodes } from './consolidation/grouping';
@@ -62,7 +62,12 @@ export interface SleepService extends SleepJobs {
   consolidateScope(scopeId: string, ctx: SleepJobContext): Promise<ConsolidationReport>;
   /** A dry run: the plan for the next batch, applying nothing. */
   planNextBatch(scopeId: string, ctx: Pick<SleepJobContext, 'now' | 'runId'>): Promise<BatchResult>;
+  /** The scope's latest run of a kind (what a manual `sleep` reports after running it); null before the first. */
+  latestRun(scopeId: string, kind: SleepRunKind): Promise<SleepRun | null>;
 }
+
+/** The kinds of sleep work a SleepRun row records. */
+export type SleepRunKind = 'consolidate' | 'decay' | 'digest' | 'reflection';
 
 function addCounts(into: Record<string, number>, from: Record<string, number> | undefined): void {
   for (const [k, v] of Object.entries(from ?? {})) into[k] = (into[k] ?? 0) + v;
@@ -227,6 +232,8 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
     async consolidate(scopeId, ctx) {
       return (await consolidateScope(scopeId, ctx)).outcome;
     },
+    latestRun: (scopeId, kind) => prisma.sleepRun.findFirst({ where: { scopeId, kind }, orderBy: { startedAt: 'desc' } }),
+
     async planNextBatch(scopeId, ctx) {
       if (!consolidator) return { status: 'empty', episodeCount: 0, responses: [], leftOver: 0, shown: { episodes: [], memories: [] }, error: new Error('no language model configured') };
       return consolidator.consolidateBatch({ scopeId, runId: ctx.runId, now: ctx.now, dryRun: true });

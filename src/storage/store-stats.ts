@@ -18,6 +18,8 @@ export interface StoreCounts {
 }
 
 export interface StoreStats {
+  /** The migrations this process applied when it opened the database (empty when up to date). */
+  readonly migrationsAppliedAtOpen: readonly string[];
   /** True when the database answers a trivial query. */
   ping(): Promise<boolean>;
   /** The names of the triggers present in the database. */
@@ -25,8 +27,9 @@ export interface StoreStats {
   counts(): Promise<StoreCounts>;
 }
 
-export function createStoreStats(prisma: PrismaClient, provider: DatabaseProvider): StoreStats {
+export function createStoreStats(prisma: PrismaClient, provider: DatabaseProvider, appliedMigrations: readonly string[] = []): StoreStats {
   return {
+    migrationsAppliedAtOpen: appliedMigrations,
     async ping() {
       try {
         await prisma.$queryRawUnsafe('SELECT 1');

@@ -237,7 +237,7 @@ describe('forgetting reaches every copy (chaos)', () => {
     const config = loadConfig({ env: { DATA_DIR: dataDir, TZ: 'UTC', LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-ant-chaos-forget-0000000', ANTHROPIC_BASE_URL: double.url, SLEEP_ENABLED: 'false' }, envFile: false });
     core = await createCore(config, logs.logger, { embedder: gated.embedder });
     agent = createAgent(agentServices(core));
-    api = await createApiServer({ core, token: ADMIN_TOKEN, logger: logs.logger });
+    api = await createApiServer({ ...core, timeZone: core.config.timeZone, token: ADMIN_TOKEN, logger: logs.logger });
     apiBase = await api.listen({ host: '127.0.0.1', port: 0 });
     bot = createTelegramBot({
       directory: core.directory,

@@ -292,7 +292,7 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
     await core.embeddingWorker.drain();
 
     // The channels and servers, composed as src/service.ts does.
-    api = await createApiServer({ core, token: ADMIN_TOKEN, logger: logs.logger });
+    api = await createApiServer({ ...core, timeZone: core.config.timeZone, token: ADMIN_TOKEN, logger: logs.logger });
     apiBase = await api.listen({ host: '127.0.0.1', port: 0 });
     webhook = await startWebhookServer({ secret: WEBHOOK_SECRET, logger: logs.logger, handler: (message) => handler.reply(webhookInbound(message)) });
     bot = createTelegramBot({

@@ -40,7 +40,7 @@ function suite(name: string, databaseEnv: () => Promise<Record<string, string>>)
         benMemory = (await createMemory(tx, { scopeId: ben, category: 'fact', content: 'Ben hides his PIN hint behind the blue door', confidence: 0.9 }, { by: 'owner', now: new Date() })).id;
       });
       await core.embeddingWorker.drain();
-      app = await createApiServer({ core, token: TOKEN, logger: logs.logger });
+      app = await createApiServer({ ...core, timeZone: core.config.timeZone, token: TOKEN, logger: logs.logger });
       base = await app.listen({ host: '127.0.0.1', port: 0 });
     });
     afterAll(async () => {
@@ -110,7 +110,7 @@ function suite(name: string, databaseEnv: () => Promise<Record<string, string>>)
 
       // Another, empty store: the export creates the scope under its own id, and exports the same bytes.
       const other = await createCore(loadConfig({ env: { DATA_DIR: tempDir() }, envFile: false }), logs.logger, { embedder: createHashEmbedder({ dimension: 64 }) });
-      const otherApp = await createApiServer({ core: other, token: TOKEN, logger: logs.logger });
+      const otherApp = await createApiServer({ ...other, timeZone: other.config.timeZone, token: TOKEN, logger: logs.logger });
       const otherBase = await otherApp.listen({ host: '127.0.0.1', port: 0 });
       try {
         const post = (path: string, body: string) => fetch(`${otherBase}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body });
@@ -172,6 +172,32 @@ function suite(name: string, databaseEnv: () => Promise<Record<string, string>>)
       expect(openapi.json.openapi).toMatch(/^3\./);
       expect(Object.keys(openapi.json.paths)).toEqual(expect.arrayContaining(['/scopes/{id}/memories', '/scopes/{id}/search', '/scopes/{id}/memories/{mid}']));
       expect(logs.lines().join('\n')).not.toContain(TOKEN);
+    });
+
+    it('shows a secret pasted into a chat redacted in search results and episodes', async () => {
+      const key = `sk-ant-api03-${'Zq7'.repeat(16)}`;
+      await core.episodeService.ingestMany({ key: 'cara', channel: 'test' }, [core.episodeService.normalize({ content: `my staging key is ${key} keep it safe`, externalId: 'cara-1' }, 'test')]);
+      const cara = (await core.scopes.findByKey('cara'))!.id;
+      const search = await call('POST', `/scopes/${cara}/search`, { body: { query: 'staging key', strategy: 'keyword' } });
+      const episodes = await call('GET', `/scopes/${cara}/episodes`);
+      for (const response of [search, episodes]) {
+        expect(response.status).toBe(200);
+        expect(response.text).toContain('my staging key is [REDACTED]');
+        expect(response.text).not.toContain('Zq7Zq7');
+      }
+    });
+
+    it("names a scope in the path by its key as well as by its id", async () => {
+      for (const path of ['memories?state=all', 'episodes', 'audit']) {
+        const byKey = await call('GET', `/scopes/ana/${path}`);
+        expect(byKey.status).toBe(200);
+        expect(byKey.json).toEqual((await call('GET', `/scopes/${ana}/${path}`)).json);
+      }
+      const search = await call('POST', '/scopes/cara/search', { body: { query: 'staging key', strategy: 'keyword' } });
+      expect(search.json.results[0].externalId).toBe('cara-1');
+      const exported = await call('GET', '/scopes/ana/export');
+      expect(exported.json.scope.id).toBe(ana);
+      expect((await call('GET', '/scopes/nobody/episodes')).status).toBe(404);
     });
   });
 }

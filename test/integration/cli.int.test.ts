@@ -152,3 +152,23 @@ describe('CLI chat', () => {
     expect(result.stderr).toMatch(/no --json output/);
   });
 });
+
+describe('CLI output of stored text', () => {
+  // A key pasted into a chat stays in its episode; every command shows it redacted.
+  const KEY = `sk-ant-api03-${'Zq7'.repeat(16)}`;
+
+  it('never shows a pasted secret in full: episodes and search, JSON and text', async () => {
+    const dir = tempDir();
+    const env = cleanEnv({ DATA_DIR: path.join(dir, 'data') });
+    const file = path.join(dir, 'secret.jsonl');
+    fs.writeFileSync(file, `${JSON.stringify({ content: `my staging key is ${KEY} keep it safe`, externalId: 's1', timestamp: '2024-05-08T13:56:00Z' })}\n`);
+    expect((await runCli(['import', '--scope', 'carol', file], env)).code).toBe(0);
+    const search = ['search', '--scope', 'carol', '--query', 'staging key', '--strategy', 'keyword'];
+    for (const args of [['episodes', '--scope', 'carol', '--json'], ['episodes', '--scope', 'carol'], [...search, '--json'], search]) {
+      const result = await runCli(args, env);
+      expect({ args, code: result.code, stderr: result.code === 0 ? '' : result.stderr }).toEqual({ args, code: 0, stderr: '' });
+      expect(result.stdout).toContain('my staging key is [REDACTED]');
+      expect(result.stdout).not.toContain('Zq7Zq7');
+    }
+  }, 240_000);
+});

@@ -57,6 +57,8 @@ describe('memory commands (CLI, SQLite)', () => {
       ['Ana plays chess', 'faded'],
       ['Ana drinks coffee', 'superseded'],
     ]);
+    const byId = await json<{ scope: string; memories: JsonMemory[] }>(['memories', '--scope', scopeId]);
+    expect(byId).toEqual(current); // --scope takes the scope's id as well as its key
     const text = await runCli(['memories', '--scope', 'ana', '--all'], env);
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(new RegExp(`^${ids.tea}  0\\.90  preference   Ana drinks tea$`, 'm'));

@@ -76,6 +76,22 @@ describe('retrieveContext', () => {
     expect(after.lastReinforcedAt).toEqual(before.lastReinforcedAt);
   });
 
+  it('puts stored text into the prompt through the output filter: a pasted key reads [REDACTED]', async () => {
+    const key = `sk-ant-api03-${'Zq7'.repeat(16)}`;
+    await core.episodeService.ingestMany({ key: 'cara', channel: 'test' }, [
+      core.episodeService.normalize({ content: `the deploy key is ${key}`, externalId: 'cara-1', timestamp: new Date(now.getTime() - 3_600_000).toISOString() }, 'test'),
+    ]);
+    const cara = (await core.scopes.findByKey('cara'))!.id;
+    await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId: cara, category: 'fact', content: `Cara's deploy key is ${key}`, confidence: 0.9 }, { now }));
+    await core.embeddingWorker.drain();
+    const ctx = await core.context.retrieveContext({ scopeId: cara, message: 'what is the deploy key?', now });
+    const texts = ctx.items.map((i) => i.text).join('\n');
+    expect(ctx.items.map((i) => i.kind).sort()).toEqual(['episode', 'memory']);
+    expect(texts).toContain("Cara's deploy key is [REDACTED]");
+    expect(texts).toContain('the deploy key is [REDACTED]');
+    expect(texts).not.toContain('Zq7Zq7');
+  });
+
   it('packs greedily by score and keeps trying smaller items after one does not fit', () => {
     const item = (id: string, score: number, tokens: number) => ({ kind: 'memory' as const, id, text: id, score, tokens });
     const packed = packIntoBudget([item('a', 0.9, 60), item('b', 0.8, 50), item('c', 0.7, 30)], 100);

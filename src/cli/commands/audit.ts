@@ -2,13 +2,13 @@
  * `audit --scope S [--limit N] [--json]`: the latest changes to a scope's memory, newest first,
  * each with what it changed and why (seed 000 audit trail).
  */
-import type { AuditEvent, Prisma } from '../../storage/prisma';
+import type { AuditEvent } from '../../memory/records';
 import { ValidationError } from '../../shared/errors';
 import { writeResult, type Command } from '../command';
 import { oneLine, requireScope } from './scope-option';
 
-function field(value: Prisma.JsonValue | null, key: string): unknown {
-  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Prisma.JsonObject)[key] : undefined;
+function field(value: AuditEvent['after'], key: string): unknown {
+  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>)[key] : undefined;
 }
 
 /** A short description of an event: the memory's text when it has one, else its compact JSON. */
@@ -30,7 +30,7 @@ export const auditCommand: Command = {
     const limit = ctx.values.limit === undefined ? 50 : Number(ctx.values.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new ValidationError('--limit must be a whole number from 1 to 10000', { code: 'cli.usage' });
     const { core, scope } = await requireScope(ctx, 'audit');
-    const events = await core.db.prisma.auditEvent.findMany({ where: { scopeId: scope.id }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: limit });
+    const events = await core.auditLog.latest(scope.id, limit);
     writeResult(
       ctx,
       {

@@ -3,7 +3,7 @@
  * now, and prints it. It is stored like a scheduled digest (so it will be sent, and the next
  * period starts now); asking again in the same instant returns the same digest.
  */
-import { buildDigest, digestItems } from '../../memory/digests/digest';
+import { digestItems } from '../../memory/digests/digest';
 import { writeResult, type Command } from '../command';
 import { requireScope } from './scope-option';
 
@@ -15,7 +15,7 @@ export const digestCommand: Command = {
   async run(ctx) {
     const { core, scope } = await requireScope(ctx, 'digest');
     const now = new Date();
-    const digest = await buildDigest(core.db.prisma, scope.id, { periodEnd: now, now });
+    const digest = await core.digestBook.build(scope.id, { periodEnd: now, now });
     writeResult(
       ctx,
       {

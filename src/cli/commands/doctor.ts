@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describeDatabase } from '../../storage/database';
-import { readMigrations } from '../../storage/migrations/migration-runner';
+import { readMigrations, searchIndexScript } from '../../storage/migrations/migration-runner';
 import { writeResult, type Command, type CommandContext } from '../command';
 
 type Status = 'ok' | 'warn' | 'fail';
@@ -55,17 +55,16 @@ async function storageChecks(ctx: CommandContext): Promise<Check[]> {
     checks.push({ name: 'database', status: 'fail', detail: (error as Error).message, fix: hint ?? 'Check DB_PROVIDER and DATABASE_URL.' });
     return checks;
   }
-  const committed = readMigrations(config.database.provider).migrationDirectories.length;
+  const { provider } = config.database;
+  const committed = readMigrations(provider).migrationDirectories.length;
+  const justNow = core.storeStats.migrationsAppliedAtOpen.length;
   checks.push({
     name: 'database',
     status: 'ok',
-    detail: `${describeDatabase(config.database)}; ${committed} migration(s), all applied${core.db.appliedMigrations.length ? ` (${core.db.appliedMigrations.length} just now)` : ''}`,
+    detail: `${describeDatabase(config.database)}; ${committed} migration(s), all applied${justNow ? ` (${justNow} just now)` : ''}`,
   });
-  const expected = SEARCH_TRIGGERS[core.db.provider];
-  const rows = core.db.provider === 'sqlite'
-    ? await core.db.prisma.$queryRaw<Array<{ name: string }>>`SELECT name FROM sqlite_master WHERE type = 'trigger'`
-    : await core.db.prisma.$queryRaw<Array<{ name: string }>>`SELECT tgname AS name FROM pg_trigger WHERE NOT tgisinternal`;
-  const present = new Set(rows.map((row) => row.name));
+  const expected = SEARCH_TRIGGERS[provider];
+  const present = new Set(await core.storeStats.triggers());
   const missing = expected.filter((name) => !present.has(name));
   checks.push(
     missing.length === 0
@@ -74,7 +73,7 @@ async function storageChecks(ctx: CommandContext): Promise<Check[]> {
           name: 'full-text index',
           status: 'fail',
           detail: `missing triggers: ${missing.join(', ')}`,
-          fix: `Re-apply prisma/${core.db.provider}/search-index.sql to the database (it is idempotent).`,
+          fix: `Re-apply ${searchIndexScript(provider)} to the database (it is idempotent).`,
         },
   );
   return checks;

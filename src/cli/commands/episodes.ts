@@ -2,12 +2,13 @@
  * `episodes --scope S [--since ISO] [--limit N] [--json]`: the stored episodes of one scope,
  * oldest first (with --since, from that time on; without it, the latest N).
  */
-import { NotFoundError, ValidationError } from '../../shared/errors';
-import type { EpisodeRecord } from '../../storage/episode-repository';
+import type { Episode } from '../../memory/records';
+import { ValidationError } from '../../shared/errors';
 import { writeResult, type Command } from '../command';
+import { requireScope } from './scope-option';
 
 /** The public shape of an episode in CLI and API output. */
-export function episodeToJson(episode: EpisodeRecord, scopeKey: string) {
+export function episodeToJson(episode: Episode, scopeKey: string) {
   return {
     id: episode.id,
     scope: scopeKey,
@@ -35,16 +36,13 @@ export const episodesCommand: Command = {
   summary: "list a scope's episodes, oldest first",
   options: { scope: { type: 'string' }, since: { type: 'string' }, limit: { type: 'string' } },
   async run(ctx) {
-    const key = ctx.values.scope as string | undefined;
-    if (!key) throw new ValidationError('episodes needs --scope S (see `npm run cli -- scopes`)', { code: 'cli.usage' });
     const since = ctx.values.since === undefined ? undefined : new Date(ctx.values.since as string);
     if (since && Number.isNaN(since.getTime())) throw new ValidationError('--since must be an ISO 8601 date, e.g. 2024-05-01 or 2024-05-01T12:00:00Z', { code: 'cli.usage' });
     const limit = ctx.values.limit === undefined ? 50 : Number(ctx.values.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 100_000) throw new ValidationError('--limit must be a whole number from 1 to 100000', { code: 'cli.usage' });
-    const core = await ctx.core();
-    const scope = await core.scopes.findByKey(key);
-    if (!scope) throw new NotFoundError(`no scope "${key}" (see \`npm run cli -- scopes\`)`);
-    const episodes = await core.episodes.list(scope.id, { since, limit });
+    const { core, scope } = await requireScope(ctx, 'episodes');
+    const key = scope.key;
+    const episodes = await core.episodeLog.list(scope.id, { since, limit });
     writeResult(
       ctx,
       { scope: key, episodes: episodes.map((episode) => episodeToJson(episode, key)) },

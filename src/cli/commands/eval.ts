@@ -38,7 +38,7 @@ export const evalCommand: Command = {
         k,
         episodes: core.episodeService,
         search: core.search,
-        scopeIdOf: async (key) => (await core.scopes.findByKey(key))!.id,
+        scopeIdOf: async (key) => (await core.directory.findByKey(key))!.id,
         embedAll: async () => {
           await core.embeddingWorker.drain((done, pending) => process.stderr.write(`\rembedding ${done}/${done + pending}\u001b[K`));
           process.stderr.write('\n');

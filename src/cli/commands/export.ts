@@ -6,7 +6,6 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { exportScope } from '../../export/json-export';
 import { renderMarkdownExport, writeMarkdownExport } from '../../export/markdown-export';
 import { countScopeExport, serializeScopeExport } from '../../export/scope-document';
 import { ValidationError } from '../../shared/errors';
@@ -31,7 +30,7 @@ export const exportCommand: Command = {
     const format = (ctx.values.format ?? 'json') as Format;
     if (!formats.includes(format)) throw new ValidationError(`--format must be json or markdown, got "${format}"`, { code: 'cli.usage' });
     const { core, scope } = await requireScope(ctx, 'export');
-    const doc = await exportScope(core.db.prisma, scope.id);
+    const doc = await core.archive.export(scope.id);
     const counts = countScopeExport(doc);
     const out = ctx.values.out as string | undefined;
 

@@ -6,7 +6,6 @@
  * Named apart from `import`, which reads episodes from JSON Lines.
  */
 import fs from 'node:fs/promises';
-import { importScope } from '../../export/json-import';
 import { ValidationError } from '../../shared/errors';
 import { writeResult, type Command } from '../command';
 
@@ -45,7 +44,7 @@ export const importScopeCommand: Command = {
     const as = ctx.values.as as string | undefined;
     const value = await readDocument(file);
     const core = await ctx.core();
-    const result = await importScope(core.db.prisma, value, { mode: as ? 'copy' : 'exact', scopeKey: as });
+    const result = await core.archive.import(value, { mode: as ? 'copy' : 'exact', scopeKey: as });
     const { counts } = result;
     writeResult(
       ctx,

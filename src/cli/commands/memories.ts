@@ -2,7 +2,7 @@
  * `memories --scope S [--all] [--json]`: what a scope's agent believes now, most confident first;
  * with --all also the faded and superseded versions (marked), kept for history.
  */
-import type { Memory } from '../../storage/prisma';
+import type { Memory } from '../../memory/records';
 import { writeResult, type Command } from '../command';
 import { oneLine, requireScope } from './scope-option';
 
@@ -41,7 +41,7 @@ export const memoriesCommand: Command = {
   async run(ctx) {
     const { core, scope } = await requireScope(ctx, 'memories');
     const all = ctx.values.all === true;
-    const rows = await core.db.prisma.memory.findMany({ where: all ? { scopeId: scope.id } : { scopeId: scope.id, active: true, validTo: null } });
+    const { memories: rows } = await core.catalog.list(scope.id, { state: all ? 'all' : 'current' });
     const memories = rows.sort(
       (a, b) =>
         ORDER[stateOf(a)] - ORDER[stateOf(b)] ||

@@ -9,13 +9,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../../config/load-config';
-import { migrateStore, MIGRATED_TABLES, type ScopeMigration } from '../../export/migrate-store';
+import { migrateBetween, MIGRATED_TABLES, type ScopeMigration } from '../../export/migrate-store';
 import { createEmbedder } from '../../memory/embeddings/create-embedder';
-import { createVectorIndex } from '../../memory/vectors/create-vector-index';
-import type { VectorIndex } from '../../memory/vectors/vector-index';
 import { ValidationError } from '../../shared/errors';
 import { registerSecrets } from '../../shared/redact';
-import { describeDatabase, openDatabase, type Database } from '../../storage/database';
+import { describeDatabase } from '../../storage/database';
 import { writeResult, type Command, type CommandContext } from '../command';
 
 type DatabaseConfig = Config['database'];
@@ -101,44 +99,32 @@ export const migrateStoreCommand: Command = {
     const identity = { embedder: embedder.name, dimension: embedder.dimension };
     await embedder.close();
 
-    const opened: Array<Database | VectorIndex> = [];
-    try {
-      const sourceDb = await openDatabase({ database: config.database, logger });
-      opened.push(sourceDb);
-      const targetDb = await openDatabase({ database: target, logger });
-      opened.push(targetDb);
-      // A missing sqlite-vec file means there are no vectors to reuse (and none is created here).
-      const sourceHasIndex = config.vectors.store === 'qdrant' || fs.existsSync(config.vectors.file);
-      const sourceIndex = sharedIndex || !sourceHasIndex ? null : createVectorIndex(config.vectors, identity.dimension);
-      const targetIndex = sharedIndex ? null : createVectorIndex(vectors, identity.dimension);
-      for (const index of [sourceIndex, targetIndex]) if (index) opened.push(index);
+    // A missing sqlite-vec file means there are no vectors to reuse (and none is created here).
+    const sourceHasIndex = config.vectors.store === 'qdrant' || fs.existsSync(config.vectors.file);
+    process.stderr.write(`migrating ${describeDatabase(config.database)} -> ${describeDatabase(target)} (vectors: ${describeVectors(vectors)})\n`);
+    const report = await migrateBetween({
+      source: { database: config.database, vectors: sharedIndex || !sourceHasIndex ? null : config.vectors },
+      target: { database: target, vectors: sharedIndex ? null : vectors },
+      embedder: identity,
+      sharedIndex,
+      logger,
+      onScope: (scope, done, total) => process.stderr.write(`  [${done}/${total}] ${scope.key}: ${scope.status}\n`),
+    });
 
-      process.stderr.write(`migrating ${describeDatabase(config.database)} -> ${describeDatabase(target)} (vectors: ${describeVectors(vectors)})\n`);
-      const report = await migrateStore({
-        source: { prisma: sourceDb.prisma, provider: sourceDb.provider, index: sourceIndex },
-        target: { prisma: targetDb.prisma, provider: targetDb.provider, index: targetIndex },
-        embedder: identity,
-        sharedIndex,
-        onScope: (scope, done, total) => process.stderr.write(`  [${done}/${total}] ${scope.key}: ${scope.status}\n`),
-      });
-
-      const next =
-        `next: stop the service, set DB_PROVIDER=${target.provider} DATABASE_URL=<the target URL>` +
-        (sharedIndex ? '' : vectors.store === 'qdrant' ? ` VECTOR_STORE=qdrant QDRANT_URL=${vectors.url}` : ` VECTOR_STORE=sqlite-vec (vectors file ${vectors.file})`) +
-        ', and start it again';
-      const text = [
-        `vectors: ${report.vectors.plan} (${report.vectors.reason})`,
-        ...report.scopes.map(scopeLine),
-        `LlmCall rows of no scope: ${report.unscopedLlmCalls.target}/${report.unscopedLlmCalls.source} (${report.unscopedLlmCalls.copied} copied now)`,
-        ...(report.targetOnlyScopes.length > 0 ? [`scopes only in the target (left alone): ${report.targetOnlyScopes.join(', ')}`] : []),
-        report.ok
-          ? `verified: ${report.scopes.length} scopes, every table (${MIGRATED_TABLES.join(', ')}) has the same rows in the target\n${next}`
-          : 'NOT verified: see the scopes marked above; nothing was overwritten that the source lacks. Fix and rerun (it is safe).',
-      ].join('\n');
-      writeResult(ctx, { source: describeDatabase(config.database), target: describeDatabase(target), ...report }, text);
-      return report.ok ? 0 : 1;
-    } finally {
-      for (const resource of opened.reverse()) await resource.close().catch(() => undefined);
-    }
+    const next =
+      `next: stop the service, set DB_PROVIDER=${target.provider} DATABASE_URL=<the target URL>` +
+      (sharedIndex ? '' : vectors.store === 'qdrant' ? ` VECTOR_STORE=qdrant QDRANT_URL=${vectors.url}` : ` VECTOR_STORE=sqlite-vec (vectors file ${vectors.file})`) +
+      ', and start it again';
+    const text = [
+      `vectors: ${report.vectors.plan} (${report.vectors.reason})`,
+      ...report.scopes.map(scopeLine),
+      `LlmCall rows of no scope: ${report.unscopedLlmCalls.target}/${report.unscopedLlmCalls.source} (${report.unscopedLlmCalls.copied} copied now)`,
+      ...(report.targetOnlyScopes.length > 0 ? [`scopes only in the target (left alone): ${report.targetOnlyScopes.join(', ')}`] : []),
+      report.ok
+        ? `verified: ${report.scopes.length} scopes, every table (${MIGRATED_TABLES.join(', ')}) has the same rows in the target\n${next}`
+        : 'NOT verified: see the scopes marked above; nothing was overwritten that the source lacks. Fix and rerun (it is safe).',
+    ].join('\n');
+    writeResult(ctx, { source: describeDatabase(config.database), target: describeDatabase(target), ...report }, text);
+    return report.ok ? 0 : 1;
   },
 };

@@ -1,19 +1,20 @@
 /**
- * The `--scope KEY` option the memory commands share: a missing option is a usage error and an
- * unknown key a not-found error, both exit status 2, with the same wording as `episodes`.
+ * The `--scope S` option the memory commands share: a scope's key (as chats and `scopes` print
+ * it) or its id. A missing option is a usage error and an unknown scope a not-found error, both
+ * exit status 2, with the same wording in every command.
  */
 import type { Core } from '../../core';
+import type { Scope } from '../../memory/records';
 import { NotFoundError, ValidationError } from '../../shared/errors';
-import type { Scope } from '../../storage/prisma';
 import type { CommandContext } from '../command';
 
-/** Opens the core and finds the scope named by --scope. */
+/** Opens the core and finds the scope named by --scope (a key or an id). */
 export async function requireScope(ctx: CommandContext, command: string): Promise<{ core: Core; scope: Scope }> {
-  const key = ctx.values.scope as string | undefined;
-  if (!key) throw new ValidationError(`${command} needs --scope S (see \`npm run cli -- scopes\`)`, { code: 'cli.usage' });
+  const name = ctx.values.scope as string | undefined;
+  if (!name) throw new ValidationError(`${command} needs --scope S (see \`npm run cli -- scopes\`)`, { code: 'cli.usage' });
   const core = await ctx.core();
-  const scope = await core.scopes.findByKey(key);
-  if (!scope) throw new NotFoundError(`no scope "${key}" (see \`npm run cli -- scopes\`)`);
+  const scope = await core.directory.find(name);
+  if (!scope) throw new NotFoundError(`no scope "${name}" (see \`npm run cli -- scopes\`)`);
   return { core, scope };
 }
 

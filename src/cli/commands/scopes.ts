@@ -8,7 +8,7 @@ export const scopesCommand: Command = {
   options: {},
   async run(ctx) {
     const core = await ctx.core();
-    const scopes = await core.scopes.list();
+    const scopes = await core.directory.list();
     writeResult(
       ctx,
       {

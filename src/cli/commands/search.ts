@@ -1,9 +1,10 @@
 /**
  * `search --scope S --query Q [--limit K] [--strategy X] [--json]`: hybrid search in one scope.
  */
-import { NotFoundError, ValidationError } from '../../shared/errors';
+import { ValidationError } from '../../shared/errors';
 import type { SearchStrategy } from '../../memory/retrieval/memory-query';
 import { writeResult, type Command } from '../command';
+import { requireScope } from './scope-option';
 
 const STRATEGIES: readonly SearchStrategy[] = ['hybrid', 'semantic', 'keyword', 'temporal'];
 
@@ -13,15 +14,11 @@ export const searchCommand: Command = {
   summary: "search a scope's episodes and memories",
   options: { scope: { type: 'string' }, query: { type: 'string' }, limit: { type: 'string' }, strategy: { type: 'string' } },
   async run(ctx) {
-    const key = ctx.values.scope as string | undefined;
-    if (!key) throw new ValidationError('search needs --scope S', { code: 'cli.usage' });
     const strategy = (ctx.values.strategy as SearchStrategy | undefined) ?? 'hybrid';
     if (!STRATEGIES.includes(strategy)) throw new ValidationError(`--strategy must be one of ${STRATEGIES.join(', ')}`, { code: 'cli.usage' });
     const limit = ctx.values.limit === undefined ? 10 : Number(ctx.values.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new ValidationError('--limit must be a whole number from 1 to 200', { code: 'cli.usage' });
-    const core = await ctx.core();
-    const scope = await core.scopes.findByKey(key);
-    if (!scope) throw new NotFoundError(`no scope "${key}" (see \`npm run cli -- scopes\`)`);
+    const { core, scope } = await requireScope(ctx, 'search');
     const { results, notes } = await core.search.search({ scopeId: scope.id, semanticQuery: ctx.values.query as string | undefined, limit, strategy });
     const json = {
       results: results.map((r) => ({

@@ -3,9 +3,9 @@
  * asks the model for the next batch's plan and prints it as a readable diff, applying nothing.
  */
 import { uuidv7 } from '../../shared/ids';
-import { NotFoundError, ValidationError } from '../../shared/errors';
 import { renderPlanDiff } from '../../sleep/consolidation/diff';
 import { writeResult, type Command } from '../command';
+import { requireScope } from './scope-option';
 
 export const sleepCommand: Command = {
   name: 'sleep',
@@ -13,11 +13,7 @@ export const sleepCommand: Command = {
   summary: 'consolidate a scope now (--dry-run: show the planned changes, apply nothing)',
   options: { scope: { type: 'string' }, 'dry-run': { type: 'boolean' } },
   async run(ctx) {
-    const key = ctx.values.scope as string | undefined;
-    if (!key) throw new ValidationError('sleep needs --scope S', { code: 'cli.usage' });
-    const core = await ctx.core();
-    const scope = await core.scopes.findByKey(key);
-    if (!scope) throw new NotFoundError(`no scope "${key}" (see \`npm run cli -- scopes\`)`);
+    const { core, scope } = await requireScope(ctx, 'sleep');
 
     if (ctx.values['dry-run']) {
       const result = await core.sleep.planNextBatch(scope.id, { now: new Date(), runId: uuidv7() });
@@ -30,7 +26,7 @@ export const sleepCommand: Command = {
     }
 
     const outcome = await core.scheduler.consolidateNow(scope.id);
-    const run = await core.db.prisma.sleepRun.findFirst({ where: { scopeId: scope.id, kind: 'consolidate' }, orderBy: { startedAt: 'desc' } });
+    const run = await core.sleep.latestRun(scope.id, 'consolidate');
     const stats = (run?.stats ?? {}) as Record<string, unknown>;
     const counts = ['created', 'reinforced', 'updated', 'contradicted', 'decayed', 'connected', 'linked', 'insights', 'rejected'].filter((k) => typeof stats[k] === 'number' && stats[k] !== 0).map((k) => `${k} ${stats[k]}`);
     const text = [

@@ -1,5 +1,4 @@
 /** `soul --scope S [--json]`: the agent's profile of a scope's owner, as Markdown (or JSON with its data). */
-import { soulMarkdown } from '../../memory/profiles/soul';
 import { writeResult, type Command } from '../command';
 import { requireScope } from './scope-option';
 
@@ -10,8 +9,8 @@ export const soulCommand: Command = {
   options: { scope: { type: 'string' } },
   async run(ctx) {
     const { core, scope } = await requireScope(ctx, 'soul');
-    const soul = await soulMarkdown(core.db.prisma, scope.id);
-    const profile = ctx.json ? await core.db.prisma.profile.findUnique({ where: { scopeId: scope.id } }) : null;
+    const soul = await core.profiles.soul(scope.id);
+    const profile = ctx.json ? await core.profiles.profile(scope.id) : null;
     writeResult(ctx, { scope: scope.key, soul, version: profile?.version ?? 0, data: profile?.data ?? null, updatedAt: profile?.updatedAt.toISOString() ?? null }, soul);
     return 0;
   },

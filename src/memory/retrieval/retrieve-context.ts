@@ -5,12 +5,16 @@
  * (default 2,000 tokens, estimated with src/shared/tokens.ts). What did not fit is returned as
  * `dropped`, so the caller can log it or ask for less.
  *
+ * Texts go into the prompt through the output filter: memories come from the search, which
+ * applies it; recent episodes are read here and shown through {@link showStored}.
+ *
  * Putting a memory into a context counts as an access (seed 004 upkeep: importance follows
  * access) but never as reinforcement: only new evidence makes a memory more believed.
  */
 import type { Logger } from '../../shared/logger';
 import { estimateTokens } from '../../shared/tokens';
 import type { PrismaClient } from '../../storage/prisma';
+import { showStored } from '../output-filter';
 import type { HybridSearch } from './hybrid-search';
 
 export type ContextItemKind = 'memory' | 'episode' | 'goal' | 'other';
@@ -124,7 +128,7 @@ export function createContextRetriever(deps: { prisma: PrismaClient; search: Hyb
       });
       const span = Math.max(1, now.getTime() - since.getTime());
       for (const e of recent) {
-        const text = formatEpisode(e.role, e.author, e.timestamp, e.summary ?? e.content);
+        const text = formatEpisode(e.role, e.author, e.timestamp, showStored(e.summary ?? e.content));
         const freshness = 1 - (now.getTime() - e.timestamp.getTime()) / span;
         candidates.push({ kind: 'episode', id: e.id, text, score: KIND_WEIGHT.episode * (0.5 + 0.5 * freshness), tokens: estimateTokens(text), timestamp: e.timestamp });
       }

@@ -34,6 +34,14 @@ function providerDir(provider: DatabaseProvider, prismaDir = DEFAULT_PRISMA_DIR)
   return path.join(prismaDir, provider);
 }
 
+/**
+ * The script that creates the full-text tables and their sync triggers, relative to the project
+ * root (what `doctor` tells an operator to re-apply when a trigger is missing; it is idempotent).
+ */
+export function searchIndexScript(provider: DatabaseProvider): string {
+  return path.relative(PROJECT_ROOT, path.join(providerDir(provider), 'search-index.sql'));
+}
+
 function migrationsDir(provider: DatabaseProvider, prismaDir?: string): string {
   return path.join(providerDir(provider, prismaDir), 'migrations');
 }
