@@ -32,7 +32,7 @@ import { createProfileReader, type ProfileReader } from './memory/profiles/profi
 import { createScopeDirectory, type ScopeDirectory } from './memory/scopes/scope-directory';
 import { showStoredValue } from './memory/output-filter';
 import type { Logger } from './shared/logger';
-import { createStoreStats, type StoreStats } from './storage/store-stats';
+import { createStoreStats, type StoreStats } from './memory/store-stats';
 import { createMetrics, type Metrics } from './shared/metrics';
 import { openDatabase, type Database } from './storage/database';
 import { createEpisodeRepository, type EpisodeRepository } from './storage/episode-repository';

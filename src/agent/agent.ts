@@ -32,7 +32,7 @@ import { ValidationError } from '../shared/errors';
 import type { Logger } from '../shared/logger';
 import { z } from 'zod';
 import { createCompactor, type CompactionOutcome } from './compaction';
-import { contentOf, parseInboundMessage, scopeOf, type InboundMessage } from '../channels/inbound-message';
+import { contentOf, parseInboundMessage, scopeOf, type InboundMessage } from './inbound-message';
 import { createMemoryTools, type ToolResult } from './memory-tools';
 import { buildPrompt, type PromptMemory, type PromptTurn } from './prompt-builder';
 import { createTokenEstimator, fitText, resolveReplyBudget, type ReplyBudget, type TokenBreakdown } from './token-budget';

@@ -7,7 +7,7 @@
  */
 import type { EmbeddingWorker } from '../memory/embeddings/embedding-worker';
 import type { Metrics } from '../shared/metrics';
-import type { StoreStats } from '../storage/store-stats';
+import type { StoreStats } from '../memory/store-stats';
 
 /** What the metrics are read from: the store's counts, the embedding queue, this process's registry. */
 export interface MetricsSources {

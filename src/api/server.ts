@@ -25,7 +25,7 @@ import type { Logger } from '../shared/logger';
 import type { Metrics } from '../shared/metrics';
 import type { SleepScheduler } from '../sleep/scheduler';
 import type { SleepService } from '../sleep/sleep-service';
-import type { StoreStats } from '../storage/store-stats';
+import type { StoreStats } from '../memory/store-stats';
 import { bearerMatches } from './auth';
 import { renderMetrics } from './metrics-endpoint';
 import { joinMarkdownFiles, renderMarkdownExport } from '../export/markdown-export';

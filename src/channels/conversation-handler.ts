@@ -2,7 +2,7 @@
  * The port a channel calls to have a conversation: owned by the channels, implemented by the
  * agent loop (adapted in the composition root), so no channel imports the agent.
  */
-import type { InboundMessage } from './inbound-message';
+import type { InboundMessage } from '../agent/inbound-message';
 
 export interface ConversationHandler {
   /**

@@ -24,7 +24,7 @@ import { createAgent, type Agent } from '../../src/agent/agent';
 import { agentServices } from '../../src/service';
 import { createApiServer } from '../../src/api/server';
 import type { ConversationHandler } from '../../src/channels/conversation-handler';
-import type { ScopeKind } from '../../src/channels/inbound-message';
+import type { ScopeKind } from '../../src/agent/inbound-message';
 import { createTelegramBot, type TelegramBot } from '../../src/channels/telegram/telegram-bot';
 import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';

@@ -30,7 +30,7 @@ import { createAgent, type Agent } from '../../src/agent/agent';
 import { agentServices } from '../../src/service';
 import { createApiServer } from '../../src/api/server';
 import type { ConversationHandler } from '../../src/channels/conversation-handler';
-import type { InboundMessage, ScopeKind } from '../../src/channels/inbound-message';
+import type { InboundMessage, ScopeKind } from '../../src/agent/inbound-message';
 import { createTelegramBot, type TelegramBot } from '../../src/channels/telegram/telegram-bot';
 import { SIGNATURE_HEADER, sign } from '../../src/channels/webhook/signature';
 import { webhookInbound } from '../../src/channels/webhook/webhook-inbound';

@@ -8,7 +8,7 @@
  * deterministically, recording the order in which each chat's messages reached it.
  */
 import type { ConversationHandler } from '../../src/channels/conversation-handler';
-import type { InboundMessage } from '../../src/channels/inbound-message';
+import type { InboundMessage } from '../../src/agent/inbound-message';
 import { createTelegramBot, type TelegramBot, type TelegramBotOptions } from '../../src/channels/telegram/telegram-bot';
 import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';

@@ -13,7 +13,7 @@ import { createAgent, type Agent } from '../../src/agent/agent';
 import { agentServices } from '../../src/service';
 import { COMMAND_FAILED_TEXT, END_TEXT, HANDLER_FAILED_TEXT } from '../../src/channels/commands/replies';
 import type { ConversationHandler } from '../../src/channels/conversation-handler';
-import type { InboundMessage } from '../../src/channels/inbound-message';
+import type { InboundMessage } from '../../src/agent/inbound-message';
 import { createTerminalChannel, type TerminalChannel } from '../../src/channels/terminal/terminal-channel';
 import type { Core } from '../../src/core';
 import { createMemory } from '../../src/memory/memories/memory-writer';

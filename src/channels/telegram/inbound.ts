@@ -5,7 +5,7 @@
  * as "X joined the group") gives null and is ignored.
  */
 import type { Message } from 'grammy/types';
-import type { Attachment, InboundMessage } from '../inbound-message';
+import type { Attachment, InboundMessage } from '../../agent/inbound-message';
 import { displayName, TELEGRAM_CHANNEL, type TelegramScope } from './telegram-scope';
 
 /** `m:ss` (or `h:mm:ss`) for a duration in seconds. */

@@ -3,7 +3,7 @@
  * the access gate. Each command's registration receives the services it uses by name.
  */
 import type { Context } from 'grammy';
-import type { ScopeKind } from '../inbound-message';
+import type { ScopeKind } from '../../agent/inbound-message';
 import type { CommandScope } from '../commands/command-scope';
 
 /** The scope of the chat an update came from; set by the access gate before any handler runs. */

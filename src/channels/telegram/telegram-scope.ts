@@ -5,7 +5,7 @@
  * Channels are not conversations with people and have no scope.
  */
 import type { Chat, User } from 'grammy/types';
-import type { ScopeKind } from '../inbound-message';
+import type { ScopeKind } from '../../agent/inbound-message';
 
 /** The channel name stored on scopes and episodes. */
 export const TELEGRAM_CHANNEL = 'telegram';

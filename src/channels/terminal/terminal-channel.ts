@@ -26,7 +26,7 @@ import type { Logger } from '../../shared/logger';
 import type { CommandScope, CommandServices } from '../commands/command-scope';
 import { commandFailureText, HANDLER_FAILED_TEXT } from '../commands/replies';
 import type { ConversationHandler } from '../conversation-handler';
-import type { InboundMessage } from '../inbound-message';
+import type { InboundMessage } from '../../agent/inbound-message';
 import { createTerminalCommands, type CommandAnswer } from './terminal-commands';
 
 /** The channel name stored on scopes and episodes. */

@@ -2,7 +2,7 @@
  * A webhook message as an {@link InboundMessage}: one scope per source user (`webhook:<source>:<user>`,
  * a person's own memory) or per source when the caller names no user (`webhook:<source>`).
  */
-import type { InboundMessage } from '../inbound-message';
+import type { InboundMessage } from '../../agent/inbound-message';
 import type { WebhookMessage } from './webhook-server';
 
 export const WEBHOOK_CHANNEL = 'webhook';

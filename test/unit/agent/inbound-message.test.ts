@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { contentOf, parseInboundMessage } from '../../../src/channels/inbound-message';
+import { contentOf, parseInboundMessage } from '../../../src/agent/inbound-message';
 import { ValidationError } from '../../../src/shared/errors';
 
 const valid = { channel: 'telegram', scopeKey: 'telegram:private:1', scopeKind: 'private', text: 'hi', timestamp: '2026-01-05T10:00:00Z' };

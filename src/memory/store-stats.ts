@@ -3,7 +3,7 @@
  * full-text index's sync triggers are in place, and the counts the metrics endpoint reports.
  * Counts are read at call time, so they survive restarts and include other processes' work.
  */
-import type { DatabaseProvider, PrismaClient } from './prisma';
+import type { DatabaseProvider, PrismaClient } from '../storage/prisma';
 
 export interface StoreCounts {
   readonly memoriesCreated: number;
