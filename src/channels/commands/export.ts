@@ -5,11 +5,14 @@
  * redacted by the exporter. How the files reach the person (uploaded documents, files written
  * to a folder) is the channel's.
  */
+import { exportStem } from '../../export/export-paths';
 import { exportScope } from '../../export/json-export';
 import { joinMarkdownFiles, renderMarkdownExport } from '../../export/markdown-export';
 import { serializeScopeExport } from '../../export/scope-document';
 import type { PrismaClient } from '../../storage/prisma';
 import type { CommandScope } from './command-scope';
+
+export { exportStem };
 
 /** The two files of an export. */
 export interface ExportFiles {
@@ -19,11 +22,6 @@ export interface ExportFiles {
   readonly markdown: Buffer;
   readonly memories: number;
   readonly messages: number;
-}
-
-/** A file name from a scope key: `telegram:private:42` -> `nocturne-telegram-private-42`. */
-export function exportStem(scopeKey: string): string {
-  return `nocturne-${scopeKey.replace(/[^A-Za-z0-9_-]+/g, '-')}`;
 }
 
 /** Exports the scope: the JSON document and the Markdown to read, as bytes. */
