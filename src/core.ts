@@ -4,11 +4,12 @@
  * (embedder, vector index and its guard, the embedding worker, hybrid search). Channels, the
  * scheduler and the HTTP server are added by main.ts on top of this.
  */
+import path from 'node:path';
 import type { Config } from './config/load-config';
 import { createLanguageModel } from './llm/create-language-model';
 import type { LanguageModel } from './llm/language-model';
 import { withUsageRecording } from './llm/usage-recorder';
-import { createForgetService, type ForgetService } from './memory/forget/forget-service';
+import { createForgetService, FORGET_PENDING_FILE, type ForgetService } from './memory/forget/forget-service';
 import { createSleepScheduler, type SleepScheduler } from './sleep/scheduler';
 import { createSleepService, type SleepService } from './sleep/sleep-service';
 import { createEmbedder } from './memory/embeddings/create-embedder';
@@ -105,7 +106,16 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     logger,
     consolidator: { maxAttempts: config.sleep.maxAttempts },
   });
-  const forget = createForgetService({ prisma: db.prisma, index: vectorIndex, fullText, logger });
+  const forget = createForgetService({
+    prisma: db.prisma,
+    index: vectorIndex,
+    fullText,
+    logger,
+    exportsDir: path.join(config.dataDir, 'exports'),
+    pendingFile: path.join(config.dataDir, FORGET_PENDING_FILE),
+  });
+  // A forget killed after its commit left the full-text purge, the checkpoints or vector deletes undone.
+  await forget.repair();
   const scheduler = createSleepScheduler({
     prisma: db.prisma,
     jobs: sleep,
