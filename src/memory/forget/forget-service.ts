@@ -42,8 +42,10 @@ export interface ForgetServiceDeps {
   /** `DATA_DIR/exports`: the export files Nocturne wrote there for the scope lose the forgotten text. */
   readonly exportsDir?: string;
   /**
-   * A file that exists while a forget's after-commit work (full-text purge, checkpoints, vector
-   * deletes) is unfinished; {@link ForgetService.repair} finishes it at the next start.
+   * Where markers live while a forget's after-commit work (full-text purge, checkpoints, vector
+   * deletes) is unfinished: one file `<pendingFile>.<pid>.<n>` per forget, so concurrent forgets of
+   * several processes never clear each other's; {@link ForgetService.repair} finishes the work of
+   * a process that died at the next start.
    */
   readonly pendingFile?: string;
   readonly logger: Logger;
@@ -114,6 +116,17 @@ export { FORGOTTEN_TEXT } from './redact-derived';
 
 type Db = Tx | PrismaClient;
 
+/** Whether a process with this id runs (ours counts as gone: a marker of ours at start is a former run's). */
+function alive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 function stateOf(m: { active: boolean; validTo: Date | null }): MemoryMatch['state'] {
   return m.validTo ? 'superseded' : m.active ? 'active' : 'faded';
 }
@@ -159,10 +172,34 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
     return [...chain.values()].sort((a, b) => Number(Boolean(a.validTo)) - Number(Boolean(b.validTo))).map(toMatch);
   }
 
-  async function markPending(): Promise<void> {
-    if (!deps.pendingFile) return;
-    await fs.mkdir(path.dirname(deps.pendingFile), { recursive: true });
-    await fs.writeFile(deps.pendingFile, `${process.pid}\n`);
+  let markers = 0;
+  /** Writes this forget's marker before its transaction; returns its path. */
+  async function markPending(): Promise<string | null> {
+    if (!deps.pendingFile) return null;
+    const marker = `${deps.pendingFile}.${process.pid}.${++markers}`;
+    await fs.mkdir(path.dirname(marker), { recursive: true });
+    await fs.writeFile(marker, `${new Date().toISOString()}\n`);
+    return marker;
+  }
+
+  /** Markers left by processes that are gone (a live one finishes its own work). */
+  async function orphanMarkers(): Promise<string[]> {
+    if (!deps.pendingFile) return [];
+    const dir = path.dirname(deps.pendingFile);
+    const prefix = `${path.basename(deps.pendingFile)}.`;
+    const names = (await fs.readdir(dir).catch(() => [] as string[])).filter((n) => n.startsWith(prefix));
+    return names.filter((n) => !alive(Number(n.slice(prefix.length).split('.')[0]))).map((n) => path.join(dir, n));
+  }
+
+  /** Runs `work` after writing a marker; the marker goes when the work throws (nothing was committed). */
+  async function marked<T>(work: (marker: string | null) => Promise<T>): Promise<T> {
+    const marker = await markPending();
+    try {
+      return await work(marker);
+    } catch (error) {
+      if (marker) await fs.rm(marker, { force: true });
+      throw error;
+    }
   }
 
   /**
@@ -170,7 +207,7 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
    * checkpointed, then the tombstoned vectors go and the vector store's log is checkpointed. A
    * failure is logged and reported, never rolled back into keeping the memory.
    */
-  async function afterCommit(scopeId: string | null): Promise<Pick<ForgetResult, 'vectorsDeleted' | 'checkpointed'>> {
+  async function afterCommit(scopeId: string | null, done: ReadonlyArray<string | null>): Promise<Pick<ForgetResult, 'vectorsDeleted' | 'checkpointed'>> {
     let checkpointed = true;
     try {
       checkpointed = (await deps.fullText?.purgeDeleted()) ?? true;
@@ -188,14 +225,17 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
       log.error('forgotten rows are gone from the database; their vectors will be deleted as soon as the vector index answers', { scopeId, error });
     }
     if (!checkpointed) log.warn('another process kept a write-ahead log from being emptied after forgetting; retried at the next start', { scopeId });
-    if (checkpointed && vectorsDeleted && deps.pendingFile) await fs.rm(deps.pendingFile, { force: true });
+    if (checkpointed && vectorsDeleted) for (const marker of done) if (marker) await fs.rm(marker, { force: true });
     return { vectorsDeleted, checkpointed };
   }
 
   /** Removes what the request names in one transaction; see the module comment. */
-  async function forget(scopeId: string, request: ForgetRequest): Promise<ForgetResult> {
+  function forget(scopeId: string, request: ForgetRequest): Promise<ForgetResult> {
+    return marked((marker) => forgetMarked(scopeId, request, marker));
+  }
+
+  async function forgetMarked(scopeId: string, request: ForgetRequest, marker: string | null): Promise<ForgetResult> {
     const now = clock();
-    await markPending();
     const done = await prisma.$transaction(async (tx) => {
       const roots: string[] = [];
       const chains = new Set<string>();
@@ -238,7 +278,7 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
       return { removed: [...removed], redacted, scrubbed, soulVersion: soul.version, files };
     }, TX_OPTIONS);
     if (!done) {
-      if (deps.pendingFile) await fs.rm(deps.pendingFile, { force: true });
+      if (marker) await fs.rm(marker, { force: true });
       const soulVersion = (await prisma.profile.findUnique({ where: { scopeId }, select: { version: true } }))?.version ?? 0;
       return { removedIds: [], episodesRedacted: 0, digestsScrubbed: 0, exportFilesScrubbed: 0, vectorsDeleted: true, checkpointed: true, soulVersion };
     }
@@ -249,7 +289,7 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
       digestsScrubbed: done.scrubbed,
       exportFilesScrubbed: done.files,
       soulVersion: done.soulVersion,
-      ...(await afterCommit(scopeId)),
+      ...(await afterCommit(scopeId, [marker])),
     };
   }
 
@@ -285,44 +325,41 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
       };
     },
 
-    async purgeScope(scopeId, options = {}) {
-      const now = clock();
-      await markPending();
-      const ids = await prisma.$transaction(async (tx) => {
-        const scope = await tx.scope.findUnique({ where: { id: scopeId }, select: { id: true } });
-        if (!scope) throw new NotFoundError(`no scope ${scopeId}`, { code: 'scope.not_found' });
-        const ids = (await tx.memory.findMany({ where: { scopeId }, select: { id: true } })).map((m) => m.id);
-        if (ids.length === 0) return ids;
-        const removal = await describeRemoval(tx, scopeId, ids);
-        // Supersession references are NoAction foreign keys: break them before the rows go.
-        await tx.memory.updateMany({ where: { scopeId }, data: { supersededById: null } });
-        await tx.auditEvent.updateMany({ where: { scopeId, subjectType: { in: ['memory', 'entity'] }, action: { not: 'forget' } }, data: { before: REDACTED, after: REDACTED, reason: null } });
-        await tx.memory.deleteMany({ where: { scopeId } });
-        await writeTombstones(tx, scopeId, 'memory', ids);
-        await scrubDigests(tx, scopeId, ids);
-        await redactDerived(tx, scopeId, removal, { now });
-        // Everything learned goes, the profiles of people and things too (their observations cascade).
-        await tx.entity.deleteMany({ where: { scopeId } });
-        await tx.auditEvent.create({
-          data: { scopeId, action: 'forget', subjectType: 'scope', subjectId: scopeId, after: { removed: ids.length }, reason: options.reason ?? 'every memory purged at the owner\u2019s request', createdAt: now },
-        });
-        await regenerateSoulIn(tx, scopeId, { now });
-        return ids;
-      }, TX_OPTIONS);
-      if (ids.length > 0) log.info('scope purged', { scopeId, count: ids.length });
-      await afterCommit(ids.length > 0 ? scopeId : null);
-      return ids.length;
+    purgeScope(scopeId, options = {}) {
+      return marked(async (marker) => {
+        const now = clock();
+        const ids = await prisma.$transaction(async (tx) => {
+          const scope = await tx.scope.findUnique({ where: { id: scopeId }, select: { id: true } });
+          if (!scope) throw new NotFoundError(`no scope ${scopeId}`, { code: 'scope.not_found' });
+          const ids = (await tx.memory.findMany({ where: { scopeId }, select: { id: true } })).map((m) => m.id);
+          if (ids.length === 0) return ids;
+          const removal = await describeRemoval(tx, scopeId, ids);
+          // Supersession references are NoAction foreign keys: break them before the rows go.
+          await tx.memory.updateMany({ where: { scopeId }, data: { supersededById: null } });
+          await tx.auditEvent.updateMany({ where: { scopeId, subjectType: { in: ['memory', 'entity'] }, action: { not: 'forget' } }, data: { before: REDACTED, after: REDACTED, reason: null } });
+          await tx.memory.deleteMany({ where: { scopeId } });
+          await writeTombstones(tx, scopeId, 'memory', ids);
+          await scrubDigests(tx, scopeId, ids);
+          await redactDerived(tx, scopeId, removal, { now });
+          // Everything learned goes, the profiles of people and things too (their observations cascade).
+          await tx.entity.deleteMany({ where: { scopeId } });
+          await tx.auditEvent.create({
+            data: { scopeId, action: 'forget', subjectType: 'scope', subjectId: scopeId, after: { removed: ids.length }, reason: options.reason ?? 'every memory purged at the owner\u2019s request', createdAt: now },
+          });
+          await regenerateSoulIn(tx, scopeId, { now });
+          return ids;
+        }, TX_OPTIONS);
+        if (ids.length > 0) log.info('scope purged', { scopeId, count: ids.length });
+        await afterCommit(ids.length > 0 ? scopeId : null, [marker]);
+        return ids.length;
+      });
     },
 
     async repair() {
-      if (!deps.pendingFile) return false;
-      try {
-        await fs.access(deps.pendingFile);
-      } catch {
-        return false;
-      }
+      const orphans = await orphanMarkers();
+      if (orphans.length === 0) return false;
       log.warn('finishing a forget that was interrupted: purging the full-text index, checkpointing, deleting vectors');
-      await afterCommit(null);
+      await afterCommit(null, orphans);
       return true;
     },
   };
