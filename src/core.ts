@@ -4,11 +4,12 @@
  * (embedder, vector index and its guard, the embedding worker, hybrid search). Channels, the
  * scheduler and the HTTP server are added by main.ts on top of this.
  */
+import path from 'node:path';
 import type { Config } from './config/load-config';
 import { createLanguageModel } from './llm/create-language-model';
 import type { LanguageModel } from './llm/language-model';
 import { withUsageRecording } from './llm/usage-recorder';
-import { createForgetService, type ForgetService } from './memory/forget/forget-service';
+import { createForgetService, FORGET_PENDING_FILE, type ForgetService } from './memory/forget/forget-service';
 import { createConversationStore, type ConversationStore } from './memory/conversations/conversation-store';
 import { createMemoryStore, type MemoryStore } from './memory/memories/memory-store';
 import { createSoulReader, type SoulReader } from './memory/profiles/soul';
@@ -136,7 +137,16 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     logger,
     consolidator: { maxAttempts: config.sleep.maxAttempts },
   });
-  const forget = createForgetService({ prisma: db.prisma, index: vectorIndex, fullText, logger });
+  const forget = createForgetService({
+    prisma: db.prisma,
+    index: vectorIndex,
+    fullText,
+    logger,
+    exportsDir: path.join(config.dataDir, 'exports'),
+    pendingFile: path.join(config.dataDir, FORGET_PENDING_FILE),
+  });
+  // A forget killed after its commit left the full-text purge, the checkpoints or vector deletes undone.
+  await forget.repair();
   const scheduler = createSleepScheduler({
     prisma: db.prisma,
     jobs: sleep,

@@ -42,13 +42,16 @@ export interface EntityFoldResult {
 
 export async function foldEntityObservations(deps: { prisma: PrismaClient; llm: LanguageModel }, scopeId: string, origin: ChangeOrigin): Promise<EntityFoldResult> {
   const { prisma } = deps;
-  const pending = await prisma.entityObservation.groupBy({ by: ['entityId'], where: { scopeId, consolidated: false }, _count: { _all: true } });
-  const due = pending.filter((p) => p._count._all >= OBSERVATIONS_TO_FOLD).map((p) => p.entityId).slice(0, ENTITIES_PER_CALL);
+  // An observation supported by several messages is one row per message (its evidence): counted and shown once.
+  const pending = await prisma.entityObservation.groupBy({ by: ['entityId', 'content'], where: { scopeId, consolidated: false } });
+  const distinct = new Map<string, number>();
+  for (const p of pending) distinct.set(p.entityId, (distinct.get(p.entityId) ?? 0) + 1);
+  const due = [...distinct].filter(([, n]) => n >= OBSERVATIONS_TO_FOLD).map(([id]) => id).slice(0, ENTITIES_PER_CALL);
   if (due.length === 0) return { entities: 0, observations: 0, responses: [] };
   const entities = await prisma.entity.findMany({ where: { scopeId, id: { in: due } }, include: { observations: { where: { consolidated: false }, orderBy: { createdAt: 'asc' }, take: 30 } } });
   const lines: string[] = [];
   entities.forEach((e, i) => {
-    lines.push(`## Entity ${i + 1}: ${e.name} (${e.kind})`, `Attributes: ${JSON.stringify(e.attributes ?? {})}`, 'New observations:', ...e.observations.map((o) => `- ${o.content}`), '');
+    lines.push(`## Entity ${i + 1}: ${e.name} (${e.kind})`, `Attributes: ${JSON.stringify(e.attributes ?? {})}`, 'New observations:', ...[...new Set(e.observations.map((o) => o.content))].map((c) => `- ${c}`), '');
   });
   const { value, responses } = await completeStructured(
     deps.llm,

@@ -59,8 +59,10 @@ export interface FullTextIndex {
    * tsvector goes with its `search_doc` row and nothing is left to do (dead tuples are reclaimed by
    * autovacuum). On SQLite it rewrites the whole index: measured 0.4-0.5 s for 100,000 rows of
    * 20 words on 2 cores (better-sqlite3 is synchronous, so the process waits that long).
+   * Another process reading the file (the running service) can hold the checkpoint back: it is
+   * retried for up to ~2 s; resolves false when the log could still not be emptied.
    */
-  purgeDeleted(): Promise<void>;
+  purgeDeleted(): Promise<boolean>;
 }
 
 /**
@@ -84,6 +86,9 @@ const MAX_QUERY_WORDS = 6;
  * the queries (docs/retrieval.md).
  */
 const MAX_QUERY_ROWS = 6_000;
+/** A checkpoint held back by another process's reader is retried this often, this far apart. */
+const CHECKPOINT_ATTEMPTS = 20;
+const CHECKPOINT_RETRY_MS = 100;
 
 /**
  * Which of the query's words to score, from the number of rows holding each: without the common
@@ -176,10 +181,15 @@ export function createFullTextIndex(prisma: PrismaClient, provider: DatabaseProv
       return { terms, hits: [...byId].map(([id, scores]) => ({ id, scores })) };
     },
     async purgeDeleted() {
-      if (provider !== 'sqlite') return;
+      if (provider !== 'sqlite') return true;
       await prisma.$executeRawUnsafe(`INSERT INTO "search_fts" ("search_fts") VALUES ('optimize')`);
-      // Returns a row (busy, log, checkpointed); a busy reader only makes it partial, never an error.
-      await prisma.$queryRawUnsafe('PRAGMA wal_checkpoint(TRUNCATE)');
+      for (let attempt = 1; ; attempt++) {
+        // Returns a row (busy, log, checkpointed); a busy reader only makes it partial, never an error.
+        const [row] = await prisma.$queryRawUnsafe<Array<{ busy: number | bigint }>>('PRAGMA wal_checkpoint(TRUNCATE)');
+        if (Number(row?.busy ?? 0) === 0) return true;
+        if (attempt >= CHECKPOINT_ATTEMPTS) return false;
+        await new Promise((resolve) => setTimeout(resolve, CHECKPOINT_RETRY_MS));
+      }
     },
     async countDocuments(scopeId, kind) {
       const rows = await prisma.$queryRaw<Array<{ n: bigint | number }>>`

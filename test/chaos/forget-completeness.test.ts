@@ -2,7 +2,8 @@
  * Forget completeness (issue 8): after /forget (the real bot against the fake Bot API, by words
  * and by number), the admin API's DELETE of one memory, or the API's purge of a scope, the
  * forgotten text is in no table of the SQLite store (every column of every table, FTS5 shadow
- * tables included), not in the raw bytes of the database files after a checkpoint, not in the
+ * tables included), not in the raw bytes of the database files and the vector store as the
+ * forget left them (no checkpoint forced by the test), not in the
  * vector index (no vector under a forgotten id; the source turns' vectors are not those of the
  * forgotten text), not in the soul, the digests or either export; and the audit keeps a `forget`
  * event without the text.
@@ -41,7 +42,7 @@ import { lastUserText } from '../doubles/llm-script';
 import { startFakeTelegram, type FakeTelegramServer, type SentMessage } from '../doubles/telegram-server';
 import { tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';
-import { chaosSeed, checkpoint, createMarkerFactory, createRng, elapsed, rawFileHits, scanSqliteTables } from './chaos-support';
+import { chaosSeed, createMarkerFactory, createRng, elapsed, rawFileHits, scanSqliteTables } from './chaos-support';
 
 const ADMIN_TOKEN = 'forget-admin-token-0123456789';
 const ANA = { id: 7001, first_name: 'Ana' };
@@ -178,10 +179,10 @@ describe('forgetting reaches every copy (chaos)', () => {
     const needles = needlesOf(p);
     const found: Record<string, string[]> = {};
     const add = (place: string, what: string) => (found[place] ??= []).push(what);
-    checkpoint(dbFile);
+    // No checkpoint forced here: the raw files must be clean as the forget left them.
     const { hits } = scanSqliteTables(dbFile, needles);
     for (const h of hits) add(`table ${h.table}.${h.column}`, h.excerpt.replace(/[^\x20-\x7e]/g, '.'));
-    for (const h of rawFileHits(dbFile, needles)) add(`raw file ${path.basename(h.file)}`, h.needle);
+    for (const h of [...rawFileHits(dbFile, needles), ...rawFileHits(path.join(dataDir, 'vectors.db'), needles)]) add(`raw file ${path.basename(h.file)}`, h.needle);
     const soul = await soulMarkdown(core.db.prisma, p.scopeId);
     for (const n of needles) if (soul.toLowerCase().includes(n)) add('soul', n);
     const doc = await exportScope(core.db.prisma, p.scopeId);

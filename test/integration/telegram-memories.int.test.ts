@@ -5,7 +5,7 @@
  * leaving no row, no full-text hit and no vector — /why, /digest, /export, /pause, /resume, /sleep.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createMemory } from '../../src/memory/memories/memory-writer';
+import { createMemory, supersedeMemory } from '../../src/memory/memories/memory-writer';
 import { buildDigest, markSent } from '../../src/memory/digests/digest';
 import type { SentMessage } from '../doubles/telegram-server';
 import { ANA, BEN, converse, startHarness, textsIn, type Harness } from './telegram-harness';
@@ -114,7 +114,7 @@ describe('Telegram memory commands', () => {
     expect(before).toMatchObject({ rows: 2, fullText: 2 });
     await converse(h.fake, ANA, '/forget porcelain flamingos');
     const question = lastSent();
-    expect(question.text).toBe('These 2 memories mention “porcelain flamingos”:\n\n• Ana collects porcelain flamingos\n• Ana wants more porcelain flamingos for the hall\n\nForget them?');
+    expect(question.text).toBe('These 2 memories mention “porcelain flamingos”:\n\n• Ana collects porcelain flamingos\n• Ana wants more porcelain flamingos for the hall\n\n1 message of our conversations mentions it too; its text will be replaced by a placeholder.\n\nForget them?');
     const [yes, no] = buttons(question);
     expect(yes).toMatch(/^Forget all 2=fg:y:/);
     expect(no).toMatch(/^Keep=fg:n:/);
@@ -128,6 +128,26 @@ describe('Telegram memory commands', () => {
     // Ben's scope is untouched.
     expect(await h.core.db.prisma.memory.count({ where: { id: ids.ben } })).toBe(1);
     expect((await h.core.fullText.search({ scopeId: ben, kind: 'memory', query: 'flamingos', limit: 5 })).length).toBe(1);
+  });
+
+  it('/forget words lists every version of a matched memory, and Forget removes exactly what was listed', async () => {
+    const prisma = h.core.db.prisma;
+    const now = new Date();
+    const { coffee, latte } = await prisma.$transaction(async (tx) => {
+      const coffee = (await createMemory(tx, { scopeId: ana, category: 'preference', content: 'Ana drinks black coffee', confidence: 0.9 }, { now: new Date(now.getTime() - 60_000) })).id;
+      const latte = (await supersedeMemory(tx, ana, coffee, { content: 'Ana switched to oat milk lattes' }, { now, reason: 'changed her mind' })).current.id;
+      return { coffee, latte };
+    });
+    await converse(h.fake, ANA, '/forget black coffee');
+    const question = lastSent();
+    // The current version does not hold the words, but it goes with its chain: so it is shown.
+    expect(question.text).toContain('• Ana drinks black coffee (earlier version)');
+    expect(question.text).toContain('• Ana switched to oat milk lattes');
+    const [yes] = buttons(question);
+    expect(yes).toMatch(/^Forget all 2=fg:y:/);
+    await press(question, yes!.split('=')[1]!);
+    expect(question.text).toMatch(/^Done: I forgot 2 memories\./);
+    expect(await prisma.memory.count({ where: { id: { in: [coffee, latte] } } })).toBe(0);
   });
 
   it('/forget words then Keep forgets nothing; an unknown word matches nothing', async () => {

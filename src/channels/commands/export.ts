@@ -5,10 +5,13 @@
  * redacted by the scope archive's exporter. How the files reach the person (uploaded documents, files written
  * to a folder) is the channel's.
  */
+import { exportStem } from '../../export/export-paths';
 import { joinMarkdownFiles, renderMarkdownExport } from '../../export/markdown-export';
 import { serializeScopeExport } from '../../export/scope-document';
 import type { ScopeArchive } from '../../memory/archive/scope-archive';
 import type { CommandScope } from './command-scope';
+
+export { exportStem };
 
 /** The two files of an export. */
 export interface ExportFiles {
@@ -18,11 +21,6 @@ export interface ExportFiles {
   readonly markdown: Buffer;
   readonly memories: number;
   readonly messages: number;
-}
-
-/** A file name from a scope key: `telegram:private:42` -> `nocturne-telegram-private-42`. */
-export function exportStem(scopeKey: string): string {
-  return `nocturne-${scopeKey.replace(/[^A-Za-z0-9_-]+/g, '-')}`;
 }
 
 /** Exports the scope: the JSON document and the Markdown to read, as bytes. */

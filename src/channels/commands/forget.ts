@@ -81,19 +81,27 @@ export async function previewForgetWords(
     throw error;
   }
   const quoted = `“${preview.terms.join(' ')}”`;
-  if (preview.matches.length === 0) return { kind: 'answer', text: `Nothing I remember mentions ${quoted}.` };
-  const listed = preview.matches
-    .slice(0, MAX_LISTED)
-    .map((m) => `• ${excerpt(showStored(m.content), MAX_EXCERPT)}${m.state === 'active' ? '' : ` (${m.state})`}`);
+  if (preview.matches.length === 0 && preview.episodes === 0) return { kind: 'answer', text: `Nothing I remember mentions ${quoted}.` };
+  // Every version of every matched memory is listed: confirming removes exactly these.
+  const listed = preview.matches.slice(0, MAX_LISTED).map((m) => `• ${excerpt(showStored(m.content), MAX_EXCERPT)}${m.state === 'active' ? '' : ` (${m.state === 'superseded' ? 'earlier version' : m.state})`}`);
   const more = preview.matches.length > MAX_LISTED ? [`…and ${preview.matches.length - MAX_LISTED} more.`] : [];
-  const text = [`These ${plural(preview.matches.length, 'memory mentions', 'memories mention')} ${quoted}:`, '', ...listed, ...more, '', 'Forget them?'].join('\n');
+  const messages = preview.episodes > 0 ? [`${plural(preview.episodes, 'message', 'messages')} of our conversations ${preview.episodes === 1 ? 'mentions' : 'mention'} it too; ${preview.episodes === 1 ? 'its' : 'their'} text will be replaced by a placeholder.`] : [];
+  const head = preview.matches.length > 0 ? [`These ${plural(preview.matches.length, 'memory mentions', 'memories mention')} ${quoted}:`, '', ...listed, ...more, ''] : [`No memory mentions ${quoted}.`, ''];
+  const text = [...head, ...messages, ...(messages.length > 0 ? [''] : []), 'Forget them?'].join('\n');
   return { kind: 'confirm', text, preview };
 }
 
 /** The person confirmed: forgets what the preview matched; returns the answer. */
 export async function confirmForget(preview: ForgetPreview, reason: string): Promise<string> {
-  const result = await preview.confirm({ reason });
-  return result.removedIds.length === 0
-    ? 'Those memories were already gone.'
-    : `Done: I forgot ${plural(result.removedIds.length, 'memory', 'memories')}. They are gone from my memory, my search index and my notes about you.`;
+  let result: ForgetResult;
+  try {
+    result = await preview.confirm({ reason });
+  } catch (error) {
+    // A memory got a new version since the list was shown: nothing went; the person asks again.
+    if (error instanceof AppError && error.category === 'user') return `${error.message}. I forgot nothing.`;
+    throw error;
+  }
+  if (result.removedIds.length > 0) return `Done: I forgot ${plural(result.removedIds.length, 'memory', 'memories')}. They are gone from my memory, my search index and my notes about you.`;
+  if (result.episodesRedacted > 0) return `Done: I replaced ${plural(result.episodesRedacted, 'message', 'messages')} mentioning it with a placeholder. It is gone from my memory and my search index.`;
+  return 'Those memories were already gone.';
 }

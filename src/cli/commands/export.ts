@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { exportFolderName } from '../../export/export-paths';
 import { renderMarkdownExport, writeMarkdownExport } from '../../export/markdown-export';
 import { countScopeExport, serializeScopeExport } from '../../export/scope-document';
 import { ValidationError } from '../../shared/errors';
@@ -15,10 +16,6 @@ import { requireScope } from './scope-option';
 const formats = ['json', 'markdown'] as const;
 type Format = (typeof formats)[number];
 
-/** A folder name from a scope key (`telegram:private:123` -> `telegram-private-123`). */
-function folderName(key: string): string {
-  return key.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '') || 'scope';
-}
 
 /** The `export` command. */
 export const exportCommand: Command = {
@@ -50,7 +47,7 @@ export const exportCommand: Command = {
       return 0;
     }
 
-    const dir = out ?? path.join(ctx.config.dataDir, 'exports', folderName(scope.key));
+    const dir = out ?? path.join(ctx.config.dataDir, 'exports', exportFolderName(scope.key));
     const files = renderMarkdownExport(doc, { defaultTimeZone: ctx.config.timeZone });
     const written = await writeMarkdownExport(dir, files);
     writeResult(

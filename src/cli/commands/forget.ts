@@ -27,27 +27,35 @@ export const forgetCommand: Command = {
 
     const byWords = words !== undefined ? await service.forgetMatching(scope.id, words) : undefined;
     const matches = byWords ? byWords.matches : await service.preview(scope.id, memoryId!);
-    if (matches.length === 0) {
-      writeResult(ctx, { scope: scope.key, applied: false, matches: [] }, `no memory in ${scope.key} contains all of: ${words}`);
+    const episodes = byWords?.episodes ?? 0;
+    if (matches.length === 0 && episodes === 0) {
+      writeResult(ctx, { scope: scope.key, applied: false, matches: [], episodes }, `no memory in ${scope.key} contains all of: ${words}`);
       return 0;
     }
+    const messages = episodes > 0 ? [`and the words in ${episodes} ${episodes === 1 ? 'message' : 'messages'} (replaced by a placeholder)`] : [];
     if (ctx.values.yes !== true) {
       writeResult(
         ctx,
-        { scope: scope.key, applied: false, matches },
-        [`would forget ${matches.length} ${matches.length === 1 ? 'memory' : 'memories'} in ${scope.key}:`, ...listMatches(matches), 'run again with --yes to forget them'].join('\n'),
+        { scope: scope.key, applied: false, matches, episodes },
+        [`would forget ${matches.length} ${matches.length === 1 ? 'memory' : 'memories'} in ${scope.key}:`, ...listMatches(matches), ...messages, 'run again with --yes to forget them'].join('\n'),
       );
       return 0;
     }
     const result = byWords ? await byWords.confirm({ reason }) : await service.forgetMemory(scope.id, memoryId!, { reason });
     const notes = [
       ...(result.vectorsDeleted ? [] : ['the vector index could not be updated: run `npm run cli -- reindex`']),
-      ...(result.soulVersion === null ? ['the soul could not be regenerated and was removed; the next sleep rebuilds it'] : []),
+      ...(result.checkpointed ? [] : ['another process kept the database log busy: the old pages are emptied at the next start']),
     ];
     writeResult(
       ctx,
       { scope: scope.key, applied: true, matches, ...result },
-      [`forgot ${result.removedIds.length} ${result.removedIds.length === 1 ? 'memory' : 'memories'} in ${scope.key}:`, ...listMatches(matches), ...notes.map((n) => `note: ${n}`)].join('\n'),
+      [
+        `forgot ${result.removedIds.length} ${result.removedIds.length === 1 ? 'memory' : 'memories'} in ${scope.key}:`,
+        ...listMatches(matches),
+        ...(result.episodesRedacted > 0 ? [`redacted ${result.episodesRedacted} ${result.episodesRedacted === 1 ? 'message' : 'messages'}`] : []),
+        ...(result.exportFilesScrubbed > 0 ? [`rewrote or deleted ${result.exportFilesScrubbed} export ${result.exportFilesScrubbed === 1 ? 'file' : 'files'}`] : []),
+        ...notes.map((n) => `note: ${n}`),
+      ].join('\n'),
     );
     return 0;
   },

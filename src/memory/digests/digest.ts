@@ -213,17 +213,19 @@ export async function digestItem(prisma: PrismaClient, scopeId: string, n: numbe
  * them) go and the content is rewritten from what is left, numbers unchanged so an answer to the
  * digest still means the same item. Sent digests are scrubbed too: the text must not survive in
  * the database. A pending digest left with nothing becomes 'empty' and is not sent. Runs inside
- * the forgetting transaction; returns how many digests changed.
+ * the forgetting transaction; returns how many digests changed. `holds`, when given, also drops
+ * the items whose text holds what is forgotten (forgetting by words reaches items about memories
+ * it did not remove, e.g. one that quoted the words).
  */
-export async function scrubDigests(tx: Tx, scopeId: string, memoryIds: readonly string[]): Promise<number> {
-  if (memoryIds.length === 0) return 0;
+export async function scrubDigests(tx: Tx, scopeId: string, memoryIds: readonly string[], holds?: (text: string) => boolean): Promise<number> {
+  if (memoryIds.length === 0 && !holds) return 0;
   const gone = new Set(memoryIds);
   const digests = await tx.digest.findMany({ where: { scopeId, status: { not: 'empty' } } });
   const timeZone = digests.length > 0 ? ((await tx.scope.findUnique({ where: { id: scopeId }, select: { timezone: true } }))?.timezone ?? null) : null;
   let changed = 0;
   for (const digest of digests) {
     const items = digestItems(digest);
-    const kept = items.filter((i) => !gone.has(i.memoryId) && !(i.refs ?? []).some((r) => gone.has(r)));
+    const kept = items.filter((i) => !gone.has(i.memoryId) && !(i.refs ?? []).some((r) => gone.has(r)) && !holds?.(i.text));
     if (kept.length === items.length) continue;
     const reinforced = kept.length > 0 ? (await readPeriod(tx, scopeId, digest.periodStart, digest.periodEnd)).reinforced : 0;
     const unsent = digest.status === 'pending' || digest.status === 'failed';

@@ -1,39 +1,53 @@
 /**
- * Forgetting at the owner's request (seed 000 privacy, seed 001 purge): unlike decay, which only
- * fades a memory, forgetting removes what was said from everywhere the service keeps it.
+ * Forgetting at the owner's request: unlike decay, which only fades a memory, forgetting removes
+ * what was said from everywhere the service keeps it.
  *
  * One memory is forgotten with its whole supersession chain (the old and new versions are the
- * same knowledge). In one transaction: the rows go (links, sources and full-text rows with them),
- * the audit keeps a 'forget' event without the text, and the digests that listed it are
- * rewritten. Then the vectors are deleted and the soul is regenerated, so the text survives
- * neither in the vector index nor in the profile. The vector index and the soul are outside the
- * transaction: a failure there is logged and reported in the result (the soul is then removed
- * rather than left holding the text), never rolled back into keeping the memory.
+ * same knowledge); forgetting by words removes exactly the memories (all their versions) the
+ * preview listed, and the words from every other text of the scope (forget-words.ts).
  *
- * The same transaction reaches the copies outside the memory rows (see {@link redactDerived}):
- * the messages the memory was learned from and the agent's replies to them, the agent's replies
- * whose prompt showed the memory, the entity observations taken from those messages, the active
- * goals kept in a conversation's working state, and a running summary that compacted one of
- * those messages. Forgetting by words also reaches entity observations, attributes and names
- * holding every word. After the commit the full-text index drops what the deleted rows left in
- * its segments, so the words leave the database files too.
+ * One transaction holds everything that lives in the database: the rows go (links, sources and
+ * full-text rows with them), the audit keeps a 'forget' event without the text, the copies outside
+ * the rows are redacted (redact-derived.ts), the digests are scrubbed and the soul is rebuilt, and
+ * the export files of the scope are rewritten before the commit (export-files.ts). A kill at any
+ * moment leaves either nothing forgotten or everything forgotten in the database.
+ *
+ * What cannot share the transaction follows the commit, and is repaired at the next start when a
+ * kill interrupts it: the full-text index drops what the deleted rows left in its segments and the
+ * write-ahead log is checkpointed (so no old page of the database file holds the text), then the
+ * vectors under tombstones are deleted and the vector store is checkpointed too. A marker file
+ * written before the transaction and removed once this is done tells the next start to finish it.
  */
-import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
 import { NotFoundError, ValidationError } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
-import type { Prisma, PrismaClient } from '../../storage/prisma';
+import type { PrismaClient } from '../../storage/prisma';
 import { queryTerms, type FullTextIndex } from '../../storage/full-text';
 import { scrubDigests } from '../digests/digest';
-import { regenerateSoul } from '../profiles/soul';
+import { regenerateSoulIn } from '../profiles/soul';
 import { flushTombstones, writeTombstones } from '../vectors/tombstones';
 import type { VectorIndex } from '../vectors/vector-index';
 import { forgetMemory } from '../memories/memory-writer';
+import { scrubExportFiles } from './export-files';
+import { episodesHolding, forgetWordsEverywhere } from './forget-words';
+import { describeRemoval, quotesRemoval, redactDerived, REDACTED, scrubRelatedReasons, type Tx } from './redact-derived';
+import { wordsMatcher } from './text-match';
 
 export interface ForgetServiceDeps {
   readonly prisma: PrismaClient;
   readonly index: VectorIndex;
   /** When given, what deleted rows left inside the full-text index is purged after each forget. */
   readonly fullText?: Pick<FullTextIndex, 'purgeDeleted'>;
+  /** `DATA_DIR/exports`: the export files Nocturne wrote there for the scope lose the forgotten text. */
+  readonly exportsDir?: string;
+  /**
+   * Where markers live while a forget's after-commit work (full-text purge, checkpoints, vector
+   * deletes) is unfinished: one file `<pendingFile>.<pid>.<n>` per forget, so concurrent forgets of
+   * several processes never clear each other's; {@link ForgetService.repair} finishes the work of
+   * a process that died at the next start.
+   */
+  readonly pendingFile?: string;
   readonly logger: Logger;
   readonly clock?: () => Date;
 }
@@ -51,13 +65,17 @@ export interface MemoryMatch {
 export interface ForgetResult {
   /** Every memory row removed (chains included). */
   readonly removedIds: string[];
-  /** Episodes whose text was replaced by {@link FORGOTTEN_TEXT} (sources, replies to them, replies that showed the memory). */
+  /** Episodes whose text was replaced by {@link FORGOTTEN_TEXT}. */
   readonly episodesRedacted: number;
   /** Digests whose items were rewritten. */
   readonly digestsScrubbed: number;
+  /** Export files under `DATA_DIR/exports` rewritten or deleted. */
+  readonly exportFilesScrubbed: number;
   /** False when the vector index could not be updated (logged; search ignores vectors of missing rows). */
   readonly vectorsDeleted: boolean;
-  /** The soul's version afterwards; null when it could not be regenerated and was removed instead. */
+  /** False when a reader of another process kept the write-ahead logs from being emptied (retried at the next start). */
+  readonly checkpointed: boolean;
+  /** The soul's version afterwards. */
   readonly soulVersion: number | null;
 }
 
@@ -65,8 +83,15 @@ export interface ForgetResult {
 export interface ForgetPreview {
   /** The words that had to match (lower-cased, stopwords dropped). */
   readonly terms: string[];
+  /** Every memory that goes: the ones holding the words with every version of their chains. */
   readonly matches: MemoryMatch[];
-  /** Forgets exactly the previewed memories (and their chains); ones already gone are skipped. */
+  /** Messages (the person's and the agent's) holding the words: they are redacted too. */
+  readonly episodes: number;
+  /**
+   * Forgets exactly the previewed memories and the words everywhere else. Ones already gone are
+   * skipped; if a chain gained a version since the preview, nothing is removed (ValidationError
+   * `forget.changed`): a version the owner was not shown never goes, and no chain is left dangling.
+   */
   confirm(options?: { reason?: string }): Promise<ForgetResult>;
 }
 
@@ -74,22 +99,33 @@ export interface ForgetService {
   /** The memories `forgetMemory` would remove: the memory and its supersession chain. */
   preview(scopeId: string, memoryId: string): Promise<MemoryMatch[]>;
   forgetMemory(scopeId: string, memoryId: string, options?: { reason?: string }): Promise<ForgetResult>;
-  /** Memories (of any state) whose text contains every word, for the owner to confirm. */
+  /** Memories (of any state) whose text contains every word, with their chains, for the owner to confirm. */
   forgetMatching(scopeId: string, words: string): Promise<ForgetPreview>;
   /** Removes every memory of the scope (seed 001 purge); returns how many. */
   purgeScope(scopeId: string, options?: { reason?: string }): Promise<number>;
+  /** Finishes the after-commit work of a forget a crash interrupted (run at start); true when there was some. */
+  repair(): Promise<boolean>;
 }
 
-const REDACTED = { redacted: true };
+/** The marker file's name under DATA_DIR (see {@link ForgetServiceDeps.pendingFile}). */
+export const FORGET_PENDING_FILE = 'forget-pending';
 const VECTOR_BATCH = 500;
 const TX_OPTIONS = { maxWait: 10_000, timeout: 60_000 };
 
-/** What a redacted episode says instead of its text (its row, time, author and turn stay). */
-export const FORGOTTEN_TEXT = '[forgotten at the owner\u2019s request]';
-const FORGOTTEN_HASH = createHash('sha256').update(FORGOTTEN_TEXT).digest('hex');
+export { FORGOTTEN_TEXT } from './redact-derived';
 
-type Tx = Prisma.TransactionClient;
 type Db = Tx | PrismaClient;
+
+/** Whether a process with this id runs (ours counts as gone: a marker of ours at start is a former run's). */
+function alive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
 
 function stateOf(m: { active: boolean; validTo: Date | null }): MemoryMatch['state'] {
   return m.validTo ? 'superseded' : m.active ? 'active' : 'faded';
@@ -99,154 +135,16 @@ function toMatch(m: { id: string; category: string; content: string; confidence:
   return { id: m.id, category: m.category, content: m.content, confidence: m.confidence, state: stateOf(m) };
 }
 
-/** Whole-word match, allowing a plural ("dog" finds "dogs"). */
-function containsWord(words: ReadonlySet<string>, term: string): boolean {
-  return words.has(term) || words.has(`${term}s`) || words.has(`${term}es`);
-}
-
-/** Whether `text` holds every term (whole words, plurals allowed), as `forgetMatching` matches. */
-function holdsAll(text: string, terms: readonly string[]): boolean {
-  const present = new Set(text.normalize('NFC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
-  return terms.length > 0 && terms.every((term) => containsWord(present, term));
-}
-
-function jsonObject(value: Prisma.JsonValue | null): Record<string, unknown> {
-  return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-}
-
-/** What the removed memories were, read before their rows go. */
-interface Removal {
-  /** Every memory id that goes (chains included). */
-  readonly ids: ReadonlySet<string>;
-  /** Their texts (a conversation's working state may hold them verbatim, as active goals). */
-  readonly contents: ReadonlySet<string>;
-  /** The episodes they were learned from. */
-  readonly sourceEpisodeIds: ReadonlySet<string>;
-  /** When the oldest of them was created: no reply before it can have been shown one. */
-  readonly since: Date | null;
-}
-
-async function describeRemoval(tx: Tx, scopeId: string, ids: readonly string[]): Promise<Removal> {
-  const [memories, sources] = await Promise.all([
-    tx.memory.findMany({ where: { scopeId, id: { in: [...ids] } }, select: { content: true, createdAt: true } }),
-    tx.memorySource.findMany({ where: { scopeId, memoryId: { in: [...ids] } }, select: { episodeId: true } }),
-  ]);
-  const since = memories.reduce<Date | null>((min, m) => (min === null || m.createdAt < min ? m.createdAt : min), null);
-  return { ids: new Set(ids), contents: new Set(memories.map((m) => m.content)), sourceEpisodeIds: new Set(sources.map((s) => s.episodeId)), since };
-}
-
-/**
- * The copies of forgotten memories outside their rows, removed in the forgetting transaction:
- *
- * - episodes: the messages the memories were learned from, the agent's replies to those messages
- *   (the agent turns that follow one in its conversation, up to the person's next turn), and the
- *   agent's replies whose prompt showed one of the memories (`metadata.injectedMemoryIds`). Their
- *   text becomes {@link FORGOTTEN_TEXT} (the full-text index follows by its trigger), their summary,
- *   metadata and tags go, their vectors get tombstones (the embedding worker then embeds the
- *   placeholder), and they count as consolidated, so sleep never reads them again;
- * - entity observations taken from those episodes;
- * - conversations: the memories' texts among the active goals of the working state, and a running
- *   summary that compacted one of those episodes (a summary cannot be partly unsaid);
- * - with `terms` (forgetting by words): entity observations, attribute values and entities whose
- *   name hold every word, and the text of the `entity` audit events of the entities changed.
- *
- * Returns how many episodes were redacted.
- */
-async function redactDerived(tx: Tx, scopeId: string, removal: Removal, options: { now: Date; terms?: readonly string[] }): Promise<number> {
-  const episodes = new Set(removal.sourceEpisodeIds);
-  const sources = await tx.episode.findMany({ where: { scopeId, id: { in: [...removal.sourceEpisodeIds] } }, select: { conversationId: true, turn: true } });
-  const conversations = [...new Set(sources.map((e) => e.conversationId).filter((c): c is string => c !== null))];
-  if (conversations.length > 0) {
-    const turns = await tx.episode.findMany({ where: { scopeId, conversationId: { in: conversations }, turn: { not: null } }, select: { id: true, role: true, turn: true, conversationId: true }, orderBy: [{ conversationId: 'asc' }, { turn: 'asc' }] });
-    const byConversation = new Map<string, typeof turns>();
-    for (const t of turns) byConversation.set(t.conversationId!, [...(byConversation.get(t.conversationId!) ?? []), t]);
-    for (const source of sources) {
-      if (source.conversationId === null || source.turn === null) continue;
-      for (const t of byConversation.get(source.conversationId) ?? []) {
-        if (t.turn! <= source.turn) continue;
-        if (t.role === 'user') break;
-        episodes.add(t.id);
-      }
-    }
-  }
-  if (removal.since) {
-    const replies = await tx.episode.findMany({ where: { scopeId, role: 'agent', timestamp: { gte: removal.since } }, select: { id: true, metadata: true } });
-    for (const r of replies) {
-      const shown = jsonObject(r.metadata).injectedMemoryIds;
-      if (Array.isArray(shown) && shown.some((id) => typeof id === 'string' && removal.ids.has(id))) episodes.add(r.id);
-    }
-  }
-  const ids = (await tx.episode.findMany({ where: { scopeId, id: { in: [...episodes] }, NOT: { content: FORGOTTEN_TEXT } }, select: { id: true } })).map((e) => e.id);
-  if (ids.length > 0) {
-    await tx.episode.updateMany({ where: { scopeId, id: { in: ids }, consolidatedAt: null }, data: { consolidatedAt: options.now } });
-    await tx.episode.updateMany({ where: { scopeId, id: { in: ids } }, data: { content: FORGOTTEN_TEXT, summary: null, metadata: { forgotten: true }, contentHash: FORGOTTEN_HASH, embeddedWith: null, consolidated: true } });
-    await tx.episodeTag.deleteMany({ where: { scopeId, episodeId: { in: ids } } });
-    const tombstoned = new Set((await tx.vectorTombstone.findMany({ where: { id: { in: ids } }, select: { id: true } })).map((t) => t.id));
-    await writeTombstones(tx, scopeId, 'episode', ids.filter((id) => !tombstoned.has(id)));
-  }
-  // Every episode reached (also those redacted by an earlier forget) for what hangs on them.
-  const reached = [...episodes];
-  if (reached.length > 0) await tx.entityObservation.deleteMany({ where: { scopeId, episodeId: { in: reached } } });
-
-  // Working state and running summaries of the conversations (ended ones keep theirs too).
-  const states = await tx.conversation.findMany({ where: { scopeId }, select: { id: true, state: true, summary: true } });
-  if (states.length > 0) {
-    const inConversation = await tx.episode.findMany({ where: { scopeId, id: { in: reached }, conversationId: { in: states.map((c) => c.id) } }, select: { id: true, conversationId: true } });
-    for (const c of states) {
-      const state = jsonObject(c.state);
-      const data: { state?: Prisma.InputJsonObject; summary?: null } = {};
-      if (Array.isArray(state.goals) && state.goals.some((g) => typeof g === 'string' && removal.contents.has(g))) {
-        data.state = { ...state, goals: state.goals.filter((g) => !(typeof g === 'string' && removal.contents.has(g))) } as Prisma.InputJsonObject;
-      }
-      const recent = new Set(Array.isArray(state.recentTurnIds) ? state.recentTurnIds.filter((id): id is string => typeof id === 'string') : []);
-      if (c.summary !== null && inConversation.some((e) => e.conversationId === c.id && !recent.has(e.id))) data.summary = null;
-      if (data.state || data.summary === null) await tx.conversation.update({ where: { id: c.id }, data });
-    }
-  }
-
-  if (options.terms && options.terms.length > 0) await forgetEntityWords(tx, scopeId, options.terms);
-  return ids.length;
-}
-
-/** Forgetting by words: entity observations, attribute values and entities whose name hold every word. */
-async function forgetEntityWords(tx: Tx, scopeId: string, terms: readonly string[]): Promise<void> {
-  const observations = await tx.entityObservation.findMany({ where: { scopeId }, select: { id: true, content: true } });
-  const gone = observations.filter((o) => holdsAll(o.content, terms)).map((o) => o.id);
-  if (gone.length > 0) await tx.entityObservation.deleteMany({ where: { scopeId, id: { in: gone } } });
-  const entities = await tx.entity.findMany({ where: { scopeId }, select: { id: true, name: true, key: true, attributes: true } });
-  const changed: string[] = [];
-  for (const e of entities) {
-    if (holdsAll(`${e.name} ${e.key}`, terms)) {
-      await tx.entity.delete({ where: { id: e.id } });
-      changed.push(e.id);
-      continue;
-    }
-    const attributes = jsonObject(e.attributes);
-    const kept = Object.fromEntries(Object.entries(attributes).filter(([key, value]) => !holdsAll(`${key} ${typeof value === 'string' ? value : JSON.stringify(value)}`, terms)));
-    if (Object.keys(kept).length !== Object.keys(attributes).length) {
-      await tx.entity.update({ where: { id: e.id }, data: { attributes: kept as Prisma.InputJsonObject } });
-      changed.push(e.id);
-    }
-  }
-  if (changed.length > 0) await tx.auditEvent.updateMany({ where: { scopeId, subjectType: 'entity', subjectId: { in: changed } }, data: { before: REDACTED, after: REDACTED, reason: null } });
-}
-
-/**
- * Audit events about *other* memories can still name a forgotten one (a contradiction, a link),
- * with a model-written reason that may paraphrase it: those reasons go too.
- */
-async function scrubRelatedReasons(tx: Tx, scopeId: string, removed: ReadonlySet<string>): Promise<void> {
-  const events = await tx.auditEvent.findMany({
-    where: { scopeId, subjectType: 'memory', action: { in: ['contradict', 'link'] }, reason: { not: null } },
-    select: { id: true, after: true },
-  });
-  const ids = events
-    .filter((e) => {
-      const after = e.after && typeof e.after === 'object' && !Array.isArray(e.after) ? (e.after as Record<string, unknown>) : {};
-      return [after.contradictedBy, after.to].some((ref) => typeof ref === 'string' && removed.has(ref));
-    })
-    .map((e) => e.id);
-  if (ids.length > 0) await tx.auditEvent.updateMany({ where: { id: { in: ids } }, data: { reason: null } });
+/** What one forget removes: memories (each with its chain) and, by words, the words everywhere. */
+interface ForgetRequest {
+  readonly ids: readonly string[];
+  readonly reason?: string;
+  /** A missing id is an error (forgetting one memory) rather than skipped (a preview confirmed later). */
+  readonly strict: boolean;
+  /** Forgetting by words: what holds them. */
+  readonly holds?: (text: string) => boolean;
+  /** The ids the owner was shown: a chain reaching beyond them is refused. */
+  readonly shown?: ReadonlySet<string>;
 }
 
 export function createForgetService(deps: ForgetServiceDeps): ForgetService {
@@ -274,123 +172,195 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
     return [...chain.values()].sort((a, b) => Number(Boolean(a.validTo)) - Number(Boolean(b.validTo))).map(toMatch);
   }
 
-  /** Removes vectors, purges the full-text index and regenerates the soul after the rows are gone. */
-  async function afterRemoval(scopeId: string, removedIds: readonly string[], now: Date): Promise<Pick<ForgetResult, 'vectorsDeleted' | 'soulVersion'>> {
+  let markers = 0;
+  /** Writes this forget's marker before its transaction; returns its path. */
+  async function markPending(): Promise<string | null> {
+    if (!deps.pendingFile) return null;
+    const marker = `${deps.pendingFile}.${process.pid}.${++markers}`;
+    await fs.mkdir(path.dirname(marker), { recursive: true });
+    await fs.writeFile(marker, `${new Date().toISOString()}\n`);
+    return marker;
+  }
+
+  /** Markers left by processes that are gone (a live one finishes its own work). */
+  async function orphanMarkers(): Promise<string[]> {
+    if (!deps.pendingFile) return [];
+    const dir = path.dirname(deps.pendingFile);
+    const prefix = `${path.basename(deps.pendingFile)}.`;
+    const names = (await fs.readdir(dir).catch(() => [] as string[])).filter((n) => n.startsWith(prefix));
+    return names.filter((n) => !alive(Number(n.slice(prefix.length).split('.')[0]))).map((n) => path.join(dir, n));
+  }
+
+  /** Runs `work` after writing a marker; the marker goes when the work throws (nothing was committed). */
+  async function marked<T>(work: (marker: string | null) => Promise<T>): Promise<T> {
+    const marker = await markPending();
+    try {
+      return await work(marker);
+    } catch (error) {
+      if (marker) await fs.rm(marker, { force: true });
+      throw error;
+    }
+  }
+
+  /**
+   * After the commit: the full-text index drops the deleted rows' terms and the database's log is
+   * checkpointed, then the tombstoned vectors go and the vector store's log is checkpointed. A
+   * failure is logged and reported, never rolled back into keeping the memory.
+   */
+  async function afterCommit(scopeId: string | null, done: ReadonlyArray<string | null>): Promise<Pick<ForgetResult, 'vectorsDeleted' | 'checkpointed'>> {
+    let checkpointed = true;
+    try {
+      checkpointed = (await deps.fullText?.purgeDeleted()) ?? true;
+    } catch (error) {
+      checkpointed = false;
+      // Not findable any more (the rows are gone); only the index's segments still hold the words until the next purge.
+      log.error('could not purge the full-text index after forgetting; the words leave its segments at the next forget or start', { scopeId, error });
+    }
     let vectorsDeleted = true;
     try {
       while ((await flushTombstones(prisma, index, VECTOR_BATCH)) > 0);
+      if (index.checkpoint && !(await index.checkpoint())) checkpointed = false;
     } catch (error) {
       vectorsDeleted = false;
-      log.error('forgotten memories are gone from the database; their vectors will be deleted as soon as the vector index answers', { scopeId, count: removedIds.length, error });
+      log.error('forgotten rows are gone from the database; their vectors will be deleted as soon as the vector index answers', { scopeId, error });
     }
-    try {
-      await deps.fullText?.purgeDeleted();
-    } catch (error) {
-      // Not findable any more (the rows are gone); only the index's segments still hold the words until the next purge.
-      log.error('could not purge the full-text index after forgetting; the words leave its segments at the next forget or merge', { scopeId, error });
-    }
-    let soulVersion: number | null;
-    try {
-      soulVersion = (await regenerateSoul(prisma, scopeId, { now })).version;
-    } catch (error) {
-      // A soul that may still quote the forgotten memory must not stay: remove it; the next sleep rebuilds it.
-      log.error('the soul could not be regenerated after forgetting; it was removed instead', { scopeId, error });
-      await prisma.profile.deleteMany({ where: { scopeId } });
-      soulVersion = null;
-    }
-    return { vectorsDeleted, soulVersion };
+    if (!checkpointed) log.warn('another process kept a write-ahead log from being emptied after forgetting; retried at the next start', { scopeId });
+    if (checkpointed && vectorsDeleted) for (const marker of done) if (marker) await fs.rm(marker, { force: true });
+    return { vectorsDeleted, checkpointed };
   }
 
-  /** Forgets `ids` (each with its chain) in one transaction; `strict` makes a missing id an error. */
-  async function forgetIds(scopeId: string, ids: readonly string[], options: { reason?: string; strict: boolean; terms?: readonly string[] }): Promise<ForgetResult> {
+  /** Removes what the request names in one transaction; see the module comment. */
+  function forget(scopeId: string, request: ForgetRequest): Promise<ForgetResult> {
+    return marked((marker) => forgetMarked(scopeId, request, marker));
+  }
+
+  async function forgetMarked(scopeId: string, request: ForgetRequest, marker: string | null): Promise<ForgetResult> {
     const now = clock();
-    const { removed, scrubbed, redacted } = await prisma.$transaction(async (tx) => {
+    const done = await prisma.$transaction(async (tx) => {
       const roots: string[] = [];
       const chains = new Set<string>();
-      for (const id of ids) {
+      for (const id of request.ids) {
         if (chains.has(id)) continue;
         const chain = await chainOf(scopeId, id, tx).catch((error: unknown) => {
-          if (error instanceof NotFoundError && !options.strict) return [];
+          if (error instanceof NotFoundError && !request.strict) return [];
           throw error;
         });
         if (chain.length === 0) continue;
         roots.push(id);
         for (const m of chain) chains.add(m.id);
       }
-      if (chains.size === 0) return { removed: chains, scrubbed: 0, redacted: 0 };
+      const unseen = request.shown ? [...chains].filter((id) => !request.shown!.has(id)) : [];
+      if (unseen.length > 0) {
+        throw new ValidationError('what matches changed since it was shown (a memory got a new version): ask again to see the whole list', { code: 'forget.changed' });
+      }
+      if (chains.size === 0 && !request.holds) return null;
       // Read before the rows go: sources cascade with them.
       const removal = await describeRemoval(tx, scopeId, [...chains]);
       const removed = new Set<string>();
       for (const id of roots) {
         if (removed.has(id)) continue;
-        for (const gone of await forgetMemory(tx, scopeId, id, { now, reason: options.reason })) removed.add(gone);
+        for (const gone of await forgetMemory(tx, scopeId, id, { now, reason: request.reason })) removed.add(gone);
       }
       await scrubRelatedReasons(tx, scopeId, removed);
-      const scrubbed = await scrubDigests(tx, scopeId, [...removed]);
-      const redacted = await redactDerived(tx, scopeId, removal, { now, terms: options.terms });
-      return { removed, scrubbed, redacted };
+      let redacted = await redactDerived(tx, scopeId, removal, { now, holds: request.holds });
+      if (request.holds) redacted += await forgetWordsEverywhere(tx, scopeId, request.holds, now);
+      const scrubbed = await scrubDigests(tx, scopeId, [...removed], request.holds);
+      // Inside the transaction: no moment exists at which the memory is gone and the soul still quotes it.
+      const soul = await regenerateSoulIn(tx, scopeId, { now });
+      // Before the commit: a crash after it must not leave the text in an export (a crash before it leaves less text, never more).
+      let files = 0;
+      if (deps.exportsDir) {
+        const scope = await tx.scope.findUniqueOrThrow({ where: { id: scopeId }, select: { key: true } });
+        const holds = request.holds ?? ((text: string) => quotesRemoval(text, removal));
+        const scrub = await scrubExportFiles({ exportsDir: deps.exportsDir, scopeKey: scope.key, holds });
+        files = scrub.rewritten.length + scrub.deleted.length;
+      }
+      return { removed: [...removed], redacted, scrubbed, soulVersion: soul.version, files };
     }, TX_OPTIONS);
-    const removedIds = [...removed];
-    if (removedIds.length === 0) return { removedIds, episodesRedacted: 0, digestsScrubbed: 0, vectorsDeleted: true, soulVersion: (await prisma.profile.findUnique({ where: { scopeId }, select: { version: true } }))?.version ?? 0 };
-    log.info('memories forgotten at the owner\u2019s request', { scopeId, count: removedIds.length, digestsScrubbed: scrubbed, episodesRedacted: redacted });
-    return { removedIds, episodesRedacted: redacted, digestsScrubbed: scrubbed, ...(await afterRemoval(scopeId, removedIds, now)) };
+    if (!done) {
+      if (marker) await fs.rm(marker, { force: true });
+      const soulVersion = (await prisma.profile.findUnique({ where: { scopeId }, select: { version: true } }))?.version ?? 0;
+      return { removedIds: [], episodesRedacted: 0, digestsScrubbed: 0, exportFilesScrubbed: 0, vectorsDeleted: true, checkpointed: true, soulVersion };
+    }
+    log.info('forgotten at the owner\u2019s request', { scopeId, count: done.removed.length, digestsScrubbed: done.scrubbed, episodesRedacted: done.redacted, exportFiles: done.files });
+    return {
+      removedIds: done.removed,
+      episodesRedacted: done.redacted,
+      digestsScrubbed: done.scrubbed,
+      exportFilesScrubbed: done.files,
+      soulVersion: done.soulVersion,
+      ...(await afterCommit(scopeId, [marker])),
+    };
   }
 
   return {
     preview: chainOf,
 
     forgetMemory(scopeId, memoryId, options = {}) {
-      return forgetIds(scopeId, [memoryId], { reason: options.reason, strict: true });
+      return forget(scopeId, { ids: [memoryId], reason: options.reason, strict: true });
     },
 
     async forgetMatching(scopeId, words) {
       const terms = queryTerms(words);
       if (terms.length === 0) throw new ValidationError('say which words to forget, e.g. "my ex"', { code: 'forget.no_words' });
+      const holds = wordsMatcher(terms);
       const memories = await prisma.memory.findMany({
         where: { scopeId },
-        select: { id: true, category: true, content: true, confidence: true, active: true, validTo: true },
+        select: { id: true, content: true },
         orderBy: [{ validFrom: 'asc' }, { id: 'asc' }],
       });
-      const matches = memories
-        .filter((m) => {
-          const present = new Set(m.content.normalize('NFC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
-          return terms.every((term) => containsWord(present, term));
-        })
-        .map(toMatch);
+      // Every version of every matched chain is listed: confirming removes exactly what was shown.
+      const matches = new Map<string, MemoryMatch>();
+      for (const m of memories) {
+        if (matches.has(m.id) || !holds(m.content)) continue;
+        for (const version of await chainOf(scopeId, m.id)) matches.set(version.id, version);
+      }
+      const held = await episodesHolding(prisma, scopeId, holds);
+      const shown = new Set(matches.keys());
       return {
         terms,
-        matches,
-        confirm: (options = {}) => forgetIds(scopeId, matches.map((m) => m.id), { reason: options.reason, strict: false, terms }),
+        matches: [...matches.values()],
+        episodes: held.content.length,
+        confirm: (options = {}) => forget(scopeId, { ids: [...shown], reason: options.reason, strict: false, holds, shown }),
       };
     },
 
-    async purgeScope(scopeId, options = {}) {
-      const now = clock();
-      const ids = await prisma.$transaction(async (tx) => {
-        const scope = await tx.scope.findUnique({ where: { id: scopeId }, select: { id: true } });
-        if (!scope) throw new NotFoundError(`no scope ${scopeId}`, { code: 'scope.not_found' });
-        const ids = (await tx.memory.findMany({ where: { scopeId }, select: { id: true } })).map((m) => m.id);
-        if (ids.length === 0) return ids;
-        const removal = await describeRemoval(tx, scopeId, ids);
-        // Supersession references are NoAction foreign keys: break them before the rows go.
-        await tx.memory.updateMany({ where: { scopeId }, data: { supersededById: null } });
-        await tx.auditEvent.updateMany({ where: { scopeId, subjectType: { in: ['memory', 'entity'] }, action: { not: 'forget' } }, data: { before: REDACTED, after: REDACTED, reason: null } });
-        await tx.memory.deleteMany({ where: { scopeId } });
-        await writeTombstones(tx, scopeId, 'memory', ids);
-        await scrubDigests(tx, scopeId, ids);
-        await redactDerived(tx, scopeId, removal, { now });
-        // Everything learned goes, the profiles of people and things too (their observations cascade).
-        await tx.entity.deleteMany({ where: { scopeId } });
-        await tx.auditEvent.create({
-          data: { scopeId, action: 'forget', subjectType: 'scope', subjectId: scopeId, after: { removed: ids.length }, reason: options.reason ?? 'every memory purged at the owner\u2019s request', createdAt: now },
-        });
-        return ids;
-      }, TX_OPTIONS);
-      if (ids.length > 0) {
-        log.info('scope purged', { scopeId, count: ids.length });
-        await afterRemoval(scopeId, ids, now);
-      }
-      return ids.length;
+    purgeScope(scopeId, options = {}) {
+      return marked(async (marker) => {
+        const now = clock();
+        const ids = await prisma.$transaction(async (tx) => {
+          const scope = await tx.scope.findUnique({ where: { id: scopeId }, select: { id: true } });
+          if (!scope) throw new NotFoundError(`no scope ${scopeId}`, { code: 'scope.not_found' });
+          const ids = (await tx.memory.findMany({ where: { scopeId }, select: { id: true } })).map((m) => m.id);
+          if (ids.length === 0) return ids;
+          const removal = await describeRemoval(tx, scopeId, ids);
+          // Supersession references are NoAction foreign keys: break them before the rows go.
+          await tx.memory.updateMany({ where: { scopeId }, data: { supersededById: null } });
+          await tx.auditEvent.updateMany({ where: { scopeId, subjectType: { in: ['memory', 'entity'] }, action: { not: 'forget' } }, data: { before: REDACTED, after: REDACTED, reason: null } });
+          await tx.memory.deleteMany({ where: { scopeId } });
+          await writeTombstones(tx, scopeId, 'memory', ids);
+          await scrubDigests(tx, scopeId, ids);
+          await redactDerived(tx, scopeId, removal, { now });
+          // Everything learned goes, the profiles of people and things too (their observations cascade).
+          await tx.entity.deleteMany({ where: { scopeId } });
+          await tx.auditEvent.create({
+            data: { scopeId, action: 'forget', subjectType: 'scope', subjectId: scopeId, after: { removed: ids.length }, reason: options.reason ?? 'every memory purged at the owner\u2019s request', createdAt: now },
+          });
+          await regenerateSoulIn(tx, scopeId, { now });
+          return ids;
+        }, TX_OPTIONS);
+        if (ids.length > 0) log.info('scope purged', { scopeId, count: ids.length });
+        await afterCommit(ids.length > 0 ? scopeId : null, [marker]);
+        return ids.length;
+      });
+    },
+
+    async repair() {
+      const orphans = await orphanMarkers();
+      if (orphans.length === 0) return false;
+      log.warn('finishing a forget that was interrupted: purging the full-text index, checkpointing, deleting vectors');
+      await afterCommit(null, orphans);
+      return true;
     },
   };
 }

@@ -198,43 +198,57 @@ function canonical(value: unknown): string {
   );
 }
 
+/** Where the soul is read and stored: the client or an open transaction. */
+type SoulStore = Pick<Prisma.TransactionClient, 'scope' | 'memory' | 'entity' | 'profile' | 'auditEvent'>;
+
 /**
  * Rebuilds the scope's soul from what is believed now and stores it. The version moves (and an
  * `AuditEvent` 'soul' records the new version and memory count, never the text) only when the
  * text changed; a scope with no profile and nothing to say gets no row.
  */
-export async function regenerateSoul(prisma: PrismaClient, scopeId: string, options: { now: Date; runId?: string; defaultTimeZone?: string }): Promise<SoulResult> {
-  const scope = await prisma.scope.findUnique({ where: { id: scopeId }, select: { key: true, title: true, timezone: true } });
+export async function regenerateSoul(prisma: PrismaClient, scopeId: string, options: SoulOptions): Promise<SoulResult> {
+  return prisma.$transaction((tx) => regenerateSoulIn(tx, scopeId, options));
+}
+
+export interface SoulOptions {
+  readonly now: Date;
+  readonly runId?: string;
+  readonly defaultTimeZone?: string;
+}
+
+/**
+ * {@link regenerateSoul} inside a transaction the caller holds. Forgetting rebuilds the soul in
+ * its own transaction this way, so no moment exists (a crash included) at which a memory is gone
+ * and the soul still quotes it. Deterministic: the same rows and `now` give the same text.
+ */
+export async function regenerateSoulIn(tx: SoulStore, scopeId: string, options: SoulOptions): Promise<SoulResult> {
+  const scope = await tx.scope.findUnique({ where: { id: scopeId }, select: { key: true, title: true, timezone: true } });
   if (!scope) throw new NotFoundError(`no scope ${scopeId}`, { code: 'scope.not_found' });
-  const [memories, entities] = await Promise.all([
-    prisma.memory.findMany({
-      where: { scopeId, active: true, validTo: null, confidence: { gt: SOUL_MIN_CONFIDENCE }, ...KNOWLEDGE_ONLY },
-      select: { id: true, category: true, content: true, confidence: true, importance: true, active: true, validFrom: true, validTo: true },
-    }),
-    prisma.entity.findMany({
-      where: { scopeId, kind: { in: ['person', 'pet'] } },
-      select: { name: true, kind: true, favorability: true, attributes: true },
-      orderBy: [{ favorability: 'desc' }, { name: 'asc' }],
-      take: SOUL_MAX_ENTITIES,
-    }),
-  ]);
+  const memories = await tx.memory.findMany({
+    where: { scopeId, active: true, validTo: null, confidence: { gt: SOUL_MIN_CONFIDENCE }, ...KNOWLEDGE_ONLY },
+    select: { id: true, category: true, content: true, confidence: true, importance: true, active: true, validFrom: true, validTo: true },
+  });
+  const entities = await tx.entity.findMany({
+    where: { scopeId, kind: { in: ['person', 'pet'] } },
+    select: { name: true, kind: true, favorability: true, attributes: true },
+    orderBy: [{ favorability: 'desc' }, { name: 'asc' }],
+    take: SOUL_MAX_ENTITIES,
+  });
   const rendered = renderSoul({ name: scope.title ?? scope.key, timeZone: scope.timezone ?? options.defaultTimeZone ?? null, memories, entities, updatedAt: options.now });
   const data = rendered.data as unknown as Prisma.InputJsonObject;
 
-  return prisma.$transaction(async (tx) => {
-    const existing = await tx.profile.findUnique({ where: { scopeId } });
-    if (!existing && rendered.memoryCount === 0 && entities.length === 0) return { soul: rendered.soul, version: 0, changed: false };
-    if (existing && bodyOf(existing.soul) === bodyOf(rendered.soul)) {
-      if (canonical(existing.data) !== canonical(rendered.data)) await tx.profile.update({ where: { scopeId }, data: { data } });
-      return { soul: existing.soul, version: existing.version, changed: false };
-    }
-    const version = (existing?.version ?? 0) + 1;
-    await tx.profile.upsert({ where: { scopeId }, create: { scopeId, soul: rendered.soul, data, version }, update: { soul: rendered.soul, data, version } });
-    await tx.auditEvent.create({
-      data: { scopeId, runId: options.runId ?? null, action: 'soul', subjectType: 'profile', subjectId: scopeId, after: { version, memories: rendered.memoryCount }, createdAt: options.now },
-    });
-    return { soul: rendered.soul, version, changed: true };
+  const existing = await tx.profile.findUnique({ where: { scopeId } });
+  if (!existing && rendered.memoryCount === 0 && entities.length === 0) return { soul: rendered.soul, version: 0, changed: false };
+  if (existing && bodyOf(existing.soul) === bodyOf(rendered.soul)) {
+    if (canonical(existing.data) !== canonical(rendered.data)) await tx.profile.update({ where: { scopeId }, data: { data } });
+    return { soul: existing.soul, version: existing.version, changed: false };
+  }
+  const version = (existing?.version ?? 0) + 1;
+  await tx.profile.upsert({ where: { scopeId }, create: { scopeId, soul: rendered.soul, data, version }, update: { soul: rendered.soul, data, version } });
+  await tx.auditEvent.create({
+    data: { scopeId, runId: options.runId ?? null, action: 'soul', subjectType: 'profile', subjectId: scopeId, after: { version, memories: rendered.memoryCount }, createdAt: options.now },
   });
+  return { soul: rendered.soul, version, changed: true };
 }
 
 /** The stored soul, or a short document saying nothing has been learned yet. */

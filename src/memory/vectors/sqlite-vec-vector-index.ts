@@ -423,6 +423,13 @@ export function createSqliteVecVectorIndex(options: SqliteVecVectorIndexOptions)
         return records;
       }),
 
+    checkpoint: () =>
+      storageCall('checkpoint the vector index', () => {
+        // TRUNCATE waits for readers through the busy timeout set at open.
+        const [row] = open().pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
+        return row?.busy === 0;
+      }),
+
     close: () =>
       storageCall('close the vector index', () => {
         closed = true;

@@ -70,5 +70,11 @@ export interface VectorIndex {
    * re-embedding every row.
    */
   get(scopeId: string, ids: readonly string[]): Promise<VectorRecord[]>;
+  /**
+   * Writes a file store's write-ahead log into its main file and empties the log, so deleted
+   * vectors leave no old page behind (forgetting calls it). Resolves false when a reader kept it
+   * from completing. Stores without such a log leave it out.
+   */
+  checkpoint?(): Promise<boolean>;
   close(): Promise<void>;
 }

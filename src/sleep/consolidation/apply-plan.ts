@@ -10,6 +10,7 @@ import { contradictMemory, createMemory, decayMemory, linkMemories, reinforceMem
 import type { PrismaClient } from '../../storage/prisma';
 import type { Plan } from './plan';
 import { redactSecrets } from '../../shared/redact';
+import { queryTerms } from '../../storage/full-text';
 
 export interface AppliedPlan {
   /** Ids of memories created (including new versions and contradicting statements). */
@@ -21,8 +22,32 @@ function entityKey(name: string): string {
   return name.trim().toLowerCase().replace(/\s+/g, ' ');
 }
 
+function wordsOf(text: string): Set<string> {
+  return new Set(queryTerms(text));
+}
+
+/**
+ * The evidence of one observation among the episodes the model cited for its entity: those
+ * holding the most of the observation's own words (the entity's name left out: every cited
+ * episode may name it), or all cited episodes when none holds any. Each observation is stored
+ * once per episode of its evidence, so forgetting what one message taught removes the
+ * observation taken from it and leaves one another message also supports.
+ */
+export function evidenceOf(observation: string, entityName: string, cited: ReadonlyArray<{ id: string; content: string }>): string[] {
+  const name = wordsOf(entityName);
+  const words = [...wordsOf(observation)].filter((w) => !name.has(w));
+  const scored = cited.map((e) => {
+    const present = wordsOf(e.content);
+    return { id: e.id, held: words.filter((w) => present.has(w) || present.has(`${w}s`) || (w.endsWith('s') && present.has(w.slice(0, -1)))).length };
+  });
+  const best = Math.max(0, ...scored.map((s) => s.held));
+  return best === 0 ? cited.map((e) => e.id) : scored.filter((s) => s.held === best).map((s) => s.id);
+}
+
 async function applyEntities(tx: Tx, scopeId: string, plan: Plan, now: Date): Promise<number> {
   let observations = 0;
+  const citedIds = [...new Set(plan.entities.flatMap((e) => e.episodeIds))];
+  const contents = new Map((await tx.episode.findMany({ where: { scopeId, id: { in: citedIds } }, select: { id: true, content: true } })).map((e) => [e.id, e.content]));
   for (const entity of plan.entities) {
     const key = entityKey(entity.name);
     const existing = await tx.entity.findUnique({ where: { scopeId_key: { scopeId, key } } });
@@ -30,9 +55,12 @@ async function applyEntities(tx: Tx, scopeId: string, plan: Plan, now: Date): Pr
     const row = existing
       ? await tx.entity.update({ where: { id: existing.id }, data: { favorability, interactionCount: { increment: 1 } } })
       : await tx.entity.create({ data: { scopeId, key, name: entity.name.trim(), kind: entity.kind, favorability, interactionCount: 1, createdAt: now } });
+    const cited = entity.episodeIds.map((id) => ({ id, content: contents.get(id) ?? '' }));
     for (const content of entity.observations) {
       // Like memory contents (memory-writer.ts): a pasted credential never becomes knowledge.
-      await tx.entityObservation.create({ data: { scopeId, entityId: row.id, episodeId: entity.episodeIds[0] ?? null, content: redactSecrets(content), createdAt: now } });
+      const text = redactSecrets(content);
+      const evidence = cited.length > 0 ? evidenceOf(content, entity.name, cited) : [null];
+      for (const episodeId of evidence) await tx.entityObservation.create({ data: { scopeId, entityId: row.id, episodeId, content: text, createdAt: now } });
       observations++;
     }
   }
