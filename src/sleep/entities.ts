@@ -2,7 +2,7 @@
  * Entity profiles (seed 003, O-Mem style): consolidation records raw observations about the
  * people, pets, places and organizations the person talks about; during the dreaming phase the
  * model folds an entity's observations into stable attributes. Relationship state follows
- * favorability with seed 003's Dunbar thresholds.
+ * favorability (memory/profiles/relationship.ts).
  */
 import { z } from 'zod';
 import type { LanguageModel, LlmResponse } from '../llm/language-model';
@@ -11,15 +11,6 @@ import type { ChangeOrigin } from '../memory/memories/memory-writer';
 import type { PrismaClient } from '../storage/prisma';
 import { looksLikeInjection } from '../memory/memories/memory-guards';
 import { redactValue } from '../shared/redact';
-
-export type RelationshipState = 'stranger' | 'acquaintance' | 'friend' | 'ally';
-
-export function relationshipState(favorability: number): RelationshipState {
-  if (favorability < 0.25) return 'stranger';
-  if (favorability < 0.5) return 'acquaintance';
-  if (favorability < 0.75) return 'friend';
-  return 'ally';
-}
 
 /** Entities whose unconsolidated observations reach this are folded in. */
 export const OBSERVATIONS_TO_FOLD = 3;

@@ -11,7 +11,7 @@
 import { NotFoundError } from '../../shared/errors';
 import type { Prisma, PrismaClient } from '../../storage/prisma';
 import { isKnowledge, KNOWLEDGE_ONLY } from '../memories/categories';
-import { relationshipState, type RelationshipState } from '../../sleep/entities';
+import { relationshipState, type RelationshipState } from './relationship';
 
 /** Seed 000: only memories believed more likely than not make it into the soul. */
 export const SOUL_MIN_CONFIDENCE = 0.5;
