@@ -52,9 +52,15 @@ export interface RunningService {
 /** The services the agent loop uses, by name, taken from the core. */
 export function agentServices(core: Core): AgentServices {
   return {
-    config: core.config, llm: core.llm, logger: core.logger, scopes: core.scopes, episodes: core.episodeService,
+    config: core.config, llm: core.llm, logger: core.logger, scopes: core.directory, episodes: core.episodeService,
     memories: core.memoryStore, conversations: core.conversations, context: core.context, search: core.search, soul: core.soul,
   };
+}
+
+/** The domain services a chat channel's commands use (/memories, /why, /forget, /digest, /export, /sleep). */
+export function channelServices(core: Core) {
+  const { directory, catalog, digestBook, forget, archive, scheduler } = core;
+  return { directory, catalog, digestBook, forget, archive, scheduler };
 }
 
 /** Whether `npm start` opens the terminal conversation. */
@@ -128,12 +134,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
         settings: config.telegram,
         logger,
         defaultTimeZone: config.timeZone,
-        directory: core.directory,
-        catalog: core.catalog,
-        digestBook: core.digestBook,
-        forget: core.forget,
-        archive: core.archive,
-        scheduler: core.scheduler,
+        ...channelServices(core),
       });
       await bot.start();
       stops.push(['Telegram', () => bot.stop()]);
@@ -145,12 +146,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
 
     if (wantsTerminal(config, io.input)) {
       const terminal = createTerminalChannel({
-        directory: core.directory,
-        catalog: core.catalog,
-        digestBook: core.digestBook,
-        forget: core.forget,
-        archive: core.archive,
-        scheduler: core.scheduler,
+        ...channelServices(core),
         handler,
         input: io.input,
         output: io.output,

@@ -22,7 +22,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { createAgent, type Agent } from '../../src/agent/agent';
-import { agentServices } from '../../src/service';
+import { agentServices, channelServices } from '../../src/service';
 import { createApiServer } from '../../src/api/server';
 import type { ConversationHandler } from '../../src/channels/conversation-handler';
 import type { ScopeKind } from '../../src/agent/inbound-message';
@@ -241,12 +241,7 @@ describe('forgetting reaches every copy (chaos)', () => {
     api = await createApiServer({ ...core, timeZone: core.config.timeZone, token: ADMIN_TOKEN, logger: logs.logger });
     apiBase = await api.listen({ host: '127.0.0.1', port: 0 });
     bot = createTelegramBot({
-      directory: core.directory,
-      catalog: core.catalog,
-      digestBook: core.digestBook,
-      forget: core.forget,
-      archive: core.archive,
-      scheduler: core.scheduler,
+      ...channelServices(core),
       handler,
       logger: logs.logger,
       defaultTimeZone: 'UTC',

@@ -27,7 +27,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fs from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { createAgent, type Agent } from '../../src/agent/agent';
-import { agentServices } from '../../src/service';
+import { agentServices, channelServices } from '../../src/service';
 import { createApiServer } from '../../src/api/server';
 import type { ConversationHandler } from '../../src/channels/conversation-handler';
 import type { InboundMessage, ScopeKind } from '../../src/agent/inbound-message';
@@ -296,12 +296,7 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
     apiBase = await api.listen({ host: '127.0.0.1', port: 0 });
     webhook = await startWebhookServer({ secret: WEBHOOK_SECRET, logger: logs.logger, handler: (message) => handler.reply(webhookInbound(message)) });
     bot = createTelegramBot({
-      directory: core.directory,
-      catalog: core.catalog,
-      digestBook: core.digestBook,
-      forget: core.forget,
-      archive: core.archive,
-      scheduler: core.scheduler,
+      ...channelServices(core),
       handler,
       logger: logs.logger,
       defaultTimeZone: 'UTC',

@@ -9,7 +9,7 @@ import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTerminalChannel, type TerminalChannel } from '../../src/channels/terminal/terminal-channel';
 import { createMemory } from '../../src/memory/memories/memory-writer';
-import { channelServices } from '../support/channel-services';
+import { channelServices } from '../../src/service';
 import { tempDir } from '../support/databases';
 import { ANA, converse, startHarness, textsIn, type Harness } from './telegram-harness';
 

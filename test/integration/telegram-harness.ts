@@ -14,7 +14,7 @@ import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
 import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
 import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from '../doubles/telegram-server';
-import { channelServices } from '../support/channel-services';
+import { channelServices } from '../../src/service';
 import { tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';
 

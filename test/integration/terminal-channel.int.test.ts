@@ -19,7 +19,7 @@ import type { Core } from '../../src/core';
 import { createMemory } from '../../src/memory/memories/memory-writer';
 import { buildDigest, digestItems } from '../../src/memory/digests/digest';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
-import { channelServices } from '../support/channel-services';
+import { channelServices } from '../../src/service';
 import { tempDir } from '../support/databases';
 import { agentModel, openAgentCore, type AgentCore, type ModelRules } from './agent-harness';
 
