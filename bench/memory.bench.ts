@@ -53,7 +53,9 @@ async function main(): Promise<void> {
     ]);
     table('memories', [
       ['active memories', store.activeMemories], ['per 1,000 episodes', s.activeMemoriesPer1000Episodes],
+      ['written at a conversation end (not by sleep)', store.fromConversationEnds],
       ['near-duplicate pairs (cosine >= 0.9)', store.nearDuplicatePairs], ['near-duplicates % of active', s.nearDuplicatePct, `<= ${GOALS.nearDuplicatePct} %`],
+      ['memories with a near-duplicate % of active', s.memoriesWithDuplicatePct],
       ['junk: no evidence from the person', store.junk['no-user-evidence']], ['junk: about the assistant', store.junk['about-assistant']],
       ['junk: placeholder', store.junk.placeholder], ['junk % of active', s.junkPct, `<= ${GOALS.junkPct} %`],
     ]);

@@ -52,6 +52,10 @@ export interface StoreFigures {
   readonly episodes: number;
   readonly activeMemories: number;
   readonly nearDuplicatePairs: number;
+  /** Active memories in at least one near-duplicate pair (a cluster of k counts k, not k(k-1)/2). */
+  readonly duplicatedMemories: number;
+  /** Active memories written when a conversation ended (the agent's end memory), not by sleep. */
+  readonly fromConversationEnds: number;
   readonly junk: Readonly<Record<JunkReason, number>>;
   readonly junkTotal: number;
   readonly soulTokens: readonly number[];
@@ -67,13 +71,19 @@ export async function measureStore(prisma: PrismaClient, embedder: Embedder): Pr
   const examples = { duplicates: [] as string[], junk: [] as string[] };
   let activeMemories = 0;
   let nearDuplicatePairs = 0;
+  let duplicatedMemories = 0;
+  const endCreated = new Set(
+    (await prisma.auditEvent.findMany({ where: { action: 'create', runId: { startsWith: 'conversation-end:' } }, select: { subjectId: true } })).map((e) => e.subjectId),
+  );
+  let fromConversationEnds = 0;
   for (const scope of scopes) {
     const memories = await prisma.memory.findMany({
       where: { scopeId: scope.id, active: true, validTo: null },
-      select: { content: true, sources: { select: { episode: { select: { role: true } } } } },
+      select: { id: true, content: true, sources: { select: { episode: { select: { role: true } } } } },
       orderBy: { createdAt: 'asc' },
     });
     activeMemories += memories.length;
+    fromConversationEnds += memories.filter((m) => endCreated.has(m.id)).length;
     for (const m of memories) {
       const reason = junkReason({ content: m.content, sourceRoles: m.sources.map((s) => s.episode.role) });
       if (!reason) continue;
@@ -81,13 +91,17 @@ export async function measureStore(prisma: PrismaClient, embedder: Embedder): Pr
       if (examples.junk.length < 6) examples.junk.push(`${reason}: ${m.content.slice(0, 80)}`);
     }
     const vectors = memories.length > 1 ? await embedder.embed(memories.map((m) => m.content)) : [];
+    const duplicated = new Set<number>();
     for (let i = 0; i < vectors.length; i++) {
       for (let j = i + 1; j < vectors.length; j++) {
         if (dot(vectors[i]!, vectors[j]!) < NEAR_DUPLICATE_COSINE) continue;
         nearDuplicatePairs++;
-        if (examples.duplicates.length < 6) examples.duplicates.push(`"${memories[i]!.content}" ~ "${memories[j]!.content}"`);
+        duplicated.add(i).add(j);
+        const example = `"${memories[i]!.content}" ~ "${memories[j]!.content}"`;
+        if (examples.duplicates.length < 6 && !examples.duplicates.includes(example)) examples.duplicates.push(example);
       }
     }
+    duplicatedMemories += duplicated.size;
   }
   const profiles = await prisma.profile.findMany({ select: { soul: true } });
   return {
@@ -95,6 +109,8 @@ export async function measureStore(prisma: PrismaClient, embedder: Embedder): Pr
     episodes,
     activeMemories,
     nearDuplicatePairs,
+    duplicatedMemories,
+    fromConversationEnds,
     junk,
     junkTotal: Object.values(junk).reduce((a, b) => a + b, 0),
     soulTokens: profiles.map((p) => Math.ceil(p.soul.length / CHARS_PER_TOKEN)),
@@ -143,6 +159,8 @@ export interface HygieneSummary {
   /** The same two costs without the reply calls: the memory work alone (sleep, conversation ends). */
   readonly memoryWorkCallsPerEpisode: number;
   readonly memoryWorkInputTokensPerEpisode: number;
+  /** Active memories with at least one near-duplicate, % of active (readable beside the pair count). */
+  readonly memoriesWithDuplicatePct: number;
 }
 
 const round = (n: number, digits = 2) => Number(n.toFixed(digits));
@@ -161,5 +179,6 @@ export function summarize(store: StoreFigures, wire: WireFigures): HygieneSummar
     activeMemoriesPer1000Episodes: round(perEpisode(store.activeMemories) * 1_000, 1),
     memoryWorkCallsPerEpisode: round(perEpisode(wire.calls - reply.calls), 3),
     memoryWorkInputTokensPerEpisode: round(perEpisode(wire.inputTokens - reply.inputTokens), 0),
+    memoriesWithDuplicatePct: round(perMemory(store.duplicatedMemories)),
   };
 }

@@ -67,6 +67,7 @@ describe('the memory hygiene benchmark', () => {
     const after = await measureStore(prisma, measuring);
     expect(after.activeMemories - before.activeMemories).toBe(6);
     expect(after.nearDuplicatePairs - before.nearDuplicatePairs).toBe(1);
+    expect(after.duplicatedMemories - before.duplicatedMemories).toBe(2);
     expect(after.junk.placeholder - before.junk.placeholder).toBe(1);
     expect(after.junk['about-assistant'] - before.junk['about-assistant']).toBe(1);
     expect(after.junk['no-user-evidence'] - before.junk['no-user-evidence']).toBe(2);
