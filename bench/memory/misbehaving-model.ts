@@ -11,10 +11,14 @@
  * placeholder content; a field left out; an episode number cited as a memory number; a memory
  * about the assistant from the assistant's turn; an answer cut off (stop_reason max_tokens).
  *
+ * Each answer draws from a generator seeded by the seed and the prompt, so the same prompt gets
+ * the same answer whatever order requests arrive in (a model at temperature 0).
+ *
  * Every request is counted on the wire: its body's characters / 4, by purpose.
  */
 import type { LlmResponder, ScriptedLlmReply, SeenLlmRequest } from '../../test/doubles/llm-script';
-import { createRng, fill, type FactKind } from './people';
+import { fnv1a } from '../../src/memory/embeddings/hash-embedder';
+import { createRng, fill, type FactKind, type Rng } from './people';
 import { recognize } from './recognizer';
 
 /** Rates of the model's mistakes (per item unless said). */
@@ -85,7 +89,7 @@ const REPLIES = ['Got it, thanks for telling me.', 'That sounds nice!', 'I hear 
 
 export function createMisbehavingModel(params: { seed: number; rates?: Partial<Misbehaviour> }): MisbehavingModel {
   const rates: Misbehaviour = { ...DEFAULT_MISBEHAVIOUR, ...params.rates };
-  const rng = createRng(params.seed);
+  let rng: Rng = createRng(params.seed);
   const calls: WireCall[] = [];
   const mistakes: Record<string, number> = {};
   /** What each memory the model wrote says, so it knows a shown memory (as a model reads one). */
@@ -206,6 +210,7 @@ export function createMisbehavingModel(params: { seed: number; rates?: Partial<M
     const purpose = purposeOf(seen);
     calls.push({ purpose, tokens: Math.ceil(JSON.stringify(seen.body).length / 4) });
     const prompt = seen.messages.at(-1)?.text ?? '';
+    rng = createRng(fnv1a(`${params.seed}:${purpose}:${prompt}`));
     switch (purpose) {
       case 'consolidation':
         return consolidate(prompt);

@@ -124,6 +124,9 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         const conversation = conversations[next]!;
         for (const [i, message] of conversation.messages.entries()) {
           now = message.at;
+          // Every earlier row has its vector before the next turn retrieves: the same run gives
+          // the same prompts whatever the background worker's timing.
+          await core.embeddingWorker.drain();
           const reply = await post(url, {
             user: conversation.person.id, name: conversation.person.name, text: message.text,
             timestamp: message.at.toISOString(), messageId: `${conversation.person.id}-${day}-${i}`,
@@ -134,6 +137,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       }
       lap('messagesMs');
       now = new Date(SIMULATION_START.getTime() + (day + 1) * DAY_MS + NIGHT_HOUR_UTC * 3_600_000);
+      await core.embeddingWorker.drain();
       const consolidation = await core.scheduler.runConsolidation(now);
       await core.scheduler.runDecay(now);
       for (const scope of await core.db.prisma.scope.findMany({ select: { id: true } })) {
