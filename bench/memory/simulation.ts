@@ -60,6 +60,27 @@ export interface Simulation {
   stop(): Promise<void>;
 }
 
+/**
+ * The hash embedder gives text without words ("...", a placeholder the model wrote) an all-zero
+ * vector, which the vector index refuses, and the embedding worker then fails on that row every
+ * time. USE-lite, the embedder in use, always gives a direction; so does this wrapper (such text
+ * gets the vector of a fixed marker), so the simulation measures the pipeline, not the double.
+ */
+function withDirection(embedder: Embedder): Embedder {
+  return {
+    name: embedder.name,
+    dimension: embedder.dimension,
+    async embed(texts) {
+      const vectors = await embedder.embed(texts);
+      const zero = vectors.findIndex((v) => v.every((x) => x === 0));
+      if (zero === -1) return vectors;
+      const [marker] = await embedder.embed(['text without words']);
+      return vectors.map((v) => (v.every((x) => x === 0) ? marker! : v));
+    },
+    close: () => embedder.close(),
+  };
+}
+
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
     const probe = net.createServer().listen(0, '127.0.0.1', () => {
@@ -102,7 +123,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       envFile: false,
     });
     service = await startService(config, createSilentLogger(), { input: process.stdin, output: process.stdout }, {
-      embedder: options.embedder ?? createHashEmbedder({ dimension: 256 }),
+      embedder: options.embedder ?? withDirection(createHashEmbedder({ dimension: 256 })),
       clock: () => now,
     });
     const url = `http://127.0.0.1:${config.webhook!.port}`;
