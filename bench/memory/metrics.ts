@@ -72,9 +72,11 @@ export async function measureStore(prisma: PrismaClient, embedder: Embedder): Pr
   let activeMemories = 0;
   let nearDuplicatePairs = 0;
   let duplicatedMemories = 0;
-  const endCreated = new Set(
-    (await prisma.auditEvent.findMany({ where: { action: 'create', runId: { startsWith: 'conversation-end:' } }, select: { subjectId: true } })).map((e) => e.subjectId),
-  );
+  const endEvents = await prisma.auditEvent.findMany({
+    where: { action: 'create', runId: { startsWith: 'conversation-end:' } },
+    select: { subjectId: true },
+  });
+  const endCreated = new Set(endEvents.map((e) => e.subjectId));
   let fromConversationEnds = 0;
   for (const scope of scopes) {
     const memories = await prisma.memory.findMany({

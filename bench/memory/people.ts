@@ -182,8 +182,8 @@ export function dayLabel(start: Date, day: number): string {
 
 /**
  * `count` people over `days` days from `start`: everyone has a job and a city (the job changes
- * for about 60 %, the city for about 40 %, somewhere in the middle third), 10-14 other facts and
- * 3-5 events, so 15-21 facts each.
+ * for about 60 %, the city for about 40 %, somewhere in the middle third), 10-12 other facts and
+ * 3-5 events, so 15-19 facts each.
  */
 export function createPeople(params: { count: number; days: number; seed: number; start: Date }): Person[] {
   const rng = createRng(params.seed);

@@ -92,7 +92,8 @@ async function freePort(): Promise<number> {
 
 async function post(url: string, body: Record<string, unknown>): Promise<string> {
   const raw = JSON.stringify(body);
-  const response = await fetch(`${url}/webhook/${SOURCE}`, { method: 'POST', headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: sign(raw, WEBHOOK_SECRET) }, body: raw });
+  const headers = { 'content-type': 'application/json', [SIGNATURE_HEADER]: sign(raw, WEBHOOK_SECRET) };
+  const response = await fetch(`${url}/webhook/${SOURCE}`, { method: 'POST', headers, body: raw });
   const answer = (await response.json()) as { reply?: string; error?: string };
   if (!response.ok) throw new Error(`webhook answered ${response.status}: ${answer.error ?? raw}`);
   return answer.reply ?? '';
@@ -162,12 +163,15 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       const consolidation = await core.scheduler.runConsolidation(now);
       await core.scheduler.runDecay(now);
       for (const scope of await core.db.prisma.scope.findMany({ select: { id: true } })) {
-        await core.sleep.digest(scope.id, { now, runId: uuidv7(now.getTime()), periodEnd: now, shouldContinue: () => true, tokenBudgetLeft: Number.POSITIVE_INFINITY });
+        const runId = uuidv7(now.getTime());
+        await core.sleep.digest(scope.id, { now, runId, periodEnd: now, shouldContinue: () => true, tokenBudgetLeft: Number.POSITIVE_INFINITY });
       }
       lap('nightsMs');
       if ((day + 1) % 30 === 0 || day === options.days - 1) {
         const ran = consolidation.scopes.filter((s) => s.status !== 'not-due').length;
-        log(`  day ${day + 1}/${options.days}: ${messages} messages, ${model.calls.length} model calls, last night consolidated ${ran} scope(s); ${(phase.messagesMs / 1000).toFixed(0)} s on messages, ${(phase.nightsMs / 1000).toFixed(0)} s on nights`);
+        const seconds = (ms: number) => (ms / 1000).toFixed(0);
+        log(`  day ${day + 1}/${options.days}: ${messages} messages, ${model.calls.length} model calls, `
+          + `last night consolidated ${ran} scope(s); ${seconds(phase.messagesMs)} s on messages, ${seconds(phase.nightsMs)} s on nights`);
       }
     }
     const seconds = (performance.now() - started) / 1000;
