@@ -91,6 +91,11 @@ export interface CoreOverrides {
   readonly embedder?: Embedder;
   readonly vectorIndex?: VectorIndex;
   readonly llm?: LanguageModel;
+  /**
+   * The time the agent and the sleep scheduler read (default: the wall clock), so a simulation can
+   * replay months of conversations and nights in minutes.
+   */
+  readonly clock?: () => Date;
 }
 
 export async function createCore(config: Config, logger: Logger, overrides: CoreOverrides = {}): Promise<Core> {
@@ -151,6 +156,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     prisma: db.prisma,
     jobs: sleep,
     logger,
+    ...(overrides.clock && { clock: overrides.clock }),
     options: { ...config.sleep, defaultTimeZone: config.timeZone },
   });
   const memoryStore = createMemoryStore({ prisma: db.prisma, index: vectorIndex, logger });

@@ -72,7 +72,7 @@ export function wantsTerminal(config: Config, input: { isTTY?: boolean }): boole
 
 /**
  * Starts everything the configuration asks for. `overrides` replace outside parts (the model, the
- * embedder, the vector index) so tests run this very wiring with loopback or deterministic doubles.
+ * embedder, the vector index, the clock) so tests run this very wiring with loopback or deterministic doubles.
  */
 export async function startService(config: Config, logger: Logger, io: ServiceIo, overrides: CoreOverrides = {}): Promise<RunningService> {
   // Every secret of the configuration is redacted wherever text leaves the process (main does it
@@ -89,7 +89,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
     core.embeddingWorker.start();
     if (config.sleep.enabled) core.scheduler.start();
 
-    const agent = createAgent(agentServices(core));
+    const agent = createAgent({ ...agentServices(core), ...(overrides.clock && { options: { clock: overrides.clock } }) });
     const handler: ConversationHandler = {
       reply: async (message) => (await agent.handle(message)).text,
       end: async (scopeKey) => {

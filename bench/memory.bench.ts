@@ -1,0 +1,86 @@
+/**
+ * Does memory stay clean over months? Simulated people talk to the composed service through the
+ * webhook channel for months of simulated time; every simulated night the sleep jobs run; the
+ * model is a loopback double that makes the mistakes real models make (bench/memory/). At the end
+ * the store is measured: near-duplicate memories (under the local USE-lite embedder), junk
+ * memories, the soul's size, reply prompts over an 8k window's budget, model cost per episode.
+ *
+ *   npm run bench:memory [-- --people 20 --days 180 --seed 7]
+ *
+ * The last line of the output is one JSON object with the figures (docs/sleep.md, "Memory
+ * hygiene benchmark").
+ */
+import { createLocalEmbedder } from '../src/memory/embeddings/local-embedder';
+import { GOALS, measureStore, measureWire, summarize } from './memory/metrics';
+import { DEFAULT_MISBEHAVIOUR } from './memory/misbehaving-model';
+import { MESSAGE_MIX } from './memory/messages';
+import { runSimulation } from './memory/simulation';
+
+function argument(name: string, fallback: number): number {
+  const at = process.argv.indexOf(`--${name}`);
+  const value = at !== -1 ? Number(process.argv[at + 1]) : fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+  return value;
+}
+
+function table(title: string, rows: ReadonlyArray<readonly [string, string | number, string?]>): void {
+  console.log(`\n${title}`);
+  const width = Math.max(...rows.map((r) => r[0].length));
+  for (const [name, value, goal] of rows) console.log(`  ${name.padEnd(width)}  ${String(value).padStart(10)}${goal ? `   goal ${goal}` : ''}`);
+}
+
+async function main(): Promise<void> {
+  const people = argument('people', 20);
+  const days = argument('days', 180);
+  const seed = argument('seed', 7);
+  console.log(`memory hygiene bench: ${people} people, ${days} days, seed ${seed}`);
+  console.log(`model mistakes (rates): ${Object.entries(DEFAULT_MISBEHAVIOUR).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  const sim = await runSimulation({ people, days, seed, log: (line) => console.log(line) });
+  try {
+    const embedder = createLocalEmbedder({ runOn: 'main' });
+    const measuring = performance.now();
+    const store = await measureStore(sim.service.core.db.prisma, embedder);
+    await embedder.close();
+    const wire = measureWire(sim.model.calls, sim.replyLimit);
+    const s = summarize(store, wire);
+    const facts = sim.people.reduce((n, p) => n + p.facts.length, 0);
+    table('volume', [
+      ['people', people], ['simulated days', days], ['facts of ground truth', facts],
+      ['conversations (one every 2-4 days, 3-6 messages)', sim.conversations.length], ['messages', sim.messages],
+      ['episodes stored', store.episodes], ['replies that failed', sim.failedReplies],
+      ['message mix', `${MESSAGE_MIX.newFact * 100}% new fact, ${MESSAGE_MIX.restated * 100}% restated, rest small talk`],
+      ['simulation seconds', sim.seconds.toFixed(0)], ['measuring seconds (USE-lite)', ((performance.now() - measuring) / 1000).toFixed(0)],
+    ]);
+    table('memories', [
+      ['active memories', store.activeMemories], ['per 1,000 episodes', s.activeMemoriesPer1000Episodes],
+      ['written at a conversation end (not by sleep)', store.fromConversationEnds],
+      ['near-duplicate pairs (cosine >= 0.9)', store.nearDuplicatePairs], ['near-duplicates % of active', s.nearDuplicatePct, `<= ${GOALS.nearDuplicatePct} %`],
+      ['memories with a near-duplicate % of active', s.memoriesWithDuplicatePct],
+      ['junk: no evidence from the person', store.junk['no-user-evidence']], ['junk: about the assistant', store.junk['about-assistant']],
+      ['junk: placeholder', store.junk.placeholder], ['junk % of active', s.junkPct, `<= ${GOALS.junkPct} %`],
+    ]);
+    table('soul', [['scopes with a soul', store.soulTokens.length], ['tokens p95', s.soulTokensP95, `<= ${GOALS.soulTokensP95}`], ['tokens max', Math.max(0, ...store.soulTokens)]]);
+    table(`reply prompts (8k window: over ${sim.replyLimit} tokens on the wire)`, [
+      ['reply prompts', wire.replyPrompts], ['over budget', wire.replyOverBudget], ['over budget %', s.promptOverBudgetPct, `${GOALS.promptOverBudgetPct}`],
+      ['tokens p95', wire.replyTokensP95], ['tokens max', wire.replyTokensMax],
+    ]);
+    table('model cost (on the wire, body characters / 4)', [
+      ...Object.entries(wire.byPurpose).map(([purpose, v]) => [`${purpose}: calls / input tokens`, `${v.calls} / ${v.inputTokens}`] as const),
+      ['calls per episode (all purposes)', s.llmCallsPerEpisode, `<= ${GOALS.llmCallsPerEpisode}`],
+      ['input tokens per episode (all purposes)', s.inputTokensPerEpisode, `<= ${GOALS.inputTokensPerEpisode}`],
+      ['calls per episode (memory work: all but replies)', s.memoryWorkCallsPerEpisode],
+      ['input tokens per episode (memory work)', s.memoryWorkInputTokensPerEpisode],
+    ]);
+    table('mistakes the model made (count)', Object.entries(sim.model.mistakes).map(([k, v]) => [k, v] as const));
+    console.log('\nexamples');
+    for (const line of [...store.examples.duplicates, ...store.examples.junk]) console.log(`  ${line}`);
+    console.log(JSON.stringify(s));
+  } finally {
+    await sim.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,183 @@
+/**
+ * The memory hygiene simulation: the composed service (src/service.ts, the wiring `npm start`
+ * runs) on a real SQLite store, its model the misbehaving loopback model, its clock simulated.
+ *
+ * Messages enter through the webhook channel over HTTP, signed, with the simulated timestamp:
+ * the webhook is the one channel the service exposes that carries a message's time on the wire,
+ * so every step a real message takes (HTTP, validation, scope, agent, retrieval, reply prompt,
+ * episodes) runs. Before each message the clock moves to its time. Each simulated night at 03:00
+ * UTC the jobs of the sleep scheduler run: its consolidation tick (idle scopes with enough
+ * unconsolidated episodes; dreaming and the soul follow inside), its decay tick, then each
+ * scope's digest job (called directly: the scheduler's digest tick serves only scopes with an
+ * owner, which webhook scopes have not).
+ */
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { SIGNATURE_HEADER, sign } from '../../src/channels/webhook/signature';
+import { resolveReplyBudget } from '../../src/agent/token-budget';
+import { loadConfig } from '../../src/config/load-config';
+import type { Embedder } from '../../src/memory/embeddings/embedder';
+import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import { startService, type RunningService } from '../../src/service';
+import { uuidv7 } from '../../src/shared/ids';
+import { createSilentLogger } from '../../src/shared/logger';
+import { startAnthropicDouble, type AnthropicDouble } from '../../test/doubles/anthropic-server';
+import { schedule, type Conversation } from './messages';
+import { createMisbehavingModel, type Misbehaviour, type MisbehavingModel } from './misbehaving-model';
+import { createPeople, type Person } from './people';
+
+export const SIMULATION_START = new Date('2026-01-05T00:00:00Z');
+const WEBHOOK_SECRET = 'memory-bench-webhook-secret';
+const SOURCE = 'bench';
+const NIGHT_HOUR_UTC = 3;
+const DAY_MS = 86_400_000;
+/** The model window the reply budget is measured for. */
+export const REPLY_WINDOW = 8_192;
+
+export interface SimulationOptions {
+  readonly people: number;
+  readonly days: number;
+  readonly seed: number;
+  readonly rates?: Partial<Misbehaviour>;
+  /** The pipeline's embedder (default: the hash embedder, fast enough for months of messages). */
+  readonly embedder?: Embedder;
+  readonly log?: (line: string) => void;
+}
+
+export interface Simulation {
+  readonly service: RunningService;
+  readonly model: MisbehavingModel;
+  readonly people: readonly Person[];
+  readonly conversations: readonly Conversation[];
+  readonly messages: number;
+  /** Replies that were not normal ones (the reply text said the service failed). */
+  readonly failedReplies: number;
+  readonly seconds: number;
+  /** The reply budget of the window the agent was configured for: window less the answer reserve. */
+  readonly replyLimit: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * The hash embedder gives text without words ("...", a placeholder the model wrote) an all-zero
+ * vector, which the vector index refuses, and the embedding worker then fails on that row every
+ * time. USE-lite, the embedder in use, always gives a direction; so does this wrapper (such text
+ * gets the vector of a fixed marker), so the simulation measures the pipeline, not the double.
+ */
+function withDirection(embedder: Embedder): Embedder {
+  return {
+    name: embedder.name,
+    dimension: embedder.dimension,
+    async embed(texts) {
+      const vectors = await embedder.embed(texts);
+      const zero = vectors.findIndex((v) => v.every((x) => x === 0));
+      if (zero === -1) return vectors;
+      const [marker] = await embedder.embed(['text without words']);
+      return vectors.map((v) => (v.every((x) => x === 0) ? marker! : v));
+    },
+    close: () => embedder.close(),
+  };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+async function post(url: string, body: Record<string, unknown>): Promise<string> {
+  const raw = JSON.stringify(body);
+  const headers = { 'content-type': 'application/json', [SIGNATURE_HEADER]: sign(raw, WEBHOOK_SECRET) };
+  const response = await fetch(`${url}/webhook/${SOURCE}`, { method: 'POST', headers, body: raw });
+  const answer = (await response.json()) as { reply?: string; error?: string };
+  if (!response.ok) throw new Error(`webhook answered ${response.status}: ${answer.error ?? raw}`);
+  return answer.reply ?? '';
+}
+
+/** Runs the whole simulation; the caller reads the store, then calls `stop()`. */
+export async function runSimulation(options: SimulationOptions): Promise<Simulation> {
+  const log = options.log ?? (() => undefined);
+  const started = performance.now();
+  const model = createMisbehavingModel({ seed: options.seed, rates: options.rates });
+  const double: AnthropicDouble = await startAnthropicDouble({ responder: model.responder });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nocturne-memory-bench-'));
+  let now = SIMULATION_START;
+  let service: RunningService | undefined;
+  const stop = async () => {
+    await service?.stop();
+    await double.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const config = loadConfig({
+      env: {
+        DATA_DIR: dir, LOG_LEVEL: 'error', LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'bench-key-0000000000', ANTHROPIC_BASE_URL: double.url,
+        WEBHOOK_SECRET, WEBHOOK_PORT: String(await freePort()), SLEEP_ENABLED: 'false', TERMINAL: 'off', TZ: 'UTC',
+        // The reply budget of an 8k window, which the benchmark measures prompts against.
+        AGENT_CONTEXT_TOKENS: String(REPLY_WINDOW),
+      },
+      envFile: false,
+    });
+    service = await startService(config, createSilentLogger(), { input: process.stdin, output: process.stdout }, {
+      embedder: options.embedder ?? withDirection(createHashEmbedder({ dimension: 256 })),
+      clock: () => now,
+    });
+    const url = `http://127.0.0.1:${config.webhook!.port}`;
+    const people = createPeople({ count: options.people, days: options.days, seed: options.seed, start: SIMULATION_START });
+    const conversations = schedule(people, { days: options.days, start: SIMULATION_START, seed: options.seed });
+    const core = service.core;
+    let messages = 0;
+    let failedReplies = 0;
+    let next = 0;
+    const phase = { messagesMs: 0, nightsMs: 0 };
+    let mark = performance.now();
+    const lap = (key: keyof typeof phase) => {
+      const t = performance.now();
+      phase[key] += t - mark;
+      mark = t;
+    };
+    for (let day = 0; day < options.days; day++) {
+      for (; next < conversations.length && conversations[next]!.day === day; next++) {
+        const conversation = conversations[next]!;
+        for (const [i, message] of conversation.messages.entries()) {
+          now = message.at;
+          // Every earlier row has its vector before the next turn retrieves: the same run gives
+          // the same prompts whatever the background worker's timing.
+          await core.embeddingWorker.drain();
+          const reply = await post(url, {
+            user: conversation.person.id, name: conversation.person.name, text: message.text,
+            timestamp: message.at.toISOString(), messageId: `${conversation.person.id}-${day}-${i}`,
+          });
+          messages++;
+          if (/went wrong|can't think right now|could not read/i.test(reply)) failedReplies++;
+        }
+      }
+      lap('messagesMs');
+      now = new Date(SIMULATION_START.getTime() + (day + 1) * DAY_MS + NIGHT_HOUR_UTC * 3_600_000);
+      await core.embeddingWorker.drain();
+      const consolidation = await core.scheduler.runConsolidation(now);
+      await core.scheduler.runDecay(now);
+      for (const scope of await core.db.prisma.scope.findMany({ select: { id: true } })) {
+        const runId = uuidv7(now.getTime());
+        await core.sleep.digest(scope.id, { now, runId, periodEnd: now, shouldContinue: () => true, tokenBudgetLeft: Number.POSITIVE_INFINITY });
+      }
+      lap('nightsMs');
+      if ((day + 1) % 30 === 0 || day === options.days - 1) {
+        const ran = consolidation.scopes.filter((s) => s.status !== 'not-due').length;
+        const seconds = (ms: number) => (ms / 1000).toFixed(0);
+        log(`  day ${day + 1}/${options.days}: ${messages} messages, ${model.calls.length} model calls, `
+          + `last night consolidated ${ran} scope(s); ${seconds(phase.messagesMs)} s on messages, ${seconds(phase.nightsMs)} s on nights`);
+      }
+    }
+    const seconds = (performance.now() - started) / 1000;
+    return { service, model, people, conversations, messages, failedReplies, seconds, replyLimit: REPLY_WINDOW - resolveReplyBudget(config.agent, REPLY_WINDOW).answerTokens, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
