@@ -70,4 +70,19 @@ describe('embedding worker', () => {
     expect(await core.embeddingWorker.pending()).toBe(0);
     await core.close();
   });
+
+  it('a text with no words has no vector, and does not hold up the rows after it', async () => {
+    const dir = tempDir();
+    const core = await createCore(configIn(dir), memoryLogger().logger, { embedder: createHashEmbedder({ dimension: 32 }) });
+    await core.episodeService.ingest({ key: 's', channel: 'test' }, { content: '!!! ...' });
+    await core.episodeService.ingest({ key: 's', channel: 'test' }, { content: 'the kettle is broken' });
+    // The first row's embedding is all zeros (no direction): the index refuses such vectors.
+    expect(await core.embeddingWorker.drain()).toBe(2);
+    expect(await core.embeddingWorker.pending()).toBe(0);
+    const scope = (await core.scopes.findByKey('s'))!;
+    expect(await core.vectorIndex.count(scope.id)).toBe(1);
+    const { results } = await core.search.search({ scopeId: scope.id, semanticQuery: 'kettle', strategy: 'semantic', limit: 1 });
+    expect(results[0]!.content).toBe('the kettle is broken');
+    await core.close();
+  });
 });

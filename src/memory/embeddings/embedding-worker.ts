@@ -94,7 +94,12 @@ export function createEmbeddingWorker(deps: {
     if (rows.length === 0) return 0;
     const vectors = await embedder.embed(rows.map((row) => row.content));
     const records: VectorRecord[] = rows.map((row, i) => ({ id: row.id, kind: row.kind, scopeId: row.scopeId, vector: vectors[i] as Float32Array }));
-    await index.upsert(records);
+    // A text with no words ("...", "!!!") embeds to a vector with no direction, which no index
+    // takes: such a row is marked like the others but holds no vector (keywords still find it),
+    // instead of failing every batch that reaches it and holding up every row after it.
+    const directionless = records.filter((record) => !hasDirection(record.vector));
+    await index.upsert(records.filter((record) => hasDirection(record.vector)));
+    await deleteVectors(directionless);
     // A row edited while we embedded keeps its pending mark: only the version we embedded is marked.
     const marked = await prisma.$transaction(
       rows.map((row) =>
@@ -129,6 +134,14 @@ export function createEmbeddingWorker(deps: {
       await index.delete(scopeId, gone);
       log.debug('deleted the vectors of rows removed while they were being embedded', { scopeId, count: gone.length });
     }
+  }
+
+  /** Removes the vectors an earlier version of these rows may have left. */
+  async function deleteVectors(records: readonly VectorRecord[]): Promise<void> {
+    const byScope = new Map<string, string[]>();
+    for (const record of records) byScope.set(record.scopeId, [...(byScope.get(record.scopeId) ?? []), record.id]);
+    for (const [scopeId, ids] of byScope) await index.delete(scopeId, ids);
+    if (records.length > 0) log.debug('rows without words have no vector', { count: records.length });
   }
 
   async function pending(): Promise<number> {
@@ -189,4 +202,9 @@ export function createEmbeddingWorker(deps: {
       loop = undefined;
     },
   };
+}
+
+/** False for an all-zero vector (a text without words): it points nowhere, so no cosine with it means anything. */
+function hasDirection(vector: Float32Array): boolean {
+  return vector.some((x) => x !== 0);
 }
