@@ -13,7 +13,7 @@
  */
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { createAgent, type AgentServices } from './agent/agent';
+import { createAgent, type Agent, type AgentServices } from './agent/agent';
 import { createApiServer } from './api/server';
 import type { Config } from './config/load-config';
 import type { ConversationHandler } from './channels/conversation-handler';
@@ -42,6 +42,11 @@ function modelBanner(config: Config, logFile: string | undefined): string {
 
 export interface RunningService {
   readonly core: Core;
+  /**
+   * The one agent loop behind every channel. Tests talk to it directly for scopes no channel of
+   * their run serves (another terminal user, a webhook source) and read its replies' details.
+   */
+  readonly agent: Agent;
   /** What runs, for the start-up log line. */
   readonly parts: Readonly<Record<string, string>>;
   /** Resolves when the service ends by itself (the terminal conversation was left). */
@@ -84,12 +89,12 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
   const core = await createCore(config, logger, overrides);
   stops.push(['core', () => core.close()]);
   let ended: Promise<string> = new Promise(() => undefined);
+  const agent = createAgent({ ...agentServices(core), ...(overrides.clock && { options: { clock: overrides.clock } }) });
 
   try {
     core.embeddingWorker.start();
     if (config.sleep.enabled) core.scheduler.start();
 
-    const agent = createAgent({ ...agentServices(core), ...(overrides.clock && { options: { clock: overrides.clock } }) });
     const handler: ConversationHandler = {
       reply: async (message) => (await agent.handle(message)).text,
       end: async (scopeKey) => {
@@ -169,6 +174,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
   let stopping: Promise<void> | undefined;
   return {
     core,
+    agent,
     parts,
     ended,
     stop: () => (stopping ??= stopAll(stops, log)),

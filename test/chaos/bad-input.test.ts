@@ -15,8 +15,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import Database from 'better-sqlite3';
-import { createAgent } from '../../src/agent/agent';
-import { agentServices } from '../../src/service';
 import { SIGNATURE_HEADER, sign } from '../../src/channels/webhook/signature';
 import { loadConfig } from '../../src/config/load-config';
 import { normalizeText } from '../../src/memory/episodes/normalize';
@@ -269,7 +267,7 @@ describe('bad input (chaos)', () => {
   }, 60_000);
 
   it('the agent (every channel\u2019s way in) answers a message it cannot store as the person\u2019s mistake, and creates no scope with a control character', async () => {
-    const agent = createAgent(agentServices(service.core));
+    const { agent } = service;
     const empty = await agent.handle({ channel: 'telegram', scopeKey: 'bad:agent', scopeKind: 'private', authorName: 'Ana', text: '\u0000\u0007\u001B', timestamp: new Date() });
     expect(empty).toMatchObject({ degraded: 'invalid_message', text: expect.stringMatching(/I could not read that message, sorry\. \(content is empty/) });
     const tooBig = await agent.handle({ channel: 'telegram', scopeKey: 'bad:agent', scopeKind: 'private', text: 'x'.repeat(MAX_BYTES + 1), timestamp: new Date() });

@@ -20,15 +20,11 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { FastifyInstance } from 'fastify';
-import { createAgent, type Agent } from '../../src/agent/agent';
-import { agentServices, channelServices } from '../../src/service';
-import { createApiServer } from '../../src/api/server';
-import type { ConversationHandler } from '../../src/channels/conversation-handler';
+import { PassThrough } from 'node:stream';
+import type { Agent } from '../../src/agent/agent';
 import type { ScopeKind } from '../../src/agent/inbound-message';
-import { createTelegramBot, type TelegramBot } from '../../src/channels/telegram/telegram-bot';
 import { loadConfig } from '../../src/config/load-config';
-import { createCore, type Core } from '../../src/core';
+import type { Core } from '../../src/core';
 import { exportScope } from '../../src/export/json-export';
 import { renderMarkdownExport } from '../../src/export/markdown-export';
 import { serializeScopeExport } from '../../src/export/scope-document';
@@ -37,12 +33,13 @@ import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
 import { contradictMemory, createMemory, linkMemories, reinforceMemory, supersedeMemory } from '../../src/memory/memories/memory-writer';
 import { buildDigest, markSent } from '../../src/memory/digests/digest';
 import { regenerateSoul, soulMarkdown } from '../../src/memory/profiles/soul';
+import { startService, type RunningService } from '../../src/service';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
 import { lastUserText } from '../doubles/llm-script';
 import { startFakeTelegram, type FakeTelegramServer, type SentMessage } from '../doubles/telegram-server';
 import { tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';
-import { chaosSeed, createMarkerFactory, createRng, elapsed, rawFileHits, scanSqliteTables } from './chaos-support';
+import { chaosSeed, createMarkerFactory, createRng, elapsed, freePort, rawFileHits, scanSqliteTables } from './chaos-support';
 
 const ADMIN_TOKEN = 'forget-admin-token-0123456789';
 const ANA = { id: 7001, first_name: 'Ana' };
@@ -104,18 +101,12 @@ describe('forgetting reaches every copy (chaos)', () => {
   let dbFile: string;
   let double: AnthropicDouble;
   let fake: FakeTelegramServer;
+  let service: RunningService;
   let core: Core;
   let agent: Agent;
-  let bot: TelegramBot;
-  let api: FastifyInstance;
   let apiBase: string;
   const planted: Record<string, Planted> = {};
   const figures: string[] = [];
-
-  const handler: ConversationHandler = {
-    reply: async (message) => (await agent.handle(message)).text,
-    end: async (scopeKey) => void (await agent.endConversation(scopeKey, 'explicit')),
-  };
 
   /** The needles of a phrase: each word, and each word without its first letters (FTS5 leaves prefix-compress terms). */
   const needlesOf = (p: Planted) => p.words.flatMap((w) => [w, w.slice(4)]);
@@ -235,21 +226,28 @@ describe('forgetting reaches every copy (chaos)', () => {
     fake = await startFakeTelegram();
     dataDir = tempDir('nocturne-chaos-forget-');
     dbFile = path.join(dataDir, 'nocturne.db');
-    const config = loadConfig({ env: { DATA_DIR: dataDir, TZ: 'UTC', LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-ant-chaos-forget-0000000', ANTHROPIC_BASE_URL: double.url, SLEEP_ENABLED: 'false' }, envFile: false });
-    core = await createCore(config, logs.logger, { embedder: gated.embedder });
-    agent = createAgent(agentServices(core));
-    api = await createApiServer({ ...core, timeZone: core.config.timeZone, token: ADMIN_TOKEN, logger: logs.logger });
-    apiBase = await api.listen({ host: '127.0.0.1', port: 0 });
-    bot = createTelegramBot({
-      ...channelServices(core),
-      handler,
-      logger: logs.logger,
-      defaultTimeZone: 'UTC',
-      settings: { token: fake.token, apiRoot: fake.apiRoot, allowedUsers: [ANA.id], groups: false },
-      pollTimeoutSeconds: 1,
-      retry: { baseDelayMs: 5, maxDelayMs: 20, maxAttempts: 5 },
+    const apiPort = await freePort();
+    const config = loadConfig({
+      env: {
+        DATA_DIR: dataDir,
+        TZ: 'UTC',
+        LLM_PROVIDER: 'anthropic',
+        ANTHROPIC_API_KEY: 'sk-ant-chaos-forget-0000000',
+        ANTHROPIC_BASE_URL: double.url,
+        SLEEP_ENABLED: 'false',
+        TELEGRAM_BOT_TOKEN: fake.token,
+        TELEGRAM_API_ROOT: fake.apiRoot,
+        TELEGRAM_ALLOWED_USERS: String(ANA.id),
+        ADMIN_TOKEN,
+        API_PORT: String(apiPort),
+        TERMINAL: 'off',
+      },
+      envFile: false,
     });
-    await bot.start();
+    // The service as `npm start` composes it: the agent behind the bot, the admin API, the core.
+    service = await startService(config, logs.logger, { input: new PassThrough(), output: new PassThrough() }, { embedder: gated.embedder });
+    ({ core, agent } = service);
+    apiBase = `http://127.0.0.1:${apiPort}`;
     await plant('telegram /forget words', `telegram:private:${ANA.id}`, 'private', true);
     await plant('telegram /forget N', `telegram:private:${ANA.id}`, 'private', false);
     await plant('API DELETE memory', 'webhook:crm:u1', 'private', false);
@@ -258,10 +256,8 @@ describe('forgetting reaches every copy (chaos)', () => {
   }, 120_000);
 
   afterAll(async () => {
-    await bot?.stop();
-    await api?.close();
+    await service?.stop();
     await fake?.close();
-    await core?.close();
     await double?.stop();
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     // eslint-disable-next-line no-console

@@ -25,18 +25,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fs from 'node:fs';
-import type { FastifyInstance } from 'fastify';
-import { createAgent, type Agent } from '../../src/agent/agent';
-import { agentServices, channelServices } from '../../src/service';
-import { createApiServer } from '../../src/api/server';
-import type { ConversationHandler } from '../../src/channels/conversation-handler';
+import { PassThrough } from 'node:stream';
+import type { Agent } from '../../src/agent/agent';
 import type { InboundMessage, ScopeKind } from '../../src/agent/inbound-message';
-import { createTelegramBot, type TelegramBot } from '../../src/channels/telegram/telegram-bot';
 import { SIGNATURE_HEADER, sign } from '../../src/channels/webhook/signature';
-import { webhookInbound } from '../../src/channels/webhook/webhook-inbound';
-import { startWebhookServer, type WebhookServer } from '../../src/channels/webhook/webhook-server';
 import { loadConfig } from '../../src/config/load-config';
-import { createCore, type Core } from '../../src/core';
+import type { Core } from '../../src/core';
 import { exportScope } from '../../src/export/json-export';
 import { renderMarkdownExport } from '../../src/export/markdown-export';
 import { serializeScopeExport } from '../../src/export/scope-document';
@@ -45,12 +39,13 @@ import { contradictMemory, createMemory, linkMemories, supersedeMemory } from '.
 import type { SearchStrategy } from '../../src/memory/retrieval/memory-query';
 import { buildDigest } from '../../src/memory/digests/digest';
 import { regenerateSoul, soulMarkdown } from '../../src/memory/profiles/soul';
+import { startService, type RunningService } from '../../src/service';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
 import type { SeenLlmRequest } from '../doubles/llm-script';
 import { startFakeTelegram, type FakeChat, type FakeTelegramServer, type FakeUser, type SentMessage } from '../doubles/telegram-server';
 import { tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';
-import { chaosSeed, createMarkerFactory, createRng, elapsed, markersIn, type Rng } from './chaos-support';
+import { chaosSeed, createMarkerFactory, createRng, elapsed, freePort, markersIn, type Rng } from './chaos-support';
 
 const SCOPES = 50;
 const BOT_SCOPES = 10;
@@ -188,12 +183,11 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
   const logs = memoryLogger();
   let double: AnthropicDouble;
   let fake: FakeTelegramServer;
+  let service: RunningService;
   let core: Core;
   let agent: Agent;
-  let bot: TelegramBot;
-  let api: FastifyInstance;
   let apiBase: string;
-  let webhook: WebhookServer;
+  let webhookBase: string;
   let replyPlan: ReplyPlan | undefined;
   const started = performance.now();
   const dataDir = tempDir('nocturne-chaos-iso-');
@@ -226,13 +220,6 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
     return result;
   }
 
-  const handler: ConversationHandler = {
-    reply: async (message) => (await agent.handle(message)).text,
-    end: async (scopeKey) => {
-      await agent.endConversation(scopeKey, 'explicit');
-    },
-  };
-
   beforeAll(async () => {
     double = await startAnthropicDouble({
       responder: (seen) => {
@@ -254,12 +241,33 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
       },
     });
     fake = await startFakeTelegram();
+    const [apiPort, webhookPort] = [await freePort(), await freePort()];
     const config = loadConfig({
-      env: { DATA_DIR: dataDir, TZ: 'UTC', LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-ant-chaos-isolation-000000', ANTHROPIC_BASE_URL: double.url, SLEEP_ENABLED: 'false', LOG_LEVEL: 'info' },
+      env: {
+        DATA_DIR: dataDir,
+        TZ: 'UTC',
+        LLM_PROVIDER: 'anthropic',
+        ANTHROPIC_API_KEY: 'sk-ant-chaos-isolation-000000',
+        ANTHROPIC_BASE_URL: double.url,
+        SLEEP_ENABLED: 'false',
+        LOG_LEVEL: 'info',
+        TELEGRAM_BOT_TOKEN: fake.token,
+        TELEGRAM_API_ROOT: fake.apiRoot,
+        TELEGRAM_ALLOWED_USERS: scopes.flatMap((s) => (s.user ? [s.user.id] : [])).join(','),
+        TELEGRAM_GROUPS: 'true',
+        ADMIN_TOKEN,
+        API_PORT: String(apiPort),
+        WEBHOOK_SECRET,
+        WEBHOOK_PORT: String(webhookPort),
+        TERMINAL: 'off',
+      },
       envFile: false,
     });
-    core = await createCore(config, logs.logger, { embedder: createHashEmbedder({ dimension: 64 }) });
-    agent = createAgent(agentServices(core));
+    // The service as `npm start` composes it: the agent behind the bot and the webhook, the admin API.
+    service = await startService(config, logs.logger, { input: new PassThrough(), output: new PassThrough() }, { embedder: createHashEmbedder({ dimension: 64 }) });
+    ({ core, agent } = service);
+    apiBase = `http://127.0.0.1:${apiPort}`;
+    webhookBase = `http://127.0.0.1:${webhookPort}`;
 
     // Seed: scopes, episodes, consolidation through the double, then corrections and links.
     const now = new Date();
@@ -291,30 +299,13 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
     }
     await core.embeddingWorker.drain();
 
-    // The channels and servers, composed as src/service.ts does.
-    api = await createApiServer({ ...core, timeZone: core.config.timeZone, token: ADMIN_TOKEN, logger: logs.logger });
-    apiBase = await api.listen({ host: '127.0.0.1', port: 0 });
-    webhook = await startWebhookServer({ secret: WEBHOOK_SECRET, logger: logs.logger, handler: (message) => handler.reply(webhookInbound(message)) });
-    bot = createTelegramBot({
-      ...channelServices(core),
-      handler,
-      logger: logs.logger,
-      defaultTimeZone: 'UTC',
-      settings: { token: fake.token, apiRoot: fake.apiRoot, allowedUsers: scopes.flatMap((s) => (s.user ? [s.user.id] : [])), groups: true },
-      pollTimeoutSeconds: 1,
-      retry: { baseDelayMs: 5, maxDelayMs: 20, maxAttempts: 5 },
-    });
-    await bot.start();
     // eslint-disable-next-line no-console
     console.log(`isolation: seeded ${SCOPES} scopes (${Object.entries(countBy(scopes.map((s) => s.kind))).map(([k, v]) => `${v} ${k}`).join(', ')}) in ${elapsed(started)}`);
   }, 120_000);
 
   afterAll(async () => {
-    await bot?.stop();
-    await webhook?.stop();
-    await api?.close();
+    await service?.stop();
     await fake?.close();
-    await core?.close();
     await double?.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
@@ -429,7 +420,7 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
   it('answers webhook scopes through the agent with nothing of the others', async () => {
     for (const s of scopes.filter((x) => x.webhook)) {
       const body = JSON.stringify({ ...(s.webhook!.user ? { user: s.webhook!.user, name: s.person } : {}), text: `Tell me about ${s.markers[3]} and coffee`, messageId: `wh-${s.n}` });
-      const response = await withPrompts(s, 'webhook', () => fetch(`${webhook.url}/webhook/${s.webhook!.source}`, { method: 'POST', headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: sign(body, WEBHOOK_SECRET) }, body }));
+      const response = await withPrompts(s, 'webhook', () => fetch(`${webhookBase}/webhook/${s.webhook!.source}`, { method: 'POST', headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: sign(body, WEBHOOK_SECRET) }, body }));
       expect(response.status).toBe(200);
       figures.webhookReplies++;
       check(s, 'webhook reply', await response.text());
@@ -485,9 +476,19 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
         check(s, 'bot message', `${message.text ?? ''}\n${message.caption ?? ''}\n${JSON.stringify(message.reply_markup ?? null)}`);
       }
     }
-    // Nothing the bot did went to a chat it was not asked in.
+    // Nothing the bot did went to a chat it was not asked in, but for what the running service sends
+    // unasked: a private chat's own digest (the digest sender delivers pending digests to the
+    // scope's owner), whose text must hold nothing of another scope either.
     const asked = new Set(subset.map((s) => s.chat?.id ?? s.user!.id));
-    for (const call of fake.calls().filter((c) => c.payload.chat_id !== undefined)) expect(asked.has(Number(call.payload.chat_id))).toBe(true);
+    for (const call of fake.calls().filter((c) => c.payload.chat_id !== undefined)) {
+      const chatId = Number(call.payload.chat_id);
+      if (asked.has(chatId)) continue;
+      const owner = scopes.find((s) => s.kind === 'tg-private' && s.user!.id === chatId);
+      const sentDigests = owner ? await core.db.prisma.digest.count({ where: { scopeId: owner.id, status: 'sent' } }) : 0;
+      expect({ chatId, method: call.method, ownDigest: sentDigests > 0 }).toEqual({ chatId, method: 'sendMessage', ownDigest: true });
+      figures.botMessages++;
+      check(owner!, 'delivered digest', String(call.payload.text ?? ''));
+    }
   }, 180_000);
 
   it('holds no foreign marker in any row of any scope, and prints the figures', async () => {

@@ -35,14 +35,13 @@
  * Seeded: the seed is printed; CHAOS_SEED=<n> replays a run.
  */
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { createAgent, type Agent } from '../../src/agent/agent';
-import { agentServices } from '../../src/service';
+import { PassThrough } from 'node:stream';
 import { loadConfig } from '../../src/config/load-config';
-import { createCore, type Core } from '../../src/core';
 import { createLanguageModel } from '../../src/llm/create-language-model';
 import { LlmError, type LanguageModel } from '../../src/llm/language-model';
 import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
 import { looksLikeInjection } from '../../src/memory/memories/memory-guards';
+import { startService } from '../../src/service';
 import { startOfLocalDay } from '../../src/shared/local-time';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
 import { lastUserText, type ScriptedLlmReply, type SeenLlmRequest } from '../doubles/llm-script';
@@ -358,15 +357,16 @@ async function runChaos(provider: Provider): Promise<Figures> {
     env = { LLM_PROVIDER: 'ollama', OLLAMA_HOST: double.url, LLM_MODEL: 'llama3.2' };
   }
   const config = loadConfig({
-    env: { DATA_DIR: tempDir('nocturne-chaos-model-'), LOG_LEVEL: 'debug', TZ: 'UTC', SLEEP_DAILY_TOKEN_BUDGET: String(DAILY_BUDGET), SLEEP_MAX_ATTEMPTS: String(MAX_EPISODE_ATTEMPTS), ...env },
+    // Sleep runs when the test says (consolidateNow), never on the scheduler's clock; no channel but the agent.
+    env: { DATA_DIR: tempDir('nocturne-chaos-model-'), LOG_LEVEL: 'debug', TZ: 'UTC', SLEEP_ENABLED: 'false', TERMINAL: 'off', SLEEP_DAILY_TOKEN_BUDGET: String(DAILY_BUDGET), SLEEP_MAX_ATTEMPTS: String(MAX_EPISODE_ATTEMPTS), ...env },
     envFile: false,
   });
   const logs = memoryLogger();
   const calls: CallRecord[] = [];
   // Short deadlines and waits so a hang or a retry-after costs milliseconds; the attempts are the service's.
   const adapter = createLanguageModel(config.llm, { logger: logs.logger, retry: { maxAttempts: MAX_ATTEMPTS, timeoutMs: 300, baseDelayMs: 5, maxDelayMs: 20, maxRetryAfterMs: 40 } });
-  const core: Core = await createCore(config, logs.logger, { embedder: createHashEmbedder({ dimension: 256 }), llm: counting(adapter, received, calls) });
-  const agent: Agent = createAgent(agentServices(core));
+  const service = await startService(config, logs.logger, { input: new PassThrough(), output: new PassThrough() }, { embedder: createHashEmbedder({ dimension: 256 }), llm: counting(adapter, received, calls) });
+  const { core, agent } = service;
   const prisma = core.db.prisma;
   // Each problem is reported once, at the first check that sees it (they persist in the store).
   const reported = new Set<string>();
@@ -574,7 +574,7 @@ async function runChaos(provider: Provider): Promise<Figures> {
     console.log(lines.join('\n'));
     return figures;
   } finally {
-    await core.close();
+    await service.stop();
     await anthropic?.stop();
     await ollama?.stop();
   }
