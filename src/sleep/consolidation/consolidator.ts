@@ -112,8 +112,10 @@ export function createConsolidator(deps: {
   readonly logger: Logger;
   readonly options?: Partial<ConsolidatorOptions>;
 }): Consolidator {
-  const maxAnswerTokens = deps.options?.maxAnswerTokens ?? DEFAULT_CONSOLIDATOR_OPTIONS.maxAnswerTokens;
-  const options = { ...DEFAULT_CONSOLIDATOR_OPTIONS, packing: packingFor(deps.llm.contextWindow, maxAnswerTokens), ...deps.options };
+  // The answer never takes more than half the window (a small local model would otherwise be
+  // asked for more answer than its whole window holds); prompts are packed in what is left.
+  const maxAnswerTokens = Math.min(deps.options?.maxAnswerTokens ?? DEFAULT_CONSOLIDATOR_OPTIONS.maxAnswerTokens, Math.floor(deps.llm.contextWindow / 2));
+  const options = { ...DEFAULT_CONSOLIDATOR_OPTIONS, packing: packingFor(deps.llm.contextWindow, maxAnswerTokens), ...deps.options, maxAnswerTokens };
   const log = deps.logger.child({ component: 'consolidation' });
   const { prisma } = deps;
 
