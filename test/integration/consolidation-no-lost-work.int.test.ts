@@ -25,7 +25,7 @@ function episodesOf(prompt: string): PromptEpisode[] {
   return [...prompt.matchAll(/^\[(\d+)\] \S+ \S+ (user|agent)[^:]*: (.*)$/gm)].map((m) => ({ n: Number(m[1]), role: m[2]!, text: m[3]! }));
 }
 
-type Mode = 'empty' | 'refused' | 'nothing' | 'cut-when-large';
+type Mode = 'empty' | 'refused' | 'nothing' | 'cut-when-large' | 'learn';
 
 describe('consolidation never loses work', () => {
   let core: Core;
@@ -45,7 +45,7 @@ describe('consolidation never loses work', () => {
     if (mode === 'nothing') return { kind: 'text', text: JSON.stringify({ nothing: 'greetings only' }) };
     const answer = JSON.stringify({ new: users.map((u) => ({ category: 'fact', content: `The user said: ${u.text}`, confidence: 0.9, source: 'stated', episodes: [u.n] })) });
     // A model whose answer limit holds one episode's worth: more is cut off mid-object.
-    if (users.length > 1) return { kind: 'text', text: answer.slice(0, answer.length - 30), stop: 'max_tokens' };
+    if (users.length > 1 && mode === 'cut-when-large') return { kind: 'text', text: answer.slice(0, answer.length - 30), stop: 'max_tokens' };
     return { kind: 'text', text: answer };
   }
 
@@ -136,5 +136,20 @@ describe('consolidation never loses work', () => {
     expect(rows.every((e) => e.consolidated && e.consolidationAttempts === 0)).toBe(true);
     const memories = await core.db.prisma.memory.findMany({ where: { scopeId, validTo: null } });
     expect(memories.map((m) => m.content).sort()).toEqual(lines.map((l) => `The user said: ${l}`).sort());
+  });
+
+  it('relative dates in what is learned are resolved against the message\u2019s local day in the scope\u2019s time zone', async () => {
+    // 02:30 UTC on Friday 6 March is still Thursday 5 March in New York.
+    const said = new Date('2026-03-06T02:30:00Z');
+    const scopeId = await scopeWith('telegram:private:505', said, ['I have a dentist appointment tomorrow', 'We are flying to Madeira next Friday']);
+    await core.db.prisma.scope.update({ where: { id: scopeId }, data: { timezone: 'America/New_York' } });
+    mode = 'learn';
+    const report = await core.sleep.consolidateScope(scopeId, night(new Date(Date.now() + HOUR)));
+    expect(report.outcome.status).toBe('succeeded');
+    const memories = await core.db.prisma.memory.findMany({ where: { scopeId, validTo: null } });
+    expect(memories.map((m) => m.content).sort()).toEqual([
+      'The user said: I have a dentist appointment on 2026-03-06',
+      'The user said: We are flying to Madeira on 2026-03-06',
+    ]);
   });
 });

@@ -24,6 +24,7 @@ import { buildConsolidationPrompt, CONSOLIDATION_SYSTEM_PROMPT, type PromptEpiso
 import { ShortIds } from '../../memory/short-ids';
 import { GAVE_UP_ACTION } from '../../memory/digests/digest';
 import { isBudgetError } from '../token-budget';
+import { resolveRelativeDates } from '../../shared/relative-dates';
 
 export interface ConsolidatorOptions {
   /** Episodes gathered per batch (seed 000: 100). */
@@ -96,6 +97,25 @@ export function answerProblem(answer: ConsolidationAnswer, plan: Plan, episodes:
   if (plan.rejected.length > 0) return `every operation was refused (${plan.rejected.length})`;
   if (plan.importance.length === 0 && plan.summaries.length === 0) return 'the answer was empty and did not say there was nothing to learn';
   return undefined;
+}
+
+/**
+ * The plan with relative dates in what it writes ("appointment tomorrow") made absolute
+ * ("appointment on 2026-03-06"), resolved against the local day of the first episode each
+ * statement cites, in the scope's time zone: the memory is read long after "tomorrow" passed.
+ */
+export function withAbsoluteDates(plan: Plan, episodes: readonly Episode[], timeZone: string | null): Plan {
+  const byId = new Map(episodes.map((e) => [e.id, e]));
+  const resolve = (content: string, sources: readonly string[]) => {
+    const at = sources.map((id) => byId.get(id)?.timestamp).find((t) => t !== undefined);
+    return at ? resolveRelativeDates(content, { at, timeZone }) : content;
+  };
+  return {
+    ...plan,
+    create: plan.create.map((m) => ({ ...m, content: resolve(m.content, m.sourceEpisodeIds) })),
+    update: plan.update.map((u) => ({ ...u, content: resolve(u.content, u.sourceEpisodeIds) })),
+    contradict: plan.contradict.map((c) => ({ ...c, statement: { ...c.statement, content: resolve(c.statement.content, c.statement.sourceEpisodeIds) } })),
+  };
 }
 
 /** About 4 characters a token for English prose; a prompt's tokens before sending it. */
@@ -190,6 +210,7 @@ export function createConsolidator(deps: {
       const empty = { responses: [], leftOver: 0, shown: { episodes: [], memories: [] } };
       if (episodes.length === 0) return { status: 'empty', episodeCount: 0, ...empty };
 
+      const timeZone = (await prisma.scope.findUnique({ where: { id: scopeId }, select: { timezone: true } }))?.timezone ?? null;
       // Episodes that failed before are asked about in smaller prompts: halved once per attempt.
       const prompts = packGroups(groupEpisodes(episodes), options.packing).flatMap((groups) =>
         splitForAttempts(groups, Math.max(...groups.flatMap((g) => g.episodes.map((e) => e.consolidationAttempts)))));
@@ -242,7 +263,7 @@ export function createConsolidator(deps: {
         responses.push(...calls);
         budget -= calls.reduce((n, r) => n + r.usage.inputTokens + r.usage.outputTokens, 0);
         const relayed = await relayedTurns(scopeId, promptEpisodes);
-        const plan = makePlan({ answer: value, episodes: promptEpisodes, memories, episodeIds, memoryIds, relayed });
+        const plan = withAbsoluteDates(makePlan({ answer: value, episodes: promptEpisodes, memories, episodeIds, memoryIds, relayed }), promptEpisodes, timeZone);
         for (const r of plan.rejected) log.warn('rejected a consolidation operation', { scopeId, runId, operation: r.operation, reason: r.reason });
         for (const e of promptEpisodes) handled.add(e.id);
         const problem = answerProblem(value, plan, promptEpisodes);
