@@ -98,10 +98,15 @@ export function resolveRelativeDates(text: string, params: { readonly at: Date; 
   return out.replace(/\bon on\b/gi, 'on');
 }
 
-/** The first absolute date (`YYYY-MM-DD`) a text states, as a UTC midnight; undefined when none. */
-export function statedDate(text: string): Date | undefined {
-  const m = /\b(\d{4})-(\d{2})-(\d{2})\b/.exec(text);
-  if (!m) return undefined;
-  const day = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
-  return Number.isNaN(day.getTime()) ? undefined : day;
+/**
+ * The latest absolute date (`YYYY-MM-DD`) a text states, as a UTC midnight (an event "from
+ * 2026-03-01 to 2026-03-10" is over after the 10th); undefined when it states none.
+ */
+export function latestStatedDate(text: string): Date | undefined {
+  let latest: Date | undefined;
+  for (const m of text.matchAll(/\b(\d{4})-(\d{2})-(\d{2})\b/g)) {
+    const day = new Date(Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3])));
+    if (!Number.isNaN(day.getTime()) && (!latest || day > latest)) latest = day;
+  }
+  return latest;
 }

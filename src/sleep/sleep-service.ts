@@ -247,9 +247,9 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
     },
     async decay(scopeId, ctx) {
       const r = await decayScope(prisma, scopeId, { runId: ctx.runId, now: ctx.now }, deps.decay);
-      if (r.decayed > 0) await regenerateSoul(prisma, scopeId, { now: ctx.now, runId: ctx.runId });
+      if (r.decayed + r.expired > 0) await regenerateSoul(prisma, scopeId, { now: ctx.now, runId: ctx.runId });
       await prisma.sleepRun.updateMany({ where: { id: ctx.runId }, data: { stats: { ...r } } });
-      return { status: r.decayed + r.importanceAdjusted > 0 ? 'succeeded' : 'skipped', detail: `${r.decayed} decayed, ${r.deactivated} faded, ${r.importanceAdjusted} importance adjusted` };
+      return { status: r.decayed + r.expired + r.importanceAdjusted > 0 ? 'succeeded' : 'skipped', detail: `${r.decayed} decayed, ${r.deactivated} faded (${r.expired} past events), ${r.importanceAdjusted} importance adjusted` };
     },
     async digest(scopeId, ctx) {
       const digest = await buildDigest(prisma, scopeId, { periodEnd: ctx.periodEnd ?? ctx.now, now: ctx.now });

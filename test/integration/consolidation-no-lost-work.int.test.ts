@@ -43,7 +43,7 @@ describe('consolidation never loses work', () => {
     if (mode === 'empty') return { kind: 'text', text: '{}' };
     if (mode === 'refused') return { kind: 'text', text: JSON.stringify({ new: [{ category: 'fact', content: 'The user owns a boat', confidence: 0.9, source: 'stated', episodes: [99] }] }) };
     if (mode === 'nothing') return { kind: 'text', text: JSON.stringify({ nothing: 'greetings only' }) };
-    const answer = JSON.stringify({ new: users.map((u) => ({ category: 'fact', content: `The user said: ${u.text}`, confidence: 0.9, source: 'stated', episodes: [u.n] })) });
+    const answer = JSON.stringify({ new: users.map((u) => ({ category: /appointment|flying/.test(u.text) ? 'schedule' : 'fact', content: `The user said: ${u.text}`, confidence: 0.9, source: 'stated', episodes: [u.n] })) });
     // A model whose answer limit holds one episode's worth: more is cut off mid-object.
     if (users.length > 1 && mode === 'cut-when-large') return { kind: 'text', text: answer.slice(0, answer.length - 30), stop: 'max_tokens' };
     return { kind: 'text', text: answer };
@@ -138,7 +138,7 @@ describe('consolidation never loses work', () => {
     expect(memories.map((m) => m.content).sort()).toEqual(lines.map((l) => `The user said: ${l}`).sort());
   });
 
-  it('relative dates in what is learned are resolved against the message\u2019s local day in the scope\u2019s time zone', async () => {
+  it('relative dates in what is learned are resolved against the message\u2019s local day in the scope\u2019s time zone; the events expire after their date', async () => {
     // 02:30 UTC on Friday 6 March is still Thursday 5 March in New York.
     const said = new Date('2026-03-06T02:30:00Z');
     const scopeId = await scopeWith('telegram:private:505', said, ['I have a dentist appointment tomorrow', 'We are flying to Madeira next Friday']);
@@ -151,5 +151,14 @@ describe('consolidation never loses work', () => {
       'The user said: I have a dentist appointment on 2026-03-06',
       'The user said: We are flying to Madeira on 2026-03-06',
     ]);
+
+    // The events end: kept for two days after their date, then faded (audited), history kept.
+    await core.sleep.decay(scopeId, night(new Date('2026-03-08T12:00:00Z')));
+    expect(await core.db.prisma.memory.count({ where: { scopeId, active: true } })).toBe(2);
+    const outcome = await core.sleep.decay(scopeId, night(new Date('2026-03-09T12:00:00Z')));
+    expect(outcome.detail).toMatch(/2 past events/);
+    expect(await core.db.prisma.memory.count({ where: { scopeId, active: true } })).toBe(0);
+    const faded = await core.db.prisma.auditEvent.findMany({ where: { scopeId, action: 'deactivate' } });
+    expect(faded.map((e) => e.reason)).toEqual(['the event on 2026-03-06 has passed', 'the event on 2026-03-06 has passed']);
   });
 });

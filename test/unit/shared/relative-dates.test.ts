@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { localDay, resolveRelativeDates, statedDate } from '../../../src/shared/relative-dates';
+import { localDay, resolveRelativeDates, latestStatedDate } from '../../../src/shared/relative-dates';
 
 // Thursday 2026-03-05, 23:30 in Lisbon (UTC+0); already Friday 2026-03-06 in Tokyo.
 const at = new Date('2026-03-05T23:30:00Z');
@@ -32,7 +32,8 @@ describe('relative dates resolved against the message\u2019s local day', () => {
   });
 
   it('reads the date a text states', () => {
-    expect(statedDate('The user meets Lena on 2026-03-06')?.toISOString()).toBe('2026-03-06T00:00:00.000Z');
-    expect(statedDate('The user prefers tea')).toBeUndefined();
+    expect(latestStatedDate('The user meets Lena on 2026-03-06')?.toISOString()).toBe('2026-03-06T00:00:00.000Z');
+    expect(latestStatedDate('The user is in Madeira from 2026-03-06 to 2026-03-10')?.toISOString()).toBe('2026-03-10T00:00:00.000Z');
+    expect(latestStatedDate('The user prefers tea')).toBeUndefined();
   });
 });
