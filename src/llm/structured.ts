@@ -139,6 +139,7 @@ export async function completeStructured<T>(
   if (secondParsed.ok) return { value: secondParsed.value, responses: [first, second] };
 
   const quoted = JSON.stringify(truncate(second.text, quoteChars));
+  const cutOff = second.stopReason === 'max_tokens';
   throw new LlmError(
     `The ${model.provider} model "${model.model}" gave no usable JSON for "${request.purpose}" after one repair attempt. ${secondParsed.problem} The answer was: ${quoted}`,
     {
@@ -146,8 +147,16 @@ export async function completeStructured<T>(
       provider: model.provider,
       model: model.model,
       attempts: 2,
-      details: { purpose: request.purpose, inputTokens: first.usage.inputTokens + second.usage.inputTokens, outputTokens: first.usage.outputTokens + second.usage.outputTokens },
+      details: { purpose: request.purpose, cutOff, inputTokens: first.usage.inputTokens + second.usage.inputTokens, outputTokens: first.usage.outputTokens + second.usage.outputTokens },
       hint: 'The model may be too small for this task, or the answer was cut off (raise maxTokens); the call was not retried further.',
     },
   );
+}
+
+/**
+ * Whether a structured call failed because the answer was cut off at the answer limit (the
+ * repaired answer too): asking about less at once may fit where repairing cannot.
+ */
+export function isCutOff(error: unknown): boolean {
+  return error instanceof LlmError && error.reason === 'invalid_output' && error.details?.cutOff === true;
 }

@@ -7,8 +7,14 @@
  * - Importance follows use: memories put into replies' context drift up, unused ones drift back
  *   toward their learned value. Confidence never follows use: being retrieved is not evidence
  *   (retrieval-driven reinforcement makes old memories win forever).
+ * - Events expire: a memory of a dated event (category `schedule` or `goal`) whose latest stated
+ *   date (`on 2026-03-06`, as consolidation writes relative dates) passed more than
+ *   {@link EVENT_GRACE_DAYS} days ago fades, audited like any fading. The date is read from the
+ *   content rather than kept in a column: consolidation writes it there, a correction that moves
+ *   the appointment changes it with the words, and no schema change is needed.
  */
-import { decayMemory, type ChangeOrigin } from '../memory/memories/memory-writer';
+import { DEACTIVATION_THRESHOLD, decayMemory, type ChangeOrigin } from '../memory/memories/memory-writer';
+import { latestStatedDate } from '../shared/relative-dates';
 import type { PrismaClient } from '../storage/prisma';
 
 export interface DecayOptions {
@@ -21,11 +27,17 @@ export interface DecayOptions {
 export const DEFAULT_DECAY: DecayOptions = { periodDays: 30, factor: 0.9 };
 
 const DAY_MS = 86_400_000;
+/** Categories whose dated memories are events that end (a birthday "fact" never does). */
+export const EVENT_CATEGORIES = ['schedule', 'goal'];
+/** Days an event is kept after its date (it may run late, or be talked about afterwards). */
+export const EVENT_GRACE_DAYS = 2;
 
 export interface DecayResult {
   readonly decayed: number;
   readonly deactivated: number;
   readonly importanceAdjusted: number;
+  /** Dated events faded because their date passed. */
+  readonly expired: number;
 }
 
 /** Importance from use: log-scaled access count, weighted by how recent the last access was. */
@@ -54,6 +66,18 @@ export async function decayScope(prisma: PrismaClient, scopeId: string, origin: 
     if (!after.active) deactivated++;
   }
 
+  let expired = 0;
+  const events = await prisma.memory.findMany({ where: { scopeId, active: true, validTo: null, category: { in: EVENT_CATEGORIES } }, select: { id: true, content: true, confidence: true } });
+  for (const m of events) {
+    const day = latestStatedDate(m.content);
+    if (!day || origin.now.getTime() - day.getTime() <= (EVENT_GRACE_DAYS + 1) * DAY_MS) continue;
+    // Faded below the threshold like a memory without evidence: kept as history, revived by new evidence.
+    const confidence = Math.min(m.confidence, DEACTIVATION_THRESHOLD / 2);
+    await prisma.$transaction((tx) => decayMemory(tx, scopeId, m.id, confidence, { ...origin, reason: `the event on ${day.toISOString().slice(0, 10)} has passed` }));
+    expired++;
+    deactivated++;
+  }
+
   // Importance drifts toward use (access), a quarter of the way per run; no audit event: it
   // changes ranking only, never what is believed.
   const used = await prisma.memory.findMany({ where: { scopeId, active: true, accessCount: { gt: 0 } }, select: { id: true, importance: true, accessCount: true, lastAccessedAt: true } });
@@ -66,5 +90,5 @@ export async function decayScope(prisma: PrismaClient, scopeId: string, origin: 
       importanceAdjusted++;
     }
   }
-  return { decayed, deactivated, importanceAdjusted };
+  return { decayed, deactivated, importanceAdjusted, expired };
 }

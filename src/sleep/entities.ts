@@ -11,11 +11,13 @@ import type { ChangeOrigin } from '../memory/memories/memory-writer';
 import type { PrismaClient } from '../storage/prisma';
 import { looksLikeInjection } from '../memory/memories/memory-guards';
 import { redactValue } from '../shared/redact';
+import { promptSizeFor, takeWithin } from '../llm/prompt-budget';
 
 /** Entities whose unconsolidated observations reach this are folded in. */
 export const OBSERVATIONS_TO_FOLD = 3;
 const ENTITIES_PER_CALL = 10;
 const MAX_ATTRIBUTES = 15;
+const ANSWER_TOKENS = 2048;
 
 const answerSchema = z.object({
   entities: z
@@ -40,24 +42,36 @@ export async function foldEntityObservations(deps: { prisma: PrismaClient; llm: 
   const due = [...distinct].filter(([, n]) => n >= OBSERVATIONS_TO_FOLD).map(([id]) => id).slice(0, ENTITIES_PER_CALL);
   if (due.length === 0) return { entities: 0, observations: 0, responses: [] };
   const entities = await prisma.entity.findMany({ where: { scopeId, id: { in: due } }, include: { observations: { where: { consolidated: false }, orderBy: { createdAt: 'asc' }, take: 30 } } });
+  // Sized to the model's window: entities in order while their heading fits, each with the
+  // observations that fit; only the observations shown are marked folded (the rest wait).
+  const size = promptSizeFor({ contextWindow: deps.llm.contextWindow, system: SYSTEM, maxAnswerTokens: ANSWER_TOKENS });
   const lines: string[] = [];
-  entities.forEach((e, i) => {
-    lines.push(`## Entity ${i + 1}: ${e.name} (${e.kind})`, `Attributes: ${JSON.stringify(e.attributes ?? {})}`, 'New observations:', ...[...new Set(e.observations.map((o) => o.content))].map((c) => `- ${c}`), '');
-  });
+  const shown = new Map<string, Set<string>>();
+  let left = size.maxPromptChars;
+  for (const [i, e] of entities.entries()) {
+    const head = [`## Entity ${i + 1}: ${e.name} (${e.kind})`, `Attributes: ${JSON.stringify(e.attributes ?? {})}`, 'New observations:'];
+    const headChars = head.reduce((n, l) => n + l.length + 1, 0) + 1;
+    const observations = takeWithin([...new Set(e.observations.map((o) => o.content))], (c) => `- ${c}`, left - headChars);
+    const chars = headChars + observations.reduce((n, c) => n + c.length + 3, 0);
+    if (shown.size > 0 && chars > left) break;
+    lines.push(...head, ...observations.map((c) => `- ${c}`), '');
+    shown.set(e.id, new Set(observations));
+    left -= chars;
+  }
   const { value, responses } = await completeStructured(
     deps.llm,
-    { system: SYSTEM, messages: [{ role: 'user', content: lines.join('\n') }], maxTokens: 2048, temperature: 0, purpose: 'entities', scopeId, runId: origin.runId },
+    { system: SYSTEM, messages: [{ role: 'user', content: lines.join('\n') }], maxTokens: size.maxAnswerTokens, temperature: 0, purpose: 'entities', scopeId, runId: origin.runId },
     answerSchema,
   );
   let observations = 0;
   await prisma.$transaction(async (tx) => {
     for (const answer of value.entities) {
       const entity = entities[answer.entity - 1];
-      if (!entity) continue; // an entity number the prompt did not show: ignored
+      if (!entity || !shown.has(entity.id)) continue; // an entity number the prompt did not show: ignored
       // Secrets redacted like memory contents (memory-writer.ts): the attributes reach the soul and the audit.
       const attributes = redactValue(Object.fromEntries(Object.entries(answer.attributes).filter(([k, v]) => !looksLikeInjection(`${k} ${v}`)).slice(0, MAX_ATTRIBUTES))) as Record<string, string>;
       await tx.entity.update({ where: { id: entity.id }, data: { attributes } });
-      const { count } = await tx.entityObservation.updateMany({ where: { scopeId, id: { in: entity.observations.map((o) => o.id) } }, data: { consolidated: true } });
+      const { count } = await tx.entityObservation.updateMany({ where: { scopeId, id: { in: entity.observations.filter((o) => shown.get(entity.id)!.has(o.content)).map((o) => o.id) } }, data: { consolidated: true } });
       observations += count;
       await tx.auditEvent.create({
         data: { scopeId, runId: origin.runId ?? null, action: 'entity', subjectType: 'entity', subjectId: entity.id, before: { attributes: (entity.attributes ?? {}) as object }, after: { attributes }, reason: `folded ${count} observation(s)`, createdAt: origin.now },

@@ -14,8 +14,13 @@ import { looksLikeInjection } from '../memory/memories/memory-guards';
 import { INFERRED_CONFIDENCE_CAP } from './consolidation/plan';
 import { renderEpisodeLine, renderMemoryLine } from './consolidation/prompt';
 import { ShortIds } from '../memory/short-ids';
+import { promptSizeFor, takeWithin } from '../llm/prompt-budget';
 
 export const REFLECTION_THRESHOLD = 150;
+const ANSWER_TOKENS = 1024;
+/** Share of the prompt the memories may take; the episodes are the evidence and get the rest. */
+const MEMORY_SHARE = 0.4;
+const HEADINGS_CHARS = 60;
 
 const answerSchema = z.object({
   insights: z
@@ -51,12 +56,17 @@ export async function reflectIfDue(deps: { prisma: PrismaClient; llm: LanguageMo
     take: 40,
   });
   const memories = await prisma.memory.findMany({ where: { scopeId, active: true, validTo: null }, orderBy: [{ importance: 'desc' }, { confidence: 'desc' }], take: 30 });
+  // Sized to the model's window: memories take at most a share of it, the most important episodes the rest.
+  const size = promptSizeFor({ contextWindow: deps.llm.contextWindow, system: SYSTEM, maxAnswerTokens: ANSWER_TOKENS });
+  const shownMemories = takeWithin(memories, (m) => renderMemoryLine(0, m), size.maxPromptChars * MEMORY_SHARE);
+  const memoryChars = shownMemories.reduce((n, m) => n + renderMemoryLine(0, m).length + 1, 0);
+  const shownEpisodes = takeWithin(episodes, (e) => renderEpisodeLine(0, e), size.maxPromptChars - memoryChars - HEADINGS_CHARS);
   const episodeIds = new ShortIds();
   const memoryIds = new ShortIds();
-  const prompt = ['## Memories', ...memories.map((m) => renderMemoryLine(memoryIds.add(m.id), m)), '', '## Important recent episodes', ...episodes.map((e) => renderEpisodeLine(episodeIds.add(e.id), e))].join('\n');
+  const prompt = ['## Memories', ...shownMemories.map((m) => renderMemoryLine(memoryIds.add(m.id), m)), '', '## Important recent episodes', ...shownEpisodes.map((e) => renderEpisodeLine(episodeIds.add(e.id), e))].join('\n');
   const { value, responses } = await completeStructured(
     deps.llm,
-    { system: SYSTEM, messages: [{ role: 'user', content: prompt }], maxTokens: 1024, temperature: 0, purpose: 'reflection', scopeId, runId: origin.runId },
+    { system: SYSTEM, messages: [{ role: 'user', content: prompt }], maxTokens: size.maxAnswerTokens, temperature: 0, purpose: 'reflection', scopeId, runId: origin.runId },
     answerSchema,
   );
   const known = new Set(memories.map((m) => m.content.toLowerCase().trim()));

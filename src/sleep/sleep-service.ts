@@ -192,6 +192,7 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
           const r = await consolidator.consolidateBatch({ scopeId, runId: ctx.runId, now: ctx.now, tokenBudgetLeft: llm.left(), llm });
           responses.push(...r.responses);
           if (r.plan) rejected.push(...r.plan.rejected.map((x) => `${x.operation}: ${x.reason}`));
+          rejected.push(...(r.refused ?? []).map((x) => `${x.operation}: ${x.reason}`));
           if (r.status === 'applied') {
             batches++;
             episodes += r.episodeCount;
@@ -199,6 +200,12 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
             outcome = { status: 'succeeded', detail: `${episodes} episode(s) consolidated` };
             if (r.leftOver > 0) {
               outcome = { status: 'deferred', detail: `daily token budget spent; ${r.leftOver} episode(s) wait for tomorrow` };
+              break;
+            }
+            // Episodes whose answer could not be used are retried by a later run, not this one:
+            // the scheduler's next run is the backoff, and they come back in smaller prompts.
+            if ((r.retryLater ?? 0) > 0) {
+              outcome = { status: 'succeeded', detail: `${episodes} episode(s) consolidated; ${r.retryLater} wait for a later run (answer unusable)` };
               break;
             }
             continue;
@@ -240,9 +247,9 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
     },
     async decay(scopeId, ctx) {
       const r = await decayScope(prisma, scopeId, { runId: ctx.runId, now: ctx.now }, deps.decay);
-      if (r.decayed > 0) await regenerateSoul(prisma, scopeId, { now: ctx.now, runId: ctx.runId });
+      if (r.decayed + r.expired > 0) await regenerateSoul(prisma, scopeId, { now: ctx.now, runId: ctx.runId });
       await prisma.sleepRun.updateMany({ where: { id: ctx.runId }, data: { stats: { ...r } } });
-      return { status: r.decayed + r.importanceAdjusted > 0 ? 'succeeded' : 'skipped', detail: `${r.decayed} decayed, ${r.deactivated} faded, ${r.importanceAdjusted} importance adjusted` };
+      return { status: r.decayed + r.expired + r.importanceAdjusted > 0 ? 'succeeded' : 'skipped', detail: `${r.decayed} decayed, ${r.deactivated} faded (${r.expired} past events), ${r.importanceAdjusted} importance adjusted` };
     },
     async digest(scopeId, ctx) {
       const digest = await buildDigest(prisma, scopeId, { periodEnd: ctx.periodEnd ?? ctx.now, now: ctx.now });

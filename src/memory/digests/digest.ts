@@ -37,6 +37,11 @@ export const DIGEST_MAX_ATTEMPTS = 5;
 const ACTIONS: readonly DigestAction[] = ['create', 'update', 'contradict', 'deactivate'];
 const HEADINGS: Record<DigestAction, string> = { create: 'New', update: 'Updated', contradict: 'Contradicted', deactivate: 'Faded' };
 const REINFORCING = ['reinforce', 'revive'];
+/**
+ * The audit action consolidation writes when it gives up on messages (the memory domain names it
+ * so sleep writes and the digest reads the same word without memory importing sleep).
+ */
+export const GAVE_UP_ACTION = 'consolidation_gave_up';
 
 function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
@@ -57,10 +62,11 @@ export function formatLocalMinute(date: Date, timeZone: string | null): string {
 }
 
 /** The readable digest: a title with the period, one section per kind of change, the numbered items. */
-export function renderDigest(params: { periodStart: Date; periodEnd: Date; timeZone: string | null; items: readonly DigestItem[]; reinforced: number; deferred?: number }): string {
+export function renderDigest(params: { periodStart: Date; periodEnd: Date; timeZone: string | null; items: readonly DigestItem[]; reinforced: number; deferred?: number; unlearned?: number }): string {
   const { items } = params;
   const deferred = params.deferred ?? 0;
-  if (items.length === 0 && deferred === 0) return '';
+  const unlearned = params.unlearned ?? 0;
+  if (items.length === 0 && deferred === 0 && unlearned === 0) return '';
   const zone = params.timeZone ?? 'UTC';
   const lines = [`# What I learned (${formatLocalMinute(params.periodStart, params.timeZone)} – ${formatLocalMinute(params.periodEnd, params.timeZone)}, ${zone})`, ''];
   for (const action of ACTIONS) {
@@ -70,6 +76,7 @@ export function renderDigest(params: { periodStart: Date; periodEnd: Date; timeZ
   }
   if (params.reinforced > 0) lines.push(`I was also reminded ${params.reinforced} ${params.reinforced === 1 ? 'time' : 'times'} of things I already knew.`, '');
   if (deferred > 0) lines.push(`I put off sorting through our conversations ${deferred === 1 ? 'once' : `${deferred} times`} because today's thinking budget was spent; I'll catch up tomorrow.`, '');
+  if (unlearned > 0) lines.push(`${unlearned} ${unlearned === 1 ? 'message' : 'messages'} could not be learned from: my model gave no usable answer about ${unlearned === 1 ? 'it' : 'them'} after several tries.`, '');
   if (items.length > 0) lines.push(`To make me forget an item, answer /forget and its number (e.g. /forget ${items[0]!.n}).`, '');
   return lines.join('\n');
 }
@@ -81,6 +88,11 @@ function jsonObject(value: Prisma.JsonValue | null): Record<string, unknown> {
 function stringField(value: Prisma.JsonValue | null, key: string): string | undefined {
   const v = jsonObject(value)[key];
   return typeof v === 'string' ? v : undefined;
+}
+
+function numberField(value: Prisma.JsonValue | null, key: string): number {
+  const v = jsonObject(value)[key];
+  return typeof v === 'number' ? v : 0;
 }
 
 /** The items stored on a digest row (unknown shapes are dropped). */
@@ -176,7 +188,10 @@ export async function buildDigest(prisma: PrismaClient, scopeId: string, options
   const { items, reinforced } = await readPeriod(prisma, scopeId, periodStart, periodEnd);
   // Consolidation deferred by the daily token budget is said in the digest too (and in the log).
   const deferred = await prisma.sleepRun.count({ where: { scopeId, kind: 'consolidate', status: 'deferred', startedAt: { gte: periodStart, lt: periodEnd } } });
-  const content = renderDigest({ periodStart, periodEnd, timeZone: scope.timezone, items, reinforced, deferred });
+  // Messages consolidation gave up on (sleep/consolidation: audit action 'consolidation_gave_up').
+  const gaveUp = await prisma.auditEvent.findMany({ where: { scopeId, action: GAVE_UP_ACTION, createdAt: { gte: periodStart, lt: periodEnd } }, select: { after: true } });
+  const unlearned = gaveUp.reduce((n, e) => n + numberField(e.after, 'episodes'), 0);
+  const content = renderDigest({ periodStart, periodEnd, timeZone: scope.timezone, items, reinforced, deferred, unlearned });
   try {
     return await prisma.digest.create({
       data: {

@@ -14,6 +14,12 @@ import type { Logger } from '../../shared/logger';
 import type { Episode, PrismaClient } from '../../storage/prisma';
 import { looksLikeInjection, shownToModel } from './memory-guards';
 import { ShortIds } from '../short-ids';
+import { promptSizeFor, takeWithin } from '../../llm/prompt-budget';
+
+const CREATE_ANSWER_TOKENS = 300;
+const DECISION_ANSWER_TOKENS = 400;
+/** The words around the listed lines of a capped-mode prompt ("Conversation:", "Create memory:"). */
+const FRAMING_CHARS = 60;
 
 const memorySchema = z.object({ content: z.string().trim().max(200).default('') });
 const decisionSchema = z.object({
@@ -48,16 +54,20 @@ export interface CappedResult {
 export async function rememberConversation(
   deps: { prisma: PrismaClient; llm: LanguageModel; index?: VectorIndex; logger: Logger },
   scopeId: string,
-  episodes: readonly Episode[],
+  conversation: readonly Episode[],
   cap: number,
   origin: ChangeOrigin,
 ): Promise<CappedResult> {
   const { prisma } = deps;
   const log = deps.logger.child({ component: 'capped-memory' });
+  // Sized to the model's window: the turns that fit, from the start; the rest of a long
+  // conversation is not marked consolidated and is remembered by a later run.
+  const size = promptSizeFor({ contextWindow: deps.llm.contextWindow, system: CREATE_SYSTEM, maxAnswerTokens: CREATE_ANSWER_TOKENS });
   const ids = new ShortIds();
+  const episodes = takeWithin(conversation, (e) => transcriptLine(0, e), size.maxPromptChars - FRAMING_CHARS);
   const transcript = episodes.map((e) => transcriptLine(ids.add(e.id), e)).join('\n');
   const responses: LlmResponse[] = [];
-  const made = await completeStructured(deps.llm, { system: CREATE_SYSTEM, messages: [{ role: 'user', content: `Conversation:\n${transcript}\n\nCreate memory:` }], maxTokens: 300, temperature: 0, purpose: 'capped-memory', scopeId, runId: origin.runId }, memorySchema);
+  const made = await completeStructured(deps.llm, { system: CREATE_SYSTEM, messages: [{ role: 'user', content: `Conversation:\n${transcript}\n\nCreate memory:` }], maxTokens: size.maxAnswerTokens, temperature: 0, purpose: 'capped-memory', scopeId, runId: origin.runId }, memorySchema);
   responses.push(...made.responses);
   const content = made.value.content;
   // The person's own turns; one that tries to instruct the memory system was withheld from the model and is no evidence.
@@ -81,7 +91,11 @@ export async function rememberConversation(
   if (active.length <= cap) return { created: true, memoryId: created.id, removedIds: [], responses };
 
   const shortIds = new ShortIds();
-  const list = active.filter((m) => m.id !== created.id).map((m) => `${shortIds.add(m.id)}. [${m.createdAt.toISOString().slice(0, 10)}] ${m.content}`);
+  const decideSize = promptSizeFor({ contextWindow: deps.llm.contextWindow, system: compactionSystem(cap), maxAnswerTokens: DECISION_ANSWER_TOKENS });
+  const memoryLine = (n: number, m: (typeof active)[number]) => `${n}. [${m.createdAt.toISOString().slice(0, 10)}] ${m.content}`;
+  // The oldest memories that fit the window: the model chooses among those shown (FIFO removes the oldest anyway).
+  const candidates = takeWithin(active.filter((m) => m.id !== created.id), (m) => memoryLine(0, m), decideSize.maxPromptChars - created.content.length - FRAMING_CHARS);
+  const list = candidates.map((m) => memoryLine(shortIds.add(m.id), m));
   const newest = shortIds.add(created.id);
   let compaction: CappedResult['compaction'] = 'fifo';
   let removed: string[] = [];
@@ -89,7 +103,7 @@ export async function rememberConversation(
   try {
     const decided = await completeStructured(
       deps.llm,
-      { system: compactionSystem(cap), messages: [{ role: 'user', content: `Existing memories:\n${list.join('\n')}\n\nNew memory:\n${newest}. ${created.content}` }], maxTokens: 400, temperature: 0, purpose: 'capped-compaction', scopeId, runId: origin.runId },
+      { system: compactionSystem(cap), messages: [{ role: 'user', content: `Existing memories:\n${list.join('\n')}\n\nNew memory:\n${newest}. ${created.content}` }], maxTokens: decideSize.maxAnswerTokens, temperature: 0, purpose: 'capped-compaction', scopeId, runId: origin.runId },
       decisionSchema,
     );
     responses.push(...decided.responses);

@@ -8,21 +8,23 @@
  * leaves every episode of the batch unconsolidated with one more attempt counted; they are
  * retried on a later run (with backoff, up to a cap).
  */
-import { completeStructured } from '../../llm/structured';
+import { completeStructured, isCutOff } from '../../llm/structured';
 import { LlmError, type LanguageModel, type LlmResponse } from '../../llm/language-model';
 import type { Embedder } from '../../memory/embeddings/embedder';
 import type { HybridSearch } from '../../memory/retrieval/hybrid-search';
 import type { VectorIndex } from '../../memory/vectors/vector-index';
 import type { Logger } from '../../shared/logger';
 import type { Episode, Memory, PrismaClient } from '../../storage/prisma';
-import { relayedFromOf } from '../../memory/memories/memory-guards';
+import { looksLikeInjection, relayedFromOf } from '../../memory/memories/memory-guards';
 import { applyPlan, type AppliedPlan } from './apply-plan';
-import { DEFAULT_PACKING, groupEpisodes, packGroups, packingFor, type PackingLimits } from './grouping';
-import { consolidationAnswerSchema } from './operations';
+import { DEFAULT_PACKING, groupEpisodes, halveGroups, packGroups, packingFor, splitForAttempts, type PackingLimits } from './grouping';
+import { consolidationAnswerSchema, type ConsolidationAnswer } from './operations';
 import { makePlan, mergePlans, type Plan } from './plan';
 import { buildConsolidationPrompt, CONSOLIDATION_SYSTEM_PROMPT, type PromptEpisodeGroup } from './prompt';
 import { ShortIds } from '../../memory/short-ids';
+import { GAVE_UP_ACTION } from '../../memory/digests/digest';
 import { isBudgetError } from '../token-budget';
+import { resolveRelativeDates } from '../../shared/relative-dates';
 
 export interface ConsolidatorOptions {
   /** Episodes gathered per batch (seed 000: 100). */
@@ -62,6 +64,10 @@ export interface BatchResult {
   readonly error?: unknown;
   /** Episodes left for another run because the budget ran out part way. */
   readonly leftOver: number;
+  /** Episodes whose answers could not be used (see {@link answerProblem}): retried on a later run. */
+  readonly retryLater?: number;
+  /** What the planner refused in answers that could not be used (the plan holds the rest). */
+  readonly refused?: Plan['rejected'];
   /** Short ids and rows of what the prompts showed, for the dry-run diff. */
   readonly shown: { readonly episodes: readonly Episode[]; readonly memories: readonly Memory[] };
 }
@@ -70,6 +76,46 @@ export interface Consolidator {
   consolidateBatch(request: BatchRequest): Promise<BatchResult>;
   /** Unconsolidated episodes still eligible (attempts below the cap). */
   pendingCount(scopeId: string): Promise<number>;
+}
+
+/** A person's turn with at least this many words may hold something worth learning. */
+const SUBSTANTIVE_WORDS = 4;
+
+/**
+ * Why an answer that learned nothing cannot be trusted to mean "nothing to learn", or undefined
+ * when it can. A weak model answers `{}` or cites only what the planner refuses; marking such a
+ * batch consolidated would lose the person's words for good. The cheap test: the prompt held a
+ * substantive turn of the person's (a few words, not an injection attempt), no memory, entity
+ * or link operation survived, and the model either had operations refused or wrote an empty
+ * answer without saying `nothing`. Importance scores alone count as "read, nothing learned".
+ */
+export function answerProblem(answer: ConsolidationAnswer, plan: Plan, episodes: readonly Episode[]): string | undefined {
+  const learned = plan.create.length + plan.reinforce.length + plan.update.length + plan.contradict.length + plan.decay.length + plan.connect.length + plan.entities.length;
+  if (learned > 0 || (answer.nothing !== undefined && answer.nothing !== false)) return undefined;
+  const substantive = episodes.some((e) => e.role === 'user' && !looksLikeInjection(e.content) && e.content.trim().split(/\s+/).length >= SUBSTANTIVE_WORDS);
+  if (!substantive) return undefined;
+  if (plan.rejected.length > 0) return `every operation was refused (${plan.rejected.length})`;
+  if (plan.importance.length === 0 && plan.summaries.length === 0) return 'the answer was empty and did not say there was nothing to learn';
+  return undefined;
+}
+
+/**
+ * The plan with relative dates in what it writes ("appointment tomorrow") made absolute
+ * ("appointment on 2026-03-06"), resolved against the local day of the first episode each
+ * statement cites, in the scope's time zone: the memory is read long after "tomorrow" passed.
+ */
+export function withAbsoluteDates(plan: Plan, episodes: readonly Episode[], timeZone: string | null): Plan {
+  const byId = new Map(episodes.map((e) => [e.id, e]));
+  const resolve = (content: string, sources: readonly string[]) => {
+    const at = sources.map((id) => byId.get(id)?.timestamp).find((t) => t !== undefined);
+    return at ? resolveRelativeDates(content, { at, timeZone }) : content;
+  };
+  return {
+    ...plan,
+    create: plan.create.map((m) => ({ ...m, content: resolve(m.content, m.sourceEpisodeIds) })),
+    update: plan.update.map((u) => ({ ...u, content: resolve(u.content, u.sourceEpisodeIds) })),
+    contradict: plan.contradict.map((c) => ({ ...c, statement: { ...c.statement, content: resolve(c.statement.content, c.statement.sourceEpisodeIds) } })),
+  };
 }
 
 /** About 4 characters a token for English prose; a prompt's tokens before sending it. */
@@ -86,8 +132,10 @@ export function createConsolidator(deps: {
   readonly logger: Logger;
   readonly options?: Partial<ConsolidatorOptions>;
 }): Consolidator {
-  const maxAnswerTokens = deps.options?.maxAnswerTokens ?? DEFAULT_CONSOLIDATOR_OPTIONS.maxAnswerTokens;
-  const options = { ...DEFAULT_CONSOLIDATOR_OPTIONS, packing: packingFor(deps.llm.contextWindow, maxAnswerTokens), ...deps.options };
+  // The answer never takes more than half the window (a small local model would otherwise be
+  // asked for more answer than its whole window holds); prompts are packed in what is left.
+  const maxAnswerTokens = Math.min(deps.options?.maxAnswerTokens ?? DEFAULT_CONSOLIDATOR_OPTIONS.maxAnswerTokens, Math.floor(deps.llm.contextWindow / 2));
+  const options = { ...DEFAULT_CONSOLIDATOR_OPTIONS, packing: packingFor(deps.llm.contextWindow, maxAnswerTokens), ...deps.options, maxAnswerTokens };
   const log = deps.logger.child({ component: 'consolidation' });
   const { prisma } = deps;
 
@@ -134,6 +182,24 @@ export function createConsolidator(deps: {
     }
   }
 
+  /**
+   * One more failed attempt for `ids`; those that reach the cap are given up on, with an audit
+   * event counting them (the next digest says how many messages could not be learned from).
+   */
+  async function countAttempt(scopeId: string, ids: readonly string[], runId: string, now: Date): Promise<void> {
+    await prisma.episode.updateMany({ where: { scopeId, id: { in: [...ids] } }, data: { consolidationAttempts: { increment: 1 } } });
+    const exhausted = await prisma.episode.findMany({ where: { scopeId, id: { in: [...ids] }, consolidated: false, consolidationAttempts: options.maxAttempts }, select: { id: true } });
+    if (exhausted.length === 0) return;
+    await prisma.auditEvent.create({
+      data: {
+        scopeId, runId, action: GAVE_UP_ACTION, subjectType: 'scope', subjectId: scopeId, createdAt: now,
+        after: { episodes: exhausted.length, episodeIds: exhausted.map((e) => e.id) },
+        reason: `no usable answer after ${options.maxAttempts} attempts; these messages are no longer consolidated`,
+      },
+    });
+    log.warn('gave up consolidating episodes after too many attempts', { scopeId, runId, episodes: exhausted.length });
+  }
+
   return {
     pendingCount: (scopeId) => prisma.episode.count({ where: eligible(scopeId) }),
 
@@ -144,73 +210,112 @@ export function createConsolidator(deps: {
       const empty = { responses: [], leftOver: 0, shown: { episodes: [], memories: [] } };
       if (episodes.length === 0) return { status: 'empty', episodeCount: 0, ...empty };
 
-      const prompts = packGroups(groupEpisodes(episodes), options.packing);
+      const timeZone = (await prisma.scope.findUnique({ where: { id: scopeId }, select: { timezone: true } }))?.timezone ?? null;
+      // Episodes that failed before are asked about in smaller prompts: halved once per attempt.
+      const prompts = packGroups(groupEpisodes(episodes), options.packing).flatMap((groups) =>
+        splitForAttempts(groups, Math.max(...groups.flatMap((g) => g.episodes.map((e) => e.consolidationAttempts)))));
       const plans: Plan[] = [];
       const responses: LlmResponse[] = [];
       const shownEpisodes: Episode[] = [];
       const shownMemories = new Map<string, Memory>();
+      /** Episodes whose answer could not be used: they stay pending with an attempt counted. */
+      const unusable: Episode[] = [];
+      const refused: Plan['rejected'] = [];
+      const handled = new Set<string>();
       let budget = request.tokenBudgetLeft ?? Number.POSITIVE_INFINITY;
+
+      /**
+       * Plans one prompt's groups; false when the budget stops the batch here. An answer cut off
+       * at the answer limit (even after its repair turn) is asked again in two halves, down to
+       * one episode a prompt; an answer that teaches nothing where there was something to learn
+       * leaves its episodes for a later run.
+       */
+      const ask = async (groups: readonly PromptEpisodeGroup[]): Promise<boolean> => {
+        const episodeIds = new ShortIds();
+        const memoryIds = new ShortIds();
+        const memories = await relevantMemories(scopeId, groups, now);
+        const prompt = buildConsolidationPrompt({ memories, groups, memoryIds, episodeIds });
+        const estimate = estimateTokens(CONSOLIDATION_SYSTEM_PROMPT) + estimateTokens(prompt) + options.maxAnswerTokens / 4;
+        if (estimate > budget) return false;
+        const promptEpisodes = groups.flatMap((g) => g.episodes);
+        let structured;
+        try {
+          structured = await completeStructured(
+            llm,
+            { system: CONSOLIDATION_SYSTEM_PROMPT, messages: [{ role: 'user', content: prompt }], maxTokens: options.maxAnswerTokens, temperature: 0, purpose: 'consolidation', scopeId, runId },
+            consolidationAnswerSchema,
+          );
+        } catch (error) {
+          // The budget refused this prompt (or its repair turn): like a prompt that does not fit,
+          // it and the rest wait for another day; what earlier prompts planned is applied.
+          if (isBudgetError(error)) return false;
+          if (!isCutOff(error)) throw error;
+          const halves = halveGroups(groups);
+          log.warn('a consolidation answer was cut off; asking about half as much at once', { scopeId, runId, episodes: promptEpisodes.length, split: halves !== undefined });
+          if (!halves) {
+            unusable.push(...promptEpisodes);
+            for (const e of promptEpisodes) handled.add(e.id);
+            return true;
+          }
+          return (await ask(halves[0])) && ask(halves[1]);
+        }
+        const { value, responses: calls } = structured;
+        responses.push(...calls);
+        budget -= calls.reduce((n, r) => n + r.usage.inputTokens + r.usage.outputTokens, 0);
+        const relayed = await relayedTurns(scopeId, promptEpisodes);
+        const plan = withAbsoluteDates(makePlan({ answer: value, episodes: promptEpisodes, memories, episodeIds, memoryIds, relayed }), promptEpisodes, timeZone);
+        for (const r of plan.rejected) log.warn('rejected a consolidation operation', { scopeId, runId, operation: r.operation, reason: r.reason });
+        for (const e of promptEpisodes) handled.add(e.id);
+        const problem = answerProblem(value, plan, promptEpisodes);
+        if (problem) {
+          log.warn('a consolidation answer taught nothing; its episodes stay for a later run', { scopeId, runId, episodes: promptEpisodes.length, problem });
+          unusable.push(...promptEpisodes);
+          refused.push(...plan.rejected);
+          return true;
+        }
+        plans.push(plan);
+        shownEpisodes.push(...promptEpisodes);
+        for (const m of memories) shownMemories.set(m.id, m);
+        return true;
+      };
+
       let leftOver = 0;
       try {
-        for (const [i, groups] of prompts.entries()) {
-          const episodeIds = new ShortIds();
-          const memoryIds = new ShortIds();
-          const memories = await relevantMemories(scopeId, groups, now);
-          const prompt = buildConsolidationPrompt({ memories, groups, memoryIds, episodeIds });
-          const estimate = estimateTokens(CONSOLIDATION_SYSTEM_PROMPT) + estimateTokens(prompt) + options.maxAnswerTokens / 4;
-          if (estimate > budget) {
-            leftOver = prompts.slice(i).reduce((n, p) => n + p.reduce((m, g) => m + g.episodes.length, 0), 0);
-            break;
-          }
-          const promptEpisodes = groups.flatMap((g) => g.episodes);
-          let structured;
-          try {
-            structured = await completeStructured(
-              llm,
-              { system: CONSOLIDATION_SYSTEM_PROMPT, messages: [{ role: 'user', content: prompt }], maxTokens: options.maxAnswerTokens, temperature: 0, purpose: 'consolidation', scopeId, runId },
-              consolidationAnswerSchema,
-            );
-          } catch (error) {
-            // The budget refused this prompt (or its repair turn): like a prompt that does not fit,
-            // it and the rest wait for another day; what earlier prompts planned is applied.
-            if (!isBudgetError(error)) throw error;
-            leftOver = prompts.slice(i).reduce((n, p) => n + p.reduce((m, g) => m + g.episodes.length, 0), 0);
-            break;
-          }
-          const { value, responses: calls } = structured;
-          responses.push(...calls);
-          budget -= calls.reduce((n, r) => n + r.usage.inputTokens + r.usage.outputTokens, 0);
-          const relayed = await relayedTurns(scopeId, promptEpisodes);
-          const plan = makePlan({ answer: value, episodes: promptEpisodes, memories, episodeIds, memoryIds, relayed });
-          for (const r of plan.rejected) log.warn('rejected a consolidation operation', { scopeId, runId, operation: r.operation, reason: r.reason });
-          plans.push(plan);
-          shownEpisodes.push(...promptEpisodes);
-          for (const m of memories) shownMemories.set(m.id, m);
+        for (const groups of prompts) {
+          if (await ask(groups)) continue;
+          leftOver = episodes.length - handled.size;
+          break;
         }
       } catch (error) {
         const ids = episodes.map((e) => e.id);
         // An unreachable model says nothing about the episodes: only answers that could not be
         // used count toward the attempt cap (a batch that poisons the model is given up on).
         const unavailable = error instanceof LlmError && ['timeout', 'rate_limited', 'server', 'network', 'aborted', 'auth'].includes(error.reason);
-        if (!request.dryRun && !unavailable) await prisma.episode.updateMany({ where: { scopeId, id: { in: ids } }, data: { consolidationAttempts: { increment: 1 } } });
+        if (!request.dryRun && !unavailable) await countAttempt(scopeId, ids, runId, now);
         log.error('consolidation batch failed; nothing applied, episodes stay for a later run', { scopeId, runId, episodes: ids.length, error });
         return { status: 'failed', episodeCount: episodes.length, responses, error, leftOver: 0, shown: { episodes: shownEpisodes, memories: [...shownMemories.values()] } };
+      }
+      if (unusable.length > 0 && !request.dryRun) await countAttempt(scopeId, unusable.map((e) => e.id), runId, now);
+      const retryLater = unusable.length;
+      if (plans.length === 0 && retryLater > 0) {
+        const error = new Error(`the model's answers taught nothing from ${retryLater} episode(s) with the person's words; they stay for a later run, in smaller prompts`);
+        return { status: 'failed', episodeCount: 0, responses, error, leftOver, retryLater, refused, shown: { episodes: shownEpisodes, memories: [...shownMemories.values()] } };
       }
       const shown = { episodes: shownEpisodes, memories: [...shownMemories.values()] };
       if (plans.length === 0) return { status: 'deferred', episodeCount: 0, responses, leftOver, shown };
       const plan = mergePlans(plans);
-      if (request.dryRun) return { status: 'planned', episodeCount: plan.episodeIds.length, plan, responses, leftOver, shown };
+      if (request.dryRun) return { status: 'planned', episodeCount: plan.episodeIds.length, plan, responses, leftOver, retryLater, refused, shown };
       let applied: AppliedPlan;
       try {
         applied = await applyPlan(prisma, scopeId, plan, { runId, now });
       } catch (error) {
-        await prisma.episode.updateMany({ where: { scopeId, id: { in: plan.episodeIds } }, data: { consolidationAttempts: { increment: 1 } } });
+        await countAttempt(scopeId, plan.episodeIds, runId, now);
         log.error('applying a consolidation batch failed; the transaction rolled back', { scopeId, runId, error });
         return { status: 'failed', episodeCount: plan.episodeIds.length, plan, responses, error, leftOver, shown };
       }
       await writeVectors(scopeId, applied.createdMemoryIds);
-      log.info('consolidated a batch', { scopeId, runId, episodes: plan.episodeIds.length, calls: responses.length, ...applied.counts });
-      return { status: 'applied', episodeCount: plan.episodeIds.length, plan, applied, responses, leftOver, shown };
+      log.info('consolidated a batch', { scopeId, runId, episodes: plan.episodeIds.length, retryLater, calls: responses.length, ...applied.counts });
+      return { status: 'applied', episodeCount: plan.episodeIds.length, plan, applied, responses, leftOver, retryLater, refused, shown };
     },
   };
 }

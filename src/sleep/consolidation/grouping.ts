@@ -95,3 +95,37 @@ export function packGroups(groups: readonly PromptEpisodeGroup[], limits: Packin
   flush();
   return prompts;
 }
+
+/**
+ * A prompt's groups in two halves of about equal episode counts, for asking again about less at
+ * once (after a cut-off answer, or an answer that could not be used). Whole groups go to one side
+ * when there are several; a single group is split between its turns. Undefined at the floor:
+ * one episode cannot be halved.
+ */
+export function halveGroups(groups: readonly PromptEpisodeGroup[]): [PromptEpisodeGroup[], PromptEpisodeGroup[]] | undefined {
+  const total = groups.reduce((n, g) => n + g.episodes.length, 0);
+  if (total <= 1) return undefined;
+  if (groups.length === 1) {
+    const only = groups[0]!;
+    const middle = Math.ceil(only.episodes.length / 2);
+    return [[{ label: only.label, episodes: only.episodes.slice(0, middle) }], [{ label: `${only.label}, continued`, episodes: only.episodes.slice(middle) }]];
+  }
+  let seen = 0;
+  let cut = 1;
+  for (; cut < groups.length - 1; cut++) {
+    seen += groups[cut - 1]!.episodes.length;
+    if (seen >= total / 2) break;
+  }
+  return [groups.slice(0, cut), groups.slice(cut)];
+}
+
+/**
+ * A packed prompt cut into smaller ones for episodes that failed before: halved once per
+ * attempt already counted, so a batch a model could not handle is asked about in ever smaller
+ * parts (down to one episode a prompt) before it is given up on.
+ */
+export function splitForAttempts(groups: readonly PromptEpisodeGroup[], attempts: number): PromptEpisodeGroup[][] {
+  let parts: PromptEpisodeGroup[][] = [[...groups]];
+  for (let i = 0; i < attempts; i++) parts = parts.flatMap((p) => halveGroups(p) ?? [p]);
+  return parts;
+}

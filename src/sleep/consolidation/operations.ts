@@ -46,6 +46,11 @@ export const consolidationAnswerSchema = z.object({
       }),
     )
     .default([]),
+  /**
+   * The model's explicit "nothing here is worth remembering" (a reason, or true): an answer
+   * without a single operation is accepted only with it (see `answerProblem` in consolidator.ts).
+   */
+  nothing: z.union([z.boolean(), z.string().trim().max(500)]).optional(),
 });
 
 export type ConsolidationAnswer = z.infer<typeof consolidationAnswerSchema>;
