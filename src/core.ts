@@ -136,6 +136,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     guard: indexGuard,
     logger,
     consolidator: { maxAttempts: config.sleep.maxAttempts },
+    soul: { maxTokens: config.sleep.soulMaxTokens, defaultTimeZone: config.timeZone },
   });
   const forget = createForgetService({
     prisma: db.prisma,
@@ -144,6 +145,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     logger,
     exportsDir: path.join(config.dataDir, 'exports'),
     pendingFile: path.join(config.dataDir, FORGET_PENDING_FILE),
+    soul: { maxTokens: config.sleep.soulMaxTokens, defaultTimeZone: config.timeZone },
   });
   // A forget killed after its commit left the full-text purge, the checkpoints or vector deletes undone.
   await forget.repair();

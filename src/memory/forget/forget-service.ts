@@ -48,6 +48,8 @@ export interface ForgetServiceDeps {
    * a process that died at the next start.
    */
   readonly pendingFile?: string;
+  /** How the soul is rebuilt after a forget: SOUL_MAX_TOKENS and the default time zone. */
+  readonly soul?: { readonly maxTokens?: number; readonly defaultTimeZone?: string };
   readonly logger: Logger;
   readonly clock?: () => Date;
 }
@@ -266,7 +268,7 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
       if (request.holds) redacted += await forgetWordsEverywhere(tx, scopeId, request.holds, now);
       const scrubbed = await scrubDigests(tx, scopeId, [...removed], request.holds);
       // Inside the transaction: no moment exists at which the memory is gone and the soul still quotes it.
-      const soul = await regenerateSoulIn(tx, scopeId, { now });
+      const soul = await regenerateSoulIn(tx, scopeId, { ...deps.soul, now });
       // Before the commit: a crash after it must not leave the text in an export (a crash before it leaves less text, never more).
       let files = 0;
       if (deps.exportsDir) {
@@ -346,7 +348,7 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
           await tx.auditEvent.create({
             data: { scopeId, action: 'forget', subjectType: 'scope', subjectId: scopeId, after: { removed: ids.length }, reason: options.reason ?? 'every memory purged at the owner\u2019s request', createdAt: now },
           });
-          await regenerateSoulIn(tx, scopeId, { now });
+          await regenerateSoulIn(tx, scopeId, { ...deps.soul, now });
           return ids;
         }, TX_OPTIONS);
         if (ids.length > 0) log.info('scope purged', { scopeId, count: ids.length });
