@@ -135,7 +135,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     index: vectorIndex,
     guard: indexGuard,
     logger,
-    consolidator: { maxAttempts: config.sleep.maxAttempts },
+    consolidator: { maxAttempts: config.sleep.maxAttempts, defaultTimeZone: config.timeZone },
     soul: { maxTokens: config.sleep.soulMaxTokens, defaultTimeZone: config.timeZone },
   });
   const forget = createForgetService({
@@ -181,7 +181,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     directory: createScopeDirectory(db.prisma, scopes),
     catalog: createMemoryCatalog(db.prisma),
     episodeLog: createEpisodeLog(episodes),
-    digestBook: createDigestBook(db.prisma),
+    digestBook: createDigestBook(db.prisma, config.timeZone),
     auditLog: createAuditLog(db.prisma),
     profiles: createProfileReader(db.prisma),
     archive: createScopeArchive(db.prisma),

@@ -25,6 +25,7 @@ import { contentProblem, looksLikeInjection } from '../memory/memories/memory-gu
 import type { MemoryStore } from '../memory/memories/memory-store';
 import type { SoulReader } from '../memory/profiles/soul';
 import type { HybridSearch } from '../memory/retrieval/hybrid-search';
+import { formatLocalMinute } from '../memory/digests/digest';
 import { formatEpisode, type ContextRetriever } from '../memory/retrieval/retrieve-context';
 import { resolveScopeSettings } from '../memory/scopes/scope-settings';
 import type { Scope, ScopeDirectory } from '../memory/scopes/scopes';
@@ -212,6 +213,12 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
     }
   }
 
+  /** "Now" in the scope's zone (its own, else TZ), as the person reads their clock. */
+  function nowLine(scope: Scope, now: Date): string {
+    const zone = scope.timezone ?? config.timeZone;
+    return `Now: ${formatLocalMinute(now, zone)} (${zone}).`;
+  }
+
   function promptTurns(episodes: readonly Episode[]): PromptTurn[] {
     return episodes.map((e) => ({ id: e.id, role: e.role as PromptTurn['role'], author: e.author, content: e.content }));
   }
@@ -329,7 +336,7 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
     const shownInSoul = retrieved.filter((m) => m.kind === 'memory' && inSoul.has(m.id)).map((m) => m.id);
     // A soul stored before SOUL_MAX_TOKENS (or under a larger one) is cut to it until sleep rebuilds it.
     const soul = fitText(soulView.markdown, Math.ceil(config.sleep.soulMaxTokens * estimator.factor), estimator);
-    const built = buildPrompt({ systemPrompt: `${systemPrompt}\nNow: ${now.toISOString().slice(0, 16).replace('T', ' ')} UTC.`, soul, memories, goals, summary: memory.summary, turns: promptTurns(turns), tools: tools.definitions, budget, estimator, showAuthors: message.scopeKind === 'group' });
+    const built = buildPrompt({ systemPrompt: `${systemPrompt}\n${nowLine(scope, now)}`, soul, memories, goals, summary: memory.summary, turns: promptTurns(turns), tools: tools.definitions, budget, estimator, showAuthors: message.scopeKind === 'group' });
     memory = { ...memory, state: { ...memory.state, goals } };
 
     // A message that tries to instruct the memory system anywhere in what the model reads: no memory writes this reply.

@@ -42,7 +42,7 @@ export interface SleepServiceDeps {
   readonly logger: Logger;
   readonly consolidator?: Partial<ConsolidatorOptions>;
   readonly decay?: DecayOptions;
-  /** How the soul is rebuilt: SOUL_MAX_TOKENS and the time zone of scopes that name none. */
+  /** SOUL_MAX_TOKENS, and the zone (TZ) of scopes that name none: the soul and digests are written in it. */
   readonly soul?: { readonly maxTokens?: number; readonly defaultTimeZone?: string };
 }
 
@@ -247,7 +247,7 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
       return { status: r.decayed + r.importanceAdjusted > 0 ? 'succeeded' : 'skipped', detail: `${r.decayed} decayed, ${r.deactivated} faded, ${r.importanceAdjusted} importance adjusted` };
     },
     async digest(scopeId, ctx) {
-      const digest = await buildDigest(prisma, scopeId, { periodEnd: ctx.periodEnd ?? ctx.now, now: ctx.now });
+      const digest = await buildDigest(prisma, scopeId, { periodEnd: ctx.periodEnd ?? ctx.now, now: ctx.now, defaultTimeZone: deps.soul?.defaultTimeZone });
       return { status: digest.status === 'empty' ? 'skipped' : 'succeeded', detail: digest.status === 'empty' ? 'nothing to report' : `digest ${digest.id} with ${Array.isArray(digest.items) ? digest.items.length : 0} item(s)` };
     },
   };
