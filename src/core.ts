@@ -140,7 +140,8 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     index: vectorIndex,
     guard: indexGuard,
     logger,
-    consolidator: { maxAttempts: config.sleep.maxAttempts },
+    consolidator: { maxAttempts: config.sleep.maxAttempts, defaultTimeZone: config.timeZone },
+    soul: { maxTokens: config.sleep.soulMaxTokens, defaultTimeZone: config.timeZone },
   });
   const forget = createForgetService({
     prisma: db.prisma,
@@ -149,6 +150,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     logger,
     exportsDir: path.join(config.dataDir, 'exports'),
     pendingFile: path.join(config.dataDir, FORGET_PENDING_FILE),
+    soul: { maxTokens: config.sleep.soulMaxTokens, defaultTimeZone: config.timeZone },
   });
   // A forget killed after its commit left the full-text purge, the checkpoints or vector deletes undone.
   await forget.repair();
@@ -185,7 +187,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     directory: createScopeDirectory(db.prisma, scopes),
     catalog: createMemoryCatalog(db.prisma),
     episodeLog: createEpisodeLog(episodes),
-    digestBook: createDigestBook(db.prisma),
+    digestBook: createDigestBook(db.prisma, config.timeZone),
     auditLog: createAuditLog(db.prisma),
     profiles: createProfileReader(db.prisma),
     archive: createScopeArchive(db.prisma),

@@ -25,6 +25,7 @@ import { contentProblem, looksLikeInjection } from '../memory/memories/memory-gu
 import type { MemoryStore } from '../memory/memories/memory-store';
 import type { SoulReader } from '../memory/profiles/soul';
 import type { HybridSearch } from '../memory/retrieval/hybrid-search';
+import { formatLocalMinute } from '../memory/digests/digest';
 import { formatEpisode, type ContextRetriever } from '../memory/retrieval/retrieve-context';
 import { resolveScopeSettings } from '../memory/scopes/scope-settings';
 import type { Scope } from '../memory/records';
@@ -213,6 +214,12 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
     }
   }
 
+  /** "Now" in the scope's zone (its own, else TZ), as the person reads their clock. */
+  function nowLine(scope: Scope, now: Date): string {
+    const zone = scope.timezone ?? config.timeZone;
+    return `Now: ${formatLocalMinute(now, zone)} (${zone}).`;
+  }
+
   function promptTurns(episodes: readonly Episode[]): PromptTurn[] {
     return episodes.map((e) => ({ id: e.id, role: e.role as PromptTurn['role'], author: e.author, content: e.content }));
   }
@@ -316,13 +323,21 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
     // left stored but unrecorded in the state.
     const turns = await store.recentTurns(memory);
     memory = { ...memory, lastActivityAt: now, state: { ...memory.state, recentTurnIds: turns.map((t) => t.id), lastTurn: Math.max(memory.state.lastTurn, ...turns.map((t) => t.turn ?? -1)) } };
-    const [{ memories, notes }, soul, goals] = await Promise.all([
+    const [{ memories: retrieved, notes }, soulView, goals] = await Promise.all([
       contextOf(memory, content, memory.state.recentTurnIds, now),
-      params.soul.markdown(scope.id).catch((error: unknown) => (log.warn('soul unavailable for this reply', { scope: scope.key, error }), '')),
+      params.soul.read(scope.id).catch((error: unknown) => (log.warn('soul unavailable for this reply', { scope: scope.key, error }), { markdown: '', memoryIds: [] as string[] })),
       // Seed 000 activeGoals: goal memories, plus scheduled tasks once a scheduler of tasks exists.
       memoryStore.activeGoals(scope.id).catch((error: unknown) => (log.warn('goals unavailable for this reply', { scope: scope.key, error }), [] as string[])),
     ]);
-    const built = buildPrompt({ systemPrompt: `${systemPrompt}\nNow: ${now.toISOString().slice(0, 16).replace('T', ' ')} UTC.`, soul, memories, goals, summary: memory.summary, turns: promptTurns(turns), tools: tools.definitions, budget, estimator, showAuthors: message.scopeKind === 'group' });
+    // The soul is in every prompt: a memory it states is not listed again among the retrieved ones.
+    const inSoul = new Set(soulView.memoryIds);
+    const memories = retrieved.filter((m) => m.kind !== 'memory' || !inSoul.has(m.id));
+    // Those the message brought up still count as shown: the reply may repeat them, and sleep
+    // must not learn them back from it.
+    const shownInSoul = retrieved.filter((m) => m.kind === 'memory' && inSoul.has(m.id)).map((m) => m.id);
+    // A soul stored before SOUL_MAX_TOKENS (or under a larger one) is cut to it until sleep rebuilds it.
+    const soul = fitText(soulView.markdown, Math.ceil(config.sleep.soulMaxTokens * estimator.factor), estimator);
+    const built = buildPrompt({ systemPrompt: `${systemPrompt}\n${nowLine(scope, now)}`, soul, memories, goals, summary: memory.summary, turns: promptTurns(turns), tools: tools.definitions, budget, estimator, showAuthors: message.scopeKind === 'group' });
     memory = { ...memory, state: { ...memory.state, goals } };
 
     // A message that tries to instruct the memory system anywhere in what the model reads: no memory writes this reply.
@@ -342,7 +357,7 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
     const replyAt = new Date(Math.max(now.getTime(), message.timestamp.getTime() + 1));
     const reply = await storeTurn(scope, message.channel, {
       role: 'agent', content: text, author: agentName, channel: message.channel, timestamp: replyAt.toISOString(), conversationId: memory.conversationId,
-      metadata: { kind: 'reply', injectedMemoryIds: built.memoryIds, ...(outcome.called.length > 0 && { toolsUsed: outcome.called }), tokens: { estimated: built.tokens.prompt, reported: reported.inputTokens } },
+      metadata: { kind: 'reply', injectedMemoryIds: [...built.memoryIds, ...shownInSoul], ...(outcome.called.length > 0 && { toolsUsed: outcome.called }), tokens: { estimated: built.tokens.prompt, reported: reported.inputTokens } },
     });
     const replyEpisode = reply.episode!;
     const allTurns = [...turns, replyEpisode];
@@ -372,7 +387,7 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
       episodeIds: { user: userEpisode.id, reply: replyEpisode.id, notes: outcome.results.map((r) => r.noteEpisodeId).filter((id): id is string => id !== undefined) },
       tokens: built.tokens,
       reported,
-      memoryIds: built.memoryIds,
+      memoryIds: [...built.memoryIds, ...shownInSoul],
       toolCalls: outcome.called,
       compaction,
     };

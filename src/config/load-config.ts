@@ -60,6 +60,8 @@ export interface SleepConfig {
   readonly dailyTokenBudget: number;
   /** HH:MM, local to each scope. */
   readonly digestTime: string;
+  /** Size of the soul in estimated tokens (SOUL_MAX_TOKENS; see src/memory/profiles/soul.ts). */
+  readonly soulMaxTokens: number;
 }
 
 /** The compaction strategies of seed 002 (src/agent/compaction-strategies.ts). */
@@ -202,6 +204,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       maxAttempts: env.SLEEP_MAX_ATTEMPTS,
       dailyTokenBudget: env.SLEEP_DAILY_TOKEN_BUDGET,
       digestTime: env.DIGEST_TIME,
+      soulMaxTokens: env.SOUL_MAX_TOKENS,
     },
     agent: {
       contextTokens: env.AGENT_CONTEXT_TOKENS,

@@ -101,6 +101,7 @@ export const envSchema = z.object({
   SLEEP_MAX_ATTEMPTS: int(1, 1_000).default(5),
   SLEEP_DAILY_TOKEN_BUDGET: int(0, 1_000_000_000).default(200_000),
   DIGEST_TIME: clockTime.default('21:00'),
+  SOUL_MAX_TOKENS: int(100, 1_000_000).default(1_500),
 
   // Agent (replies, working memory, compaction)
   AGENT_CONTEXT_TOKENS: int(512, 10_000_000).optional(),
@@ -160,6 +161,7 @@ export const settingDocs: Record<keyof Env, string> = {
   SLEEP_MAX_ATTEMPTS: 'Failed consolidation attempts after which an episode is left alone (and reported).',
   SLEEP_DAILY_TOKEN_BUDGET: 'Model tokens (input + output) one scope may spend per local day on sleep work; 0 = unlimited.',
   DIGEST_TIME: 'Local time of day (HH:MM, in the scope time zone) when the daily digest is due.',
+  SOUL_MAX_TOKENS: 'Size of the soul (the profile in every reply prompt) in estimated tokens; the best-ranked memories are kept.',
   AGENT_CONTEXT_TOKENS: "Tokens of the model's window the agent budgets a reply in (prompt + answer); default: the model's context window.",
   AGENT_MEMORY_TOKENS: 'Most tokens of relevant memories (and recent episodes of other conversations) put into a reply prompt.',
   AGENT_SUMMARY_TOKENS: 'Most tokens of the running summary of older turns.',

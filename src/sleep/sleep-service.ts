@@ -42,6 +42,8 @@ export interface SleepServiceDeps {
   readonly logger: Logger;
   readonly consolidator?: Partial<ConsolidatorOptions>;
   readonly decay?: DecayOptions;
+  /** SOUL_MAX_TOKENS, and the zone (TZ) of scopes that name none: the soul and digests are written in it. */
+  readonly soul?: { readonly maxTokens?: number; readonly defaultTimeZone?: string };
 }
 
 /** What one consolidation job did, for the SleepRun row, the CLI and tests. */
@@ -135,7 +137,7 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
       out.staleConversations = await endStaleConversations(prisma, scopeId, ctx.now);
     });
     await step('soul', async () => {
-      const r = await regenerateSoul(prisma, scopeId, { now: ctx.now, runId: ctx.runId });
+      const r = await regenerateSoul(prisma, scopeId, { ...deps.soul, now: ctx.now, runId: ctx.runId });
       out.soulVersion = r.version;
     });
     return out;
@@ -247,12 +249,12 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
     },
     async decay(scopeId, ctx) {
       const r = await decayScope(prisma, scopeId, { runId: ctx.runId, now: ctx.now }, deps.decay);
-      if (r.decayed + r.expired > 0) await regenerateSoul(prisma, scopeId, { now: ctx.now, runId: ctx.runId });
+      if (r.decayed + r.expired > 0) await regenerateSoul(prisma, scopeId, { ...deps.soul, now: ctx.now, runId: ctx.runId });
       await prisma.sleepRun.updateMany({ where: { id: ctx.runId }, data: { stats: { ...r } } });
       return { status: r.decayed + r.expired + r.importanceAdjusted > 0 ? 'succeeded' : 'skipped', detail: `${r.decayed} decayed, ${r.deactivated} faded (${r.expired} past events), ${r.importanceAdjusted} importance adjusted` };
     },
     async digest(scopeId, ctx) {
-      const digest = await buildDigest(prisma, scopeId, { periodEnd: ctx.periodEnd ?? ctx.now, now: ctx.now });
+      const digest = await buildDigest(prisma, scopeId, { periodEnd: ctx.periodEnd ?? ctx.now, now: ctx.now, defaultTimeZone: deps.soul?.defaultTimeZone });
       return { status: digest.status === 'empty' ? 'skipped' : 'succeeded', detail: digest.status === 'empty' ? 'nothing to report' : `digest ${digest.id} with ${Array.isArray(digest.items) ? digest.items.length : 0} item(s)` };
     },
   };

@@ -35,9 +35,10 @@ export interface DigestBook {
   interrupted(channel: string): Promise<Array<{ id: string; scopeId: string }>>;
 }
 
-export function createDigestBook(prisma: PrismaClient): DigestBook {
+/** `defaultTimeZone`: the zone (TZ) digests of scopes naming none are written in. */
+export function createDigestBook(prisma: PrismaClient, defaultTimeZone?: string): DigestBook {
   return {
-    build: async (scopeId, options) => showStoredValue(await buildDigest(prisma, scopeId, options)),
+    build: async (scopeId, options) => showStoredValue(await buildDigest(prisma, scopeId, { ...options, defaultTimeZone })),
     latestSent: async (scopeId) => {
       const digest = await prisma.digest.findFirst({ where: { scopeId, status: 'sent' }, orderBy: { periodEnd: 'desc' } });
       return digest && showStoredValue(digest);

@@ -172,7 +172,7 @@ function isUniqueViolation(error: unknown): boolean {
  * period is returned as it is. A period with nothing to say is stored as 'empty' with no
  * content, so the next period starts after it and nothing is sent.
  */
-export async function buildDigest(prisma: PrismaClient, scopeId: string, options: { periodEnd: Date; now: Date }): Promise<Digest> {
+export async function buildDigest(prisma: PrismaClient, scopeId: string, options: { periodEnd: Date; now: Date; defaultTimeZone?: string }): Promise<Digest> {
   const { periodEnd, now } = options;
   const existing = await prisma.digest.findUnique({ where: { scopeId_periodEnd: { scopeId, periodEnd } } });
   if (existing) return existing;
@@ -188,10 +188,11 @@ export async function buildDigest(prisma: PrismaClient, scopeId: string, options
   const { items, reinforced } = await readPeriod(prisma, scopeId, periodStart, periodEnd);
   // Consolidation deferred by the daily token budget is said in the digest too (and in the log).
   const deferred = await prisma.sleepRun.count({ where: { scopeId, kind: 'consolidate', status: 'deferred', startedAt: { gte: periodStart, lt: periodEnd } } });
+  // One zone per scope: its own, else the service's TZ.
   // Messages consolidation gave up on (sleep/consolidation: audit action 'consolidation_gave_up').
   const gaveUp = await prisma.auditEvent.findMany({ where: { scopeId, action: GAVE_UP_ACTION, createdAt: { gte: periodStart, lt: periodEnd } }, select: { after: true } });
   const unlearned = gaveUp.reduce((n, e) => n + numberField(e.after, 'episodes'), 0);
-  const content = renderDigest({ periodStart, periodEnd, timeZone: scope.timezone, items, reinforced, deferred, unlearned });
+  const content = renderDigest({ periodStart, periodEnd, timeZone: scope.timezone ?? options.defaultTimeZone ?? null, items, reinforced, deferred, unlearned });
   try {
     return await prisma.digest.create({
       data: {
@@ -232,11 +233,11 @@ export async function digestItem(prisma: PrismaClient, scopeId: string, n: numbe
  * the items whose text holds what is forgotten (forgetting by words reaches items about memories
  * it did not remove, e.g. one that quoted the words).
  */
-export async function scrubDigests(tx: Tx, scopeId: string, memoryIds: readonly string[], holds?: (text: string) => boolean): Promise<number> {
+export async function scrubDigests(tx: Tx, scopeId: string, memoryIds: readonly string[], holds?: (text: string) => boolean, defaultTimeZone?: string): Promise<number> {
   if (memoryIds.length === 0 && !holds) return 0;
   const gone = new Set(memoryIds);
   const digests = await tx.digest.findMany({ where: { scopeId, status: { not: 'empty' } } });
-  const timeZone = digests.length > 0 ? ((await tx.scope.findUnique({ where: { id: scopeId }, select: { timezone: true } }))?.timezone ?? null) : null;
+  const timeZone = digests.length > 0 ? ((await tx.scope.findUnique({ where: { id: scopeId }, select: { timezone: true } }))?.timezone ?? defaultTimeZone ?? null) : null;
   let changed = 0;
   for (const digest of digests) {
     const items = digestItems(digest);

@@ -48,6 +48,8 @@ export interface ForgetServiceDeps {
    * a process that died at the next start.
    */
   readonly pendingFile?: string;
+  /** How the soul is rebuilt after a forget: SOUL_MAX_TOKENS and the default time zone. */
+  readonly soul?: { readonly maxTokens?: number; readonly defaultTimeZone?: string };
   readonly logger: Logger;
   readonly clock?: () => Date;
 }
@@ -264,9 +266,9 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
       await scrubRelatedReasons(tx, scopeId, removed);
       let redacted = await redactDerived(tx, scopeId, removal, { now, holds: request.holds });
       if (request.holds) redacted += await forgetWordsEverywhere(tx, scopeId, request.holds, now);
-      const scrubbed = await scrubDigests(tx, scopeId, [...removed], request.holds);
+      const scrubbed = await scrubDigests(tx, scopeId, [...removed], request.holds, deps.soul?.defaultTimeZone);
       // Inside the transaction: no moment exists at which the memory is gone and the soul still quotes it.
-      const soul = await regenerateSoulIn(tx, scopeId, { now });
+      const soul = await regenerateSoulIn(tx, scopeId, { ...deps.soul, now });
       // Before the commit: a crash after it must not leave the text in an export (a crash before it leaves less text, never more).
       let files = 0;
       if (deps.exportsDir) {
@@ -339,14 +341,14 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
           await tx.auditEvent.updateMany({ where: { scopeId, subjectType: { in: ['memory', 'entity'] }, action: { not: 'forget' } }, data: { before: REDACTED, after: REDACTED, reason: null } });
           await tx.memory.deleteMany({ where: { scopeId } });
           await writeTombstones(tx, scopeId, 'memory', ids);
-          await scrubDigests(tx, scopeId, ids);
+          await scrubDigests(tx, scopeId, ids, undefined, deps.soul?.defaultTimeZone);
           await redactDerived(tx, scopeId, removal, { now });
           // Everything learned goes, the profiles of people and things too (their observations cascade).
           await tx.entity.deleteMany({ where: { scopeId } });
           await tx.auditEvent.create({
             data: { scopeId, action: 'forget', subjectType: 'scope', subjectId: scopeId, after: { removed: ids.length }, reason: options.reason ?? 'every memory purged at the owner\u2019s request', createdAt: now },
           });
-          await regenerateSoulIn(tx, scopeId, { now });
+          await regenerateSoulIn(tx, scopeId, { ...deps.soul, now });
           return ids;
         }, TX_OPTIONS);
         if (ids.length > 0) log.info('scope purged', { scopeId, count: ids.length });

@@ -5,10 +5,12 @@
  * It is rendered deterministically from the scope's active, current memories above 0.5
  * confidence and its person and pet entity profiles, with no model call: a model could invent a
  * trait or keep one that was forgotten, and the soul must never say anything the memory table
- * does not (forgetting regenerates it). The version only moves when the text changes, so the
+ * does not (forgetting regenerates it). It is bounded by SOUL_MAX_TOKENS, since it goes into
+ * every reply prompt: the best-ranked memories ({@link soulRank}) are kept. The version only moves when the text changes, so the
  * audit trail and anyone caching the soul see real changes only.
  */
 import { NotFoundError } from '../../shared/errors';
+import { estimateTokens } from '../../shared/tokens';
 import type { Prisma, PrismaClient } from '../../storage/prisma';
 import { isKnowledge, KNOWLEDGE_ONLY } from '../memories/categories';
 import { relationshipState, type RelationshipState } from './relationship';
@@ -19,6 +21,19 @@ export const SOUL_MIN_CONFIDENCE = 0.5;
 export const SOUL_MAX_LINES_PER_SECTION = 40;
 /** Person and pet profiles shown, by favorability. */
 export const SOUL_MAX_ENTITIES = 30;
+/**
+ * Default size of the soul in estimated tokens (`estimateTokens`: the larger of chars/4 and
+ * words*0.75), the SOUL_MAX_TOKENS setting. The soul is in every reply prompt: unbounded, 150
+ * memories made it ~5,000 tokens, more than half of an 8k llama3.2 window.
+ */
+export const DEFAULT_SOUL_MAX_TOKENS = 1_500;
+/** People and pets take at most this share of the soul's budget; memories the rest. */
+const ENTITY_SHARE = 1 / 3;
+/** Recency half-life of the soul's ranking: a memory last confirmed 90 days ago counts 0.75. */
+const SOUL_RECENCY_HALF_LIFE_DAYS = 90;
+/** Confirmations past the first that still add weight (a fact confirmed 20 times is not 20 times truer). */
+const MAX_COUNTED_REINFORCEMENTS = 10;
+const DAY_MS = 86_400_000;
 
 /** The fields of a memory the soul reads. */
 export interface SoulMemory {
@@ -30,6 +45,10 @@ export interface SoulMemory {
   readonly active: boolean;
   readonly validFrom: Date;
   readonly validTo: Date | null;
+  /** When evidence last confirmed it (its creation when never); absent: `validFrom`. */
+  readonly lastReinforcedAt?: Date;
+  /** Times it was confirmed (1 when only learned once); absent: 1. */
+  readonly reinforcementCount?: number;
 }
 
 /** The fields of an entity profile the soul reads. */
@@ -47,7 +66,10 @@ export interface SoulSource {
   readonly timeZone: string | null;
   readonly memories: readonly SoulMemory[];
   readonly entities: readonly SoulEntity[];
+  /** Also the "now" the ranking's recency is measured from. */
   readonly updatedAt: Date;
+  /** Size of the whole document in estimated tokens (default {@link DEFAULT_SOUL_MAX_TOKENS}). */
+  readonly maxTokens?: number;
 }
 
 export interface SoulItem {
@@ -79,8 +101,10 @@ export interface SoulData {
 export interface RenderedSoul {
   readonly soul: string;
   readonly data: SoulData;
-  /** Memories the text was built from (after the per-section cap). */
+  /** Memories the text was built from (after the per-section cap and the token budget). */
   readonly memoryCount: number;
+  /** The ids of those memories: a reply prompt does not list them again among the retrieved ones. */
+  readonly memoryIds: string[];
 }
 
 export interface SoulResult {
@@ -118,6 +142,28 @@ function byConfidence(a: SoulMemory, b: SoulMemory): number {
   return b.confidence - a.confidence || b.importance - a.importance || b.validFrom.getTime() - a.validFrom.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
+/**
+ * Which memories the soul keeps when they do not all fit its budget:
+ *
+ *   rank = confidence * (0.5 + 0.5 * 0.5^(days since last confirmed / 90))
+ *                     * (1 + 0.1 * min(confirmations - 1, 10))
+ *
+ * Confidence leads (a belief held at 0.95 beats one at 0.6 of any age); recency can at most halve
+ * it, so an old certain fact stays while a stale guess goes first; each confirmation adds 10 %,
+ * up to double. Ties: importance, then newer, then id (deterministic).
+ */
+export function soulRank(m: SoulMemory, now: Date): number {
+  const confirmedAt = (m.lastReinforcedAt ?? m.validFrom).getTime();
+  const ageDays = Math.max(0, (now.getTime() - confirmedAt) / DAY_MS);
+  const recency = 0.5 + 0.5 * 0.5 ** (ageDays / SOUL_RECENCY_HALF_LIFE_DAYS);
+  const reinforcement = 1 + 0.1 * Math.min(Math.max(0, (m.reinforcementCount ?? 1) - 1), MAX_COUNTED_REINFORCEMENTS);
+  return m.confidence * recency * reinforcement;
+}
+
+function lineTokens(line: string): number {
+  return estimateTokens(line) + 1;
+}
+
 function attributesOf(value: unknown): Record<string, string> {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return {};
   const out: Record<string, string> = {};
@@ -148,22 +194,25 @@ export function renderSoul(source: SoulSource): RenderedSoul {
     .sort((a, b) => b.favorability - a.favorability || a.name.localeCompare(b.name))
     .slice(0, SOUL_MAX_ENTITIES);
 
+  const budget = source.maxTokens ?? DEFAULT_SOUL_MAX_TOKENS;
+  const kept = keptWithinBudget(source, grouped, people, budget);
   const data: Record<SectionKey, SoulItem[]> = { preferences: [], schedule: [], relationships: [], interests: [], goals: [], style: [], facts: [] };
   const body: string[] = [];
   let memoryCount = 0;
+  const memoryIds: string[] = [];
   for (const section of SECTIONS) {
     const all = grouped.get(section.key)!.sort(byConfidence);
-    const shown = all.slice(0, SOUL_MAX_LINES_PER_SECTION);
+    const shown = all.filter((m) => kept.memories.has(m.id));
     memoryCount += shown.length;
+    memoryIds.push(...shown.map((m) => m.id));
     data[section.key] = shown.map((m) => ({ id: m.id, category: m.category, content: oneLine(m.content), confidence: Math.round(m.confidence * 100) / 100 }));
     const lines: string[] = [];
     if (section.key === 'schedule' && source.timeZone) lines.push(`- Time zone: ${source.timeZone}`);
     lines.push(...data[section.key].map((item) => `- ${item.content} (${item.confidence.toFixed(2)})`));
     if (all.length > shown.length) lines.push(`- … and ${all.length - shown.length} more`);
     if (section.key === 'relationships') {
-      for (const p of people) {
-        const attributes = Object.entries(p.attributes).map(([k, v]) => `${k}: ${v}`).join('; ');
-        lines.push(`- ${p.name} (${p.kind}, ${p.state}, ${p.favorability.toFixed(2)})${attributes ? `: ${attributes}` : ''}`);
+      for (const p of people.slice(0, kept.people)) {
+        lines.push(personLine(p));
       }
     }
     if (lines.length > 0) body.push(`## ${section.title}`, '', ...lines, '');
@@ -174,16 +223,70 @@ export function renderSoul(source: SoulSource): RenderedSoul {
   return {
     soul,
     memoryCount,
+    memoryIds,
     data: {
       preferences: data.preferences,
       schedule: { timeZone: source.timeZone, items: data.schedule },
-      relationships: [...data.relationships, ...people],
+      relationships: [...data.relationships, ...people.slice(0, kept.people)],
       interests: data.interests,
       goals: data.goals,
       style: data.style,
       facts: data.facts,
     },
   };
+}
+
+function personLine(p: SoulPerson): string {
+  const attributes = Object.entries(p.attributes).map(([k, v]) => `${k}: ${v}`).join('; ');
+  return `- ${p.name} (${p.kind}, ${p.state}, ${p.favorability.toFixed(2)})${attributes ? `: ${attributes}` : ''}`;
+}
+
+/**
+ * What fits the budget: the people first (by favorability, within {@link ENTITY_SHARE} of it),
+ * then memories by {@link soulRank} while the next one fits (at most
+ * {@link SOUL_MAX_LINES_PER_SECTION} per section). Costs are summed line by line with room held
+ * for the header, the headings and the "… and N more" lines, so the rendered soul stays within
+ * the budget without rendering it again for each memory.
+ */
+function keptWithinBudget(
+  source: SoulSource,
+  grouped: ReadonlyMap<SectionKey, SoulMemory[]>,
+  people: readonly SoulPerson[],
+  budget: number,
+): { memories: Set<string>; people: number } {
+  const header = `# Soul of ${oneLine(source.name)}\n\n_Last updated 0000-00-00 00:00 UTC from 0000 memories._\n`;
+  let used = estimateTokens(header) + 2;
+  if (source.timeZone) used += lineTokens(`- Time zone: ${source.timeZone}`);
+  // Each section that shows something costs its heading and, when cut, a "… and N more" line.
+  const sectionCost = (title: string) => lineTokens(`## ${title}`) + 1 + lineTokens('- … and 000 more');
+  const opened = new Set<SectionKey>();
+  const open = (key: SectionKey): number => (opened.has(key) ? 0 : sectionCost(SECTIONS.find((s) => s.key === key)!.title));
+
+  let peopleKept = 0;
+  const peopleBudget = Math.floor(budget * ENTITY_SHARE);
+  let peopleUsed = 0;
+  for (const p of people) {
+    const cost = lineTokens(personLine(p)) + (peopleKept === 0 ? open('relationships') : 0);
+    if (peopleUsed + cost > peopleBudget || used + cost > budget) break;
+    if (peopleKept === 0) opened.add('relationships');
+    peopleUsed += cost;
+    used += cost;
+    peopleKept++;
+  }
+
+  const now = source.updatedAt;
+  const ranked = [...grouped.entries()]
+    .flatMap(([key, list]) => [...list].sort(byConfidence).slice(0, SOUL_MAX_LINES_PER_SECTION).map((m) => ({ key, m, rank: soulRank(m, now) })))
+    .sort((a, b) => b.rank - a.rank || byConfidence(a.m, b.m));
+  const memories = new Set<string>();
+  for (const { key, m } of ranked) {
+    const cost = lineTokens(`- ${oneLine(m.content)} (${m.confidence.toFixed(2)})`) + open(key);
+    if (used + cost > budget) break;
+    opened.add(key);
+    used += cost;
+    memories.add(m.id);
+  }
+  return { memories, people: peopleKept };
 }
 
 /** The soul without its "last updated" line: two souls with the same body say the same thing. */
@@ -214,6 +317,8 @@ export interface SoulOptions {
   readonly now: Date;
   readonly runId?: string;
   readonly defaultTimeZone?: string;
+  /** SOUL_MAX_TOKENS (default {@link DEFAULT_SOUL_MAX_TOKENS}). */
+  readonly maxTokens?: number;
 }
 
 /**
@@ -226,7 +331,7 @@ export async function regenerateSoulIn(tx: SoulStore, scopeId: string, options: 
   if (!scope) throw new NotFoundError(`no scope ${scopeId}`, { code: 'scope.not_found' });
   const memories = await tx.memory.findMany({
     where: { scopeId, active: true, validTo: null, confidence: { gt: SOUL_MIN_CONFIDENCE }, ...KNOWLEDGE_ONLY },
-    select: { id: true, category: true, content: true, confidence: true, importance: true, active: true, validFrom: true, validTo: true },
+    select: { id: true, category: true, content: true, confidence: true, importance: true, active: true, validFrom: true, validTo: true, lastReinforcedAt: true, reinforcementCount: true },
   });
   const entities = await tx.entity.findMany({
     where: { scopeId, kind: { in: ['person', 'pet'] } },
@@ -234,7 +339,7 @@ export async function regenerateSoulIn(tx: SoulStore, scopeId: string, options: 
     orderBy: [{ favorability: 'desc' }, { name: 'asc' }],
     take: SOUL_MAX_ENTITIES,
   });
-  const rendered = renderSoul({ name: scope.title ?? scope.key, timeZone: scope.timezone ?? options.defaultTimeZone ?? null, memories, entities, updatedAt: options.now });
+  const rendered = renderSoul({ name: scope.title ?? scope.key, timeZone: scope.timezone ?? options.defaultTimeZone ?? null, memories, entities, updatedAt: options.now, maxTokens: options.maxTokens });
   const data = rendered.data as unknown as Prisma.InputJsonObject;
 
   const existing = await tx.profile.findUnique({ where: { scopeId } });
@@ -260,12 +365,40 @@ export async function soulMarkdown(prisma: PrismaClient, scopeId: string): Promi
   return [`# Soul of ${oneLine(scope.title ?? scope.key)}`, '', NOTHING_YET, ''].join('\n');
 }
 
+/** The ids of the memories a stored soul's data lists (people and pets have none). */
+export function soulMemoryIds(data: unknown): string[] {
+  if (!data || typeof data !== 'object') return [];
+  const d = data as Partial<Record<SectionKey, unknown>>;
+  const lists = [d.preferences, (d.schedule as { items?: unknown } | undefined)?.items, d.relationships, d.interests, d.goals, d.style, d.facts];
+  const ids: string[] = [];
+  for (const list of lists) {
+    if (!Array.isArray(list)) continue;
+    for (const item of list) if (item && typeof item === 'object' && typeof (item as { id?: unknown }).id === 'string') ids.push((item as { id: string }).id);
+  }
+  return ids;
+}
+
+/** The soul as a reply prompt shows it: its text and the memories it already states. */
+export interface SoulView {
+  readonly markdown: string;
+  readonly memoryIds: readonly string[];
+}
+
 /** Reads a scope's soul for a prompt (the agent's view: no database handle). */
 export interface SoulReader {
   /** The stored soul, or a short document saying nothing has been learned yet. */
   markdown(scopeId: string): Promise<string>;
+  /** The stored soul with the ids of the memories it lists. */
+  read(scopeId: string): Promise<SoulView>;
 }
 
 export function createSoulReader(prisma: PrismaClient): SoulReader {
-  return { markdown: (scopeId) => soulMarkdown(prisma, scopeId) };
+  return {
+    markdown: (scopeId) => soulMarkdown(prisma, scopeId),
+    async read(scopeId) {
+      const profile = await prisma.profile.findUnique({ where: { scopeId }, select: { soul: true, data: true } });
+      if (profile) return { markdown: profile.soul, memoryIds: soulMemoryIds(profile.data) };
+      return { markdown: await soulMarkdown(prisma, scopeId), memoryIds: [] };
+    },
+  };
 }

@@ -11,6 +11,10 @@
  * `query-dates.ts`, neighbouring turns and conversations in `turn-context.ts`, the query's
  * filters in `search-filters.ts`.
  *
+ * Knowledge ranks before its evidence (`knowledge-first.ts`): a current memory comes just above
+ * the episodes it was learned from, a superseded version below its current one, and forgotten
+ * episodes never come back.
+ *
  * Scoping: every store call names the scope; ids that come back are re-read from the database
  * with the scope in the query, so nothing of another scope can leak through any path.
  */
@@ -24,6 +28,7 @@ import type { Embedder } from '../embeddings/embedder';
 import type { IndexGuard } from '../vectors/index-guard';
 import type { VectorHit, VectorIndex } from '../vectors/vector-index';
 import type { MemoryQuery, ResultKind, ScoreParts, SearchResult } from './memory-query';
+import { rankKnowledgeFirst } from './knowledge-first';
 import { closenessTo, datesInQuery } from './query-dates';
 import { episodePasses, memoryPasses, topicFilter as tagFilter } from './search-filters';
 import {
@@ -286,6 +291,7 @@ export function createHybridSearch(deps: HybridSearchDeps): HybridSearch {
         ]);
         scored = [...episodes, ...memories];
       }
+      scored = await rankKnowledgeFirst(deps.prisma, query.scopeId, scored);
       scored.sort((a, b) => b.base - a.base || a.id.localeCompare(b.id));
       return { results: scored.slice(0, limit).map(toResult), notes: [...new Set(notes)] };
     },

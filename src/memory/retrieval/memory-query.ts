@@ -55,6 +55,11 @@ export interface ScoreParts {
   passage?: number;
   /** How much an episode says: its word count relative to a full sentence (20 words), at most 1. */
   substance?: number;
+  /**
+   * 1 when a memory was lifted just above the best matching episode it (or an earlier version of
+   * it) was learned from: knowledge ranks before its evidence (see `knowledge-first.ts`).
+   */
+  folded?: number;
 }
 
 export interface SearchResult {

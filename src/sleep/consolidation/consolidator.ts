@@ -36,6 +36,8 @@ export interface ConsolidatorOptions {
   readonly packing: PackingLimits;
   /** Largest answer the model may write. */
   readonly maxAnswerTokens: number;
+  /** The zone episode times are shown in for scopes that name none (TZ); absent: UTC. */
+  readonly defaultTimeZone?: string;
 }
 
 export const DEFAULT_CONSOLIDATOR_OPTIONS: ConsolidatorOptions = { batchSize: 100, maxAttempts: 5, memoriesPerPrompt: 30, packing: DEFAULT_PACKING, maxAnswerTokens: 4096 };
@@ -141,6 +143,12 @@ export function createConsolidator(deps: {
 
   const eligible = (scopeId: string) => ({ scopeId, consolidated: false, consolidationAttempts: { lt: options.maxAttempts } });
 
+  /** The scope's zone, else the service default: the prompt shows episode times in it. */
+  async function timeZoneOf(scopeId: string): Promise<string | null> {
+    const scope = await prisma.scope.findUnique({ where: { id: scopeId }, select: { timezone: true } });
+    return scope?.timezone ?? options.defaultTimeZone ?? null;
+  }
+
   /** Memories relevant to a prompt's episodes: a search per group with the person's words. */
   async function relevantMemories(scopeId: string, groups: readonly PromptEpisodeGroup[], now: Date): Promise<Memory[]> {
     const ids = new Set<string>();
@@ -234,7 +242,7 @@ export function createConsolidator(deps: {
         const episodeIds = new ShortIds();
         const memoryIds = new ShortIds();
         const memories = await relevantMemories(scopeId, groups, now);
-        const prompt = buildConsolidationPrompt({ memories, groups, memoryIds, episodeIds });
+        const prompt = buildConsolidationPrompt({ memories, groups, memoryIds, episodeIds, timeZone: await timeZoneOf(scopeId) });
         const estimate = estimateTokens(CONSOLIDATION_SYSTEM_PROMPT) + estimateTokens(prompt) + options.maxAnswerTokens / 4;
         if (estimate > budget) return false;
         const promptEpisodes = groups.flatMap((g) => g.episodes);

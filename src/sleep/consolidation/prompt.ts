@@ -10,6 +10,7 @@ import type { Episode, Memory } from '../../storage/prisma';
 import { ANSWER_FORMAT } from './operations';
 import { isRelayedNote, looksLikeInjection, WITHHELD_INSTRUCTION } from '../../memory/memories/memory-guards';
 import type { ShortIds } from '../../memory/short-ids';
+import { formatLocalMinute } from '../../memory/digests/digest';
 
 /** Longest episode text shown in a prompt; longer ones are cut (and get a summary). */
 export const PROMPT_EPISODE_CHARS = 1_500;
@@ -39,8 +40,9 @@ export interface PromptEpisodeGroup {
   readonly episodes: readonly Episode[];
 }
 
-function day(date: Date): string {
-  return date.toISOString().slice(0, 16).replace('T', ' ');
+/** An episode's time as the person lived it: the scope's zone (UTC when none is known). */
+function day(date: Date, timeZone: string | null): string {
+  return formatLocalMinute(date, timeZone);
 }
 
 function quote(content: string): string {
@@ -57,11 +59,11 @@ export function renderMemoryLine(short: number, m: Memory): string {
  * that writes memories never reads it, so it cannot be talked into storing what it asks for
  * (the planner also refuses any operation that cites it).
  */
-export function renderEpisodeLine(short: number, e: Episode): string {
+export function renderEpisodeLine(short: number, e: Episode, timeZone: string | null = null): string {
   const who = e.role === 'user' ? `user${e.author ? ` (${e.author})` : ''}` : isRelayedNote(e) ? 'agent note relaying the user' : e.role === 'agent' ? 'agent (context only)' : e.role;
-  if (looksLikeInjection(e.content)) return `[${short}] ${day(e.timestamp)} ${who}: ${WITHHELD_INSTRUCTION}`;
+  if (looksLikeInjection(e.content)) return `[${short}] ${day(e.timestamp, timeZone)} ${who}: ${WITHHELD_INSTRUCTION}`;
   const long = e.content.length > VERBOSE_EPISODE_CHARS && !e.summary ? ' [long]' : '';
-  return `[${short}] ${day(e.timestamp)} ${who}${long}: ${quote(e.content)}`;
+  return `[${short}] ${day(e.timestamp, timeZone)} ${who}${long}: ${quote(e.content)}`;
 }
 
 export function buildConsolidationPrompt(params: {
@@ -69,14 +71,16 @@ export function buildConsolidationPrompt(params: {
   readonly groups: readonly PromptEpisodeGroup[];
   readonly memoryIds: ShortIds;
   readonly episodeIds: ShortIds;
+  /** The scope's IANA zone (Scope.timezone ?? TZ): episode times are shown in it. */
+  readonly timeZone?: string | null;
 }): string {
   const lines: string[] = ['## Current memories relevant to these episodes'];
   if (params.memories.length === 0) lines.push('(none yet)');
   for (const m of params.memories) lines.push(renderMemoryLine(params.memoryIds.add(m.id), m));
-  lines.push('', '## New episodes to process');
+  lines.push('', `## New episodes to process (times in ${params.timeZone ?? 'UTC'})`);
   for (const group of params.groups) {
     lines.push(`### ${group.label}`);
-    for (const e of group.episodes) lines.push(renderEpisodeLine(params.episodeIds.add(e.id), e));
+    for (const e of group.episodes) lines.push(renderEpisodeLine(params.episodeIds.add(e.id), e, params.timeZone ?? null));
   }
   lines.push('', 'Answer with the JSON object now.');
   return lines.join('\n');

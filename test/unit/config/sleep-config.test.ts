@@ -26,6 +26,7 @@ describe('sleep settings', () => {
       maxAttempts: 5,
       dailyTokenBudget: 200_000,
       digestTime: '21:00',
+      soulMaxTokens: 1_500,
     });
   });
 
