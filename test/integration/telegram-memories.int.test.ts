@@ -134,8 +134,8 @@ describe('Telegram memory commands', () => {
     const prisma = h.core.db.prisma;
     const now = new Date();
     const { coffee, latte } = await prisma.$transaction(async (tx) => {
-      const coffee = (await createMemory(tx, { scopeId: ana, category: 'preference', content: 'Ana drinks black coffee', confidence: 0.9 }, { now: new Date(now.getTime() - 60_000) })).id;
-      const latte = (await supersedeMemory(tx, ana, coffee, { content: 'Ana switched to oat milk lattes' }, { now, reason: 'changed her mind' })).current.id;
+      const coffee = (await createMemory(tx, { scopeId: ana, category: 'preference', content: 'Ana drinks black coffee', confidence: 0.9 }, { now: new Date(now.getTime() - 60_000), by: 'owner' })).id;
+      const latte = (await supersedeMemory(tx, ana, coffee, { content: 'Ana switched to oat milk lattes' }, { now, reason: 'changed her mind', by: 'owner' })).current.id;
       return { coffee, latte };
     });
     await converse(h.fake, ANA, '/forget black coffee');
