@@ -1,0 +1,76 @@
+/**
+ * Memory that stays clean over months, on a real SQLite store and sqlite-vec with the local
+ * USE-lite embedder (the one a fresh install uses) and a loopback consolidation model: a fact
+ * restated in new words is one memory, not three; existing near-duplicates are folded while
+ * dreaming; time alone never deactivates a memory.
+ */
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { loadConfig } from '../../src/config/load-config';
+import { createCore, type Core } from '../../src/core';
+import { createLocalEmbedder } from '../../src/memory/embeddings/local-embedder';
+import { createMemory } from '../../src/memory/memories/memory-writer';
+import { uuidv7 } from '../../src/shared/ids';
+import type { SleepJobContext } from '../../src/sleep/sleep-jobs';
+import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
+import type { ScriptedLlmReply } from '../doubles/llm-script';
+import { tempDir } from '../support/databases';
+import { memoryLogger } from '../support/logger';
+
+const DAY = 86_400_000;
+
+describe('clean writes', () => {
+  let core: Core;
+  let llm: AnthropicDouble;
+  let scopeId: string;
+  let answer: (prompt: string) => Record<string, unknown[]> = () => ({});
+  let turn = 0;
+  const start = new Date('2026-03-02T20:00:00Z');
+
+  function night(now: Date): SleepJobContext {
+    return { now, runId: uuidv7(), shouldContinue: () => true, tokenBudgetLeft: Number.POSITIVE_INFINITY };
+  }
+
+  async function say(at: Date, text: string): Promise<void> {
+    await core.episodeService.ingestMany(
+      { key: 'telegram:private:7', channel: 'telegram' },
+      [core.episodeService.normalize({ role: 'user', content: text, author: 'Dana', conversationId: `c-${turn}`, externalId: `t${turn++}`, timestamp: at.toISOString() }, 'telegram')],
+    );
+  }
+
+  beforeAll(async () => {
+    llm = await startAnthropicDouble({
+      responder: (request: { system?: string; messages: readonly { text: string }[] }): ScriptedLlmReply | undefined => {
+        if (!request.system?.includes('memory consolidation system')) return undefined;
+        return { kind: 'text', text: JSON.stringify(answer(request.messages.at(-1)!.text)) };
+      },
+    });
+    const config = loadConfig({ env: { DATA_DIR: tempDir(), LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-test-clean-000000', ANTHROPIC_BASE_URL: llm.url }, envFile: false });
+    core = await createCore(config, memoryLogger().logger, { embedder: createLocalEmbedder({ runOn: 'main' }) });
+    await say(start, 'hello');
+    scopeId = (await core.scopes.findByKey('telegram:private:7'))!.id;
+  });
+  afterAll(async () => {
+    await core?.close();
+    await llm?.stop();
+  });
+
+  describe('decay floor', () => {
+    it('scheduled decay stops at 0.3 and never deactivates an uncontradicted memory', async () => {
+      const memory = await core.db.prisma.$transaction((tx) =>
+        createMemory(tx, { scopeId, category: 'fact', content: 'Dana was born in Lisbon', confidence: 0.9 }, { now: start, by: 'owner' }),
+      );
+      let now = start;
+      for (let month = 0; month < 30; month++) {
+        now = new Date(now.getTime() + 30 * DAY + 3_600_000);
+        await core.sleep.decay(scopeId, night(now));
+      }
+      const row = await core.db.prisma.memory.findUniqueOrThrow({ where: { id: memory.id } });
+      expect(row.active).toBe(true);
+      expect(row.confidence).toBeCloseTo(0.3, 5);
+      // Each step down is audited; once at the floor no further "decay" events are written.
+      const steps = await core.db.prisma.auditEvent.count({ where: { scopeId, subjectId: memory.id, action: 'decay' } });
+      expect(steps).toBe(11); // 0.9 x 0.9^10 = 0.314 > 0.3, the 11th step lands on the floor
+      expect(await core.db.prisma.auditEvent.count({ where: { scopeId, subjectId: memory.id, action: 'deactivate' } })).toBe(0);
+    });
+  });
+});
