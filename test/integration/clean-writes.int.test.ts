@@ -54,6 +54,71 @@ describe('clean writes', () => {
     await llm?.stop();
   });
 
+  /** The episodes of a consolidation prompt whose text matches `pattern`, by the id the prompt shows. */
+  function episodesMatching(prompt: string, pattern: RegExp): string[] {
+    return prompt.split('\n').flatMap((line) => {
+      const e = /^\[(\d+)\] \S+ \S+ user[^:]*: (.*)$/.exec(line);
+      return e && pattern.test(e[2]!) ? [e[1]!] : [];
+    });
+  }
+
+  /** A model that files every night's statement about Dana as `new`, whatever the prompt shows. */
+  function learnsAsNew(content: string, pattern: RegExp, category = 'preference') {
+    return (prompt: string) => ({ new: [{ category, content, confidence: 0.9, source: 'stated', episodes: episodesMatching(prompt, pattern).map(Number) }] });
+  }
+
+  const active = () => core.db.prisma.memory.findMany({ where: { scopeId, active: true, validTo: null }, orderBy: { createdAt: 'asc' } });
+
+  describe('restatements', () => {
+    it('three nights of the same fact in new words leave one memory, confirmed three times', async () => {
+      const nights: Array<[said: string, learned: string]> = [
+        ['I love black coffee', 'Dana loves black coffee'],
+        ['Honestly I really enjoy drinking black coffee', 'Dana really enjoys drinking black coffee'],
+        ['Black coffee is my favourite drink', "Dana's favourite drink is black coffee"],
+      ];
+      const reports = [];
+      for (const [i, [said, learned]] of nights.entries()) {
+        const day = new Date(start.getTime() + (i + 1) * DAY);
+        await say(day, said);
+        answer = learnsAsNew(learned, /coffee/i, i === 1 ? 'fact' : 'preference');
+        reports.push(await core.sleep.consolidateScope(scopeId, night(new Date(day.getTime() + 3 * 3_600_000))));
+      }
+      answer = () => ({});
+      const coffee = (await active()).filter((m) => /coffee/.test(m.content));
+      expect(coffee.map((m) => m.content)).toEqual(['Dana loves black coffee']);
+      expect(coffee[0]!.reinforcementCount).toBe(3);
+      expect(await core.db.prisma.memorySource.count({ where: { memoryId: coffee[0]!.id } })).toBe(3);
+      const audit = await core.db.prisma.auditEvent.findMany({ where: { scopeId, subjectId: coffee[0]!.id, action: 'reinforce' } });
+      expect(audit.map((a) => a.reason)).toEqual([expect.stringMatching(/^restates memory/), expect.stringMatching(/^restates memory/)]);
+    });
+
+    it('related but different statements stay separate memories', async () => {
+      const day = new Date(start.getTime() + 5 * DAY);
+      await say(day, "My sister loves tea, and I've started to hate coffee");
+      answer = (prompt) => {
+        const episodes = episodesMatching(prompt, /sister/).map(Number);
+        return { new: [{ category: 'relationship', content: "Dana's sister loves tea", confidence: 0.9, source: 'stated', episodes }, { category: 'preference', content: 'Dana hates coffee', confidence: 0.9, source: 'stated', episodes }] };
+      };
+      await core.sleep.consolidateScope(scopeId, night(new Date(day.getTime() + 3 * 3_600_000)));
+      answer = () => ({});
+      expect((await active()).map((m) => m.content)).toEqual(expect.arrayContaining(['Dana loves black coffee', "Dana's sister loves tea", 'Dana hates coffee']));
+    });
+
+    it('the memory tools get the same rule: a restatement says what it did and adds no row', async () => {
+      const day = new Date(start.getTime() + 6 * DAY);
+      await say(day, 'My favourite drink? Black coffee, always');
+      const episode = await core.db.prisma.episode.findFirstOrThrow({ where: { scopeId, content: { contains: 'always' } } });
+      const before = await core.db.prisma.memory.count({ where: { scopeId } });
+      const written = await core.memoryStore.remember(
+        { scopeId, category: 'preference', content: 'Dana loves drinking black coffee', confidence: 0.7, sourceType: 'observed', sourceEpisodeIds: [episode.id] },
+        { now: day },
+      );
+      expect(written.action).toBe('reinforced');
+      expect(written.memory.content).toBe('Dana loves black coffee');
+      expect(await core.db.prisma.memory.count({ where: { scopeId } })).toBe(before);
+    });
+  });
+
   describe('decay floor', () => {
     it('scheduled decay stops at 0.3 and never deactivates an uncontradicted memory', async () => {
       const memory = await core.db.prisma.$transaction((tx) =>

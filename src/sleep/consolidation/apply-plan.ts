@@ -6,7 +6,7 @@
  * in another store); until then the rows' `embeddedWith` is empty, so the embedding worker
  * backfills them after a crash.
  */
-import { contradictMemory, createMemory, decayMemory, linkMemories, reinforceMemory, supersedeMemory, type ChangeOrigin, type Tx } from '../../memory/memories/memory-writer';
+import { contradictMemory, createMemory, decayMemory, writeMemory, linkMemories, reinforceMemory, supersedeMemory, type ChangeOrigin, type Tx } from '../../memory/memories/memory-writer';
 import type { PrismaClient } from '../../storage/prisma';
 import type { Plan } from './plan';
 import { redactSecrets } from '../../shared/redact';
@@ -69,8 +69,12 @@ async function applyEntities(tx: Tx, scopeId: string, plan: Plan, now: Date): Pr
 
 export async function applyPlanInTransaction(tx: Tx, scopeId: string, plan: Plan, origin: ChangeOrigin): Promise<AppliedPlan> {
   const created: string[] = [];
+  let restated = 0;
   for (const m of plan.create) {
-    created.push((await createMemory(tx, { scopeId, ...m }, { ...origin, reason: `learned from ${m.sourceEpisodeIds.length} episode(s)` })).id);
+    // A restatement of a current memory reinforces or revises it (memory-writer.ts `writeMemory`).
+    const written = await writeMemory(tx, { scopeId, ...m }, { ...origin, reason: `learned from ${m.sourceEpisodeIds.length} episode(s)` });
+    if (written.action !== 'reinforced') created.push(written.memory.id);
+    if (written.restated) restated++;
   }
   for (const r of plan.reinforce) await reinforceMemory(tx, scopeId, r.memoryId, r.sourceEpisodeIds, { ...origin, reason: r.reason || 'confirmed by new episodes' });
   for (const u of plan.update) {
@@ -78,7 +82,7 @@ export async function applyPlanInTransaction(tx: Tx, scopeId: string, plan: Plan
     created.push(current.id);
   }
   for (const c of plan.contradict) {
-    const statement = await createMemory(tx, { scopeId, ...c.statement }, { ...origin, reason: `conflicts with an existing memory: ${c.reason}` });
+    const statement = await createMemory(tx, { scopeId, ...c.statement, notRestating: c.memoryId }, { ...origin, reason: `conflicts with an existing memory: ${c.reason}` });
     created.push(statement.id);
     await contradictMemory(tx, scopeId, c.memoryId, statement.id, { ...origin, reason: c.reason || 'conflicting information' });
   }
@@ -92,7 +96,8 @@ export async function applyPlanInTransaction(tx: Tx, scopeId: string, plan: Plan
   return {
     createdMemoryIds: created,
     counts: {
-      created: plan.create.length,
+      created: plan.create.length - restated,
+      restated,
       reinforced: plan.reinforce.length,
       updated: plan.update.length,
       contradicted: plan.contradict.length,

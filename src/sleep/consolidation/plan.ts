@@ -22,6 +22,7 @@ import type { SourceType } from '../../memory/memories/memory-writer';
 import { contentProblem as guardProblem, evidenceProblem, isRelayedNote, looksLikeInjection, relayedFromOf } from '../../memory/memories/memory-guards';
 import type { ConsolidationAnswer } from './operations';
 import type { ShortIds } from '../../memory/short-ids';
+import type { Neighbour } from '../../memory/memories/restatements';
 
 export interface PlannedMemory {
   readonly category: string;
@@ -30,6 +31,8 @@ export interface PlannedMemory {
   readonly importance: number;
   readonly sourceType: SourceType;
   readonly sourceEpisodeIds: string[];
+  /** Current memories near it by meaning, found before the transaction (the writer's restatement rule). */
+  readonly neighbours?: readonly Neighbour[];
 }
 
 export interface Plan {
