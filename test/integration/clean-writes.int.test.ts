@@ -119,6 +119,34 @@ describe('clean writes', () => {
     });
   });
 
+  describe('merge pass while dreaming', () => {
+    it('folds existing near-duplicates: the weaker is superseded by the stronger, sources moved, counted in the run', async () => {
+      const day = new Date(start.getTime() + 7 * DAY);
+      await say(day, 'I work as a nurse at the city hospital');
+      await say(new Date(day.getTime() + 60_000), "Yes, I'm a nurse at the city hospital");
+      const [first, second] = await core.db.prisma.episode.findMany({ where: { scopeId, content: { contains: 'nurse' } }, orderBy: { timestamp: 'asc' } });
+      // Written before the rule existed (or before either had a vector): two rows for one fact.
+      const [weak, strong] = await core.db.prisma.$transaction(async (tx) => [
+        await createMemory(tx, { scopeId, category: 'fact', content: 'Dana is a nurse at the city hospital', confidence: 0.7, sourceEpisodeIds: [second!.id] }, { now: day }),
+        await createMemory(tx, { scopeId, category: 'fact', content: 'Dana works as a nurse at the city hospital', confidence: 0.9, sourceEpisodeIds: [first!.id] }, { now: day }),
+      ]);
+      expect(weak!.id).not.toBe(strong!.id);
+      const report = await core.sleep.consolidateScope(scopeId, night(new Date(day.getTime() + 3 * 3_600_000)));
+      expect(report.outcome.status).toBe('succeeded');
+      expect(report.dreaming.merged).toBe(1);
+      const folded = await core.db.prisma.memory.findUniqueOrThrow({ where: { id: weak!.id } });
+      const kept = await core.db.prisma.memory.findUniqueOrThrow({ where: { id: strong!.id } });
+      expect(folded).toMatchObject({ active: false, supersededById: kept.id });
+      expect(folded.validTo).not.toBeNull();
+      expect(kept).toMatchObject({ active: true, reinforcementCount: 2 });
+      expect((await core.db.prisma.memorySource.findMany({ where: { memoryId: kept.id } })).map((s) => s.episodeId).sort()).toEqual([first!.id, second!.id].sort());
+      expect(await core.db.prisma.memoryLink.count({ where: { fromId: kept.id, toId: folded.id, kind: 'supersedes' } })).toBe(1);
+      expect(await core.db.prisma.auditEvent.count({ where: { scopeId, subjectId: folded.id, action: 'merge' } })).toBe(1);
+      // What was learned before stays apart.
+      expect((await active()).filter((m) => /coffee|tea/.test(m.content))).toHaveLength(3);
+    });
+  });
+
   describe('decay floor', () => {
     it('scheduled decay stops at 0.3 and never deactivates an uncontradicted memory', async () => {
       const memory = await core.db.prisma.$transaction((tx) =>

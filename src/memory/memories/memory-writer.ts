@@ -296,6 +296,39 @@ export async function supersedeMemory(
 }
 
 /**
+ * Folds a memory into another that says the same (the dreaming phase's merge of restatements):
+ * the weaker stops being current (validTo, superseded by the stronger, a `supersedes` link, its
+ * own sources kept as history), and the stronger takes its evidence, its confirmations and the
+ * higher confidence and importance of the two.
+ */
+export async function mergeMemories(tx: Tx, scopeId: string, weakerId: string, strongerId: string, origin: ChangeOrigin): Promise<Memory> {
+  const weaker = await load(tx, scopeId, weakerId);
+  const stronger = await load(tx, scopeId, strongerId);
+  if (weaker.validTo || stronger.validTo) throw new ValidationError('only current memories are merged', { code: 'memory.superseded' });
+  const sources = await tx.memorySource.findMany({ where: { scopeId, memoryId: weakerId }, select: { episodeId: true } });
+  await addSources(tx, scopeId, strongerId, sources.map((s) => s.episodeId));
+  const after = await tx.memory.update({
+    where: { id: strongerId },
+    data: {
+      reinforcementCount: stronger.reinforcementCount + weaker.reinforcementCount,
+      confidence: Math.max(stronger.confidence, weaker.confidence),
+      importance: Math.max(stronger.importance, weaker.importance),
+      lastReinforcedAt: weaker.lastReinforcedAt > stronger.lastReinforcedAt ? weaker.lastReinforcedAt : stronger.lastReinforcedAt,
+      active: true,
+    },
+  });
+  const folded = await tx.memory.update({ where: { id: weakerId }, data: { active: false, validTo: origin.now, supersededById: strongerId } });
+  await tx.memoryLink.upsert({
+    where: { fromId_toId_kind: { fromId: strongerId, toId: weakerId, kind: 'supersedes' } },
+    create: { scopeId, fromId: strongerId, toId: weakerId, kind: 'supersedes', reason: cleanReason(origin.reason), createdAt: origin.now },
+    update: {},
+  });
+  await audit(tx, scopeId, origin, 'merge', weakerId, snapshot(weaker), { ...snapshot(folded), mergedInto: strongerId });
+  await audit(tx, scopeId, origin, 'reinforce', strongerId, snapshot(stronger), { ...snapshot(after), absorbed: weakerId });
+  return after;
+}
+
+/**
  * New information conflicts with a memory: both sides are kept and linked, and the contradicted
  * memory loses 0.2 confidence (never below 0.1) instead of being overwritten.
  */

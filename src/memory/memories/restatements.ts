@@ -15,7 +15,7 @@
  *   (Berlin for Munich, dog for cat: that is an update or a contradiction, the model's call).
  *
  * Missing a restatement costs a second row (the dreaming phase folds it later, see
- * sleep/merge-duplicates.ts); merging two different facts loses one, so the rule leans to "new".
+ * `mergeRestatements` in sleep/dreaming.ts); merging two different facts loses one, so the rule leans to "new".
  * The vectors come from before the transaction ({@link findNeighbours}, the embedder is async and
  * outside the database); without them only a memory with the very same key words counts.
  */
@@ -39,20 +39,25 @@ const STOP_WORDS = new Set(
 );
 const NEGATIONS = new Set(['not', 'no', 'never', 'none', 'nobody', 'nothing', 'neither', 'nor', 'without', 'dislikes', 'hates', 'cannot']);
 
-/** The words of a text that carry its meaning: lower-cased, possessive `'s` dropped, stop words out. */
-export function keyWords(text: string): Set<string> {
-  const words = text
+/** Letters a key word is compared on: a crude stem, so "peanut" meets "peanuts" and "allergic" meets "allergy". */
+const STEM = 5;
+
+function words(text: string): string[] {
+  return text
     .toLowerCase()
     .replace(/['’]s\b/g, '')
     .replace(/n['’]t\b/g, ' not')
     .split(/[^\p{L}\p{N}]+/u)
     .filter((w) => w.length > 1 && !STOP_WORDS.has(w));
-  return new Set(words);
 }
 
-function negated(words: ReadonlySet<string>): boolean {
-  for (const w of words) if (NEGATIONS.has(w)) return true;
-  return false;
+/** The words of a text that carry its meaning: lower-cased, possessive `'s` dropped, stop words out, stemmed. */
+export function keyWords(text: string): Set<string> {
+  return new Set(words(text).map((w) => w.slice(0, STEM)));
+}
+
+function negated(text: string): boolean {
+  return words(text).some((w) => NEGATIONS.has(w));
 }
 
 /**
@@ -76,7 +81,7 @@ export function isRestatement(candidate: string, existing: string, cosine: numbe
   if (onlyA.length === 0 && onlyB.length === 0) return true;
   if (cosine === undefined || cosine < RESTATEMENT_SIMILARITY) return false;
   if (onlyA.length === a.size) return false;
-  if (negated(a) !== negated(b)) return false;
+  if (negated(candidate) !== negated(existing)) return false;
   return !(onlyA.length === 1 && onlyB.length === 1);
 }
 
@@ -92,7 +97,7 @@ export function addsInformation(candidate: string, existing: string): boolean {
     .split(/[^\p{L}\p{N}]+/u)
     .slice(1)
     .filter((w) => /^\p{Lu}/u.test(w) || /\p{N}/u.test(w));
-  return specific.some((w) => !known.has(w.toLowerCase()));
+  return specific.some((w) => !known.has(w.toLowerCase().slice(0, STEM)));
 }
 
 /**
