@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
 import { createLocalEmbedder } from '../../src/memory/embeddings/local-embedder';
 import { createMemory } from '../../src/memory/memories/memory-writer';
+import { consolidationAnswerSchema } from '../../src/sleep/consolidation/operations';
 import { uuidv7 } from '../../src/shared/ids';
 import type { SleepJobContext } from '../../src/sleep/sleep-jobs';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
@@ -144,6 +145,31 @@ describe('clean writes', () => {
       expect(await core.db.prisma.auditEvent.count({ where: { scopeId, subjectId: folded.id, action: 'merge' } })).toBe(1);
       // What was learned before stays apart.
       expect((await active()).filter((m) => /coffee|tea/.test(m.content))).toHaveLength(3);
+    });
+  });
+
+  describe('placeholders and the worked example', () => {
+    it('refuses contents copied from the answer format, on consolidation and on every other write', async () => {
+      const day = new Date(start.getTime() + 8 * DAY);
+      await say(day, 'I started learning the cello');
+      answer = (prompt) => {
+        const episodes = episodesMatching(prompt, /cello/).map(Number);
+        return { new: ['...', '<fact>', 'string', 'TBD', 'Dana is learning the cello'].map((content) => ({ category: 'skill', content, confidence: 0.9, source: 'stated', episodes })) };
+      };
+      const report = await core.sleep.consolidateScope(scopeId, night(new Date(day.getTime() + 3 * 3_600_000)));
+      answer = () => ({});
+      expect(report.rejected.filter((r) => /placeholder/.test(r))).toHaveLength(4);
+      const stored = await core.db.prisma.memory.findMany({ where: { scopeId, category: 'skill' } });
+      expect(stored.map((m) => m.content)).toEqual(['Dana is learning the cello']);
+      await expect(core.memoryStore.remember({ scopeId, category: 'fact', content: '<content>', confidence: 0.9 }, { now: day, by: 'owner' })).rejects.toMatchObject({ code: 'memory.placeholder' });
+    });
+
+    it('the consolidation system prompt carries a filled-in example that is itself a valid answer', async () => {
+      const request = llm.requests.find((r) => r.system?.includes('memory consolidation system'))!;
+      const example = /a good answer is:\n([\s\S]*?)\n\(/.exec(request.system!)![1]!;
+      const parsed = consolidationAnswerSchema.parse(JSON.parse(example));
+      expect(parsed.update[0]).toMatchObject({ memory: 2, content: 'The user lives in Manchester' });
+      expect(JSON.stringify(parsed)).not.toMatch(/\.\.\.|<[a-z]+>/);
     });
   });
 
