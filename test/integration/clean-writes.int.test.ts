@@ -24,6 +24,7 @@ describe('clean writes', () => {
   let llm: AnthropicDouble;
   let scopeId: string;
   let answer: (prompt: string) => Record<string, unknown[]> = () => ({});
+  let entityAnswer: unknown = { entities: [] };
   let turn = 0;
   const start = new Date('2026-03-02T20:00:00Z');
 
@@ -41,6 +42,7 @@ describe('clean writes', () => {
   beforeAll(async () => {
     llm = await startAnthropicDouble({
       responder: (request: { system?: string; messages: readonly { text: string }[] }): ScriptedLlmReply | undefined => {
+        if (request.system?.includes('You maintain profiles')) return { kind: 'text', text: JSON.stringify(entityAnswer) };
         if (!request.system?.includes('memory consolidation system')) return undefined;
         return { kind: 'text', text: JSON.stringify(answer(request.messages.at(-1)!.text)) };
       },
@@ -170,6 +172,27 @@ describe('clean writes', () => {
       const parsed = consolidationAnswerSchema.parse(JSON.parse(example));
       expect(parsed.update[0]).toMatchObject({ memory: 2, content: 'The user lives in Manchester' });
       expect(JSON.stringify(parsed)).not.toMatch(/\.\.\.|<[a-z]+>/);
+    });
+  });
+
+  describe('entity attributes', () => {
+    it('are merged: a key left out stays, a key set changes, null removes only with evidence', async () => {
+      const day = new Date(start.getTime() + 9 * DAY);
+      const entity = await core.db.prisma.entity.create({
+        data: { scopeId, key: 'priya', name: 'Priya', kind: 'person', attributes: { relation: 'sister', job: 'nurse', 'lives in': 'Leeds', pet: 'a cat' } },
+      });
+      for (const content of ['became a doctor this spring', 'moved away from Leeds', 'visits every Sunday']) {
+        await core.db.prisma.entityObservation.create({ data: { scopeId, entityId: entity.id, content } });
+      }
+      entityAnswer = { entities: [{ entity: 1, attributes: { job: 'doctor', 'lives in': null, pet: null, visits: 'every Sunday' } }] };
+      await say(day, 'Priya came by again');
+      const report = await core.sleep.consolidateScope(scopeId, night(new Date(day.getTime() + 3 * 3_600_000)));
+      entityAnswer = { entities: [] };
+      expect(report.dreaming.entitiesFolded).toBe(1);
+      const row = await core.db.prisma.entity.findUniqueOrThrow({ where: { id: entity.id } });
+      // relation: left out, kept; job: changed; lives in: null with evidence (Leeds named), removed;
+      // pet: null without evidence, kept; visits: new.
+      expect(row.attributes).toEqual({ relation: 'sister', job: 'doctor', pet: 'a cat', visits: 'every Sunday' });
     });
   });
 
