@@ -36,6 +36,7 @@ export function mergeAttributes(current: Readonly<Record<string, unknown>>, answ
   for (const [k, v] of Object.entries(current)) if (typeof v === 'string') merged[k] = v;
   const said = observations.join('\n').toLowerCase();
   for (const [key, value] of Object.entries(answer)) {
+    if (key === 'aliases') continue; // reserved: the entity's other names, kept by consolidation
     if (looksLikeInjection(`${key} ${value ?? ''}`)) continue;
     if (value !== null) {
       if (key in merged || Object.keys(merged).length < MAX_ATTRIBUTES) merged[key] = value;

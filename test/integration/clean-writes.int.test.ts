@@ -196,6 +196,25 @@ describe('clean writes', () => {
     });
   });
 
+  describe('entity aliases', () => {
+    it('a relationship word later named resolves to one entity, and later mentions of either reach it', async () => {
+      const nightly = async (offset: number, said: string, entity: Record<string, unknown>) => {
+        const day = new Date(start.getTime() + offset * DAY);
+        await say(day, said);
+        answer = (prompt) => ({ entities: [{ kind: 'person', favorability: 0, ...entity, episodes: episodesMatching(prompt, /partner|Sam/).map(Number) }] });
+        await core.sleep.consolidateScope(scopeId, night(new Date(day.getTime() + 3 * 3_600_000)));
+        answer = () => ({});
+      };
+      await nightly(10, 'My partner is training for a marathon', { name: 'my partner', observations: ['training for a marathon'] });
+      await nightly(11, 'Sam, my partner, ran 30 km today', { name: 'Sam', aliases: ['my partner'], observations: ['ran 30 km'] });
+      await nightly(12, 'My partner is exhausted after the race', { name: 'My Partner', observations: ['exhausted after the race'] });
+      const people = await core.db.prisma.entity.findMany({ where: { scopeId, key: { in: ['sam', 'my partner'] } }, include: { observations: true } });
+      expect(people.map((p) => p.name)).toEqual(['Sam']);
+      expect(people[0]!.attributes).toMatchObject({ aliases: 'my partner' });
+      expect(people[0]!.observations.map((o) => o.content).sort()).toEqual(['exhausted after the race', 'ran 30 km', 'training for a marathon']);
+    });
+  });
+
   describe('decay floor', () => {
     it('scheduled decay stops at 0.3 and never deactivates an uncontradicted memory', async () => {
       const memory = await core.db.prisma.$transaction((tx) =>

@@ -44,17 +44,55 @@ export function evidenceOf(observation: string, entityName: string, cited: Reado
   return best === 0 ? cited.map((e) => e.id) : scored.filter((s) => s.held === best).map((s) => s.id);
 }
 
+/** The attribute holding an entity's other names (comma-separated keys), reserved: the fold never sets it. */
+export const ALIASES_ATTRIBUTE = 'aliases';
+
+function attributesOf(value: unknown): Record<string, string> {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return {};
+  return Object.fromEntries(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string'));
+}
+
+function aliasesOf(attributes: Record<string, string>): string[] {
+  return (attributes[ALIASES_ATTRIBUTE] ?? '').split(',').map((a) => entityKey(a)).filter((a) => a !== '');
+}
+
+/**
+ * One entity per person: `name` is looked up by key and among the recorded aliases; every alias
+ * that is an entity of its own ("my partner", learned before the name) is folded into it (its
+ * observations moved, its attributes kept where the named entity has none, audited), and the
+ * aliases are recorded so later mentions resolve to the same entity.
+ */
+async function resolveEntity(tx: Tx, scopeId: string, entity: Plan['entities'][number], now: Date) {
+  const key = entityKey(entity.name);
+  const all = await tx.entity.findMany({ where: { scopeId } });
+  let row = all.find((e) => e.key === key) ?? all.find((e) => aliasesOf(attributesOf(e.attributes)).includes(key));
+  const aliases = [...new Set((entity.aliases ?? []).map(entityKey).filter((a) => a !== '' && a !== key))];
+  if (!row) row = await tx.entity.create({ data: { scopeId, key, name: entity.name.trim(), kind: entity.kind, favorability: 0.3, interactionCount: 0, createdAt: now } });
+  if (aliases.length === 0) return row;
+  let attributes = attributesOf(row.attributes);
+  let interactions = row.interactionCount;
+  for (const alias of aliases) {
+    const other = all.find((e) => e.key === alias && e.id !== row!.id);
+    if (!other) continue;
+    await tx.entityObservation.updateMany({ where: { scopeId, entityId: other.id }, data: { entityId: row.id } });
+    const theirs = attributesOf(other.attributes);
+    attributes = { ...theirs, ...attributes, [ALIASES_ATTRIBUTE]: [...new Set([...aliasesOf(attributes), ...aliasesOf(theirs)])].join(', ') };
+    interactions += other.interactionCount;
+    await tx.entity.delete({ where: { id: other.id } });
+    await tx.auditEvent.create({ data: { scopeId, action: 'entity', subjectType: 'entity', subjectId: row.id, before: { merged: other.name }, after: { into: row.name }, reason: `"${other.name}" is ${row.name}`, createdAt: now } });
+  }
+  attributes[ALIASES_ATTRIBUTE] = [...new Set([...aliasesOf(attributes), ...aliases])].join(', ');
+  return tx.entity.update({ where: { id: row.id }, data: { attributes, interactionCount: interactions } });
+}
+
 async function applyEntities(tx: Tx, scopeId: string, plan: Plan, now: Date): Promise<number> {
   let observations = 0;
   const citedIds = [...new Set(plan.entities.flatMap((e) => e.episodeIds))];
   const contents = new Map((await tx.episode.findMany({ where: { scopeId, id: { in: citedIds } }, select: { id: true, content: true } })).map((e) => [e.id, e.content]));
   for (const entity of plan.entities) {
-    const key = entityKey(entity.name);
-    const existing = await tx.entity.findUnique({ where: { scopeId_key: { scopeId, key } } });
-    const favorability = Math.min(1, Math.max(0, (existing?.favorability ?? 0.3) + entity.favorability));
-    const row = existing
-      ? await tx.entity.update({ where: { id: existing.id }, data: { favorability, interactionCount: { increment: 1 } } })
-      : await tx.entity.create({ data: { scopeId, key, name: entity.name.trim(), kind: entity.kind, favorability, interactionCount: 1, createdAt: now } });
+    const existing = await resolveEntity(tx, scopeId, entity, now);
+    const favorability = Math.min(1, Math.max(0, existing.favorability + entity.favorability));
+    const row = await tx.entity.update({ where: { id: existing.id }, data: { favorability, interactionCount: { increment: 1 } } });
     const cited = entity.episodeIds.map((id) => ({ id, content: contents.get(id) ?? '' }));
     for (const content of entity.observations) {
       // Like memory contents (memory-writer.ts): a pasted credential never becomes knowledge.

@@ -44,7 +44,7 @@ export interface Plan {
   readonly connect: Array<{ fromId: string; toId: string; relationship: string }>;
   readonly importance: Array<{ episodeId: string; score: number }>;
   readonly summaries: Array<{ episodeId: string; summary: string }>;
-  readonly entities: Array<{ name: string; kind: string; observations: string[]; favorability: number; episodeIds: string[] }>;
+  readonly entities: Array<{ name: string; kind: string; observations: string[]; favorability: number; episodeIds: string[]; aliases?: string[] }>;
   /** Every episode the prompt showed: marked consolidated when the plan is applied. */
   readonly episodeIds: string[];
   readonly rejected: Array<{ operation: string; reason: string }>;
@@ -223,7 +223,7 @@ export function makePlan(params: {
     });
     if (looksLikeInjection(op.name)) reject('entities', 'an entity name reads as an instruction; not stored');
     else if (episodeIds.length === 0) reject('entities', `${op.name}: no evidence from the person's own turns`);
-    else plan.entities.push({ name: op.name, kind: op.kind, observations, favorability: op.favorability ?? 0, episodeIds });
+    else plan.entities.push({ name: op.name, kind: op.kind, observations, favorability: op.favorability ?? 0, episodeIds, aliases: op.aliases.filter((a) => !looksLikeInjection(a)) });
   }
   return plan;
 }
