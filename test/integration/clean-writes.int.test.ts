@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
 import { createLocalEmbedder } from '../../src/memory/embeddings/local-embedder';
 import { createMemory } from '../../src/memory/memories/memory-writer';
+import { isRestatement } from '../../src/memory/memories/restatements';
 import { consolidationAnswerSchema } from '../../src/sleep/consolidation/operations';
 import { uuidv7 } from '../../src/shared/ids';
 import type { SleepJobContext } from '../../src/sleep/sleep-jobs';
@@ -93,6 +94,13 @@ describe('clean writes', () => {
       expect(await core.db.prisma.memorySource.count({ where: { memoryId: coffee[0]!.id } })).toBe(3);
       const audit = await core.db.prisma.auditEvent.findMany({ where: { scopeId, subjectId: coffee[0]!.id, action: 'reinforce' } });
       expect(audit.map((a) => a.reason)).toEqual([expect.stringMatching(/^restates memory/), expect.stringMatching(/^restates memory/)]);
+    });
+
+    it('without vectors only the same key words are a restatement, and numbers count whole', () => {
+      expect(isRestatement('Ana prefers tea blend number 9', 'Ana prefers tea blend number 10', undefined)).toBe(false);
+      expect(isRestatement('Ana has a cousin called Person0', 'Ana has a cousin called Person1', undefined)).toBe(false);
+      expect(isRestatement('The user lives in Berlin', 'The user lives in Munich', 0.891)).toBe(false);
+      expect(isRestatement("The user's dog is called Biscuit", 'The user has a dog called Biscuit.', undefined)).toBe(true);
     });
 
     it('related but different statements stay separate memories', async () => {

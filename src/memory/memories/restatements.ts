@@ -48,12 +48,17 @@ function words(text: string): string[] {
     .replace(/['’]s\b/g, '')
     .replace(/n['’]t\b/g, ' not')
     .split(/[^\p{L}\p{N}]+/u)
-    .filter((w) => w.length > 1 && !STOP_WORDS.has(w));
+    .filter((w) => /\p{N}/u.test(w) || (w.length > 1 && !STOP_WORDS.has(w)));
+}
+
+/** A word as compared: numbers and words holding digits whole ("9" is not "10"), others on their first letters. */
+function stem(word: string): string {
+  return /\p{N}/u.test(word) ? word : word.slice(0, STEM);
 }
 
 /** The words of a text that carry its meaning: lower-cased, possessive `'s` dropped, stop words out, stemmed. */
 export function keyWords(text: string): Set<string> {
-  return new Set(words(text).map((w) => w.slice(0, STEM)));
+  return new Set(words(text).map(stem));
 }
 
 function negated(text: string): boolean {
@@ -97,7 +102,7 @@ export function addsInformation(candidate: string, existing: string): boolean {
     .split(/[^\p{L}\p{N}]+/u)
     .slice(1)
     .filter((w) => /^\p{Lu}/u.test(w) || /\p{N}/u.test(w));
-  return specific.some((w) => !known.has(w.toLowerCase().slice(0, STEM)));
+  return specific.some((w) => !known.has(stem(w.toLowerCase())));
 }
 
 /**
