@@ -161,7 +161,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     ...(overrides.clock && { clock: overrides.clock }),
     options: { ...config.sleep, defaultTimeZone: config.timeZone },
   });
-  const memoryStore = createMemoryStore({ prisma: db.prisma, index: vectorIndex, logger });
+  const memoryStore = createMemoryStore({ prisma: db.prisma, index: vectorIndex, embedder, logger });
   const conversations = createConversationStore({ prisma: db.prisma, logger });
   const soul = createSoulReader(db.prisma);
   return {

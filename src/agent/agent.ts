@@ -279,7 +279,7 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
           if (content !== '' && !contentProblem(content) && evidence.length > 0) {
             // A summary of the conversation, not knowledge about the person: searchable and shown
             // to later replies, left out of the soul, /memories and the digest (categories.ts).
-            memoryId = (await memoryStore.remember({ scopeId: scope.id, category: CONVERSATION_CATEGORY, content, confidence: 0.7, importance: 0.4, sourceType: 'observed', sourceEpisodeIds: evidence }, origin)).id;
+            memoryId = (await memoryStore.remember({ scopeId: scope.id, category: CONVERSATION_CATEGORY, content, confidence: 0.7, importance: 0.4, sourceType: 'observed', sourceEpisodeIds: evidence }, origin)).memory.id;
           }
         }
       } catch (error) {

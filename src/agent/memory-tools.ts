@@ -180,8 +180,10 @@ export function createMemoryTools(deps: MemoryToolsDeps): MemoryTools {
           const refused = await writesRefused();
           if (refused) return { content: refused, isError: true };
           if (args.mode === 'create') {
-            const created = await memories.remember({ scopeId: b.scopeId, category: args.category ?? 'fact', content: args.content, confidence: 0.7, sourceType: 'observed', sourceEpisodeIds: [b.userEpisodeId] }, origin);
-            return { content: `created memory ${created.id}`, isError: false, memoryIds: [created.id] };
+            const written = await memories.remember({ scopeId: b.scopeId, category: args.category ?? 'fact', content: args.content, confidence: 0.7, sourceType: 'observed', sourceEpisodeIds: [b.userEpisodeId] }, origin);
+            const id = written.memory.id;
+            const said = written.action === 'created' ? `created memory ${id}` : `already known: ${written.action} memory ${written.restated} (now ${id})`;
+            return { content: said, isError: false, memoryIds: [id] };
           }
           if (!args.id) return { content: `mode "${args.mode}" needs the id of the memory to change`, isError: true };
           const id = args.id;

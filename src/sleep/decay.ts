@@ -2,8 +2,10 @@
  * Decay and forgetting (seed 000 "Memory Decay & Forgetting", seed 004 upkeep), run daily.
  *
  * - A memory not reinforced for 30 days loses 10 % confidence, and one more step for each further
- *   30 days without new evidence (the step count resets when evidence arrives). Below 0.1 it
- *   fades: inactive, never deleted; deep search still finds it and reinforcement revives it.
+ *   30 days without new evidence (the step count resets when evidence arrives), down to a floor
+ *   of {@link DECAY_FLOOR}: time alone makes a memory less certain, never gone. Only a memory that
+ *   something contradicts (a `contradicts` link points at it) keeps decaying below the floor; below
+ *   0.1 it fades: inactive, never deleted; deep search still finds it and reinforcement revives it.
  * - Importance follows use: memories put into replies' context drift up, unused ones drift back
  *   toward their learned value. Confidence never follows use: being retrieved is not evidence
  *   (retrieval-driven reinforcement makes old memories win forever).
@@ -25,6 +27,12 @@ export interface DecayOptions {
 }
 
 export const DEFAULT_DECAY: DecayOptions = { periodDays: 30, factor: 0.9 };
+
+/**
+ * The confidence scheduled decay stops at. Silence is weak evidence: a fact nobody mentioned for a
+ * year (a birthday, an allergy) is as likely true as it was, so time alone never deactivates it.
+ */
+export const DECAY_FLOOR = 0.3;
 
 const DAY_MS = 86_400_000;
 /** Categories whose dated memories are events that end (a birthday "fact" never does). */
@@ -53,14 +61,19 @@ export async function decayScope(prisma: PrismaClient, scopeId: string, origin: 
     where: { scopeId, active: true, validTo: null, lastReinforcedAt: { lt: new Date(origin.now.getTime() - period) } },
     select: { id: true, confidence: true, decaySteps: true, lastReinforcedAt: true },
   });
+  const contradicted = new Set(
+    (await prisma.memoryLink.findMany({ where: { scopeId, kind: 'contradicts', toId: { in: candidates.map((c) => c.id) } }, select: { toId: true } })).map((l) => l.toId),
+  );
   let decayed = 0;
   let deactivated = 0;
   for (const m of candidates) {
     const due = Math.floor((origin.now.getTime() - m.lastReinforcedAt.getTime()) / period);
     if (due <= m.decaySteps) continue;
+    const floor = contradicted.has(m.id) ? 0 : DECAY_FLOOR;
+    if (m.confidence <= floor) continue;
     // One step per run even after a long pause, so a missed night never fades memories at once.
     const after = await prisma.$transaction((tx) =>
-      decayMemory(tx, scopeId, m.id, m.confidence * options.factor, { ...origin, reason: `not reinforced for ${Math.floor((origin.now.getTime() - m.lastReinforcedAt.getTime()) / DAY_MS)} days` }, true),
+      decayMemory(tx, scopeId, m.id, Math.max(floor, m.confidence * options.factor), { ...origin, reason: `not reinforced for ${Math.floor((origin.now.getTime() - m.lastReinforcedAt.getTime()) / DAY_MS)} days` }, true),
     );
     decayed++;
     if (!after.active) deactivated++;

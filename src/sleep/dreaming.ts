@@ -3,9 +3,14 @@
  * compared with the scope's other memories and linked to those at cosine similarity >= 0.7;
  * links whose other end faded or was superseded are pruned (orphans). History links
  * (supersedes, contradicts) are never pruned.
+ *
+ * Before linking, the merge pass folds current memories that restate each other (written before
+ * the writer's restatement rule, or missed by it because their vectors did not exist yet): the
+ * same rule as every write (restatements.ts), the weaker folded into the stronger.
  */
-import { linkMemories, type ChangeOrigin } from '../memory/memories/memory-writer';
-import type { Embedder } from '../memory/embeddings/embedder';
+import { linkMemories, mergeMemories, type ChangeOrigin } from '../memory/memories/memory-writer';
+import { dot, type Embedder } from '../memory/embeddings/embedder';
+import { compatibleCategories, isRestatement } from '../memory/memories/restatements';
 import type { VectorIndex } from '../memory/vectors/vector-index';
 import type { PrismaClient } from '../storage/prisma';
 
@@ -49,6 +54,51 @@ export async function linkSimilarMemories(
   }
   const pruned = await pruneOrphanLinks(prisma, scopeId);
   return { examined: fresh.length, linked, pruned };
+}
+
+/** Current memories compared per merge pass (pairwise, in memory: 300 x 300 dot products is quick). */
+export const MERGE_BATCH = 300;
+
+/** Which of two memories that say the same is kept: more confident, then more confirmed, then older. */
+function stronger<T extends { confidence: number; reinforcementCount: number; createdAt: Date }>(a: T, b: T): boolean {
+  if (a.confidence !== b.confidence) return a.confidence > b.confidence;
+  if (a.reinforcementCount !== b.reinforcementCount) return a.reinforcementCount > b.reinforcementCount;
+  return a.createdAt <= b.createdAt;
+}
+
+/**
+ * Folds the scope's current memories that restate each other: each pair that passes the
+ * restatement rule (cosine and words, restatements.ts) leaves the stronger one, which takes the
+ * weaker's evidence and confirmations; the weaker is superseded by it (history kept, audited as
+ * `merge`). Returns how many were folded.
+ */
+export async function mergeRestatements(deps: { prisma: PrismaClient; embedder: Embedder }, scopeId: string, origin: ChangeOrigin): Promise<number> {
+  const { prisma } = deps;
+  const rows = await prisma.memory.findMany({
+    where: { scopeId, active: true, validTo: null },
+    orderBy: { lastReinforcedAt: 'desc' },
+    take: MERGE_BATCH,
+    select: { id: true, content: true, category: true, confidence: true, reinforcementCount: true, createdAt: true },
+  });
+  if (rows.length < 2) return 0;
+  const vectors = await deps.embedder.embed(rows.map((r) => r.content));
+  const gone = new Set<string>();
+  let merged = 0;
+  for (let i = 0; i < rows.length; i++) {
+    for (let j = i + 1; j < rows.length && !gone.has(rows[i]!.id); j++) {
+      const a = rows[i]!;
+      const b = rows[j]!;
+      if (gone.has(b.id) || !compatibleCategories(a.category, b.category)) continue;
+      const cosine = dot(vectors[i]!, vectors[j]!);
+      if (!isRestatement(a.content, b.content, cosine) || !isRestatement(b.content, a.content, cosine)) continue;
+      const [keep, fold] = stronger(a, b) ? [a, b] : [b, a];
+      await prisma.$transaction((tx) => mergeMemories(tx, scopeId, fold.id, keep.id, { ...origin, reason: `restates memory ${keep.id} (cosine ${cosine.toFixed(2)})` }));
+      gone.add(fold.id);
+      Object.assign(keep, { reinforcementCount: keep.reinforcementCount + fold.reinforcementCount, confidence: Math.max(keep.confidence, fold.confidence) });
+      merged++;
+    }
+  }
+  return merged;
 }
 
 /** Removes association links with a faded or superseded end; returns how many. */

@@ -22,7 +22,7 @@ import { createConsolidator, type BatchResult, type Consolidator, type Consolida
 import { groupEpisodes } from './consolidation/grouping';
 import { decayScope, type DecayOptions } from './decay';
 import { buildDigest } from '../memory/digests/digest';
-import { linkSimilarMemories } from './dreaming';
+import { linkSimilarMemories, mergeRestatements } from './dreaming';
 import { foldEntityObservations } from './entities';
 import { reflectIfDue } from './reflection';
 import { scopeSettingsSchema } from '../memory/scopes/scope-settings';
@@ -111,6 +111,11 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
         log.warn(`dreaming step "${name}" failed; consolidation is kept`, { scopeId, runId: ctx.runId, error });
       }
     };
+    if (deps.embedder) {
+      await step('merge', async () => {
+        out.merged = await mergeRestatements({ prisma, embedder: deps.embedder! }, scopeId, origin);
+      });
+    }
     if (deps.embedder && deps.index && (!deps.guard || deps.guard.state().status === 'ready')) {
       await step('links', async () => {
         const r = await linkSimilarMemories({ prisma, embedder: deps.embedder!, index: deps.index! }, scopeId, origin);

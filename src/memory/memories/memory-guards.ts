@@ -12,6 +12,8 @@
  *   note marked as relaying the person's words ({@link RELAYED_FROM}) whose relayed turn exists;
  * - secrets: contents pass through `redactSecrets` (a pasted key is `[REDACTED]` everywhere);
  * - size: a memory holds some text and at most {@link MAX_MEMORY_CHARS} characters;
+ * - placeholder: a small model that copies the answer format's placeholders ("...", "<fact>",
+ *   "string", "TBD") has said nothing, and that is not stored;
  * - scope: the scope written to exists.
  */
 import { ValidationError } from '../../shared/errors';
@@ -23,6 +25,7 @@ export type GuardCode =
   | 'memory.too_long'
   | 'memory.injection'
   | 'memory.about_assistant'
+  | 'memory.placeholder'
   | 'memory.no_evidence'
   | 'memory.bad_evidence'
   | 'memory.relayed_not_stated'
@@ -64,8 +67,20 @@ export function shownToModel(content: string): string {
   return looksLikeInjection(content) ? WITHHELD_INSTRUCTION : content;
 }
 
-/** Why a memory's text is refused (injection or assistant subject), or undefined. */
+/**
+ * Texts a model writes when it copies a format instead of filling it: ellipses, angle-bracket
+ * slots, type names, "TBD", and the answer format's own slot names.
+ */
+const PLACEHOLDER = /^(?:[.\u2026\s]*|<[^<>]*>|\[[^\[\]]*\]|\{[^{}]*\}|string|text|content|fact|value|example|tbd|todo|n\/a|none|null|undefined|corrected content|the conflicting new statement)[.\u2026\s]*$/i;
+
+/** Whether a text is a placeholder copied from a format rather than something learned. */
+export function isPlaceholder(text: string): boolean {
+  return PLACEHOLDER.test(text.trim());
+}
+
+/** Why a memory's text is refused (placeholder, injection or assistant subject), or undefined. */
 export function contentProblem(content: string): { code: GuardCode; reason: string } | undefined {
+  if (isPlaceholder(content)) return { code: 'memory.placeholder', reason: 'is a placeholder copied from the answer format, not something learned' };
   if (looksLikeInjection(content)) return { code: 'memory.injection', reason: 'reads as an instruction (possible prompt injection); not stored' };
   if (ASSISTANT_SUBJECT.test(content.trim())) return { code: 'memory.about_assistant', reason: 'is about the assistant, not the person (persona protection)' };
   return undefined;

@@ -11,7 +11,9 @@ import type { Memory, PrismaClient } from '../../storage/prisma';
 import type { VectorIndex } from '../vectors/vector-index';
 import { rememberConversation, type CappedResult } from './capped-memory';
 import type { Episode } from '../episodes/episode-service';
-import { createMemory, reinforceMemory, supersedeMemory, type ChangeOrigin, type NewMemory } from './memory-writer';
+import { reinforceMemory, supersedeMemory, writeMemory, type ChangeOrigin, type NewMemory, type WriteResult } from './memory-writer';
+import type { Embedder } from '../embeddings/embedder';
+import { findNeighbours } from './restatements';
 
 /** A stored memory, as the domain hands it out. */
 export type StoredMemory = Memory;
@@ -25,8 +27,11 @@ export interface MemoryRevision {
 }
 
 export interface MemoryStore {
-  /** Stores a new memory of what the person said (its evidence cited). */
-  remember(memory: NewMemory, origin: ChangeOrigin): Promise<StoredMemory>;
+  /**
+   * Stores a new memory of what the person said (its evidence cited); a restatement of a current
+   * memory reinforces or revises that one instead, and the result says which.
+   */
+  remember(memory: NewMemory, origin: ChangeOrigin): Promise<WriteResult>;
   /** New evidence confirms a current memory (+0.05 confidence, revived if it had faded). */
   reinforce(params: { scopeId: string; id: string; sourceEpisodeIds: readonly string[] }, origin: ChangeOrigin): Promise<StoredMemory>;
   /** Replaces a current memory's content; the old version stays as history. */
@@ -45,10 +50,14 @@ export interface MemoryStore {
 /** Goals listed for a reply by default. */
 const GOALS_SHOWN = 10;
 
-export function createMemoryStore(deps: { prisma: PrismaClient; index?: VectorIndex; logger: Logger }): MemoryStore {
+export function createMemoryStore(deps: { prisma: PrismaClient; index?: VectorIndex; embedder?: Embedder; logger: Logger }): MemoryStore {
   const { prisma } = deps;
   return {
-    remember: (memory, origin) => prisma.$transaction((tx) => createMemory(tx, memory, origin)),
+    async remember(memory, origin) {
+      // The embedder is async and outside the database: the neighbours are found before the transaction.
+      const [neighbours] = memory.neighbours ? [memory.neighbours] : await findNeighbours(deps, memory.scopeId, [memory.content]);
+      return prisma.$transaction((tx) => writeMemory(tx, { ...memory, neighbours }, origin));
+    },
     reinforce: ({ scopeId, id, sourceEpisodeIds }, origin) => prisma.$transaction((tx) => reinforceMemory(tx, scopeId, id, sourceEpisodeIds, origin)),
     revise: ({ scopeId, id, change }, origin) => prisma.$transaction((tx) => supersedeMemory(tx, scopeId, id, change, origin)),
     get: (scopeId, id) => prisma.memory.findFirst({ where: { scopeId, id } }),

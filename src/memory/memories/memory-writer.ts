@@ -23,6 +23,7 @@ import { redactSecrets } from '../../shared/redact';
 import type { Memory, Prisma } from '../../storage/prisma';
 import { checkedContent, evidenceProblem, isRelayedNote, MemoryRefused, relayedFromOf } from './memory-guards';
 import { writeTombstones } from '../vectors/tombstones';
+import { addsInformation, compatibleCategories, isRestatement, keyWords, type Neighbour } from './restatements';
 
 export type Tx = Prisma.TransactionClient;
 
@@ -57,8 +58,46 @@ export interface NewMemory {
   readonly sourceType?: SourceType;
   readonly sourceTrust?: number;
   readonly sourceEpisodeIds?: readonly string[];
+  /**
+   * Current memories near this one by meaning, found before the transaction
+   * (restatements.ts `findNeighbours`): the restatement rule compares the content with them.
+   * Without them only a memory with the very same key words is a restatement.
+   */
+  readonly neighbours?: readonly Neighbour[];
+  /** A memory this one must not be folded into (a contradiction's statement vs. what it contradicts). */
+  readonly notRestating?: string;
 }
 
+/**
+ * What a write did: `created` a row; or found the content already known and `reinforced` that
+ * memory, or `revised` it (the new wording adds a name or a number), naming it in `restated`.
+ */
+export interface WriteResult {
+  readonly action: 'created' | 'reinforced' | 'revised';
+  readonly memory: Memory;
+  readonly restated?: string;
+}
+
+/** Candidates for the word-only restatement check, when no neighbours came with the write. */
+const WORD_CANDIDATES = 50;
+
+/** The current memory of the scope that `input` restates, with its cosine when known, or undefined. */
+async function restatedMemory(tx: Tx, input: NewMemory, content: string, category: string): Promise<Memory | undefined> {
+  const current = { scopeId: input.scopeId, active: true, validTo: null, id: input.notRestating ? { not: input.notRestating } : undefined };
+  const near = input.neighbours ?? [];
+  if (near.length > 0) {
+    const rows = await tx.memory.findMany({ where: { ...current, id: { in: near.map((n) => n.id).filter((id) => id !== input.notRestating) } } });
+    const ranked = [...near].sort((a, b) => b.score - a.score);
+    for (const n of ranked) {
+      const row = rows.find((r) => r.id === n.id);
+      if (row && compatibleCategories(category, row.category) && isRestatement(content, row.content, n.score)) return row;
+    }
+  }
+  const longest = [...keyWords(content)].sort((a, b) => b.length - a.length)[0];
+  if (!longest) return undefined;
+  const rows = await tx.memory.findMany({ where: { ...current, content: { contains: longest } }, take: WORD_CANDIDATES });
+  return rows.find((r) => compatibleCategories(category, r.category) && isRestatement(content, r.content, undefined));
+}
 /** The audited view of a memory: everything but ids and timestamps the reader does not need. */
 export function snapshot(m: Memory): Prisma.InputJsonObject {
   return {
@@ -154,15 +193,35 @@ async function addSources(tx: Tx, scopeId: string, memoryId: string, episodeIds:
   }
 }
 
+/** Stores a memory, or confirms the one that already holds it (see {@link writeMemory}); returns the row. */
 export async function createMemory(tx: Tx, input: NewMemory, origin: ChangeOrigin): Promise<Memory> {
+  return (await writeMemory(tx, input, origin)).memory;
+}
+
+/**
+ * Stores what was learned. A restatement of a current memory of the scope (restatements.ts) is
+ * not stored twice: it reinforces that memory, or revises it when the new wording adds a name or
+ * a number; the result says which.
+ */
+export async function writeMemory(tx: Tx, input: NewMemory, origin: ChangeOrigin): Promise<WriteResult> {
   const sourceType = input.sourceType ?? 'stated';
   const content = checkedContent(input.content);
   await checkScope(tx, input.scopeId);
   const evidence = await checkEvidence(tx, input.scopeId, input.sourceEpisodeIds, origin, sourceType);
+  const category = input.category.trim().toLowerCase() || 'fact';
+  const known = await restatedMemory(tx, input, content, category);
+  if (known) {
+    const why = `restates memory ${known.id}${origin.reason ? ` (${origin.reason})` : ''}`;
+    if (addsInformation(content, known.content)) {
+      const { current } = await supersedeMemory(tx, input.scopeId, known.id, { content, sourceEpisodeIds: evidence }, { ...origin, reason: `${why}, adding detail` });
+      return { action: 'revised', memory: current, restated: known.id };
+    }
+    return { action: 'reinforced', memory: await reinforceMemory(tx, input.scopeId, known.id, evidence, { ...origin, reason: why }), restated: known.id };
+  }
   const memory = await tx.memory.create({
     data: {
       scopeId: input.scopeId,
-      category: input.category.trim().toLowerCase() || 'fact',
+      category,
       content,
       confidence: clamp01(input.confidence),
       importance: clamp01(input.importance ?? 0.5),
@@ -175,7 +234,7 @@ export async function createMemory(tx: Tx, input: NewMemory, origin: ChangeOrigi
   });
   await addSources(tx, input.scopeId, memory.id, evidence);
   await audit(tx, input.scopeId, origin, 'create', memory.id, null, snapshot(memory));
-  return memory;
+  return { action: 'created', memory };
 }
 
 /** New evidence confirms a memory: +0.05 confidence, counted, and revived if it had faded. */
@@ -234,6 +293,39 @@ export async function supersedeMemory(
   await audit(tx, scopeId, origin, 'update', id, snapshot(before), { ...snapshot(previous), supersededBy: snapshot(current) });
   await audit(tx, scopeId, origin, 'create', current.id, null, { ...snapshot(current), supersedes: id });
   return { previous, current };
+}
+
+/**
+ * Folds a memory into another that says the same (the dreaming phase's merge of restatements):
+ * the weaker stops being current (validTo, superseded by the stronger, a `supersedes` link, its
+ * own sources kept as history), and the stronger takes its evidence, its confirmations and the
+ * higher confidence and importance of the two.
+ */
+export async function mergeMemories(tx: Tx, scopeId: string, weakerId: string, strongerId: string, origin: ChangeOrigin): Promise<Memory> {
+  const weaker = await load(tx, scopeId, weakerId);
+  const stronger = await load(tx, scopeId, strongerId);
+  if (weaker.validTo || stronger.validTo) throw new ValidationError('only current memories are merged', { code: 'memory.superseded' });
+  const sources = await tx.memorySource.findMany({ where: { scopeId, memoryId: weakerId }, select: { episodeId: true } });
+  await addSources(tx, scopeId, strongerId, sources.map((s) => s.episodeId));
+  const after = await tx.memory.update({
+    where: { id: strongerId },
+    data: {
+      reinforcementCount: stronger.reinforcementCount + weaker.reinforcementCount,
+      confidence: Math.max(stronger.confidence, weaker.confidence),
+      importance: Math.max(stronger.importance, weaker.importance),
+      lastReinforcedAt: weaker.lastReinforcedAt > stronger.lastReinforcedAt ? weaker.lastReinforcedAt : stronger.lastReinforcedAt,
+      active: true,
+    },
+  });
+  const folded = await tx.memory.update({ where: { id: weakerId }, data: { active: false, validTo: origin.now, supersededById: strongerId } });
+  await tx.memoryLink.upsert({
+    where: { fromId_toId_kind: { fromId: strongerId, toId: weakerId, kind: 'supersedes' } },
+    create: { scopeId, fromId: strongerId, toId: weakerId, kind: 'supersedes', reason: cleanReason(origin.reason), createdAt: origin.now },
+    update: {},
+  });
+  await audit(tx, scopeId, origin, 'merge', weakerId, snapshot(weaker), { ...snapshot(folded), mergedInto: strongerId });
+  await audit(tx, scopeId, origin, 'reinforce', strongerId, snapshot(stronger), { ...snapshot(after), absorbed: weakerId });
+  return after;
 }
 
 /**

@@ -6,7 +6,7 @@
  * in another store); until then the rows' `embeddedWith` is empty, so the embedding worker
  * backfills them after a crash.
  */
-import { contradictMemory, createMemory, decayMemory, linkMemories, reinforceMemory, supersedeMemory, type ChangeOrigin, type Tx } from '../../memory/memories/memory-writer';
+import { contradictMemory, createMemory, decayMemory, writeMemory, linkMemories, reinforceMemory, supersedeMemory, type ChangeOrigin, type Tx } from '../../memory/memories/memory-writer';
 import type { PrismaClient } from '../../storage/prisma';
 import type { Plan } from './plan';
 import { redactSecrets } from '../../shared/redact';
@@ -44,17 +44,55 @@ export function evidenceOf(observation: string, entityName: string, cited: Reado
   return best === 0 ? cited.map((e) => e.id) : scored.filter((s) => s.held === best).map((s) => s.id);
 }
 
+/** The attribute holding an entity's other names (comma-separated keys), reserved: the fold never sets it. */
+export const ALIASES_ATTRIBUTE = 'aliases';
+
+function attributesOf(value: unknown): Record<string, string> {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return {};
+  return Object.fromEntries(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string'));
+}
+
+function aliasesOf(attributes: Record<string, string>): string[] {
+  return (attributes[ALIASES_ATTRIBUTE] ?? '').split(',').map((a) => entityKey(a)).filter((a) => a !== '');
+}
+
+/**
+ * One entity per person: `name` is looked up by key and among the recorded aliases; every alias
+ * that is an entity of its own ("my partner", learned before the name) is folded into it (its
+ * observations moved, its attributes kept where the named entity has none, audited), and the
+ * aliases are recorded so later mentions resolve to the same entity.
+ */
+async function resolveEntity(tx: Tx, scopeId: string, entity: Plan['entities'][number], now: Date) {
+  const key = entityKey(entity.name);
+  const all = await tx.entity.findMany({ where: { scopeId } });
+  let row = all.find((e) => e.key === key) ?? all.find((e) => aliasesOf(attributesOf(e.attributes)).includes(key));
+  const aliases = [...new Set((entity.aliases ?? []).map(entityKey).filter((a) => a !== '' && a !== key))];
+  if (!row) row = await tx.entity.create({ data: { scopeId, key, name: entity.name.trim(), kind: entity.kind, favorability: 0.3, interactionCount: 0, createdAt: now } });
+  if (aliases.length === 0) return row;
+  let attributes = attributesOf(row.attributes);
+  let interactions = row.interactionCount;
+  for (const alias of aliases) {
+    const other = all.find((e) => e.key === alias && e.id !== row!.id);
+    if (!other) continue;
+    await tx.entityObservation.updateMany({ where: { scopeId, entityId: other.id }, data: { entityId: row.id } });
+    const theirs = attributesOf(other.attributes);
+    attributes = { ...theirs, ...attributes, [ALIASES_ATTRIBUTE]: [...new Set([...aliasesOf(attributes), ...aliasesOf(theirs)])].join(', ') };
+    interactions += other.interactionCount;
+    await tx.entity.delete({ where: { id: other.id } });
+    await tx.auditEvent.create({ data: { scopeId, action: 'entity', subjectType: 'entity', subjectId: row.id, before: { merged: other.name }, after: { into: row.name }, reason: `"${other.name}" is ${row.name}`, createdAt: now } });
+  }
+  attributes[ALIASES_ATTRIBUTE] = [...new Set([...aliasesOf(attributes), ...aliases])].join(', ');
+  return tx.entity.update({ where: { id: row.id }, data: { attributes, interactionCount: interactions } });
+}
+
 async function applyEntities(tx: Tx, scopeId: string, plan: Plan, now: Date): Promise<number> {
   let observations = 0;
   const citedIds = [...new Set(plan.entities.flatMap((e) => e.episodeIds))];
   const contents = new Map((await tx.episode.findMany({ where: { scopeId, id: { in: citedIds } }, select: { id: true, content: true } })).map((e) => [e.id, e.content]));
   for (const entity of plan.entities) {
-    const key = entityKey(entity.name);
-    const existing = await tx.entity.findUnique({ where: { scopeId_key: { scopeId, key } } });
-    const favorability = Math.min(1, Math.max(0, (existing?.favorability ?? 0.3) + entity.favorability));
-    const row = existing
-      ? await tx.entity.update({ where: { id: existing.id }, data: { favorability, interactionCount: { increment: 1 } } })
-      : await tx.entity.create({ data: { scopeId, key, name: entity.name.trim(), kind: entity.kind, favorability, interactionCount: 1, createdAt: now } });
+    const existing = await resolveEntity(tx, scopeId, entity, now);
+    const favorability = Math.min(1, Math.max(0, existing.favorability + entity.favorability));
+    const row = await tx.entity.update({ where: { id: existing.id }, data: { favorability, interactionCount: { increment: 1 } } });
     const cited = entity.episodeIds.map((id) => ({ id, content: contents.get(id) ?? '' }));
     for (const content of entity.observations) {
       // Like memory contents (memory-writer.ts): a pasted credential never becomes knowledge.
@@ -69,8 +107,12 @@ async function applyEntities(tx: Tx, scopeId: string, plan: Plan, now: Date): Pr
 
 export async function applyPlanInTransaction(tx: Tx, scopeId: string, plan: Plan, origin: ChangeOrigin): Promise<AppliedPlan> {
   const created: string[] = [];
+  let restated = 0;
   for (const m of plan.create) {
-    created.push((await createMemory(tx, { scopeId, ...m }, { ...origin, reason: `learned from ${m.sourceEpisodeIds.length} episode(s)` })).id);
+    // A restatement of a current memory reinforces or revises it (memory-writer.ts `writeMemory`).
+    const written = await writeMemory(tx, { scopeId, ...m }, { ...origin, reason: `learned from ${m.sourceEpisodeIds.length} episode(s)` });
+    if (written.action !== 'reinforced') created.push(written.memory.id);
+    if (written.restated) restated++;
   }
   for (const r of plan.reinforce) await reinforceMemory(tx, scopeId, r.memoryId, r.sourceEpisodeIds, { ...origin, reason: r.reason || 'confirmed by new episodes' });
   for (const u of plan.update) {
@@ -78,7 +120,7 @@ export async function applyPlanInTransaction(tx: Tx, scopeId: string, plan: Plan
     created.push(current.id);
   }
   for (const c of plan.contradict) {
-    const statement = await createMemory(tx, { scopeId, ...c.statement }, { ...origin, reason: `conflicts with an existing memory: ${c.reason}` });
+    const statement = await createMemory(tx, { scopeId, ...c.statement, notRestating: c.memoryId }, { ...origin, reason: `conflicts with an existing memory: ${c.reason}` });
     created.push(statement.id);
     await contradictMemory(tx, scopeId, c.memoryId, statement.id, { ...origin, reason: c.reason || 'conflicting information' });
   }
@@ -92,7 +134,8 @@ export async function applyPlanInTransaction(tx: Tx, scopeId: string, plan: Plan
   return {
     createdMemoryIds: created,
     counts: {
-      created: plan.create.length,
+      created: plan.create.length - restated,
+      restated,
       reinforced: plan.reinforce.length,
       updated: plan.update.length,
       contradicted: plan.contradict.length,

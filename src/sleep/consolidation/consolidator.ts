@@ -25,6 +25,7 @@ import { ShortIds } from '../../memory/short-ids';
 import { GAVE_UP_ACTION } from '../../memory/digests/digest';
 import { isBudgetError } from '../token-budget';
 import { resolveRelativeDates } from '../../shared/relative-dates';
+import { findNeighbours } from '../../memory/memories/restatements';
 
 export interface ConsolidatorOptions {
   /** Episodes gathered per batch (seed 000: 100). */
@@ -311,7 +312,10 @@ export function createConsolidator(deps: {
       }
       const shown = { episodes: shownEpisodes, memories: [...shownMemories.values()] };
       if (plans.length === 0) return { status: 'deferred', episodeCount: 0, responses, leftOver, shown };
-      const plan = mergePlans(plans);
+      const merged = mergePlans(plans);
+      // The writer folds restatements of current memories; their vectors are found here, before the transaction.
+      const near = await findNeighbours(deps, scopeId, merged.create.map((m) => m.content));
+      const plan: Plan = { ...merged, create: merged.create.map((m, i) => ({ ...m, neighbours: near[i] })) };
       if (request.dryRun) return { status: 'planned', episodeCount: plan.episodeIds.length, plan, responses, leftOver, retryLater, refused, shown };
       let applied: AppliedPlan;
       try {

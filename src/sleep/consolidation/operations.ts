@@ -42,6 +42,8 @@ export const consolidationAnswerSchema = z.object({
         observations: z.array(z.string().trim().min(1).max(300)).max(10).default([]),
         /** How the owner's feeling toward them moved: -0.2..0.2. */
         favorability: z.coerce.number().min(-0.2).max(0.2).optional(),
+        /** Other names the same entity went by ("my partner" before the person named her). */
+        aliases: z.array(z.string().trim().min(1).max(80)).max(5).catch([]).default([]),
         episodes: evidence,
       }),
     )
@@ -65,5 +67,5 @@ export const ANSWER_FORMAT = `{
   "connect": [{ "a": memory number, "b": memory number, "relationship": "..." }],
   "importance": [{ "episode": episode number, "score": 0.0-1.0 }],
   "summaries": [{ "episode": episode number, "summary": "..." }],
-  "entities": [{ "name": "...", "kind": "person|pet|place|organization|thing", "observations": ["..."], "favorability": -0.2..0.2, "episodes": [episode numbers] }]
+  "entities": [{ "name": "...", "kind": "person|pet|place|organization|thing", "observations": ["..."], "favorability": -0.2..0.2, "aliases": ["earlier names, e.g. my sister"], "episodes": [episode numbers] }]
 }`;

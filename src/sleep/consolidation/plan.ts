@@ -22,6 +22,7 @@ import type { SourceType } from '../../memory/memories/memory-writer';
 import { contentProblem as guardProblem, evidenceProblem, isRelayedNote, looksLikeInjection, relayedFromOf } from '../../memory/memories/memory-guards';
 import type { ConsolidationAnswer } from './operations';
 import type { ShortIds } from '../../memory/short-ids';
+import type { Neighbour } from '../../memory/memories/restatements';
 
 export interface PlannedMemory {
   readonly category: string;
@@ -30,6 +31,8 @@ export interface PlannedMemory {
   readonly importance: number;
   readonly sourceType: SourceType;
   readonly sourceEpisodeIds: string[];
+  /** Current memories near it by meaning, found before the transaction (the writer's restatement rule). */
+  readonly neighbours?: readonly Neighbour[];
 }
 
 export interface Plan {
@@ -41,7 +44,7 @@ export interface Plan {
   readonly connect: Array<{ fromId: string; toId: string; relationship: string }>;
   readonly importance: Array<{ episodeId: string; score: number }>;
   readonly summaries: Array<{ episodeId: string; summary: string }>;
-  readonly entities: Array<{ name: string; kind: string; observations: string[]; favorability: number; episodeIds: string[] }>;
+  readonly entities: Array<{ name: string; kind: string; observations: string[]; favorability: number; episodeIds: string[]; aliases?: string[] }>;
   /** Every episode the prompt showed: marked consolidated when the plan is applied. */
   readonly episodeIds: string[];
   readonly rejected: Array<{ operation: string; reason: string }>;
@@ -220,7 +223,7 @@ export function makePlan(params: {
     });
     if (looksLikeInjection(op.name)) reject('entities', 'an entity name reads as an instruction; not stored');
     else if (episodeIds.length === 0) reject('entities', `${op.name}: no evidence from the person's own turns`);
-    else plan.entities.push({ name: op.name, kind: op.kind, observations, favorability: op.favorability ?? 0, episodeIds });
+    else plan.entities.push({ name: op.name, kind: op.kind, observations, favorability: op.favorability ?? 0, episodeIds, aliases: op.aliases.filter((a) => !looksLikeInjection(a)) });
   }
   return plan;
 }
