@@ -131,12 +131,12 @@ describe('forgetting one memory removes what came from it, and only that', () =>
   });
 
   it('confirms exactly what the preview listed: a version added since is not removed unseen', async () => {
-    const v1 = await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'preference', content: 'Ana likes green olives', confidence: 0.9 }, { now: at(90) }));
-    const v2 = await core.db.prisma.$transaction(async (tx) => (await supersedeMemory(tx, scopeId, v1.id, { content: 'Ana likes black olives now' }, { now: at(91) })).current);
+    const v1 = await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'preference', content: 'Ana likes green olives', confidence: 0.9 }, { now: at(90), by: 'owner' }));
+    const v2 = await core.db.prisma.$transaction(async (tx) => (await supersedeMemory(tx, scopeId, v1.id, { content: 'Ana likes black olives now' }, { now: at(91), by: 'owner' })).current);
     const preview = await core.forget.forgetMatching(scopeId, 'green olives');
     expect(preview.matches.map((m) => m.id).sort()).toEqual([v1.id, v2.id].sort());
     // Before the owner confirms, the chain gets a version nobody was shown.
-    await core.db.prisma.$transaction((tx) => supersedeMemory(tx, scopeId, v2.id, { content: 'Ana stopped eating olives' }, { now: at(92) }));
+    await core.db.prisma.$transaction((tx) => supersedeMemory(tx, scopeId, v2.id, { content: 'Ana stopped eating olives' }, { now: at(92), by: 'owner' }));
     await expect(preview.confirm()).rejects.toMatchObject({ code: 'forget.changed' });
     expect(await core.db.prisma.memory.count({ where: { scopeId, content: { contains: 'olives' } } })).toBe(3);
     const again = await core.forget.forgetMatching(scopeId, 'green olives');
@@ -145,7 +145,7 @@ describe('forgetting one memory removes what came from it, and only that', () =>
   });
 
   it('has the soul without the memory the moment the forget commits, before the vectors are deleted', async () => {
-    const memory = await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'fact', content: 'Ana keeps a pet axolotl called Nimbus', confidence: 0.9 }, { now: at(80) }));
+    const memory = await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'fact', content: 'Ana keeps a pet axolotl called Nimbus', confidence: 0.9 }, { now: at(80), by: 'owner' }));
     await regenerateSoul(core.db.prisma, scopeId, { now: at(81) });
     expect(await soulMarkdown(core.db.prisma, scopeId)).toContain('axolotl');
     // A vector index whose deletes never finish: what follows the commit does not complete.
