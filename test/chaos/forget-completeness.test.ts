@@ -190,8 +190,13 @@ describe('forgetting reaches every copy (chaos)', () => {
     const memories = await core.vectorIndex.get(p.scopeId, [p.v1, p.v2]);
     for (const v of memories) out.push(`memory vector ${v.id}`);
     const old = await gated.embedder.embed([`Ana: I would love a ${p.words[0]} ${p.words[1]} for the hall.`]);
+    // A vector near the forgotten text is a leftover unless it is the vector of the episode's
+    // text as it is now (a kept reply that shares other words with it, like "for the hall").
     for (const v of await core.vectorIndex.get(p.scopeId, p.episodes)) {
-      if (dot(v.vector, old[0]!) > 0.5) out.push(`episode vector ${v.id} (cosine ${dot(v.vector, old[0]!).toFixed(2)} to the forgotten text)`);
+      if (dot(v.vector, old[0]!) <= 0.5) continue;
+      const row = await core.db.prisma.episode.findUniqueOrThrow({ where: { id: v.id }, select: { content: true, author: true } });
+      const [now] = await gated.embedder.embed([row.author ? `${row.author}: ${row.content}` : row.content]);
+      if (dot(v.vector, now!) < 0.999) out.push(`episode vector ${v.id} (cosine ${dot(v.vector, old[0]!).toFixed(2)} to the forgotten text)`);
     }
     const [query] = await gated.embedder.embed([`${p.words[0]} ${p.words[1]}`]);
     const hits = await core.vectorIndex.search({ scopeId: p.scopeId, vector: query!, limit: 100 });

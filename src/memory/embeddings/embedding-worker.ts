@@ -98,7 +98,10 @@ export function createEmbeddingWorker(deps: {
     // takes: such a row is marked like the others but holds no vector (keywords still find it),
     // instead of failing every batch that reaches it and holding up every row after it.
     const directionless = records.filter((record) => !hasDirection(record.vector));
-    await index.upsert(records.filter((record) => hasDirection(record.vector)));
+    // A row changed while it was embedded (a forget redacted it) must not get the old text's
+    // vector back: such rows are left out here and stay pending for the next batch.
+    const current = await stillCurrent(rows);
+    await index.upsert(records.filter((record) => hasDirection(record.vector) && current.has(record.id)));
     await deleteVectors(directionless);
     // A row edited while we embedded keeps its pending mark: only the version we embedded is marked.
     const marked = await prisma.$transaction(
@@ -110,29 +113,39 @@ export function createEmbeddingWorker(deps: {
             prisma.memory.updateMany({ where: { id: row.id, updatedAt: row.version as Date }, data: { embeddedWith: embedder.name, updatedAt: row.version as Date } }),
       ),
     );
-    await deleteVectorsOfGoneRows(rows.filter((_, i) => marked[i]!.count === 0));
+    await deleteVectorsOfChangedRows(rows.filter((_, i) => marked[i]!.count === 0));
     return rows.length;
   }
 
-  /**
-   * A row forgotten while we embedded it: its tombstone may have been flushed before our upsert,
-   * which then wrote the forgotten row's vector back. Rows that could not be marked and no longer
-   * exist lose the vector just written. (A forget committed after this check finds the vector in
-   * place and its own tombstone flush deletes it.)
-   */
-  async function deleteVectorsOfGoneRows(unmarked: readonly PendingRow[]): Promise<void> {
-    if (unmarked.length === 0) return;
-    const ids = unmarked.map((row) => row.id);
+  /** The ids of `rows` whose stored version is still the one that was embedded. */
+  async function stillCurrent(rows: readonly PendingRow[]): Promise<Set<string>> {
+    const ids = rows.map((row) => row.id);
     const [episodes, memories] = await Promise.all([
-      prisma.episode.findMany({ where: { id: { in: ids } }, select: { id: true } }),
-      prisma.memory.findMany({ where: { id: { in: ids } }, select: { id: true } }),
+      prisma.episode.findMany({ where: { id: { in: ids } }, select: { id: true, contentHash: true } }),
+      prisma.memory.findMany({ where: { id: { in: ids } }, select: { id: true, updatedAt: true } }),
     ]);
-    const existing = new Set([...episodes, ...memories].map((row) => row.id));
+    const versions = new Map<string, string>([
+      ...episodes.map((e) => [e.id, e.contentHash] as [string, string]),
+      ...memories.map((m) => [m.id, m.updatedAt.toISOString()] as [string, string]),
+    ]);
+    const versionOf = (row: PendingRow) => (row.version instanceof Date ? row.version.toISOString() : row.version);
+    return new Set(rows.filter((row) => versions.get(row.id) === versionOf(row)).map((row) => row.id));
+  }
+
+  /**
+   * A row forgotten or redacted while we embedded it: its tombstone may have been flushed before
+   * our upsert, which then wrote the old text's vector back. Rows that could not be marked (gone,
+   * or changed since they were read) lose the vector just written; a changed row stays pending
+   * and gets the vector of its current text in the next batch. (A forget committed after this
+   * finds the vector in place and its own tombstone flush deletes it.)
+   */
+  async function deleteVectorsOfChangedRows(unmarked: readonly PendingRow[]): Promise<void> {
+    if (unmarked.length === 0) return;
     const byScope = new Map<string, string[]>();
-    for (const row of unmarked) if (!existing.has(row.id)) byScope.set(row.scopeId, [...(byScope.get(row.scopeId) ?? []), row.id]);
-    for (const [scopeId, gone] of byScope) {
-      await index.delete(scopeId, gone);
-      log.debug('deleted the vectors of rows removed while they were being embedded', { scopeId, count: gone.length });
+    for (const row of unmarked) byScope.set(row.scopeId, [...(byScope.get(row.scopeId) ?? []), row.id]);
+    for (const [scopeId, changed] of byScope) {
+      await index.delete(scopeId, changed);
+      log.debug('deleted the vectors of rows changed or removed while they were being embedded', { scopeId, count: changed.length });
     }
   }
 
