@@ -341,7 +341,9 @@ async function consolidationPhase(llm: { double: AnthropicDouble; onCall: (hook:
       if (sourceless > 0) problems.push(`${sourceless} memories without sources`);
       const strayObservations = count('SELECT COUNT(*) FROM EntityObservation o JOIN Episode e ON e.id = o.episodeId WHERE o.scopeId = ? AND e.consolidated = 0');
       if (strayObservations > 0) problems.push(`${strayObservations} entity observations of unconsolidated episodes`);
-      const duplicated = count('SELECT COUNT(*) FROM (SELECT episodeId FROM MemorySource WHERE scopeId = ? GROUP BY episodeId HAVING COUNT(*) > 1)');
+      // Current memories only: the dreaming merge pass hands a folded restatement's sources to the
+      // memory it folds into, and the folded (superseded) version keeps them as its history.
+      const duplicated = count('SELECT COUNT(*) FROM (SELECT ms.episodeId FROM MemorySource ms JOIN Memory m ON m.id = ms.memoryId WHERE ms.scopeId = ? AND m.validTo IS NULL GROUP BY ms.episodeId HAVING COUNT(*) > 1)');
       if (duplicated > 0) problems.push(`${duplicated} episodes learned twice`);
       return { ...state, problems };
     } finally {

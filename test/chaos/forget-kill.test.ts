@@ -82,7 +82,7 @@ describe('forget with the service running, killed at random moments (chaos)', ()
     const prisma = core.db.prisma;
     const t = new Date(Date.now() - 3_600_000);
     const memoryIds = await prisma.$transaction(async (tx) => {
-      await createMemory(tx, { scopeId, category: 'preference', content: 'Ana likes green tea in the morning', confidence: 0.9 }, { now: t });
+      await createMemory(tx, { scopeId, category: 'preference', content: 'Ana likes green tea in the morning', confidence: 0.9 }, { now: t, by: 'owner' });
       const v1 = (await createMemory(tx, { scopeId, category: 'goal', content: `Ana would love a ${phrase} for the hall`, confidence: 0.9, sourceEpisodeIds: [said] }, { now: t })).id;
       const v2 = (await supersedeMemory(tx, scopeId, v1, { content: `Ana would love a ${phrase} and a lamp`, sourceEpisodeIds: [said] }, { now: new Date(t.getTime() + 60_000), reason: `a lamp next to the ${phrase}` })).current.id;
       return [v1, v2];
