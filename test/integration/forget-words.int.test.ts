@@ -69,11 +69,11 @@ describe('forget --words reaches every text of the scope (CLI, SQLite)', () => {
     const now = new Date();
     await prisma.$transaction(async (tx) => {
       ids.risotto = (await createMemory(tx, { scopeId, category: 'interest', content: 'Ana cooks saffron risotto', confidence: 0.9, sourceEpisodeIds: [taught] }, { now })).id;
-      ids.walks = (await createMemory(tx, { scopeId, category: 'routine', content: 'Ana walks by the river', confidence: 0.9 }, { now })).id;
-      ids.bea = (await createMemory(tx, { scopeId, category: 'relationship', content: 'Bea is a close friend of Ana', confidence: 0.9 }, { now })).id;
+      ids.walks = (await createMemory(tx, { scopeId, category: 'routine', content: 'Ana walks by the river', confidence: 0.9 }, { now, by: 'owner' })).id;
+      ids.bea = (await createMemory(tx, { scopeId, category: 'relationship', content: 'Bea is a close friend of Ana', confidence: 0.9 }, { now, by: 'owner' })).id;
       await linkMemories(tx, scopeId, ids.walks, ids.bea, 'related', 0.5, { now, reason: 'Bea joins the walks before the saffron risotto' });
-      ids.coffee = (await createMemory(tx, { scopeId, category: 'preference', content: 'Ana drinks black coffee', confidence: 0.9 }, { now: new Date(now.getTime() - 60_000) })).id;
-      ids.latte = (await supersedeMemory(tx, scopeId, ids.coffee, { content: 'Ana switched to oat milk lattes' }, { now, reason: 'changed her mind' })).current.id;
+      ids.coffee = (await createMemory(tx, { scopeId, category: 'preference', content: 'Ana drinks black coffee', confidence: 0.9 }, { now: new Date(now.getTime() - 60_000), by: 'owner' })).id;
+      ids.latte = (await supersedeMemory(tx, scopeId, ids.coffee, { content: 'Ana switched to oat milk lattes' }, { now, reason: 'changed her mind', by: 'owner' })).current.id;
     });
     const bea = await prisma.entity.create({ data: { scopeId, key: 'bea', name: 'Bea', kind: 'person', favorability: 0.6, attributes: { relation: 'friend', 'favourite dish': 'saffron risotto' } } });
     await prisma.entityObservation.create({ data: { scopeId, entityId: bea.id, content: 'Bea asked for the saffron risotto recipe' } });

@@ -82,7 +82,7 @@ describe('retrieveContext', () => {
       core.episodeService.normalize({ content: `the deploy key is ${key}`, externalId: 'cara-1', timestamp: new Date(now.getTime() - 3_600_000).toISOString() }, 'test'),
     ]);
     const cara = (await core.scopes.findByKey('cara'))!.id;
-    await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId: cara, category: 'fact', content: `Cara's deploy key is ${key}`, confidence: 0.9 }, { now }));
+    await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId: cara, category: 'fact', content: `Cara's deploy key is ${key}`, confidence: 0.9 }, { now, by: 'owner' }));
     await core.embeddingWorker.drain();
     const ctx = await core.context.retrieveContext({ scopeId: cara, message: 'what is the deploy key?', now });
     const texts = ctx.items.map((i) => i.text).join('\n');
