@@ -68,19 +68,20 @@ describe('agent notes and conversation summaries through sleep (Anthropic double
     now = new Date(now.getTime() + 3 * 3_600_000);
     const report = await core.sleep.consolidateScope(scope.id, { now, runId: uuidv7(), shouldContinue: () => true, tokenBudgetLeft: Number.POSITIVE_INFINITY });
     expect(report.episodes).toBeGreaterThan(0);
-    const learned = await core.db.prisma.memory.findFirstOrThrow({ where: { scopeId: scope.id, content: NOTE }, include: { sources: true } });
+    // "today" is written as the note's local date (relative dates are resolved when learned).
+    const learned = await core.db.prisma.memory.findFirstOrThrow({ where: { scopeId: scope.id, content: { startsWith: 'Ana has a dentist appointment at 17:00 on ' } }, include: { sources: true } });
     expect(learned.sourceType).toBe('observed');
     expect(learned.sources.map((s) => s.episodeId)).toEqual([noteId]);
 
     // Not a fact of the soul, the default /memories list or the digest ...
     const soul = await regenerateSoul(core.db.prisma, scope.id, { now });
-    expect(soul.soul).toContain(NOTE);
+    expect(soul.soul).toContain(learned.content);
     expect(soul.soul).not.toContain('talked about');
     const list = await renderMemoryList(core.catalog, { id: scope.id, timeZone: 'UTC' }, 0, null);
-    expect(list.text).toContain(NOTE);
+    expect(list.text).toContain(learned.content);
     expect(list.text).not.toContain('talked about');
     const digest = await buildDigest(core.db.prisma, scope.id, { periodEnd: new Date(now.getTime() + 1), now });
-    expect(digestItems(digest).map((i) => i.text)).toContain(NOTE);
+    expect(digestItems(digest).map((i) => i.text)).toContain(learned.content);
     expect(digestItems(digest).some((i) => i.text.includes('talked about'))).toBe(false);
     // ... but found by search and shown to the next reply.
     const { results } = await core.search.search({ scopeId: scope.id, semanticQuery: 'Lisbon city', limit: 5, now });

@@ -19,6 +19,7 @@
  * The vectors come from before the transaction ({@link findNeighbours}, the embedder is async and
  * outside the database); without them only a memory with the very same key words counts.
  */
+import { isKnowledge } from './categories';
 import type { Embedder } from '../embeddings/embedder';
 import type { VectorIndex } from '../vectors/vector-index';
 
@@ -71,7 +72,10 @@ function negated(text: string): boolean {
  * preference/interest pair.
  */
 export function compatibleCategories(a: string, b: string): boolean {
-  if (a === b || a === 'fact' || b === 'fact') return true;
+  if (a === b) return true;
+  // A conversation's summary is not knowledge: a fact is never folded into one, nor one into a fact.
+  if (!isKnowledge(a) || !isKnowledge(b)) return false;
+  if (a === 'fact' || b === 'fact') return true;
   const pair = new Set([a, b]);
   return pair.has('preference') && pair.has('interest');
 }
