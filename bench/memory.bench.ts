@@ -66,10 +66,10 @@ async function main(): Promise<void> {
     ]);
     table('model cost (on the wire, body characters / 4)', [
       ...Object.entries(wire.byPurpose).map(([purpose, v]) => [`${purpose}: calls / input tokens`, `${v.calls} / ${v.inputTokens}`] as const),
-      ['calls per episode (all purposes)', s.llmCallsPerEpisode, `<= ${GOALS.llmCallsPerEpisode}`],
-      ['input tokens per episode (all purposes)', s.inputTokensPerEpisode, `<= ${GOALS.inputTokensPerEpisode}`],
-      ['calls per episode (memory work: all but replies)', s.memoryWorkCallsPerEpisode],
-      ['input tokens per episode (memory work)', s.memoryWorkInputTokensPerEpisode],
+      ['calls per episode (memory work: all but replies)', s.llmCallsPerEpisode, `<= ${GOALS.llmCallsPerEpisode}`],
+      ['input tokens per episode (memory work)', s.inputTokensPerEpisode, `<= ${GOALS.inputTokensPerEpisode}`],
+      ['calls per episode (all purposes, replies too)', s.allPurposesCallsPerEpisode],
+      ['input tokens per episode (all purposes)', s.allPurposesInputTokensPerEpisode],
     ]);
     table('mistakes the model made (count)', Object.entries(sim.model.mistakes).map(([k, v]) => [k, v] as const));
     console.log('\nexamples');

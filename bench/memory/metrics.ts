@@ -9,7 +9,10 @@
  *   about the assistant (content starting with assistant / agent / I / the bot), or placeholders;
  * - the soul's size in tokens (characters / 4), p95 over scopes;
  * - reply prompts over the budget of an 8k window, measured on the wire;
- * - model calls and input tokens (body characters / 4) per stored episode;
+ * - model calls and input tokens (body characters / 4) per stored episode spent on the memory:
+ *   everything but the replies (consolidation, reflection, entities, conversation ends). The
+ *   replies are the conversation itself, one call per message whatever the memory does; they
+ *   are reported beside, all purposes together;
  * - active memories per 1,000 episodes.
  */
 import { dot, type Embedder } from '../../src/memory/embeddings/embedder';
@@ -155,12 +158,14 @@ export interface HygieneSummary {
   readonly junkPct: number;
   readonly soulTokensP95: number;
   readonly promptOverBudgetPct: number;
+  /** Model calls of the memory work (all but replies) per episode. */
   readonly llmCallsPerEpisode: number;
+  /** Input tokens of the memory work per episode. */
   readonly inputTokensPerEpisode: number;
   readonly activeMemoriesPer1000Episodes: number;
-  /** The same two costs without the reply calls: the memory work alone (sleep, conversation ends). */
-  readonly memoryWorkCallsPerEpisode: number;
-  readonly memoryWorkInputTokensPerEpisode: number;
+  /** The same two costs with the reply calls (one per message). */
+  readonly allPurposesCallsPerEpisode: number;
+  readonly allPurposesInputTokensPerEpisode: number;
   /** Active memories with at least one near-duplicate, % of active (readable beside the pair count). */
   readonly memoriesWithDuplicatePct: number;
 }
@@ -176,11 +181,11 @@ export function summarize(store: StoreFigures, wire: WireFigures): HygieneSummar
     junkPct: round(perMemory(store.junkTotal)),
     soulTokensP95: percentile(store.soulTokens, 95),
     promptOverBudgetPct: round(wire.replyPrompts === 0 ? 0 : (wire.replyOverBudget / wire.replyPrompts) * 100),
-    llmCallsPerEpisode: round(perEpisode(wire.calls), 3),
-    inputTokensPerEpisode: round(perEpisode(wire.inputTokens), 0),
+    llmCallsPerEpisode: round(perEpisode(wire.calls - reply.calls), 3),
+    inputTokensPerEpisode: round(perEpisode(wire.inputTokens - reply.inputTokens), 0),
     activeMemoriesPer1000Episodes: round(perEpisode(store.activeMemories) * 1_000, 1),
-    memoryWorkCallsPerEpisode: round(perEpisode(wire.calls - reply.calls), 3),
-    memoryWorkInputTokensPerEpisode: round(perEpisode(wire.inputTokens - reply.inputTokens), 0),
+    allPurposesCallsPerEpisode: round(perEpisode(wire.calls), 3),
+    allPurposesInputTokensPerEpisode: round(perEpisode(wire.inputTokens), 0),
     memoriesWithDuplicatePct: round(perMemory(store.duplicatedMemories)),
   };
 }

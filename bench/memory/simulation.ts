@@ -90,10 +90,25 @@ async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * POSTs one message. A connection reset is retried (three times): the client may reuse a
+ * keep-alive connection the server is closing after a long night without messages. The retry
+ * is safe: the message carries its external id, and the service answers a message it already
+ * stored with an empty reply, without storing it twice.
+ */
 async function post(url: string, body: Record<string, unknown>): Promise<string> {
   const raw = JSON.stringify(body);
   const headers = { 'content-type': 'application/json', [SIGNATURE_HEADER]: sign(raw, WEBHOOK_SECRET) };
-  const response = await fetch(`${url}/webhook/${SOURCE}`, { method: 'POST', headers, body: raw });
+  let response: Response;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      response = await fetch(`${url}/webhook/${SOURCE}`, { method: 'POST', headers, body: raw });
+      break;
+    } catch (error) {
+      const code = (error as { cause?: { code?: string } }).cause?.code;
+      if (attempt >= 3 || (code !== 'ECONNRESET' && code !== 'UND_ERR_SOCKET')) throw error;
+    }
+  }
   const answer = (await response.json()) as { reply?: string; error?: string };
   if (!response.ok) throw new Error(`webhook answered ${response.status}: ${answer.error ?? raw}`);
   return answer.reply ?? '';

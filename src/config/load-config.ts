@@ -55,6 +55,8 @@ export interface SleepConfig {
   readonly digestCheckCron: string;
   readonly idleMinutes: number;
   readonly minEpisodes: number;
+  /** SLEEP_MAX_WAIT_HOURS: a run is due with fewer episodes once the oldest has waited this long. */
+  readonly maxWaitHours: number;
   readonly maxAttempts: number;
   /** Tokens per scope per local day; 0 means unlimited. */
   readonly dailyTokenBudget: number;
@@ -79,6 +81,8 @@ export interface AgentConfig {
   readonly answerTokens: number;
   /** 0 means conversations are only ended explicitly. */
   readonly idleEndMinutes: number;
+  /** AGENT_END_SUMMARY: a model-written summary of every ended conversation (uncapped scopes). */
+  readonly endSummary: boolean;
   readonly compactionStrategy: CompactionStrategyName;
   readonly compactionCooldownMs: number;
 }
@@ -201,6 +205,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       digestCheckCron: '*/5 * * * *',
       idleMinutes: env.SLEEP_IDLE_MINUTES,
       minEpisodes: env.SLEEP_MIN_EPISODES,
+      maxWaitHours: env.SLEEP_MAX_WAIT_HOURS,
       maxAttempts: env.SLEEP_MAX_ATTEMPTS,
       dailyTokenBudget: env.SLEEP_DAILY_TOKEN_BUDGET,
       digestTime: env.DIGEST_TIME,
@@ -214,6 +219,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       recentTurns: env.AGENT_RECENT_TURNS,
       answerTokens: env.AGENT_ANSWER_TOKENS,
       idleEndMinutes: env.AGENT_IDLE_END_MINUTES,
+      endSummary: env.AGENT_END_SUMMARY,
       compactionStrategy: env.AGENT_COMPACTION_STRATEGY,
       compactionCooldownMs: env.AGENT_COMPACTION_COOLDOWN_SECONDS * 1000,
     },

@@ -10,7 +10,8 @@
  *
  * Rules (docs/sleep.md, "Schedule"):
  * - consolidation: the scope is not paused, idle (no message for idleMinutes), has at least
- *   minEpisodes unconsolidated episodes below the attempts cap, is inside its sleep window if it
+ *   minEpisodes unconsolidated episodes below the attempts cap (or fewer, the oldest of them
+ *   waiting maxWaitHours: a quiet person's week is one model call, not seven), is inside its sleep window if it
  *   has one, and has tokens left today; without tokens the run is recorded as deferred, once a
  *   day. The job stops early (shouldContinue) when a message arrives or the service stops.
  * - decay: every scope, paused ones too. Pausing stops the agent from *learning* (reading new
@@ -46,8 +47,10 @@ export interface SleepSchedulerOptions {
   readonly digestCheckCron: string;
   /** Minutes without a message before a scope may be consolidated; default 30. */
   readonly idleMinutes: number;
-  /** Fewest unconsolidated episodes worth a run; default 10. */
+  /** Unconsolidated episodes that make a run due (a batch worth a model call); default 40. */
   readonly minEpisodes: number;
+  /** Hours the oldest unconsolidated episode may wait before a run is due with fewer; default 168. */
+  readonly maxWaitHours: number;
   /** Episodes that failed this many times are left alone and reported; default 5. Also caps digest retries per day. */
   readonly maxAttempts: number;
   /** Tokens per scope per local day; 0 = unlimited; default 200000. */
@@ -67,7 +70,8 @@ export const defaultSleepSchedulerOptions: SleepSchedulerOptions = {
   decayCron: '30 3 * * *',
   digestCheckCron: '*/5 * * * *',
   idleMinutes: 30,
-  minEpisodes: 10,
+  minEpisodes: 40,
+  maxWaitHours: 168,
   maxAttempts: 5,
   dailyTokenBudget: 200_000,
   digestTime: '21:00',
@@ -202,24 +206,29 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
         by: ['scopeId'],
         where: { consolidated: false, consolidationAttempts: attempts },
         _count: { _all: true },
+        _min: { timestamp: true },
       });
-      return new Map(groups.map((g) => [g.scopeId, g._count._all]));
+      return new Map(groups.map((g) => [g.scopeId, { count: g._count._all, oldest: g._min.timestamp }]));
     };
     const pending = await countBy({ lt: options.maxAttempts });
     const stuck = await countBy({ gte: options.maxAttempts });
+    const waitedSince = new Date(now.getTime() - options.maxWaitHours * 3_600_000);
 
     const exhausted: { scopeId: string; scopeKey: string; episodes: number }[] = [];
     for (const scope of scopes) {
-      const episodes = stuck.get(scope.id);
+      const episodes = stuck.get(scope.id)?.count;
       if (!episodes) continue;
       exhausted.push({ scopeId: scope.id, scopeKey: scope.key, episodes });
       logger.warn('episodes left unconsolidated after too many failed attempts', { scopeId: scope.id, scope: scope.key, episodes, maxAttempts: options.maxAttempts });
     }
 
     const reports = await forEachScope('consolidate', scopes, async (scope, settings) => {
-      const waiting = pending.get(scope.id) ?? 0;
+      const { count: waiting, oldest } = pending.get(scope.id) ?? { count: 0, oldest: null };
       const notDue = (reason: string): ScopeRunReport => ({ scopeId: scope.id, scopeKey: scope.key, status: 'not-due', detail: reason });
-      if (waiting < options.minEpisodes) return notDue(`${waiting} unconsolidated episodes (needs ${options.minEpisodes})`);
+      const waitedLongEnough = waiting > 0 && oldest !== null && oldest.getTime() <= waitedSince.getTime();
+      if (waiting < options.minEpisodes && !waitedLongEnough) {
+        return notDue(`${waiting} unconsolidated episodes (needs ${options.minEpisodes}, or one waiting ${options.maxWaitHours} h)`);
+      }
       const idle = idleDecision(scope, settings, now);
       if (!idle.due) return notDue(idle.reason);
       if (settings.sleepWindow && !isInSleepWindow(now, settings.sleepWindow, settings.timeZone)) {

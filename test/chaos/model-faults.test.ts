@@ -358,7 +358,7 @@ async function runChaos(provider: Provider): Promise<Figures> {
   }
   const config = loadConfig({
     // Sleep runs when the test says (consolidateNow), never on the scheduler's clock; no channel but the agent.
-    env: { DATA_DIR: tempDir('nocturne-chaos-model-'), LOG_LEVEL: 'debug', TZ: 'UTC', SLEEP_ENABLED: 'false', TERMINAL: 'off', SLEEP_DAILY_TOKEN_BUDGET: String(DAILY_BUDGET), SLEEP_MAX_ATTEMPTS: String(MAX_EPISODE_ATTEMPTS), ...env },
+    env: { DATA_DIR: tempDir('nocturne-chaos-model-'), LOG_LEVEL: 'debug', TZ: 'UTC', SLEEP_ENABLED: 'false', TERMINAL: 'off', SLEEP_DAILY_TOKEN_BUDGET: String(DAILY_BUDGET), SLEEP_MAX_ATTEMPTS: String(MAX_EPISODE_ATTEMPTS), AGENT_END_SUMMARY: 'true', ...env },
     envFile: false,
   });
   const logs = memoryLogger();

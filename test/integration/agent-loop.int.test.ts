@@ -281,7 +281,24 @@ describe('compaction and continuity (Anthropic double, small window)', () => {
     for (const e of lastTurns.filter((t) => t.role === 'user')) expect(shown).toContain(e.content);
   });
 
-  it('ends a conversation on /end or when idle, with a memory of it; the next one starts with the memories', async () => {
+  it('by default an ended conversation costs no model call: its turns wait for sleep consolidation', async () => {
+    await h.core.close();
+    h = await openAgentCore({ dataDir: tempDir(), provider: 'anthropic', url: double.url, env: { AGENT_CONTEXT_TOKENS: '2400' } });
+    agent = createAgent({ ...agentServices(h.core), options: { clock } });
+    await say('my favourite city is Porto');
+    const calls = double.requests.length;
+    const ended = await agent.endConversation('terminal:ana', 'explicit');
+    expect(ended).toMatchObject({ ended: true, memoryId: undefined });
+    expect(double.requests.length).toBe(calls);
+    expect(await h.core.db.prisma.memory.count()).toBe(0);
+    const told = await h.core.db.prisma.episode.findFirstOrThrow({ where: { content: 'my favourite city is Porto' } });
+    expect(told.consolidated).toBe(false);
+  });
+
+  it('ends a conversation on /end or when idle, with a memory of it (AGENT_END_SUMMARY=true); the next one starts with the memories', async () => {
+    await h.core.close();
+    h = await openAgentCore({ dataDir: tempDir(), provider: 'anthropic', url: double.url, env: { ...env, AGENT_END_SUMMARY: 'true' } });
+    agent = createAgent({ ...agentServices(h.core), options: { clock } });
     await say('my favourite city is Lisbon');
     const ended = await agent.endConversation('terminal:ana', 'explicit');
     expect(ended.ended).toBe(true);

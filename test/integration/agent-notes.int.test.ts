@@ -40,7 +40,7 @@ describe('agent notes and conversation summaries through sleep (Anthropic double
 
   beforeAll(async () => {
     double = await startAnthropicDouble({ responder: (seen) => agentModel(rules)(seen) });
-    h = await openAgentCore({ dataDir: tempDir(), provider: 'anthropic', url: double.url });
+    h = await openAgentCore({ dataDir: tempDir(), provider: 'anthropic', url: double.url, env: { AGENT_END_SUMMARY: 'true' } });
     core = h.core;
     agent = createAgent({ ...agentServices(core), options: { clock: () => now } });
   });

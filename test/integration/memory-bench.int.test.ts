@@ -74,6 +74,11 @@ describe('the memory hygiene benchmark', () => {
     const summary = summarize(after, measureWire(sim.model.calls, sim.replyLimit));
     expect(summary.nearDuplicatePct).toBeCloseTo((after.nearDuplicatePairs / after.activeMemories) * 100, 2);
     expect(summary.junkPct).toBeCloseTo((after.junkTotal / after.activeMemories) * 100, 2);
+    // The cost figures count the memory's work: every call but the replies (one per message).
+    const memoryWork = sim.model.calls.filter((c) => c.purpose !== 'reply');
+    expect(summary.llmCallsPerEpisode).toBeCloseTo(memoryWork.length / after.episodes, 3);
+    expect(summary.allPurposesCallsPerEpisode).toBeCloseTo(sim.model.calls.length / after.episodes, 3);
+    expect(summary.inputTokensPerEpisode).toBe(Math.round(memoryWork.reduce((n, c) => n + c.tokens, 0) / after.episodes));
   });
 
   it('classifies junk, percentiles and prompts over budget', () => {

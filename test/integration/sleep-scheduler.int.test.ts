@@ -78,7 +78,7 @@ describe('sleep scheduler (SQLite, real file)', () => {
   });
 
   function scheduler(options: Partial<SleepSchedulerOptions> = {}, clock: () => Date = () => NOW): SleepScheduler {
-    const created = createSleepScheduler({ prisma, jobs: double.jobs, logger: log.logger, clock, options: { wakeCheckMs: 20, ...options } });
+    const created = createSleepScheduler({ prisma, jobs: double.jobs, logger: log.logger, clock, options: { wakeCheckMs: 20, minEpisodes: 10, ...options } });
     schedulers.push(created);
     return created;
   }
@@ -135,10 +135,10 @@ describe('sleep scheduler (SQLite, real file)', () => {
       expect(calledScopes('consolidate')).toEqual([due.id, neverTalked.id, quickSleeper.id, inWindow.id].sort());
       const statusOf = (id: string) => report.scopes.find((s) => s.scopeId === id);
       expect(statusOf(talking.id)).toMatchObject({ status: 'not-due', detail: expect.stringContaining('not idle') });
-      expect(statusOf(few.id)).toMatchObject({ status: 'not-due', detail: '9 unconsolidated episodes (needs 10)' });
+      expect(statusOf(few.id)).toMatchObject({ status: 'not-due', detail: '9 unconsolidated episodes (needs 10, or one waiting 168 h)' });
       expect(statusOf(outOfWindow.id)).toMatchObject({ status: 'not-due', detail: expect.stringContaining('outside the sleep window') });
       expect(statusOf(alreadyDone.id)).toMatchObject({ status: 'not-due' });
-      expect(statusOf(stuck.id)).toMatchObject({ status: 'not-due', detail: '7 unconsolidated episodes (needs 10)' });
+      expect(statusOf(stuck.id)).toMatchObject({ status: 'not-due', detail: '7 unconsolidated episodes (needs 10, or one waiting 168 h)' });
       expect(statusOf(paused.id)).toBeUndefined();
       expect(statusOf(broken.id)).toMatchObject({ status: 'invalid-settings', detail: expect.stringContaining('sleepWindow.startHour') });
       expect(report.exhausted).toEqual([{ scopeId: stuck.id, scopeKey: stuck.key, episodes: 5 }]);
@@ -146,6 +146,17 @@ describe('sleep scheduler (SQLite, real file)', () => {
       const lines = log.lines();
       expect(lines.some((l) => l.includes('invalid settings') && l.includes(broken.key) && l.includes('sleepWindow.startHour'))).toBe(true);
       expect(lines.some((l) => l.includes('too many failed attempts') && l.includes(stuck.key))).toBe(true);
+    });
+
+    it('a batch worth a call is due at once; fewer episodes wait until the oldest has waited maxWaitHours', async () => {
+      const busy = await scope({ lastMessageAt: ago(minutes(120)) });
+      await addEpisodes(busy.id, 40);
+      const quiet = await scope({ episodes: 6, lastMessageAt: ago(minutes(120)) });
+      const quietForAWeek = await scope({ lastMessageAt: ago(minutes(120)) });
+      await prisma.episode.create({ data: { scopeId: quietForAWeek.id, channel: 'test', role: 'user', content: 'said a week ago', timestamp: ago(minutes(168 * 60 + 1)), contentHash: `week-${quietForAWeek.id}` } });
+      const report = await scheduler({ minEpisodes: 40, maxWaitHours: 168 }).runConsolidation();
+      expect(calledScopes('consolidate')).toEqual([busy.id, quietForAWeek.id].sort());
+      expect(report.scopes.find((s) => s.scopeId === quiet.id)).toMatchObject({ status: 'not-due', detail: '6 unconsolidated episodes (needs 40, or one waiting 168 h)' });
     });
 
     it('hands the job its context and records a SleepRun under the run id', async () => {
@@ -388,7 +399,7 @@ describe('sleep scheduler (SQLite, real file)', () => {
       const first = scheduler().runConsolidation();
       await started.opened;
       // A second process: its own scheduler and holder id on the same database.
-      const other = createSleepScheduler({ prisma, jobs: double.jobs, logger: log.logger, clock: () => NOW, leases: createLeases({ prisma, clock: () => NOW }) });
+      const other = createSleepScheduler({ prisma, jobs: double.jobs, logger: log.logger, clock: () => NOW, leases: createLeases({ prisma, clock: () => NOW }), options: { minEpisodes: 10 } });
       schedulers.push(other);
       const report = await other.runConsolidation();
       expect(report.scopes).toEqual([expect.objectContaining({ scopeId: shared.id, status: 'busy' })]);

@@ -22,7 +22,8 @@ describe('sleep settings', () => {
       decayCron: '30 3 * * *',
       digestCheckCron: '*/5 * * * *',
       idleMinutes: 30,
-      minEpisodes: 10,
+      minEpisodes: 40,
+      maxWaitHours: 168,
       maxAttempts: 5,
       dailyTokenBudget: 200_000,
       digestTime: '21:00',
@@ -37,11 +38,12 @@ describe('sleep settings', () => {
       SLEEP_DECAY_CRON: '0 4 * * SUN',
       SLEEP_IDLE_MINUTES: '0',
       SLEEP_MIN_EPISODES: '3',
+      SLEEP_MAX_WAIT_HOURS: '24',
       SLEEP_MAX_ATTEMPTS: '2',
       SLEEP_DAILY_TOKEN_BUDGET: '0',
       DIGEST_TIME: '07:45',
     }).sleep;
-    expect(sleep).toMatchObject({ enabled: false, consolidateCron: '15 */2 * * *', decayCron: '0 4 * * SUN', idleMinutes: 0, minEpisodes: 3, maxAttempts: 2, dailyTokenBudget: 0, digestTime: '07:45' });
+    expect(sleep).toMatchObject({ enabled: false, consolidateCron: '15 */2 * * *', decayCron: '0 4 * * SUN', idleMinutes: 0, minEpisodes: 3, maxWaitHours: 24, maxAttempts: 2, dailyTokenBudget: 0, digestTime: '07:45' });
     expect(load({ SLEEP_ENABLED: 'yes' }).sleep.enabled).toBe(true);
   });
 
