@@ -135,7 +135,7 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
   const log: Logger = logger.child({ component: 'agent' });
   const estimator = createTokenEstimator(llm.provider, llm.model);
   const budget = resolveReplyBudget(settings, llm.contextWindow);
-  const endMemory = createEndMemoryWriter({ llm, memories: memoryStore, logger: log, estimator, contextTokens: budget.contextTokens, summarize: settings.endSummary });
+  const endMemory = createEndMemoryWriter({ llm, memories: memoryStore, logger: log, estimator, contextTokens: budget.contextTokens, summarize: settings.endSummary, defaultTimeZone: config.timeZone });
   const tools = createMemoryTools({ memories: memoryStore, episodes, search: params.search, logger });
   const compactor = createCompactor({
     llm, conversations: store, estimator, logger,
@@ -192,10 +192,10 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
     }
   }
 
-  async function contextOf(memory: WorkingMemory, text: string, exclude: string[], now: Date): Promise<{ memories: PromptMemory[]; notes: string[] }> {
+  async function contextOf(memory: WorkingMemory, text: string, exclude: string[], now: Date, timeZone: string): Promise<{ memories: PromptMemory[]; notes: string[] }> {
     const { scopeId } = memory;
     try {
-      const context = await params.context.retrieveContext({ scopeId, message: text, budgetTokens: budget.memoryTokens, excludeEpisodeIds: exclude, now });
+      const context = await params.context.retrieveContext({ scopeId, message: text, budgetTokens: budget.memoryTokens, excludeEpisodeIds: exclude, now, timeZone });
       const episodeIds = context.items.filter((i) => i.kind === 'episode').map((i) => i.id);
       // Turns of this conversation are in the recent window or the summary already.
       const own = await store.turnsAmong(memory, episodeIds);
@@ -289,7 +289,7 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
     const turns = await store.recentTurns(memory);
     memory = { ...memory, lastActivityAt: now, state: { ...memory.state, recentTurnIds: turns.map((t) => t.id), lastTurn: Math.max(memory.state.lastTurn, ...turns.map((t) => t.turn ?? -1)) } };
     const [{ memories: retrieved, notes }, soulView, goals] = await Promise.all([
-      contextOf(memory, content, memory.state.recentTurnIds, now),
+      contextOf(memory, content, memory.state.recentTurnIds, now, scope.timezone ?? config.timeZone),
       params.soul.read(scope.id).catch((error: unknown) => (log.warn('soul unavailable for this reply', { scope: scope.key, error }), { markdown: '', memoryIds: [] as string[] })),
       // Seed 000 activeGoals: goal memories, plus scheduled tasks once a scheduler of tasks exists.
       memoryStore.activeGoals(scope.id).catch((error: unknown) => (log.warn('goals unavailable for this reply', { scope: scope.key, error }), [] as string[])),

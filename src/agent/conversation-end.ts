@@ -47,11 +47,13 @@ export function createEndMemoryWriter(deps: {
   readonly contextTokens: number;
   /** AGENT_END_SUMMARY: write a summary of every ended conversation of an uncapped scope. */
   readonly summarize: boolean;
+  /** TZ: the zone of scopes that name none; the transcript's times are written in the scope's zone. */
+  readonly defaultTimeZone: string;
 }): EndMemoryWriter {
   const { llm, memories, logger: log, estimator } = deps;
 
   async function summarize(scope: Scope, summary: string | null, turns: readonly Episode[], personal: readonly Episode[], origin: { now: Date; runId: string; reason: string }): Promise<string | undefined> {
-    const transcript = turns.map((e) => formatEpisode('', e.role === 'user' ? `person${e.author ? ` (${e.author})` : ''}` : 'assistant', e.timestamp, e.content.replace(/\s+/g, ' ').slice(0, 600))).join('\n');
+    const transcript = turns.map((e) => formatEpisode('', e.role === 'user' ? `person${e.author ? ` (${e.author})` : ''}` : 'assistant', e.timestamp, e.content.replace(/\s+/g, ' ').slice(0, 600), scope.timezone ?? deps.defaultTimeZone)).join('\n');
     const room = deps.contextTokens - 400;
     const quoted = fitText(`${summary ? `Summary of earlier turns: ${summary}\n\n` : ''}${transcript}`, room - estimator.text(END_SYSTEM), estimator, 'tail');
     const made = await completeStructured(llm, { system: END_SYSTEM, messages: [{ role: 'user', content: `Conversation:\n${quoted}\n\nMemory:` }], maxTokens: 200, temperature: 0, purpose: 'conversation-end', scopeId: scope.id, runId: origin.runId }, endMemorySchema);

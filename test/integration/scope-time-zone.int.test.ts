@@ -12,6 +12,7 @@ import type { Core } from '../../src/core';
 import { exportScope } from '../../src/export/json-export';
 import { renderMarkdownExport, joinMarkdownFiles } from '../../src/export/markdown-export';
 import { createMemory } from '../../src/memory/memories/memory-writer';
+import { regenerateSoul } from '../../src/memory/profiles/soul';
 import { agentServices } from '../../src/service';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
 import { tempDir } from '../support/databases';
@@ -80,5 +81,18 @@ describe('one time zone per scope (TZ=Europe/Madrid)', () => {
     expect(markdown).toContain('2026-03-02');
     expect(markdown).toContain('00:30');
     expect(markdown).not.toContain('2026-03-01');
+  });
+
+  it('writes earlier episodes of the reply prompt and the soul\'s "Last updated" in the scope zone', async () => {
+    await agent.endConversation(KEY, 'explicit');
+    const later = new Date(INSTANT.getTime() + 10 * 60_000);
+    agent = createAgent({ ...agentServices(core), options: { clock: () => later } });
+    await agent.handle({ channel: 'telegram', scopeKey: KEY, scopeKind: 'private', authorName: 'Ana', authorId: '34', text: 'where did I move to?', timestamp: later, externalId: 'tz2' });
+    const prompt = h.requests.filter((r) => r.purpose === 'reply').at(-1)!;
+    const shown = `${prompt.system}\n${prompt.messages.map((m) => m.content).join('\n')}`;
+    expect(shown).toContain(`${LOCAL} Ana: I moved to Madrid last week`);
+    expect(shown).not.toContain(UTC_TEXT);
+    const soul = await regenerateSoul(core.db.prisma, scopeId, { now: INSTANT, defaultTimeZone: ZONE });
+    expect(soul.soul).toContain(`_Last updated ${LOCAL} ${ZONE} from`);
   });
 });

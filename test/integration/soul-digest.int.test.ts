@@ -50,7 +50,7 @@ describe('renderSoul (pure)', () => {
 
   it('groups believed memories into sections, most confident first, each with its confidence', () => {
     const { soul, memoryCount } = renderSoul(source);
-    expect(soul.split('\n').slice(0, 3)).toEqual(['# Soul of Ana', '', '_Last updated 2026-02-01 09:00 UTC from 9 memories._']);
+    expect(soul.split('\n').slice(0, 3)).toEqual(['# Soul of Ana', '', '_Last updated 2026-02-01 10:00 Europe/Madrid from 9 memories._']);
     expect(memoryCount).toBe(9);
     const sections = soul.split('\n').filter((l) => l.startsWith('## '));
     expect(sections).toEqual(['## Preferences', '## Schedule and routines', '## Relationships', '## Interests and skills', '## Goals and projects', '## Communication style', '## Facts']);

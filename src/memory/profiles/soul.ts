@@ -9,6 +9,7 @@
  * every reply prompt: the best-ranked memories ({@link soulRank}) are kept. The version only moves when the text changes, so the
  * audit trail and anyone caching the soul see real changes only.
  */
+import { formatLocalMinute } from '../digests/digest';
 import { NotFoundError } from '../../shared/errors';
 import { estimateTokens } from '../../shared/tokens';
 import type { Prisma, PrismaClient } from '../../storage/prisma';
@@ -175,8 +176,9 @@ function attributesOf(value: unknown): Record<string, string> {
   return out;
 }
 
-function utcMinute(date: Date): string {
-  return `${date.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+/** When the soul was written, in its scope's zone (TZ when the scope names none), zone named. */
+function localMinute(date: Date, timeZone: string | null): string {
+  return `${formatLocalMinute(date, timeZone)} ${timeZone ?? 'UTC'}`;
 }
 
 /**
@@ -218,7 +220,7 @@ export function renderSoul(source: SoulSource): RenderedSoul {
     if (lines.length > 0) body.push(`## ${section.title}`, '', ...lines, '');
   }
 
-  const header = [`# Soul of ${oneLine(source.name)}`, '', `_Last updated ${utcMinute(source.updatedAt)} from ${memoryCount} ${memoryCount === 1 ? 'memory' : 'memories'}._`, ''];
+  const header = [`# Soul of ${oneLine(source.name)}`, '', `_Last updated ${localMinute(source.updatedAt, source.timeZone)} from ${memoryCount} ${memoryCount === 1 ? 'memory' : 'memories'}._`, ''];
   const soul = [...header, ...(body.length > 0 ? body : [NOTHING_YET, ''])].join('\n');
   return {
     soul,
@@ -254,7 +256,7 @@ function keptWithinBudget(
   people: readonly SoulPerson[],
   budget: number,
 ): { memories: Set<string>; people: number } {
-  const header = `# Soul of ${oneLine(source.name)}\n\n_Last updated 0000-00-00 00:00 UTC from 0000 memories._\n`;
+  const header = `# Soul of ${oneLine(source.name)}\n\n_Last updated 0000-00-00 00:00 ${source.timeZone ?? 'UTC'} from 0000 memories._\n`;
   let used = estimateTokens(header) + 2;
   if (source.timeZone) used += lineTokens(`- Time zone: ${source.timeZone}`);
   // Each section that shows something costs its heading and, when cut, a "… and N more" line.

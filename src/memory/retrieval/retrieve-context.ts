@@ -14,6 +14,7 @@
 import type { Logger } from '../../shared/logger';
 import { estimateTokens } from '../../shared/tokens';
 import type { PrismaClient } from '../../storage/prisma';
+import { formatLocalMinute } from '../digests/digest';
 import { showStored } from '../output-filter';
 import type { HybridSearch } from './hybrid-search';
 
@@ -45,6 +46,8 @@ export interface ContextRequest {
   readonly recentLimit?: number;
   /** Episodes already in the prompt (the working context), left out here. */
   readonly excludeEpisodeIds?: readonly string[];
+  /** The scope's zone, episodes' times are written in (the reply prompt's "Now" is in it too); default UTC. */
+  readonly timeZone?: string | null;
   /** More items to rank in (active goals, scheduled tasks, ...). */
   readonly extra?: readonly Omit<ContextItem, 'tokens'>[];
 }
@@ -68,8 +71,9 @@ export function formatMemory(category: string, content: string, confidence: numb
   return `[${category}, confidence ${confidence.toFixed(2)}] ${content}`;
 }
 
-export function formatEpisode(role: string, author: string | null, timestamp: Date, content: string): string {
-  return `${timestamp.toISOString().slice(0, 16).replace('T', ' ')} ${author ?? role}: ${content}`;
+/** An episode as a prompt line: its local minute (in `timeZone`, default UTC), who, what. */
+export function formatEpisode(role: string, author: string | null, timestamp: Date, content: string, timeZone: string | null = null): string {
+  return `${formatLocalMinute(timestamp, timeZone)} ${author ?? role}: ${content}`;
 }
 
 /** Greedy packing by score; an item that does not fit is dropped and smaller ones still tried. */
@@ -128,7 +132,7 @@ export function createContextRetriever(deps: { prisma: PrismaClient; search: Hyb
       });
       const span = Math.max(1, now.getTime() - since.getTime());
       for (const e of recent) {
-        const text = formatEpisode(e.role, e.author, e.timestamp, showStored(e.summary ?? e.content));
+        const text = formatEpisode(e.role, e.author, e.timestamp, showStored(e.summary ?? e.content), request.timeZone);
         const freshness = 1 - (now.getTime() - e.timestamp.getTime()) / span;
         candidates.push({ kind: 'episode', id: e.id, text, score: KIND_WEIGHT.episode * (0.5 + 0.5 * freshness), tokens: estimateTokens(text), timestamp: e.timestamp });
       }
