@@ -117,7 +117,8 @@ export async function runQaEval(ctx: CommandContext, file: string): Promise<numb
     ...ctx.config,
     dataDir: dir,
     database: { provider: 'sqlite', url: `file:${dbFile}`, file: dbFile },
-    vectors: ctx.config.vectors.store === 'sqlite-vec' ? { store: 'sqlite-vec', file: path.join(dir, 'vectors.db') } : ctx.config.vectors,
+    // Always a vector file of its own: a configured Qdrant would be written to outside the folder.
+    vectors: { store: 'sqlite-vec', file: path.join(dir, 'vectors.db') },
     // LoCoMo's dates are read as UTC; no channel, no admin API; the evaluation runs the nights itself.
     timeZone: 'UTC',
     telegram: undefined,
