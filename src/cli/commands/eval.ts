@@ -2,6 +2,9 @@
  * `eval locomo --data FILE [--k 5,10,25,50] [--json]`: evidence recall@k of hybrid search on a
  * LoCoMo-format file, on a fresh embedded store in a temporary folder (the configured embedder
  * and vector store kind; nothing is written to your own database).
+ *
+ * `eval locomo --data FILE --qa [...]`: end-to-end question answering scored as J by the
+ * configured model (see eval-qa.ts).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -10,16 +13,21 @@ import { createCore } from '../../core';
 import { evaluateLocomo, loadLocomo } from '../../memory/evaluation/locomo';
 import { ValidationError } from '../../shared/errors';
 import { writeResult, type Command } from '../command';
+import { runQaEval } from './eval-qa';
 
 export const evalCommand: Command = {
   name: 'eval',
-  usage: 'eval locomo --data FILE [--k 5,10,25,50]',
-  summary: 'measure retrieval: LoCoMo evidence recall@k on a fresh temporary store',
-  options: { data: { type: 'string' }, k: { type: 'string' } },
+  usage: 'eval locomo --data FILE [--k 5,10,25,50] | --qa [--conversations N|ids] [--questions N] [--categories 1,2,3,4] [--sleep nights|end|none]',
+  summary: 'measure retrieval (LoCoMo evidence recall@k) or, with --qa, answers end to end (J, judged by the configured model), on a fresh temporary store',
+  options: {
+    data: { type: 'string' }, k: { type: 'string' },
+    qa: { type: 'boolean' }, conversations: { type: 'string' }, questions: { type: 'string' }, categories: { type: 'string' }, sleep: { type: 'string' },
+  },
   async run(ctx) {
     if (ctx.positionals[0] !== 'locomo') throw new ValidationError('usage: npm run cli -- eval locomo --data FILE', { code: 'cli.usage' });
     const file = ctx.values.data as string | undefined;
     if (!file || !fs.existsSync(file)) throw new ValidationError('eval needs --data FILE, e.g. ../shared/datasets/locomo/locomo-dev.json', { code: 'cli.usage' });
+    if (ctx.values.qa) return runQaEval(ctx, file);
     const k = String(ctx.values.k ?? '5,10,25,50').split(',').map(Number);
     if (k.some((x) => !Number.isInteger(x) || x < 1 || x > 200)) throw new ValidationError('--k must be a comma-separated list of whole numbers from 1 to 200', { code: 'cli.usage' });
     const conversations = loadLocomo(file);

@@ -20,6 +20,8 @@ interface LocomoTurn {
 
 interface LocomoQuestion {
   question: string;
+  answer?: unknown;
+  adversarial_answer?: unknown;
   evidence?: string[];
   category: number;
 }
@@ -38,10 +40,25 @@ export interface LocomoEpisode {
   readonly conversationId: string;
 }
 
+/** A question with its gold answer (category 5, adversarial, has none: the conversation does not say). */
+export interface LocomoQa {
+  readonly question: string;
+  readonly answer: string;
+  readonly evidence: readonly string[];
+  readonly category: number;
+}
+
+/** What category 5 (adversarial) questions are answered with: the conversation does not say. */
+export const ADVERSARIAL_GOLD = 'Not mentioned in the conversation';
+
 export interface LocomoConversation {
   readonly id: string;
+  readonly speakers: readonly string[];
   readonly episodes: LocomoEpisode[];
+  /** The questions that have evidence (what the recall evaluation asks). */
   readonly questions: ReadonlyArray<{ question: string; evidence: string[]; category: number }>;
+  /** Every question, with its gold answer (what the QA evaluation asks). */
+  readonly qa: readonly LocomoQa[];
 }
 
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
@@ -86,7 +103,14 @@ export function loadLocomo(file: string): LocomoConversation[] {
     const questions = sample.qa
       .map((q) => ({ question: String(q.question), evidence: evidenceIds(q.evidence), category: q.category }))
       .filter((q) => q.evidence.length > 0);
-    return { id: sample.sample_id, episodes, questions };
+    const qa = sample.qa.map((q) => ({
+      question: String(q.question),
+      answer: q.answer === undefined || q.answer === null || q.category === 5 ? ADVERSARIAL_GOLD : String(q.answer),
+      evidence: evidenceIds(q.evidence),
+      category: q.category,
+    }));
+    const speakers = [conversation.speaker_a, conversation.speaker_b].filter((s): s is string => typeof s === 'string');
+    return { id: sample.sample_id, speakers, episodes, questions, qa };
   });
 }
 
@@ -103,7 +127,7 @@ export interface RecallReport {
   readonly queryMs: { p50: number; p95: number };
 }
 
-function percentile(sorted: readonly number[], p: number): number {
+export function percentile(sorted: readonly number[], p: number): number {
   if (sorted.length === 0) return 0;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
