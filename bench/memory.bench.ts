@@ -5,11 +5,15 @@
  * the store is measured: near-duplicate memories (under the local USE-lite embedder), junk
  * memories, the soul's size, reply prompts over an 8k window's budget, model cost per episode.
  *
- *   npm run bench:memory [-- --people 20 --days 180 --seed 7]
+ *   npm run bench:memory [-- --people 20 --days 180 --seed 7 [--hash]]
+ *
+ * The pipeline embeds with the configured embedder (USE-lite, as `npm start`); `--hash` swaps in
+ * the hash embedder for a quick run (blind to paraphrase: restatements are not recognized).
  *
  * The last line of the output is one JSON object with the figures (docs/sleep.md, "Memory
  * hygiene benchmark").
  */
+import { createHashEmbedder } from '../src/memory/embeddings/hash-embedder';
 import { createLocalEmbedder } from '../src/memory/embeddings/local-embedder';
 import { GOALS, measureStore, measureWire, summarize } from './memory/metrics';
 import { DEFAULT_MISBEHAVIOUR } from './memory/misbehaving-model';
@@ -35,7 +39,9 @@ async function main(): Promise<void> {
   const seed = argument('seed', 7);
   console.log(`memory hygiene bench: ${people} people, ${days} days, seed ${seed}`);
   console.log(`model mistakes (rates): ${Object.entries(DEFAULT_MISBEHAVIOUR).map(([k, v]) => `${k} ${v}`).join(', ')}`);
-  const sim = await runSimulation({ people, days, seed, log: (line) => console.log(line) });
+  const hash = process.argv.includes('--hash');
+  console.log(`pipeline embedder: ${hash ? 'hash (--hash)' : 'the configured one (local USE-lite)'}`);
+  const sim = await runSimulation({ people, days, seed, log: (line) => console.log(line), ...(hash && { embedder: createHashEmbedder({ dimension: 256 }) }) });
   try {
     const embedder = createLocalEmbedder({ runOn: 'main' });
     const measuring = performance.now();

@@ -19,7 +19,6 @@ import { SIGNATURE_HEADER, sign } from '../../src/channels/webhook/signature';
 import { resolveReplyBudget } from '../../src/agent/token-budget';
 import { loadConfig } from '../../src/config/load-config';
 import type { Embedder } from '../../src/memory/embeddings/embedder';
-import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
 import { startService, type RunningService } from '../../src/service';
 import { uuidv7 } from '../../src/shared/ids';
 import { createSilentLogger } from '../../src/shared/logger';
@@ -41,8 +40,12 @@ export interface SimulationOptions {
   readonly days: number;
   readonly seed: number;
   readonly rates?: Partial<Misbehaviour>;
-  /** The pipeline's embedder (default: the hash embedder, fast enough for months of messages). */
-  readonly embedder?: Embedder;
+  /**
+   * The pipeline's embedder: `'configured'` (the default) is what `npm start` uses (the local
+   * USE-lite model); an {@link Embedder} replaces it (tests use the hash embedder: faster, but
+   * blind to paraphrase, so restatements in other words are not recognized).
+   */
+  readonly embedder?: Embedder | 'configured';
   readonly log?: (line: string) => void;
 }
 
@@ -61,7 +64,7 @@ export interface Simulation {
 }
 
 /**
- * The hash embedder gives text without words ("...", a placeholder the model wrote) an all-zero
+ * The hash embedder (tests) gives text without words ("...", a placeholder the model wrote) an all-zero
  * vector, which the vector index refuses, and the embedding worker then fails on that row every
  * time. USE-lite, the embedder in use, always gives a direction; so does this wrapper (such text
  * gets the vector of a fixed marker), so the simulation measures the pipeline, not the double.
@@ -139,7 +142,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       envFile: false,
     });
     service = await startService(config, createSilentLogger(), { input: process.stdin, output: process.stdout }, {
-      embedder: options.embedder ?? withDirection(createHashEmbedder({ dimension: 256 })),
+      ...(options.embedder && options.embedder !== 'configured' && { embedder: withDirection(options.embedder) }),
       clock: () => now,
     });
     const url = `http://127.0.0.1:${config.webhook!.port}`;

@@ -19,7 +19,7 @@ describe('the memory hygiene benchmark', () => {
   let prisma: PrismaClient;
 
   beforeAll(async () => {
-    sim = await runSimulation({ people: 2, days: 12, seed: 11 });
+    sim = await runSimulation({ people: 2, days: 12, seed: 11, embedder: createHashEmbedder({ dimension: 256 }) });
     prisma = sim.service.core.db.prisma;
   }, 60_000);
 
