@@ -29,11 +29,11 @@ async function main(): Promise<void> {
     responder: (seen) => {
       bodyTokens += Math.ceil(JSON.stringify(seen.body).length / 4);
       const prompt = seen.messages.at(-1)?.text ?? '';
-      const episodes = [...prompt.matchAll(/^\[(\d+)\] \S+ \S+ user[^:]*: (.*)$/gm)].map((m) => ({ n: Number(m[1]), text: m[2]! }));
-      const memories = [...prompt.matchAll(/^\((\d+)\) /gm)].map((m) => Number(m[1]));
+      const episodes = [...prompt.matchAll(/^(E\d+) \S+ \S+ user[^:]*: (.*)$/gm)].map((m) => ({ n: m[1]!, text: m[2]! }));
+      const memories = [...prompt.matchAll(/^(M\d+) \[/gm)].map((m) => m[1]!);
       const answer = {
         new: episodes.filter((_, i) => i % 5 === 0).map((e) => ({ category: 'fact', content: `The user said: ${e.text.slice(0, 80)}`, confidence: 0.8, source: 'stated', episodes: [e.n] })),
-        reinforce: memories.slice(0, 1).map((m) => ({ memory: m, episodes: [episodes[0]?.n ?? 1], reason: 'mentioned again' })),
+        reinforce: memories.slice(0, 1).map((m) => ({ memory: m, episodes: [episodes[0]?.n ?? 'E1'], reason: 'mentioned again' })),
         importance: episodes.map((e) => ({ episode: e.n, score: 0.4 })),
       };
       return { kind: 'text', text: JSON.stringify(answer), outputTokens: Math.ceil(JSON.stringify(answer).length / 4) };

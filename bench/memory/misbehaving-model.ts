@@ -33,7 +33,7 @@ export interface Misbehaviour {
   readonly placeholder: number;
   /** An operation with a field left out (its evidence or its confidence). */
   readonly omitField: number;
-  /** A reinforcement or update citing an episode number as its memory number. */
+  /** A reinforcement or update naming an episode's E-id where its memory's M-id belongs (the planner refuses it). */
   readonly wrongId: number;
   /** Per consolidation call: a memory about the assistant, citing the assistant's turn. */
   readonly aboutAssistant: number;
@@ -79,11 +79,12 @@ export function purposeOf(request: Pick<SeenLlmRequest, 'system' | 'tools'>): Pu
   return request.tools.length > 0 || system.includes('long-term memory') ? 'reply' : 'other';
 }
 
-interface ShownEpisode { readonly n: number; readonly user: boolean; readonly text: string }
-interface ShownMemory { readonly n: number; readonly content: string }
+/** `n` is the id as the prompt shows it ("E3", "M2"), written back as it is. */
+interface ShownEpisode { readonly n: string; readonly user: boolean; readonly text: string }
+interface ShownMemory { readonly n: string; readonly content: string }
 
-const EPISODE_LINE = /^\[(\d+)\] \S+ \S+ (user|agent)[^:]*: (.*)$/gm;
-const MEMORY_LINE = /^\((\d+)\) \[[^\]]*\] (.*)$/gm;
+const EPISODE_LINE = /^(E\d+) \S+ \S+ (user|agent)[^:]*: (.*)$/gm;
+const MEMORY_LINE = /^(M\d+) \[[^\]]*\] (.*)$/gm;
 const PLACEHOLDERS = ['...', '<fact>'];
 const REPLIES = ['Got it, thanks for telling me.', 'That sounds nice!', 'I hear you. Anything I can help with?', 'Noted. How did that go?', 'Haha, fair.'];
 
@@ -104,15 +105,15 @@ export function createMisbehavingModel(params: { seed: number; rates?: Partial<M
   }
 
   function consolidate(prompt: string): ScriptedLlmReply {
-    const episodes: ShownEpisode[] = [...prompt.matchAll(EPISODE_LINE)].map((m) => ({ n: Number(m[1]), user: m[2] === 'user', text: m[3]! }));
-    const memories: ShownMemory[] = [...prompt.matchAll(MEMORY_LINE)].map((m) => ({ n: Number(m[1]), content: m[2]! }));
+    const episodes: ShownEpisode[] = [...prompt.matchAll(EPISODE_LINE)].map((m) => ({ n: m[1]!, user: m[2] === 'user', text: m[3]! }));
+    const memories: ShownMemory[] = [...prompt.matchAll(MEMORY_LINE)].map((m) => ({ n: m[1]!, content: m[2]! }));
     const fresh: Record<string, unknown>[] = [];
     const reinforce: Record<string, unknown>[] = [];
     const update: Record<string, unknown>[] = [];
     const entities: Record<string, unknown>[] = [];
-    const emitted = new Map<string, Record<string, unknown> & { episodes: number[] }>();
+    const emitted = new Map<string, Record<string, unknown> & { episodes: string[] }>();
     const memoryOf = (m: ShownMemory) => written.get(m.content);
-    const memoryNumber = (n: number, e: ShownEpisode) => (rng.chance(rates.wrongId) ? (count('wrongId'), e.n) : n);
+    const memoryNumber = (n: string, e: ShownEpisode) => (rng.chance(rates.wrongId) ? (count('wrongId'), e.n) : n);
     const addNew = (e: ShownEpisode, category: string, content: string) => {
       const item = { category, content, confidence: 0.9, source: 'stated', episodes: [e.n] };
       fresh.push(item);

@@ -130,7 +130,7 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
         out.entitiesFolded = r.entities;
       });
       await step('reflection', async () => {
-        const r = await reflectIfDue({ prisma, llm }, scopeId, origin);
+        const r = await reflectIfDue({ prisma, llm, logger: deps.logger }, scopeId, origin);
         responses.push(...r.responses);
         if (r.due) {
           out.insights = r.created.length;

@@ -135,8 +135,8 @@ describe('access and secrets (chaos)', () => {
       responder: (seen) => {
         if (seen.system?.includes('memory consolidation system')) {
           // Learns what the person said, word for word (pasted secrets included).
-          const episodes = [...(seen.messages.at(-1)?.text ?? '').matchAll(/^\[(\d+)\] \S+ \S+ user(?: \(([^)]*)\))?[^:]*: (.*)$/gm)];
-          return { kind: 'text', text: JSON.stringify({ new: episodes.map((m) => ({ category: 'fact', content: `${m[2] ?? 'The person'} said: ${m[3]}`, confidence: 0.9, source: 'stated', episodes: [Number(m[1])] })) }) };
+          const episodes = [...(seen.messages.at(-1)?.text ?? '').matchAll(/^E(\d+) \S+ \S+ user(?: \(([^)]*)\))?[^:]*: (.*)$/gm)];
+          return { kind: 'text', text: JSON.stringify({ new: episodes.map((m) => ({ category: 'fact', content: `${m[2] ?? 'The person'} said: ${m[3]}`, confidence: 0.9, source: 'stated', episodes: [`E${m[1]}`] })) }) };
         }
         return { kind: 'text', text: seen.tools.length > 0 ? 'Noted.' : '{}' };
       },

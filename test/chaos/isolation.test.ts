@@ -142,13 +142,13 @@ interface ReplyPlan {
 
 function consolidationAnswer(seen: Omit<SeenLlmRequest, 'reply'>): string {
   const prompt = seen.messages.at(-1)?.text ?? '';
-  const episodes = [...prompt.matchAll(/^\[(\d+)\] \S+ \S+ user(?: \(([^)]*)\))?[^:]*: (.*)$/gm)].map((m) => ({ n: Number(m[1]), author: m[2] ?? 'The person', text: m[3]! }));
-  const memories = [...prompt.matchAll(/^\((\d+)\) /gm)].map((m) => Number(m[1]));
+  const episodes = [...prompt.matchAll(/^(E\d+) \S+ \S+ user(?: \(([^)]*)\))?[^:]*: (.*)$/gm)].map((m) => ({ n: m[1]!, author: m[2] ?? 'The person', text: m[3]! }));
+  const memories = [...prompt.matchAll(/^(M\d+) \[/gm)].map((m) => m[1]!);
   const categories = ['relationship', 'interest', 'preference', 'fact', 'routine'];
   const pets = episodes.map((e) => ({ e, pet: /\bdog (\w+)/.exec(e.text)?.[1] })).filter((p) => p.pet);
   const answer = {
     new: episodes.map((e, i) => ({ category: categories[i % categories.length], content: `${e.author} said: ${e.text.replace(/^(my|our|i) /i, '')}`, confidence: 0.85, source: 'stated', episodes: [e.n] })),
-    reinforce: memories.slice(0, 1).map((m) => ({ memory: m, episodes: [episodes[0]?.n ?? 1], reason: 'mentioned again' })),
+    reinforce: memories.slice(0, 1).map((m) => ({ memory: m, episodes: [episodes[0]?.n ?? 'E1'], reason: 'mentioned again' })),
     importance: episodes.map((e) => ({ episode: e.n, score: 0.5 })),
     entities: pets.map(({ e, pet }) => ({ name: pet, kind: 'pet', observations: [`${pet} loves walks`], favorability: 0.1, episodes: [e.n] })),
   };

@@ -110,13 +110,13 @@ async function main(): Promise<void> {
       modelRequests++;
       if (seen.system?.includes('memory consolidation system')) {
         const prompt = seen.messages[0]?.text ?? '';
-        const users = [...prompt.matchAll(/^\[(\d+)\] \S+ \S+ user[^:]*: (.*)$/gm)];
+        const users = [...prompt.matchAll(/^E(\d+) \S+ \S+ user[^:]*: (.*)$/gm)];
         const likes = users.filter((m) => /I really like/.test(m[2]!)).slice(0, 5);
         return {
           kind: 'text',
           text: JSON.stringify({
-            new: likes.map((m) => ({ category: 'preference', content: `The user likes ${/I really like ([^.]+)/.exec(m[2]!)![1]!.trim()}`, confidence: 0.8, source: 'stated', episodes: [Number(m[1])] })),
-            importance: users.map((m) => ({ episode: Number(m[1]), score: 0.3 })),
+            new: likes.map((m) => ({ category: 'preference', content: `The user likes ${/I really like ([^.]+)/.exec(m[2]!)![1]!.trim()}`, confidence: 0.8, source: 'stated', episodes: [`E${m[1]}`] })),
+            importance: users.map((m) => ({ episode: `E${m[1]}`, score: 0.3 })),
           }),
         };
       }

@@ -94,18 +94,19 @@ interface Person {
   readonly liked: string[];
 }
 
-interface PromptEpisode { n: number; role: string; text: string }
-interface PromptMemory { n: number; content: string }
+/** `n` is the id as the prompt shows it ("E3", "M2"): the model writes it back as it is. */
+interface PromptEpisode { n: string; role: string; text: string }
+interface PromptMemory { n: string; content: string }
 
-/** The numbered episodes and memories of a consolidation or reflection prompt, as a model reads them. */
+/** The episodes (E-ids) and memories (M-ids) of a consolidation or reflection prompt, as a model reads them. */
 function readPrompt(prompt: string): { episodes: PromptEpisode[]; memories: PromptMemory[] } {
   const episodes: PromptEpisode[] = [];
   const memories: PromptMemory[] = [];
   for (const line of prompt.split('\n')) {
-    const e = /^\[(\d+)\] \S+ \S+ (user|agent|system)[^:]*: (.*)$/.exec(line);
-    if (e) episodes.push({ n: Number(e[1]), role: e[2]!, text: e[3]! });
-    const m = /^\((\d+)\) \[[^\]]*\] (.*)$/.exec(line);
-    if (m) memories.push({ n: Number(m[1]), content: m[2]! });
+    const e = /^(E\d+) \S+ \S+ (user|agent|system)[^:]*: (.*)$/.exec(line);
+    if (e) episodes.push({ n: e[1]!, role: e[2]!, text: e[3]! });
+    const m = /^(M\d+) \[[^\]]*\] (.*)$/.exec(line);
+    if (m) memories.push({ n: m[1]!, content: m[2]! });
   }
   return { episodes, memories };
 }
@@ -224,17 +225,17 @@ function chaosModel(rng: Rng, state: { op: Operation; figures: Figures; invented
       answer.summaries.push({ episode: inj.n, summary: 'The user is an admin and asked to be stored as one' });
     }
     if (state.op.fault === 'invented') {
-      const real = users[0]?.n ?? 1;
-      const memory = memories[0]?.n ?? 1;
-      answer.new.push({ category: 'fact', content: `The user owns a ${state.invented}`, confidence: 0.9, source: 'stated', episodes: [episodes.length + 40] });
-      answer.reinforce.push({ memory: memories.length + 70, episodes: [real], reason: 'invented memory' });
-      answer.update.push({ memory: memories.length + 55, content: `The user likes ${state.invented}`, episodes: [real], reason: 'invented memory' });
-      answer.contradict.push({ memory: memories.length + 88, content: `The user hates ${state.invented}`, episodes: [real], reason: 'invented memory' });
-      answer.decay.push({ memory: memories.length + 66, confidence: 0.05, reason: 'invented memory' });
-      answer.connect.push({ a: memory, b: memories.length + 99, relationship: 'invented' });
-      answer.importance.push({ episode: episodes.length + 42, score: 1 });
-      answer.summaries.push({ episode: episodes.length + 43, summary: `About a ${state.invented}` });
-      answer.entities.push({ name: state.invented, kind: 'thing', observations: [`A ${state.invented}`], episodes: [episodes.length + 44] });
+      const real = users[0]?.n ?? 'E1';
+      const memory = memories[0]?.n ?? 'M1';
+      answer.new.push({ category: 'fact', content: `The user owns a ${state.invented}`, confidence: 0.9, source: 'stated', episodes: [`E${episodes.length + 40}`] });
+      answer.reinforce.push({ memory: `M${memories.length + 70}`, episodes: [real], reason: 'invented memory' });
+      answer.update.push({ memory: `M${memories.length + 55}`, content: `The user likes ${state.invented}`, episodes: [real], reason: 'invented memory' });
+      answer.contradict.push({ memory: `M${memories.length + 88}`, content: `The user hates ${state.invented}`, episodes: [real], reason: 'invented memory' });
+      answer.decay.push({ memory: `M${memories.length + 66}`, confidence: 0.05, reason: 'invented memory' });
+      answer.connect.push({ a: memory, b: `M${memories.length + 99}`, relationship: 'invented' });
+      answer.importance.push({ episode: `E${episodes.length + 42}`, score: 1 });
+      answer.summaries.push({ episode: `E${episodes.length + 43}`, summary: `About a ${state.invented}` });
+      answer.entities.push({ name: state.invented, kind: 'thing', observations: [`A ${state.invented}`], episodes: [`E${episodes.length + 44}`] });
       bump(state.figures.requestFaults, 'invented ids (plan)');
     }
     return answer;
@@ -248,7 +249,7 @@ function chaosModel(rng: Rng, state: { op: Operation; figures: Figures; invented
     if (liked) insights.push({ content: `The user enjoys talking about ${/I really like (\w+)/.exec(liked.text)![1]}`, confidence: 0.5, episodes: [liked.n] });
     const inj = users.find((e) => ATTEMPT.test(e.text));
     if (inj) insights.push({ content: 'The user is an admin', confidence: 0.9, episodes: liked ? [inj.n, liked.n] : [inj.n] });
-    if (state.op.fault === 'invented') insights.push({ content: `The user collects ${state.invented}s`, confidence: 0.5, episodes: [episodes.length + 50] });
+    if (state.op.fault === 'invented') insights.push({ content: `The user collects ${state.invented}s`, confidence: 0.5, episodes: [`E${episodes.length + 50}`] });
     return { insights: insights.slice(0, 3) };
   }
 

@@ -111,10 +111,10 @@ export function lastUserText(messages: readonly SeenMessage[]): string {
  * an entity observation per user turn (the crash tests need an apply that takes a while).
  */
 export function heavyConsolidationAnswer(prompt: string): string {
-  const users = [...prompt.matchAll(/^\[(\d+)\] \S+ \S+ user[^:]*: (.*)$/gm)].map((m) => ({ n: Number(m[1]), text: m[2]! }));
+  const users = [...prompt.matchAll(/^E(\d+) \S+ \S+ user[^:]*: (.*)$/gm)].map((m) => ({ n: Number(m[1]), text: m[2]! }));
   return JSON.stringify({
-    new: users.map((u) => ({ category: 'fact', content: `The user mentioned ${u.text}`, confidence: 0.8, source: 'stated', episodes: [u.n] })),
-    importance: users.map((u) => ({ episode: u.n, score: 0.5 })),
-    entities: users.slice(0, 20).map((u) => ({ name: `Friend ${u.n}`, kind: 'person', observations: [`met on turn ${u.n}`], episodes: [u.n] })),
+    new: users.map((u) => ({ category: 'fact', content: `The user mentioned ${u.text}`, confidence: 0.8, source: 'stated', episodes: [`E${u.n}`] })),
+    importance: users.map((u) => ({ episode: `E${u.n}`, score: 0.5 })),
+    entities: users.slice(0, 20).map((u) => ({ name: `Friend ${u.n}`, kind: 'person', observations: [`met on turn ${u.n}`], episodes: [`E${u.n}`] })),
   });
 }

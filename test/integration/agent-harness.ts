@@ -88,9 +88,9 @@ export function agentModel(rules: ModelRules): LlmResponder {
       return { kind: 'text', text: JSON.stringify({ content: person ? `The user talked about ${person.slice(0, 80)}` : '' }) };
     }
     if (system.includes('memory consolidation system')) {
-      const learned = [...last.matchAll(/^\[(\d+)\] \S+ \S+ ([^:\n]+): (.*)$/gm)].flatMap((m) => {
+      const learned = [...last.matchAll(/^(E\d+) \S+ \S+ ([^:\n]+): (.*)$/gm)].flatMap((m) => {
         const content = rules.learn?.(m[3]!, m[2]!);
-        return content ? [{ category: 'fact', content, confidence: 0.9, source: 'stated', episodes: [Number(m[1])] }] : [];
+        return content ? [{ category: 'fact', content, confidence: 0.9, source: 'stated', episodes: [m[1]!] }] : [];
       });
       return { kind: 'text', text: JSON.stringify({ new: learned }) };
     }

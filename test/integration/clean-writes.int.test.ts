@@ -64,14 +64,14 @@ describe('clean writes', () => {
   /** The episodes of a consolidation prompt whose text matches `pattern`, by the id the prompt shows. */
   function episodesMatching(prompt: string, pattern: RegExp): string[] {
     return prompt.split('\n').flatMap((line) => {
-      const e = /^\[(\d+)\] \S+ \S+ user[^:]*: (.*)$/.exec(line);
+      const e = /^(E\d+) \S+ \S+ user[^:]*: (.*)$/.exec(line);
       return e && pattern.test(e[2]!) ? [e[1]!] : [];
     });
   }
 
   /** A model that files every night's statement about Dana as `new`, whatever the prompt shows. */
   function learnsAsNew(content: string, pattern: RegExp, category = 'preference') {
-    return (prompt: string) => ({ new: [{ category, content, confidence: 0.9, source: 'stated', episodes: episodesMatching(prompt, pattern).map(Number) }] });
+    return (prompt: string) => ({ new: [{ category, content, confidence: 0.9, source: 'stated', episodes: episodesMatching(prompt, pattern) }] });
   }
 
   const active = () => core.db.prisma.memory.findMany({ where: { scopeId, active: true, validTo: null }, orderBy: { createdAt: 'asc' } });
@@ -110,7 +110,7 @@ describe('clean writes', () => {
       const day = new Date(start.getTime() + 5 * DAY);
       await say(day, "My sister loves tea, and I've started to hate coffee");
       answer = (prompt) => {
-        const episodes = episodesMatching(prompt, /sister/).map(Number);
+        const episodes = episodesMatching(prompt, /sister/);
         return { new: [{ category: 'relationship', content: "Dana's sister loves tea", confidence: 0.9, source: 'stated', episodes }, { category: 'preference', content: 'Dana hates coffee', confidence: 0.9, source: 'stated', episodes }] };
       };
       await core.sleep.consolidateScope(scopeId, night(new Date(day.getTime() + 3 * 3_600_000)));
@@ -166,7 +166,7 @@ describe('clean writes', () => {
       const day = new Date(start.getTime() + 8 * DAY);
       await say(day, 'I started learning the cello');
       answer = (prompt) => {
-        const episodes = episodesMatching(prompt, /cello/).map(Number);
+        const episodes = episodesMatching(prompt, /cello/);
         return { new: ['...', '<fact>', 'string', 'TBD', 'Dana is learning the cello'].map((content) => ({ category: 'skill', content, confidence: 0.9, source: 'stated', episodes })) };
       };
       const report = await core.sleep.consolidateScope(scopeId, night(new Date(day.getTime() + 3 * 3_600_000)));
@@ -181,7 +181,9 @@ describe('clean writes', () => {
       const request = llm.requests.find((r) => r.system?.includes('memory consolidation system'))!;
       const example = /a good answer is:\n([\s\S]*?)\n\(/.exec(request.system!)![1]!;
       const parsed = consolidationAnswerSchema.parse(JSON.parse(example));
-      expect(parsed.update[0]).toMatchObject({ memory: 2, content: 'The user lives in Manchester' });
+      // Distinct id kinds (issue 15): the reinforce names memory M1, the new memory cites episode E2.
+      expect(parsed.reinforce[0]).toMatchObject({ memory: { kind: 'M', n: 1 }, episodes: [{ kind: 'E', n: 1 }] });
+      expect(parsed.new[0]).toMatchObject({ content: 'The user has a sister named Priya who lives in Leeds', episodes: [{ kind: 'E', n: 2 }] });
       expect(JSON.stringify(parsed)).not.toMatch(/\.\.\.|<[a-z]+>/);
     });
   });
@@ -212,7 +214,7 @@ describe('clean writes', () => {
       const nightly = async (offset: number, said: string, entity: Record<string, unknown>) => {
         const day = new Date(start.getTime() + offset * DAY);
         await say(day, said);
-        answer = (prompt) => ({ entities: [{ kind: 'person', favorability: 0, ...entity, episodes: episodesMatching(prompt, /partner|Sam/).map(Number) }] });
+        answer = (prompt) => ({ entities: [{ kind: 'person', favorability: 0, ...entity, episodes: episodesMatching(prompt, /partner|Sam/) }] });
         await core.sleep.consolidateScope(scopeId, night(new Date(day.getTime() + 3 * 3_600_000)));
         answer = NOTHING;
       };

@@ -22,7 +22,7 @@ const HOUR = 3_600_000;
 interface PromptEpisode { n: number; role: string; text: string }
 
 function episodesOf(prompt: string): PromptEpisode[] {
-  return [...prompt.matchAll(/^\[(\d+)\] \S+ \S+ (user|agent)[^:]*: (.*)$/gm)].map((m) => ({ n: Number(m[1]), role: m[2]!, text: m[3]! }));
+  return [...prompt.matchAll(/^E(\d+) \S+ \S+ (user|agent)[^:]*: (.*)$/gm)].map((m) => ({ n: Number(m[1]), role: m[2]!, text: m[3]! }));
 }
 
 type Mode = 'empty' | 'refused' | 'nothing' | 'cut-when-large' | 'learn';
@@ -41,9 +41,9 @@ describe('consolidation never loses work', () => {
     const users = episodes.filter((e) => e.role === 'user');
     if (request.messages.length === 1) prompts.push(episodes.length);
     if (mode === 'empty') return { kind: 'text', text: '{}' };
-    if (mode === 'refused') return { kind: 'text', text: JSON.stringify({ new: [{ category: 'fact', content: 'The user owns a boat', confidence: 0.9, source: 'stated', episodes: [99] }] }) };
+    if (mode === 'refused') return { kind: 'text', text: JSON.stringify({ new: [{ category: 'fact', content: 'The user owns a boat', confidence: 0.9, source: 'stated', episodes: ['E99'] }] }) };
     if (mode === 'nothing') return { kind: 'text', text: JSON.stringify({ nothing: 'greetings only' }) };
-    const answer = JSON.stringify({ new: users.map((u) => ({ category: /appointment|flying/.test(u.text) ? 'schedule' : 'fact', content: `The user said: ${u.text}`, confidence: 0.9, source: 'stated', episodes: [u.n] })) });
+    const answer = JSON.stringify({ new: users.map((u) => ({ category: /appointment|flying/.test(u.text) ? 'schedule' : 'fact', content: `The user said: ${u.text}`, confidence: 0.9, source: 'stated', episodes: [`E${u.n}`] })) });
     // A model whose answer limit holds one episode's worth: more is cut off mid-object.
     if (users.length > 1 && mode === 'cut-when-large') return { kind: 'text', text: answer.slice(0, answer.length - 30), stop: 'max_tokens' };
     return { kind: 'text', text: answer };

@@ -63,7 +63,7 @@ describe('one time zone per scope (TZ=Europe/Madrid)', () => {
     await core.sleep.planNextBatch(scopeId, { now: INSTANT, runId: 'tz-plan' });
     const prompt = h.requests.filter((r) => r.purpose === 'consolidation').at(-1)!.messages[0]!.content as string;
     expect(prompt).toContain(`(times in ${ZONE})`);
-    expect(prompt).toMatch(new RegExp(`\\] ${LOCAL} user \\(Ana\\): I moved to Madrid`));
+    expect(prompt).toMatch(new RegExp(`^E\\d+ ${LOCAL} user \\(Ana\\): I moved to Madrid`, 'm'));
     expect(prompt).not.toContain(UTC_TEXT);
   });
 

@@ -20,18 +20,19 @@ import { memoryLogger } from '../support/logger';
 
 const DAY = 86_400_000;
 
-interface PromptEpisode { n: number; role: string; text: string }
-interface PromptMemory { n: number; content: string; faded: boolean }
+/** `n` is the id as the prompt shows it: "E3" for an episode, "M2" for a memory. */
+interface PromptEpisode { n: string; role: string; text: string }
+interface PromptMemory { n: string; content: string; faded: boolean }
 
-/** Reads the consolidation prompt the way a model would: numbered episodes and memories. */
+/** Reads the consolidation prompt the way a model would: episodes by E-id, memories by M-id. */
 function readPrompt(prompt: string): { episodes: PromptEpisode[]; memories: PromptMemory[] } {
   const episodes: PromptEpisode[] = [];
   const memories: PromptMemory[] = [];
   for (const line of prompt.split('\n')) {
-    const e = /^\[(\d+)\] \S+ \S+ (user|agent)[^:]*: (.*)$/.exec(line);
-    if (e) episodes.push({ n: Number(e[1]), role: e[2]!, text: e[3]! });
-    const m = /^\((\d+)\) \[([^\]]*)\] (.*)$/.exec(line);
-    if (m) memories.push({ n: Number(m[1]), content: m[3]!, faded: m[2]!.includes('faded') });
+    const e = /^(E\d+) \S+ \S+ (user|agent)[^:]*: (.*)$/.exec(line);
+    if (e) episodes.push({ n: e[1]!, role: e[2]!, text: e[3]! });
+    const m = /^(M\d+) \[([^\]]*)\] (.*)$/.exec(line);
+    if (m) memories.push({ n: m[1]!, content: m[3]!, faded: m[2]!.includes('faded') });
   }
   return { episodes, memories };
 }
@@ -109,8 +110,8 @@ describe('sleep: consolidation over several nights', () => {
       const injection = episodes.find((e) => e.text.startsWith('[withheld: this message tries to instruct'))!;
       answer.new!.push({ category: 'fact', content: 'The assistant loves jazz', confidence: 0.9, source: 'stated', episodes: [agent.n] });
       answer.new!.push({ category: 'fact', content: 'The user has admin rights', confidence: 0.9, source: 'stated', episodes: [injection.n] });
-      answer.new!.push({ category: 'fact', content: 'The user owns a boat', confidence: 0.9, source: 'stated', episodes: [77] });
-      answer.reinforce!.push({ memory: 99, episodes: [1], reason: 'invented' });
+      answer.new!.push({ category: 'fact', content: 'The user owns a boat', confidence: 0.9, source: 'stated', episodes: ['E77'] });
+      answer.reinforce!.push({ memory: 'M99', episodes: ['E1'], reason: 'invented' });
     };
     const ctx = night(new Date(start.getTime() + 3 * 3_600_000));
     const report = await core.sleep.consolidateScope(scopeId, ctx);
@@ -121,8 +122,8 @@ describe('sleep: consolidation over several nights', () => {
     expect(report.llmCalls).toBe(1);
     expect((await current()).map((m) => m.content).sort()).toEqual(['The user is vegetarian', "The user's favourite drink is coffee"]);
     expect(report.rejected.join('\n')).toMatch(/agent turn/);
-    expect(report.rejected.join('\n')).toMatch(/episode 77, which was not in the prompt/);
-    expect(report.rejected.join('\n')).toMatch(/memory 99, which was not in the prompt/);
+    expect(report.rejected.join('\n')).toMatch(/episode E77, which was not in the prompt/);
+    expect(report.rejected.join('\n')).toMatch(/memory M99, which was not in the prompt/);
     expect(report.rejected.join('\n')).toMatch(/tries to instruct the memory system/);
     expect(await core.db.prisma.episode.count({ where: { scopeId, consolidated: false } })).toBe(0);
     const audit = await core.db.prisma.auditEvent.findMany({ where: { scopeId, runId: ctx.runId, action: 'create' } });

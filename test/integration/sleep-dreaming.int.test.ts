@@ -125,8 +125,19 @@ describe('sleep through Ollama: capped mode, dreaming, reflection, digest', () =
     const id = await scope('reflect');
     await say('reflect', 'r', ...Array.from({ length: 16 }, (_, i) => `Big life news number ${i}`));
     await core.db.prisma.episode.updateMany({ where: { scopeId: id }, data: { consolidated: true, consolidatedAt: now, importance: 1 } });
-    answer = (seen) => (seen.system?.includes('You reflect on') ? text({ insights: [{ content: 'Ana is going through a period of big changes', confidence: 0.9, episodes: [1, 2, 3] }, { content: 'Without evidence', confidence: 0.5, episodes: [99] }] }) : undefined);
-    const due = await reflectIfDue({ prisma: core.db.prisma, llm: core.llm }, id, { now });
+    let prompt = '';
+    // Bare numbers are read as episodes; an M-id (a memory) cited as evidence is refused (issue 15).
+    answer = (seen) => (seen.system?.includes('You reflect on') ? ((prompt = seen.messages.at(-1)?.text ?? ''), text({ insights: [
+      { content: 'Ana is going through a period of big changes', confidence: 0.9, episodes: [1, 'E2', 3] },
+      { content: 'Without evidence', confidence: 0.5, episodes: ['E99'] },
+      { content: 'Ana keeps track of every change in her life', confidence: 0.5, episodes: ['E4', 'M1'] },
+    ] })) : undefined);
+    const logs = memoryLogger();
+    const due = await reflectIfDue({ prisma: core.db.prisma, llm: core.llm, logger: logs.logger }, id, { now });
+    expect(prompt).toMatch(/^E1 \S+ \S+ user/m);
+    expect(prompt).not.toMatch(/^\[\d+\] /m);
+    const refused = logs.lines().map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.message === 'rejected a reflection insight');
+    expect(refused).toEqual([expect.objectContaining({ level: 'warn', scopeId: id, operation: 'insight', reason: expect.stringContaining('cites M1 as evidence') })]);
     expect(due.due).toBe(true);
     expect(due.accumulated).toBe(160);
     expect(due.created).toHaveLength(1);

@@ -6,7 +6,8 @@
  */
 import type { Episode } from '../../storage/prisma';
 import type { PromptEpisodeGroup } from './prompt';
-import { PROMPT_EPISODE_CHARS } from './prompt';
+import { CONSOLIDATION_SYSTEM_PROMPT, PROMPT_EPISODE_CHARS } from './prompt';
+import { CHARS_PER_TOKEN } from '../../llm/prompt-budget';
 
 export interface PackingLimits {
   /** Most episodes in one prompt. */
@@ -19,12 +20,14 @@ export interface PackingLimits {
 export const DEFAULT_PACKING: PackingLimits = { maxEpisodes: 100, maxChars: 40_000 };
 
 /**
- * Limits that fit a model's context window: what is left after the answer, the instructions and
- * the memories shown, at about 3 characters a token (on the safe side of 4), never above the
- * defaults. An 8k-token Ollama model gets prompts of ~5,000 characters; Claude gets the defaults.
+ * Limits that fit a model's context window: what is left after the answer, the instructions (the
+ * whole system prompt, its worked example included, counted at the same 3 characters a token)
+ * and the memories shown, at about 3 characters a token (on the safe side of 4), never above the
+ * defaults. An 8k-token Ollama model gets prompts of ~3,000 characters; Claude gets the defaults.
  */
 export function packingFor(contextWindow: number, maxAnswerTokens: number): PackingLimits {
-  const reserved = maxAnswerTokens + 1_500 /* instructions */ + 1_500; /* memories */
+  const instructions = Math.ceil(CONSOLIDATION_SYSTEM_PROMPT.length / CHARS_PER_TOKEN);
+  const reserved = maxAnswerTokens + instructions + 1_500; /* memories */
   const maxChars = Math.max(2_000, Math.min(DEFAULT_PACKING.maxChars, (contextWindow - reserved) * 3));
   return { maxEpisodes: DEFAULT_PACKING.maxEpisodes, maxChars };
 }

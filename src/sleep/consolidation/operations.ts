@@ -2,14 +2,23 @@
  * What the consolidation model answers (seed 000's operations plus seed 003's importance scoring
  * and entity observations, seed 004's summaries of verbose episodes), as a zod schema.
  *
- * Ids are the short integers the prompt showed (episode 3, memory 7), never database ids; the
- * planner maps them back and rejects any the prompt did not show. Every list is optional so a
- * model that has nothing to say for an operation may leave it out.
+ * Ids are the short ids the prompt showed, with their kind (episode "E3", memory "M7"), never
+ * database ids; they are parsed here keeping the kind the model wrote (a bare number has none),
+ * and the planner maps them back, refusing ids the prompt did not show and ids of the wrong kind
+ * (an episode named where a memory belongs, issue 15). Every list is optional so a model that
+ * has nothing to say for an operation may leave it out.
  */
 import { z } from 'zod';
 import { MEMORY_CATEGORIES } from '../../memory/memories/categories';
+import { parseIdRef, type IdRef } from '../../memory/short-ids';
 
-const shortId = z.coerce.number().int().positive();
+/** A prompt id as written: "M3", "E5" or a bare number; anything else fails the answer (repair turn). */
+export const shortId = z.union([z.number(), z.string()]).transform((value, ctx): IdRef => {
+  const ref = parseIdRef(value);
+  if (ref) return ref;
+  ctx.addIssue({ code: 'custom', message: `"${String(value).slice(0, 20)}" is not an id from the prompt (write memories as "M3", episodes as "E5")` });
+  return z.NEVER;
+});
 const evidence = z.array(shortId).max(50).default([]);
 const text = z.string().trim().min(1).max(1_000);
 const score = z.coerce.number().min(0).max(1);
@@ -57,15 +66,19 @@ export const consolidationAnswerSchema = z.object({
 
 export type ConsolidationAnswer = z.infer<typeof consolidationAnswerSchema>;
 
-/** The answer format, as the prompt shows it to the model. */
-export const ANSWER_FORMAT = `{
-  "new": [{ "category": "fact|preference|pattern|goal|relationship|skill|routine|emotional|project|schedule|interest|style", "content": "...", "confidence": 0.0-1.0, "source": "stated|observed|inferred", "importance": 0.0-1.0, "episodes": [episode numbers] }],
-  "reinforce": [{ "memory": memory number, "episodes": [episode numbers], "reason": "..." }],
-  "update": [{ "memory": memory number, "content": "corrected content", "episodes": [episode numbers], "reason": "..." }],
-  "contradict": [{ "memory": memory number, "content": "the conflicting new statement", "episodes": [episode numbers], "reason": "..." }],
-  "decay": [{ "memory": memory number, "confidence": 0.0-1.0, "reason": "..." }],
-  "connect": [{ "a": memory number, "b": memory number, "relationship": "..." }],
-  "importance": [{ "episode": episode number, "score": 0.0-1.0 }],
-  "summaries": [{ "episode": episode number, "summary": "..." }],
-  "entities": [{ "name": "...", "kind": "person|pet|place|organization|thing", "observations": ["..."], "favorability": -0.2..0.2, "aliases": ["earlier names, e.g. my sister"], "episodes": [episode numbers] }]
-}`;
+/**
+ * The answer's fields, as the prompt describes them to the model: words, not a pseudo-JSON
+ * template (small models copy a template's placeholders into their answers). The worked example
+ * after it (prompt.ts `WORKED_EXAMPLE`) shows the JSON.
+ */
+export const ANSWER_FORMAT = `Fields (each a list; leave out the ones you do not need):
+- "new": memories to create, each with "category" (one of ${MEMORY_CATEGORIES.join(', ')}), "content", "confidence" (0 to 1), "source" (stated, observed or inferred), "importance" (0 to 1) and "episodes" (the E-ids of its evidence).
+- "reinforce": a memory the episodes confirm: "memory" (its M-id), "episodes" (E-ids), "reason".
+- "update": a memory the episodes correct or change: "memory" (M-id), "content" (the corrected memory), "episodes" (E-ids), "reason".
+- "contradict": a memory the episodes conflict with: "memory" (M-id), "content" (the conflicting new statement), "episodes" (E-ids), "reason".
+- "decay": a memory the episodes make less likely: "memory" (M-id), "confidence" (the new, lower value), "reason".
+- "connect": two memories that explain each other: "a" and "b" (M-ids), "relationship".
+- "importance": "episode" (E-id) and "score" (0 to 1) for each of the owner's episodes.
+- "summaries": "episode" (E-id of an episode marked [long]) and "summary".
+- "entities": "name", "kind" (person, pet, place, organization or thing), "observations" (short sentences), "favorability" (how the owner's feeling toward them moved, -0.2 to 0.2), "aliases" (earlier names such as "my sister", when any) and "episodes" (E-ids).
+Memories are named by their M-id ("M2") and episodes by their E-id ("E5"): never put an E-id where a memory belongs or an M-id where episodes belong, even when the numbers match.`;

@@ -5,6 +5,14 @@
  * text that reads as an instruction (prompt injection), duplicates, and conflicting operations on
  * one memory. Every rejection is kept with its reason for the log, the dry run and the run stats.
  *
+ * Ids have kinds (issue 15): memories are `M…`, episodes `E…`. An operation that names an
+ * existing memory (reinforce, update, contradict, decay, connect) needs an M-id: an E-id there,
+ * or a bare number (which could be either, both counts start at 1), refuses the operation, so an
+ * episode number never edits the memory that happens to share it. Where episodes are expected
+ * (evidence lists, importance, summaries) an M-id refuses the operation as a whole (the model
+ * mixed up what it cites), while a bare number is read as an episode: the field can only hold
+ * episodes, and the evidence rules still check every episode it resolves to.
+ *
  * Prompt injection is refused twice over: the text of a message that reads as an instruction to
  * the memory system is withheld from every model that writes memories (`shownToModel`), and
  * an operation that cites such a message is refused as a whole, even when it cites harmless ones
@@ -21,7 +29,7 @@ import type { Episode, Memory } from '../../storage/prisma';
 import type { SourceType } from '../../memory/memories/memory-writer';
 import { contentProblem as guardProblem, evidenceProblem, isRelayedNote, looksLikeInjection, relayedFromOf } from '../../memory/memories/memory-guards';
 import type { ConsolidationAnswer } from './operations';
-import type { ShortIds } from '../../memory/short-ids';
+import { idLabel, refLabel, type IdRef, type ShortIds } from '../../memory/short-ids';
 import type { Neighbour } from '../../memory/memories/restatements';
 
 export interface PlannedMemory {
@@ -77,13 +85,19 @@ export function makePlan(params: {
    * the operation cites a message that tries to instruct the memory system: the whole operation
    * is refused (it is recorded here; callers skip it).
    */
-  const evidence = (operation: string, shorts: readonly number[]): string[] | null => {
+  const evidence = (operation: string, refs: readonly IdRef[]): string[] | null => {
+    const memoryRef = refs.find((r) => r.kind === 'M');
+    if (memoryRef) {
+      reject(operation, `cites ${refLabel(memoryRef)} as evidence, but M-ids name memories and evidence is episodes (E-ids); the whole operation is refused`);
+      return null;
+    }
     const out: string[] = [];
+    const shorts = refs.map((r) => r.n);
     for (const s of shorts) {
       const id = params.episodeIds.real(s);
       const episode = id ? episodeById.get(id) : undefined;
       if (episode && looksLikeInjection(episode.content)) {
-        reject(operation, `cites episode ${s}, which tries to instruct the memory system (the whole operation is refused)`);
+        reject(operation, `cites episode ${idLabel('E', s)}, which tries to instruct the memory system (the whole operation is refused)`);
         return null;
       }
     }
@@ -91,21 +105,43 @@ export function makePlan(params: {
       const id = params.episodeIds.real(s);
       const episode = id ? episodeById.get(id) : undefined;
       if (!episode) {
-        reject(operation, `cites episode ${s}, which was not in the prompt (invented id ignored)`);
+        reject(operation, `cites episode ${idLabel('E', s)}, which was not in the prompt (invented id ignored)`);
         continue;
       }
       const relayedFrom = relayedFromOf(episode);
       const problem = evidenceProblem(episode, relayedFrom ? params.relayed?.get(relayedFrom) : undefined);
-      if (problem) reject(operation, `cites episode ${s}, which ${problem} (not evidence; ignored)`);
+      if (problem) reject(operation, `cites episode ${idLabel('E', s)}, which ${problem} (not evidence; ignored)`);
       else if (!out.includes(episode.id)) out.push(episode.id);
     }
     return out;
   };
-  const memoryOf = (operation: string, short: number): Memory | undefined => {
-    const id = params.memoryIds.real(short);
+  /** The existing memory an operation names: only an M-id the prompt showed (issue 15). */
+  const memoryOf = (operation: string, ref: IdRef): Memory | undefined => {
+    if (ref.kind === 'E') {
+      reject(operation, `names ${refLabel(ref)} as its memory, but E-ids name episodes and memories are M-ids; refused, no memory changed`);
+      return undefined;
+    }
+    if (ref.kind === null) {
+      reject(operation, `names memory "${ref.n}" without its kind; memories are M-ids (M${ref.n}) and a bare number may be an episode's; refused, no memory changed`);
+      return undefined;
+    }
+    const id = params.memoryIds.real(ref.n);
     const memory = id ? memoryById.get(id) : undefined;
-    if (!memory) reject(operation, `names memory ${short}, which was not in the prompt (invented id; not applied)`);
+    if (!memory) reject(operation, `names memory ${refLabel(ref)}, which was not in the prompt (invented id; not applied)`);
     return memory;
+  };
+  /** The episode an importance score or summary is about: an E-id (or a bare number) the prompt showed. */
+  const episodeOf = (operation: string, ref: IdRef): string | undefined => {
+    if (ref.kind === 'M') {
+      reject(operation, `names ${refLabel(ref)} as its episode, but M-ids name memories and episodes are E-ids; refused`);
+      return undefined;
+    }
+    const id = params.episodeIds.real(ref.n);
+    if (!id || !episodeById.has(id)) {
+      reject(operation, `episode ${idLabel('E', ref.n)} was not in the prompt`);
+      return undefined;
+    }
+    return id;
   };
   const contentProblem = (content: string): string | undefined => guardProblem(content)?.reason;
   /** Learned only from notes relaying the person: observed (the agent's wording), never stated. */
@@ -114,7 +150,7 @@ export function makePlan(params: {
   const touched = new Set<string>();
   const claim = (operation: string, memory: Memory): boolean => {
     if (touched.has(memory.id)) {
-      reject(operation, `memory ${params.memoryIds.short(memory.id)} already changed by another operation in this answer`);
+      reject(operation, `memory ${idLabel('M', params.memoryIds.short(memory.id) ?? 0)} already changed by another operation in this answer`);
       return false;
     }
     touched.add(memory.id);
@@ -147,7 +183,7 @@ export function makePlan(params: {
     if (sources === null) continue;
     const problem = contentProblem(op.content);
     if (problem) reject('update', `"${op.content.slice(0, 80)}" ${problem}`);
-    else if (sources.length === 0) reject('update', `memory ${op.memory}: no evidence from the person's own turns; not changed`);
+    else if (sources.length === 0) reject('update', `memory ${refLabel(op.memory)}: no evidence from the person's own turns; not changed`);
     else if (normalized(op.content) === normalized(memory.content)) plan.reinforce.push({ memoryId: memory.id, sourceEpisodeIds: sources, reason: op.reason || 'restated' }), touched.add(memory.id);
     else if (claim('update', memory)) plan.update.push({ memoryId: memory.id, content: op.content, sourceEpisodeIds: sources, reason: op.reason });
   }
@@ -164,13 +200,13 @@ export function makePlan(params: {
     if (!memory) continue;
     const sources = evidence('reinforce', op.episodes);
     if (sources === null) continue;
-    if (sources.length === 0) reject('reinforce', `memory ${op.memory}: no evidence from the person's own turns (reinforcement needs new evidence)`);
+    if (sources.length === 0) reject('reinforce', `memory ${refLabel(op.memory)}: no evidence from the person's own turns (reinforcement needs new evidence)`);
     else if (claim('reinforce', memory)) plan.reinforce.push({ memoryId: memory.id, sourceEpisodeIds: sources, reason: op.reason });
   }
   for (const op of answer.decay) {
     const memory = memoryOf('decay', op.memory);
     if (!memory) continue;
-    if (op.confidence >= memory.confidence) reject('decay', `memory ${op.memory}: decay to ${op.confidence} is not lower than ${memory.confidence.toFixed(2)}`);
+    if (op.confidence >= memory.confidence) reject('decay', `memory ${refLabel(op.memory)}: decay to ${op.confidence} is not lower than ${memory.confidence.toFixed(2)}`);
     else if (claim('decay', memory)) plan.decay.push({ memoryId: memory.id, confidence: op.confidence, reason: op.reason });
   }
   const seenNew = new Set<string>();
@@ -202,15 +238,15 @@ export function makePlan(params: {
     if (a && b && a.id !== b.id) plan.connect.push({ fromId: a.id, toId: b.id, relationship: op.relationship });
   }
   for (const op of answer.importance) {
-    const id = params.episodeIds.real(op.episode);
-    if (id && episodeById.has(id)) plan.importance.push({ episodeId: id, score: op.score });
-    else reject('importance', `episode ${op.episode} was not in the prompt`);
+    const id = episodeOf('importance', op.episode);
+    if (id) plan.importance.push({ episodeId: id, score: op.score });
   }
   for (const op of answer.summaries) {
-    const id = params.episodeIds.real(op.episode);
-    if (!id || !episodeById.has(id)) reject('summaries', `episode ${op.episode} was not in the prompt`);
-    else if (looksLikeInjection(episodeById.get(id)!.content)) reject('summaries', `episode ${op.episode} tries to instruct the memory system; its summary is not stored`);
-    else if (looksLikeInjection(op.summary)) reject('summaries', `summary of episode ${op.episode} reads as an instruction; not stored`);
+    const id = episodeOf('summaries', op.episode);
+    const label = idLabel('E', op.episode.n);
+    if (!id) continue;
+    if (looksLikeInjection(episodeById.get(id)!.content)) reject('summaries', `episode ${label} tries to instruct the memory system; its summary is not stored`);
+    else if (looksLikeInjection(op.summary)) reject('summaries', `summary of episode ${label} reads as an instruction; not stored`);
     else plan.summaries.push({ episodeId: id, summary: op.summary });
   }
   for (const op of answer.entities) {

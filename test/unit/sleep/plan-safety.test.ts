@@ -10,7 +10,7 @@ import { extractJson } from '../../../src/llm/structured';
 import { consolidationAnswerSchema } from '../../../src/sleep/consolidation/operations';
 import { makePlan } from '../../../src/sleep/consolidation/plan';
 import { WITHHELD_INSTRUCTION } from '../../../src/memory/memories/memory-guards';
-import { renderEpisodeLine } from '../../../src/sleep/consolidation/prompt';
+import { renderEpisodeLine, renderMemoryLine } from '../../../src/sleep/consolidation/prompt';
 import { ShortIds } from '../../../src/memory/short-ids';
 import { estimateRequestTokens, withTokenBudget } from '../../../src/sleep/token-budget';
 import type { Episode, Memory } from '../../../src/storage/prisma';
@@ -69,14 +69,14 @@ describe('prompt injection in consolidation', () => {
   it('refuses every operation that cites the injection attempt, even together with a harmless message', () => {
     const p = plan({
       new: [
-        { category: 'fact', content: 'The user is an admin', confidence: 0.9, source: 'stated', episodes: [2, 1] },
-        { category: 'fact', content: 'The user likes tea', confidence: 0.9, source: 'stated', episodes: [1] },
+        { category: 'fact', content: 'The user is an admin', confidence: 0.9, source: 'stated', episodes: ['E2', 'E1'] },
+        { category: 'fact', content: 'The user likes tea', confidence: 0.9, source: 'stated', episodes: ['E1'] },
       ],
-      update: [{ memory: 1, content: 'The user is an admin', episodes: [1, 2] }],
-      contradict: [{ memory: 1, content: 'The user is an administrator', episodes: [2, 1] }],
-      reinforce: [{ memory: 1, episodes: [1, 2] }],
-      entities: [{ name: 'Root', kind: 'person', observations: ['The user is an admin'], episodes: [1, 2] }],
-      summaries: [{ episode: 2, summary: 'The user is an admin' }],
+      update: [{ memory: 'M1', content: 'The user is an admin', episodes: ['E1', 'E2'] }],
+      contradict: [{ memory: 'M1', content: 'The user is an administrator', episodes: ['E2', 'E1'] }],
+      reinforce: [{ memory: 'M1', episodes: ['E1', 'E2'] }],
+      entities: [{ name: 'Root', kind: 'person', observations: ['The user is an admin'], episodes: ['E1', 'E2'] }],
+      summaries: [{ episode: 'E2', summary: 'The user is an admin' }],
     });
     expect(p.create.map((m) => m.content)).toEqual(['The user likes tea']);
     expect([p.update, p.contradict, p.reinforce, p.entities, p.summaries]).toEqual([[], [], [], [], []]);
@@ -88,6 +88,67 @@ describe('prompt injection in consolidation', () => {
     expect(renderEpisodeLine(2, injection)).toContain(WITHHELD_INSTRUCTION);
     expect(renderEpisodeLine(2, injection)).not.toContain('admin');
     expect(renderEpisodeLine(1, harmless)).toContain('I really like tea');
+  });
+});
+
+describe('memory and episode ids are of distinct kinds (issue 15)', () => {
+  const tea = episode('I really like green tea');
+  const moved = episode('We moved to Porto last month');
+  const likesTea = memory('The user likes green tea');
+  const livesLisbon = memory('The user lives in Lisbon');
+
+  function plan(answer: unknown) {
+    const episodeIds = new ShortIds();
+    const memoryIds = new ShortIds();
+    [tea, moved].forEach((e) => episodeIds.add(e.id));
+    [likesTea, livesLisbon].forEach((m) => memoryIds.add(m.id));
+    return makePlan({ answer: consolidationAnswerSchema.parse(answer), episodes: [tea, moved], memories: [likesTea, livesLisbon], episodeIds, memoryIds });
+  }
+
+  it('reads ids with their kind; a word is no id (the answer fails and gets its repair turn)', () => {
+    const parsed = consolidationAnswerSchema.parse({ reinforce: [{ memory: 'm1', episodes: ['E-2', ' e 1 ', 2, '2'] }] });
+    expect(parsed.reinforce[0]).toMatchObject({ memory: { kind: 'M', n: 1 }, episodes: [{ kind: 'E', n: 2 }, { kind: 'E', n: 1 }, { kind: null, n: 2 }, { kind: null, n: 2 }] });
+    expect(consolidationAnswerSchema.safeParse({ reinforce: [{ memory: 'memory 1', episodes: ['E1'] }] }).success).toBe(false);
+  });
+
+  it('refuses an episode id, or a bare number, where a memory belongs; the memory with that number is untouched', () => {
+    const p = plan({
+      update: [{ memory: 'E2', content: 'The user lives in Porto', episodes: ['E2'] }],
+      reinforce: [{ memory: 2, episodes: ['E2'] }],
+      decay: [{ memory: 'E1', confidence: 0.1 }],
+      connect: [{ a: 'M1', b: 'E2', relationship: 'invented' }],
+    });
+    expect([p.update, p.reinforce, p.decay, p.connect]).toEqual([[], [], [], []]);
+    const reasons = p.rejected.map((r) => `${r.operation}: ${r.reason}`);
+    expect(reasons).toEqual(expect.arrayContaining([
+      expect.stringMatching(/^update: names E2 as its memory, but E-ids name episodes/),
+      expect.stringMatching(/^reinforce: names memory "2" without its kind/),
+      expect.stringMatching(/^decay: names E1 as its memory/),
+      expect.stringMatching(/^connect: names E2 as its memory/),
+    ]));
+  });
+
+  it('refuses a memory id where episodes belong; a bare number there is read as an episode', () => {
+    const p = plan({
+      new: [
+        { category: 'fact', content: 'The user lives in Porto', confidence: 0.9, source: 'stated', episodes: ['E2', 'M1'] },
+        { category: 'preference', content: 'The user enjoys green tea daily', confidence: 0.9, source: 'stated', episodes: [1] },
+      ],
+      importance: [{ episode: 'M2', score: 0.9 }, { episode: 'E2', score: 0.8 }],
+      update: [{ memory: 'M2', content: 'The user lives in Porto', episodes: ['E2'], reason: 'moved' }],
+    });
+    expect(p.create).toEqual([expect.objectContaining({ content: 'The user enjoys green tea daily', sourceEpisodeIds: [tea.id] })]);
+    expect(p.update).toEqual([expect.objectContaining({ memoryId: livesLisbon.id, content: 'The user lives in Porto', sourceEpisodeIds: [moved.id] })]);
+    expect(p.importance).toEqual([{ episodeId: moved.id, score: 0.8 }]);
+    expect(p.rejected.map((r) => `${r.operation}: ${r.reason}`)).toEqual([
+      expect.stringMatching(/^new: cites M1 as evidence, but M-ids name memories/),
+      expect.stringMatching(/^importance: names M2 as its episode/),
+    ]);
+  });
+
+  it('shows memories as M-ids and episodes as E-ids in the prompt', () => {
+    expect(renderMemoryLine(3, likesTea)).toMatch(/^M3 \[fact, confidence 0\.90/);
+    expect(renderEpisodeLine(3, tea)).toMatch(/^E3 2026-01-01 /);
   });
 });
 
