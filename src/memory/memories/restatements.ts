@@ -36,7 +36,21 @@ export interface Neighbour {
 
 const STOP_WORDS = new Set(
   ('a an the and or but of to in on at for with by from as is are was were be been being has have had do does did it its this that these those ' +
-    'user owner person they them their he him his she her really very quite just also so than then there who whom which what').split(' '),
+    'user owner person they them their he him his she her really very quite just also so than then there who whom which what ' +
+    // Framing around a value, not the value: "has a dog named Milo" is "owns a dog, Milo".
+    'into named called owns own').split(' '),
+);
+/**
+ * Verbs that frame the same relation in other words, compared as one: "enjoys pottery", "loves
+ * pottery" and "pottery is a hobby" say one thing; "lives in Denver" and "resides in Denver" too.
+ * A swap between classes ("likes Denver" / "lives in Denver") is still a swapped word.
+ */
+const SAME_RELATION = new Map<string, string>(
+  Object.entries({
+    like: 'enjoys enjoy enjoyed likes like liked loves love loved adores fan favourite favorite hobby passion keen',
+    live: 'lives live living lived resides reside residing based',
+    play: 'plays play playing practices practice practises practising',
+  }).flatMap(([relation, verbs]) => verbs.split(' ').map((verb) => [verb, `~${relation}`] as const)),
 );
 const NEGATIONS = new Set(['not', 'no', 'never', 'none', 'nobody', 'nothing', 'neither', 'nor', 'without', 'dislikes', 'hates', 'cannot']);
 
@@ -54,7 +68,7 @@ function words(text: string): string[] {
 
 /** A word as compared: numbers and words holding digits whole ("9" is not "10"), others on their first letters. */
 function stem(word: string): string {
-  return /\p{N}/u.test(word) ? word : word.slice(0, STEM);
+  return SAME_RELATION.get(word) ?? (/\p{N}/u.test(word) ? word : word.slice(0, STEM));
 }
 
 /** The words of a text that carry its meaning: lower-cased, possessive `'s` dropped, stop words out, stemmed. */
