@@ -171,7 +171,7 @@ export const settingDocs: Record<keyof Env, string> = {
   AGENT_GOAL_TOKENS: 'Most tokens of active goals (goal memories) put into a reply prompt.',
   AGENT_RECENT_TURNS: 'Turns kept in full when older ones are compacted into the summary.',
   AGENT_ANSWER_TOKENS: 'Tokens reserved for the answer (the max_tokens of a reply call).',
-  AGENT_IDLE_END_MINUTES: 'Minutes without a message after which a conversation is ended and remembered; 0 = never.',
+  AGENT_IDLE_END_MINUTES: 'Minutes without a message after which a conversation is ended; 0 = never.',
   AGENT_END_SUMMARY: 'Write a one-sentence summary of every ended conversation with a model call (true), or leave its turns to sleep consolidation (false, default). Capped scopes always remember ended conversations.',
   AGENT_COMPACTION_STRATEGY: 'How older turns are compacted: hybrid (default), progressive-summary, sliding-window or importance-based.',
   AGENT_COMPACTION_COOLDOWN_SECONDS: 'Least time between two compactions of one conversation, in seconds.',
