@@ -5,7 +5,7 @@
  * the store is measured: near-duplicate memories (under the local USE-lite embedder), junk
  * memories, the soul's size, reply prompts over an 8k window's budget, model cost per episode.
  *
- *   npm run bench:memory [-- --people 20 --days 180 --seed 7 [--hash]]
+ *   npm run bench:memory [-- --people 20 --days 180 --seed 7 [--hash] [--min-episodes N] [--max-wait-hours H]]
  *
  * The pipeline embeds with the configured embedder (USE-lite, as `npm start`); `--hash` swaps in
  * the hash embedder for a quick run (blind to paraphrase: restatements are not recognized).
@@ -41,7 +41,12 @@ async function main(): Promise<void> {
   console.log(`model mistakes (rates): ${Object.entries(DEFAULT_MISBEHAVIOUR).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   const hash = process.argv.includes('--hash');
   console.log(`pipeline embedder: ${hash ? 'hash (--hash)' : 'the configured one (local USE-lite)'}`);
-  const sim = await runSimulation({ people, days, seed, log: (line) => console.log(line), ...(hash && { embedder: createHashEmbedder({ dimension: 256 }) }) });
+  // The consolidation schedule (defaults: the service's, SLEEP_MIN_EPISODES 40, SLEEP_MAX_WAIT_HOURS 168).
+  const env: Record<string, string> = {};
+  if (process.argv.includes('--min-episodes')) env.SLEEP_MIN_EPISODES = String(argument('min-episodes', 40));
+  if (process.argv.includes('--max-wait-hours')) env.SLEEP_MAX_WAIT_HOURS = String(argument('max-wait-hours', 168));
+  if (Object.keys(env).length > 0) console.log(`settings: ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+  const sim = await runSimulation({ people, days, seed, env, log: (line) => console.log(line), ...(hash && { embedder: createHashEmbedder({ dimension: 256 }) }) });
   try {
     const embedder = createLocalEmbedder({ runOn: 'main' });
     const measuring = performance.now();

@@ -40,6 +40,8 @@ export interface SimulationOptions {
   readonly days: number;
   readonly seed: number;
   readonly rates?: Partial<Misbehaviour>;
+  /** Settings of the service beyond the bench's own (e.g. SLEEP_MAX_WAIT_HOURS), as environment variables. */
+  readonly env?: Readonly<Record<string, string>>;
   /**
    * The pipeline's embedder: `'configured'` (the default) is what `npm start` uses (the local
    * USE-lite model); an {@link Embedder} replaces it (tests use the hash embedder: faster, but
@@ -138,6 +140,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         WEBHOOK_SECRET, WEBHOOK_PORT: String(await freePort()), SLEEP_ENABLED: 'false', TERMINAL: 'off', TZ: 'UTC',
         // The reply budget of an 8k window, which the benchmark measures prompts against.
         AGENT_CONTEXT_TOKENS: String(REPLY_WINDOW),
+        ...options.env,
       },
       envFile: false,
     });
