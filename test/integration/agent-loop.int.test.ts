@@ -5,7 +5,8 @@
  * continuity, conversation end, and degradation (model down, retrieval down, bad input).
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createAgent, LLM_UNAVAILABLE_TEXT, type Agent } from '../../src/agent/agent';
+import { createAgent, type Agent } from '../../src/agent/agent';
+import { LLM_UNAVAILABLE_TEXT } from '../../src/agent/degraded-replies';
 import { agentServices } from '../../src/service';
 import { HEADINGS } from '../../src/agent/prompt-builder';
 import type { Core } from '../../src/core';

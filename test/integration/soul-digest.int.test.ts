@@ -9,7 +9,8 @@ import type { Config } from '../../src/config/load-config';
 import { contradictMemory, createMemory, decayMemory, forgetMemory, reinforceMemory, supersedeMemory, type Tx } from '../../src/memory/memories/memory-writer';
 import { createSilentLogger } from '../../src/shared/logger';
 import { buildDigest, digestItem, digestItems, latestDigest, markFailed, markSent, pendingDigests, scrubDigests } from '../../src/memory/digests/digest';
-import { regenerateSoul, renderSoul, soulMarkdown, type SoulMemory } from '../../src/memory/profiles/soul';
+import { regenerateSoul, soulMarkdown } from '../../src/memory/profiles/soul';
+import { renderSoul, type SoulMemory } from '../../src/memory/profiles/soul-render';
 import { openDatabase, type Database } from '../../src/storage/database';
 import { postgresAvailable, postgresDatabase, postgresSkipReason, sqliteDatabase } from '../support/databases';
 

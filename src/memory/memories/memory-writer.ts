@@ -17,13 +17,17 @@
  * memory, its audit snapshots, the soul, digests and every prompt it reaches); and every cited
  * episode is the person's own turn in this scope (or a note relaying one), with at least one
  * cited unless the owner wrote the memory themselves ({@link ChangeOrigin.by}).
+ *
+ * The reads those checks make are `memory-write-checks.ts`; the audit events and their snapshots,
+ * `memory-audit.ts`.
  */
-import { NotFoundError, ValidationError } from '../../shared/errors';
-import { redactSecrets } from '../../shared/redact';
+import { ValidationError } from '../../shared/errors';
 import type { Memory, Prisma } from '../../storage/prisma';
-import { checkedContent, evidenceProblem, isRelayedNote, MemoryRefused, relayedFromOf } from './memory-guards';
+import { checkedContent } from './memory-guards';
+import { audit, cleanReason, snapshot } from './memory-audit';
+import { checkEvidence, checkScope, load, restatedMemory } from './memory-write-checks';
 import { writeTombstones } from '../vectors/tombstones';
-import { addsInformation, compatibleCategories, isRestatement, keyWords, type Neighbour } from './restatements';
+import { addsInformation, type Neighbour } from './restatements';
 
 export type Tx = Prisma.TransactionClient;
 
@@ -78,108 +82,8 @@ export interface WriteResult {
   readonly restated?: string;
 }
 
-/** Candidates for the word-only restatement check, when no neighbours came with the write. */
-const WORD_CANDIDATES = 50;
-
-/** The current memory of the scope that `input` restates, with its cosine when known, or undefined. */
-async function restatedMemory(tx: Tx, input: NewMemory, content: string, category: string): Promise<Memory | undefined> {
-  const current = { scopeId: input.scopeId, active: true, validTo: null, id: input.notRestating ? { not: input.notRestating } : undefined };
-  const near = input.neighbours ?? [];
-  if (near.length > 0) {
-    const rows = await tx.memory.findMany({ where: { ...current, id: { in: near.map((n) => n.id).filter((id) => id !== input.notRestating) } } });
-    const ranked = [...near].sort((a, b) => b.score - a.score);
-    for (const n of ranked) {
-      const row = rows.find((r) => r.id === n.id);
-      if (row && compatibleCategories(category, row.category) && isRestatement(content, row.content, n.score)) return row;
-    }
-  }
-  const longest = [...keyWords(content)].sort((a, b) => b.length - a.length)[0];
-  if (!longest) return undefined;
-  const rows = await tx.memory.findMany({ where: { ...current, content: { contains: longest } }, take: WORD_CANDIDATES });
-  return rows.find((r) => compatibleCategories(category, r.category) && isRestatement(content, r.content, undefined));
-}
-/** The audited view of a memory: everything but ids and timestamps the reader does not need. */
-export function snapshot(m: Memory): Prisma.InputJsonObject {
-  return {
-    category: m.category,
-    content: m.content,
-    confidence: round(m.confidence),
-    importance: round(m.importance),
-    active: m.active,
-    reinforcementCount: m.reinforcementCount,
-    sourceType: m.sourceType,
-    validFrom: m.validFrom.toISOString(),
-    validTo: m.validTo ? m.validTo.toISOString() : null,
-    supersededById: m.supersededById,
-  };
-}
-
-function round(value: number): number {
-  return Math.round(value * 1000) / 1000;
-}
-
 function clamp01(value: number): number {
   return Math.min(1, Math.max(0, value));
-}
-
-/** The scope rule: a memory is written into a scope that exists. */
-async function checkScope(tx: Tx, scopeId: string): Promise<void> {
-  const scope = await tx.scope.findUnique({ where: { id: scopeId }, select: { id: true } });
-  if (!scope) throw new MemoryRefused('memory.no_scope', `no scope ${scopeId}`);
-}
-
-/**
- * The evidence rule, against the database: every cited episode exists in the scope and is the
- * person's (see `evidenceProblem`); at least one is cited unless the owner wrote the memory. A
- * memory learned only from notes relaying the person cannot claim to be "stated" by them.
- * Returns the distinct evidence ids.
- */
-async function checkEvidence(tx: Tx, scopeId: string, cited: readonly string[] | undefined, origin: ChangeOrigin, sourceType?: SourceType): Promise<string[]> {
-  const ids = [...new Set(cited ?? [])];
-  if (ids.length === 0) {
-    if (origin.by === 'owner') return [];
-    throw new MemoryRefused('memory.no_evidence', "a memory needs evidence: the person's own turns it was learned from");
-  }
-  const rows = await tx.episode.findMany({ where: { scopeId, id: { in: ids } }, select: { id: true, role: true, content: true, metadata: true } });
-  const relayedIds = rows.map((r) => relayedFromOf(r)).filter((id): id is string => id !== undefined);
-  const relayed = relayedIds.length === 0 ? [] : await tx.episode.findMany({ where: { scopeId, id: { in: relayedIds } }, select: { id: true, role: true, content: true, metadata: true } });
-  for (const id of ids) {
-    const row = rows.find((r) => r.id === id);
-    if (!row) throw new MemoryRefused('memory.bad_evidence', `episode ${id} is not in this scope`);
-    const problem = evidenceProblem(row, relayed.find((r) => r.id === relayedFromOf(row)));
-    if (problem) throw new MemoryRefused('memory.bad_evidence', `episode ${id} is no evidence: it ${problem}`);
-  }
-  if (sourceType === 'stated' && rows.every((r) => isRelayedNote(r))) {
-    throw new MemoryRefused('memory.relayed_not_stated', 'a memory learned only from notes relaying the person is "observed", not "stated"');
-  }
-  return ids;
-}
-
-async function audit(tx: Tx, scopeId: string, origin: ChangeOrigin, action: string, subjectId: string, before: Prisma.InputJsonObject | null, after: Prisma.InputJsonObject | null, reason?: string): Promise<void> {
-  await tx.auditEvent.create({
-    data: {
-      scopeId,
-      runId: origin.runId ?? null,
-      action,
-      subjectType: 'memory',
-      subjectId,
-      before: before ?? undefined,
-      after: after ?? undefined,
-      reason: cleanReason(reason ?? origin.reason),
-      createdAt: origin.now,
-    },
-  });
-}
-
-/** A reason as stored (audit events, links): model-written, so redacted like contents. */
-function cleanReason(reason: string | undefined): string | null {
-  return reason === undefined || reason === null ? null : redactSecrets(reason);
-}
-
-async function load(tx: Tx, scopeId: string, id: string): Promise<Memory> {
-  const memory = await tx.memory.findFirst({ where: { scopeId, id } });
-  if (!memory) throw new NotFoundError(`no memory ${id} in this scope`, { code: 'memory.not_found' });
-  return memory;
 }
 
 /** Links checked evidence (see checkEvidence) to a memory. */
