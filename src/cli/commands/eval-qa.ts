@@ -1,6 +1,6 @@
 /**
  * `eval locomo --qa`: the whole product on LoCoMo with the configured model (see
- * src/memory/evaluation/locomo-qa.ts): a fresh store in a temporary folder, the service as
+ * src/evaluation/locomo-qa.ts): a fresh store in a temporary folder, the service as
  * `npm start` composes it (no channels, its clock simulated), answers judged by the same model.
  * Prints J overall and per category, tokens and latency per question; the last line is one JSON
  * object with the figures. Nothing is written outside the temporary folder, which is removed.
@@ -12,7 +12,8 @@ import type { Config } from '../../config/load-config';
 import { createLanguageModel } from '../../llm/create-language-model';
 import { LlmError, type LanguageModel } from '../../llm/language-model';
 import { loadLocomo, type LocomoConversation } from '../../memory/evaluation/locomo';
-import { runLocomoQa, type QaReport, type SleepMode } from '../../memory/evaluation/locomo-qa';
+import { runLocomoQa, type QaReport, type SleepMode } from '../../evaluation/locomo-qa';
+import { qaHarness } from '../../evaluation/qa-harness';
 import { startService } from '../../service';
 import { AppError, ValidationError } from '../../shared/errors';
 import type { CommandContext } from '../command';
@@ -134,21 +135,8 @@ export async function runQaEval(ctx: CommandContext, file: string): Promise<numb
     const llm = counted(await configuredModel(config, ctx), usage);
     const service = await startService(config, ctx.logger, { input: process.stdin, output: process.stderr }, { llm, clock: () => now });
     try {
-      const { core, agent } = service;
-      const report = await runLocomoQa(conversations, {
-        agent, episodes: core.episodeService, embeddingWorker: core.embeddingWorker, scheduler: core.scheduler,
-        conversations: core.conversations, directory: core.directory, judge: core.llm,
-        setNow: (at) => { now = at; },
-        async withdraw(scopeKey, ids) {
-          const scope = await core.directory.findByKey(scopeKey);
-          if (!scope || ids.length === 0) return;
-          // Their vectors are written first, so no embedding is in flight for a deleted row.
-          await core.embeddingWorker.drain();
-          // Tags and memory sources go with the rows (cascade); the search index by its trigger.
-          await core.db.prisma.episode.deleteMany({ where: { scopeId: scope.id, id: { in: [...ids] } } });
-          await core.vectorIndex.delete(scope.id, ids);
-        },
-      }, { sleep, onProgress: (line) => process.stderr.write(`${line}\n`) });
+      const { core } = service;
+      const report = await runLocomoQa(conversations, qaHarness(service, core.llm, (at) => { now = at; }), { sleep, onProgress: (line) => process.stderr.write(`${line}\n`) });
       const header = `LoCoMo QA ${path.basename(file)}: ${report.conversations} conversation(s), ${report.turns} turns, ${report.questions} questions `
         + `(categories ${[...new Set(conversations.flatMap((c) => c.qa.map((q) => q.category)))].sort().join(',')}); model ${llm.provider} ${llm.model}, embedder ${core.embedder.name}`;
       const { items, ...figures } = report;

@@ -22,14 +22,14 @@
  * of the last 24 hours; older turns reach the model when it calls memory_search. So J measures
  * what sleep learned plus what the model looks up, as a person's question would get.
  */
-import type { Agent } from '../../agent/agent';
-import type { LanguageModel } from '../../llm/language-model';
-import type { SleepScheduler } from '../../sleep/scheduler';
-import type { ConversationStore } from '../conversations/conversation-store';
-import type { EpisodeService } from '../episodes/episode-service';
-import type { ScopeDirectory } from '../scopes/scope-directory';
-import { percentile, type LocomoConversation, type LocomoEpisode } from './locomo';
-import { judgeAnswer } from './locomo-judge';
+import type { Agent } from '../agent/agent';
+import type { LanguageModel } from '../llm/language-model';
+import type { SleepScheduler } from '../sleep/scheduler';
+import type { ConversationStore } from '../memory/conversations/conversation-store';
+import type { EpisodeService } from '../memory/episodes/episode-service';
+import type { ScopeDirectory } from '../memory/scopes/scope-directory';
+import { percentile, type LocomoConversation, type LocomoEpisode } from '../memory/evaluation/locomo';
+import { judgeAnswer } from '../memory/evaluation/locomo-judge';
 
 export type SleepMode = 'nights' | 'end' | 'none';
 
