@@ -177,6 +177,22 @@ describe('clean writes', () => {
       await expect(core.memoryStore.remember({ scopeId, category: 'fact', content: '<content>', confidence: 0.9 }, { now: day, by: 'owner' })).rejects.toMatchObject({ code: 'memory.placeholder' });
     });
 
+    it('a memory that only quotes a message is refused as a transcript; reported speech is a statement', async () => {
+      const day = new Date(start.getTime() + 7.5 * DAY);
+      await say(day, "What a rainy day. By the way, I'm moving to Lyon in May");
+      answer = (prompt) => {
+        const episodes = episodesMatching(prompt, /rainy/);
+        return { new: ['The user said: "What a rainy day."', 'Dana said “what a rainy day”', 'Dana said she is moving to Lyon in May'].map((content) => ({ category: 'fact', content, confidence: 0.9, source: 'stated', episodes })) };
+      };
+      const report = await core.sleep.consolidateScope(scopeId, night(new Date(day.getTime() + 3 * 3_600_000)));
+      answer = NOTHING;
+      expect(report.rejected.filter((r) => /only quotes a message/.test(r))).toHaveLength(2);
+      const stored = (await active()).map((m) => m.content);
+      expect(stored).toContain('Dana said she is moving to Lyon in May');
+      expect(stored.filter((c) => /rainy/i.test(c))).toEqual([]);
+      await expect(core.memoryStore.remember({ scopeId, category: 'fact', content: 'Dana asked: "how are you?"', confidence: 0.9 }, { now: day, by: 'owner' })).rejects.toMatchObject({ code: 'memory.transcript' });
+    });
+
     it('the consolidation system prompt carries a filled-in example that is itself a valid answer', async () => {
       const request = llm.requests.find((r) => r.system?.includes('memory consolidation system'))!;
       const example = /a good answer is:\n([\s\S]*?)\n\(/.exec(request.system!)![1]!;

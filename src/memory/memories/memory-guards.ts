@@ -14,6 +14,9 @@
  * - size: a memory holds some text and at most {@link MAX_MEMORY_CHARS} characters;
  * - placeholder: a small model that copies the answer format's placeholders ("...", "<fact>",
  *   "string", "TBD") has said nothing, and that is not stored;
+ * - transcript: a memory that only quotes a message (`The user said: "How are you?"`) has
+ *   distilled nothing: the words are kept already, as the episode. Reported speech ("said they
+ *   are moving to Berlin") is a statement and passes;
  * - scope: the scope written to exists.
  */
 import { ValidationError } from '../../shared/errors';
@@ -26,6 +29,7 @@ export type GuardCode =
   | 'memory.injection'
   | 'memory.about_assistant'
   | 'memory.placeholder'
+  | 'memory.transcript'
   | 'memory.no_evidence'
   | 'memory.bad_evidence'
   | 'memory.relayed_not_stated'
@@ -78,9 +82,18 @@ export function isPlaceholder(text: string): boolean {
   return PLACEHOLDER.test(text.trim());
 }
 
-/** Why a memory's text is refused (placeholder, injection or assistant subject), or undefined. */
+/** A direct quotation of a message and nothing else: someone said/wrote/asked, then the words in quotes. */
+const TRANSCRIPT = /^[^"“”]{0,60}\b(said|says|asked|asks|wrote|writes|told|tells|mentioned)\b[^"“”]{0,20}["“][^"“”]*["”][\s.!?]*$/i;
+
+/** Whether a text only quotes what someone said (a transcript line, not something learned). */
+export function isTranscript(text: string): boolean {
+  return TRANSCRIPT.test(text.trim());
+}
+
+/** Why a memory's text is refused (placeholder, transcript, injection or assistant subject), or undefined. */
 export function contentProblem(content: string): { code: GuardCode; reason: string } | undefined {
   if (isPlaceholder(content)) return { code: 'memory.placeholder', reason: 'is a placeholder copied from the answer format, not something learned' };
+  if (isTranscript(content)) return { code: 'memory.transcript', reason: 'only quotes a message; the message is kept already, a memory says what was learned from it' };
   if (looksLikeInjection(content)) return { code: 'memory.injection', reason: 'reads as an instruction (possible prompt injection); not stored' };
   if (ASSISTANT_SUBJECT.test(content.trim())) return { code: 'memory.about_assistant', reason: 'is about the assistant, not the person (persona protection)' };
   return undefined;

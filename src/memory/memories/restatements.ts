@@ -42,7 +42,8 @@ const STOP_WORDS = new Set(
 );
 /**
  * Verbs that frame the same relation in other words, compared as one: "enjoys pottery", "loves
- * pottery" and "pottery is a hobby" say one thing; "lives in Denver" and "resides in Denver" too.
+ * pottery" and "pottery is a hobby" say one thing; "lives in Denver" and "resides in Denver" too;
+ * "works as a chef", "is employed as a chef" and "is a chef by profession" as well.
  * A swap between classes ("likes Denver" / "lives in Denver") is still a swapped word.
  */
 const SAME_RELATION = new Map<string, string>(
@@ -50,6 +51,7 @@ const SAME_RELATION = new Map<string, string>(
     like: 'enjoys enjoy enjoyed likes like liked loves love loved adores fan favourite favorite hobby passion keen',
     live: 'lives live living lived resides reside residing based',
     play: 'plays play playing practices practice practises practising',
+    work: 'works work working worked employed job profession occupation career',
   }).flatMap(([relation, verbs]) => verbs.split(' ').map((verb) => [verb, `~${relation}`] as const)),
 );
 const NEGATIONS = new Set(['not', 'no', 'never', 'none', 'nobody', 'nothing', 'neither', 'nor', 'without', 'dislikes', 'hates', 'cannot']);
