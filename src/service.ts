@@ -24,7 +24,7 @@ import { webhookInbound } from './channels/webhook/webhook-inbound';
 import { startWebhookServer } from './channels/webhook/webhook-server';
 import { createCore, type Core, type CoreOverrides } from './core';
 import type { Logger } from './shared/logger';
-import { registerSecrets } from './shared/redact';
+import { registerSecrets, setLogPseudonymKey } from './shared/redact';
 
 export interface ServiceIo {
   readonly input: Readable & { isTTY?: boolean };
@@ -83,6 +83,8 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
   // Every secret of the configuration is redacted wherever text leaves the process (main does it
   // too; a service started in-process must not depend on that).
   registerSecrets(config.secrets);
+  // Under encryption at rest, logs name people and chats by keyed pseudonyms (docs/reliability.md).
+  setLogPseudonymKey(config.database.provider === 'sqlite' ? config.database.encryptionKey : undefined);
   const log = logger.child({ component: 'service' });
   const stops: Array<[string, () => Promise<unknown>]> = [];
   const parts: Record<string, string> = {};

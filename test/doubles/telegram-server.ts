@@ -26,7 +26,9 @@ export type TelegramFault =
   /** HTTP 502 with an HTML body, as a reverse proxy in front of the Bot API answers. */
   | { readonly kind: 'bad-gateway' }
   /** The connection is destroyed before any answer. */
-  | { readonly kind: 'drop' };
+  | { readonly kind: 'drop' }
+  /** An error answer with this code and description (upstream error text a test controls). */
+  | { readonly kind: 'error'; readonly code: number; readonly description: string };
 
 export interface FakeUser {
   readonly id: number;
@@ -345,6 +347,7 @@ export async function startFakeTelegram(options: { token?: string; username?: st
         response.end(html);
         return;
       }
+      if (fault?.kind === 'error') return send(fault.code, { ok: false, error_code: fault.code, description: fault.description });
       if (fault?.kind === 'too-many-requests') {
         return send(429, { ok: false, error_code: 429, description: `Too Many Requests: retry after ${fault.retryAfter}`, parameters: { retry_after: fault.retryAfter } });
       }
