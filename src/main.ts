@@ -82,6 +82,12 @@ async function main(): Promise<void> {
 
   const reason = await Promise.race([signal, service.ended]);
   log.info('stopping', { reason });
+  // The stop is bounded (service.ts); should something still hold the process past 10 s (a
+  // synchronous call that never returns to the event loop cannot be helped), it exits anyway.
+  setTimeout(() => {
+    log.error('abandoned on stop: the stop did not complete within 9.5 s; exiting');
+    process.exit(1);
+  }, 9_500).unref();
   await service.stop();
   log.info('stopped cleanly');
   if (logStream) await new Promise<void>((resolve) => logStream.end(resolve));
