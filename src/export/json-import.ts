@@ -75,7 +75,7 @@ interface Prepared {
 }
 
 /** Rows per batch of the streamed import: small enough that one write stays well under 100 ms. */
-const STREAM_BATCH = 50;
+const STREAM_BATCH = 25;
 
 /**
  * Validates `value` and imports it as one scope, in one transaction. Throws
