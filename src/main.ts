@@ -12,7 +12,7 @@ import { ConfigError, loadConfig, type Config } from './config/load-config';
 import { startService, wantsTerminal } from './service';
 import { AppError } from './shared/errors';
 import { createLogger } from './shared/logger';
-import { registerSecrets } from './shared/redact';
+import { registerSecrets, setLogPseudonymKey } from './shared/redact';
 import { describeDatabase } from './storage/database';
 
 /**
@@ -57,6 +57,8 @@ function logDestination(config: Config, terminal: boolean): string | undefined {
 async function main(): Promise<void> {
   const config = loadOrExit();
   registerSecrets(config.secrets);
+  // Under encryption at rest, logs name people and chats by keyed pseudonyms (docs/reliability.md).
+  setLogPseudonymKey(config.database.provider === 'sqlite' ? config.database.encryptionKey : undefined);
   const logFile = logDestination(config, wantsTerminal(config, process.stdin));
   const io = { input: process.stdin, output: process.stdout, ...(logFile ? { logFile } : {}) };
   if (logFile) fs.mkdirSync(path.dirname(logFile), { recursive: true });
@@ -80,6 +82,12 @@ async function main(): Promise<void> {
 
   const reason = await Promise.race([signal, service.ended]);
   log.info('stopping', { reason });
+  // The stop is bounded (service.ts); should something still hold the process past 10 s (a
+  // synchronous call that never returns to the event loop cannot be helped), it exits anyway.
+  setTimeout(() => {
+    log.error('abandoned on stop: the stop did not complete within 9.5 s; exiting');
+    process.exit(1);
+  }, 9_500).unref();
   await service.stop();
   log.info('stopped cleanly');
   if (logStream) await new Promise<void>((resolve) => logStream.end(resolve));

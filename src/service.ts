@@ -24,7 +24,7 @@ import { webhookInbound } from './channels/webhook/webhook-inbound';
 import { startWebhookServer } from './channels/webhook/webhook-server';
 import { createCore, type Core, type CoreOverrides } from './core';
 import type { Logger } from './shared/logger';
-import { registerSecrets } from './shared/redact';
+import { registerSecrets, setLogPseudonymKey } from './shared/redact';
 
 export interface ServiceIo {
   readonly input: Readable & { isTTY?: boolean };
@@ -83,6 +83,8 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
   // Every secret of the configuration is redacted wherever text leaves the process (main does it
   // too; a service started in-process must not depend on that).
   registerSecrets(config.secrets);
+  // Under encryption at rest, logs name people and chats by keyed pseudonyms (docs/reliability.md).
+  setLogPseudonymKey(config.database.provider === 'sqlite' ? config.database.encryptionKey : undefined);
   const log = logger.child({ component: 'service' });
   const stops: Array<[string, () => Promise<unknown>]> = [];
   const parts: Record<string, string> = {};
@@ -181,13 +183,38 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
   };
 }
 
-/** Runs the stop functions newest first; one failing does not keep the others from running. */
+/**
+ * The whole stop is bounded (issue 16, item 7): SIGTERM must end the process within 10 s whatever
+ * it is waiting for (a Bot API that hangs, a model call, an embedding). Each part gets what is
+ * left of the budget minus a reserve for the parts after it; a part that does not finish in time
+ * is abandoned and named in the log (its work is in a transaction or is redelivered, so nothing
+ * is lost; see docs/reliability.md).
+ */
+export const STOP_BUDGET_MS = 8_000;
+const STOP_RESERVE_MS = 400;
+
+/** Runs the stop functions newest first; one failing or hanging does not keep the others from running. */
 async function stopAll(stops: Array<[string, () => Promise<unknown>]>, log: Logger): Promise<void> {
-  for (const [name, stop] of stops.reverse()) {
+  const deadline = Date.now() + STOP_BUDGET_MS;
+  const ordered = [...stops].reverse();
+  const abandoned: string[] = [];
+  for (const [i, [name, stop]] of ordered.entries()) {
+    const allowed = Math.max(STOP_RESERVE_MS, deadline - Date.now() - STOP_RESERVE_MS * (ordered.length - 1 - i));
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await stop();
+      const finished = await Promise.race([
+        stop().then(() => true),
+        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), allowed))),
+      ]);
+      if (!finished) {
+        abandoned.push(name);
+        log.warn(`abandoned on stop: ${name} did not stop within ${allowed} ms`, { part: name, waitedMs: allowed });
+      }
     } catch (error) {
       log.error(`${name} did not stop cleanly`, { error });
+    } finally {
+      clearTimeout(timer);
     }
   }
+  if (abandoned.length > 0) log.warn('stopped with work abandoned', { abandoned });
 }

@@ -7,7 +7,7 @@ import { ConfigError, loadConfig } from '../config/load-config';
 import { createCore, type Core } from '../core';
 import { AppError } from '../shared/errors';
 import { createLogger } from '../shared/logger';
-import { redactSecrets, registerSecrets } from '../shared/redact';
+import { redactSecrets, registerSecrets, setLogPseudonymKey } from '../shared/redact';
 import { explainStorageFailure } from '../storage/storage-errors';
 import type { Command } from './command';
 import { doctorCommand } from './commands/doctor';
@@ -81,6 +81,8 @@ export async function runCli(argv: readonly string[], out: NodeJS.WritableStream
     throw error;
   }
   registerSecrets(config.secrets);
+  // Under encryption at rest, logs name people and chats by keyed pseudonyms (docs/reliability.md).
+  setLogPseudonymKey(config.database.provider === 'sqlite' ? config.database.encryptionKey : undefined);
   const logger = createLogger({ level: config.log.level, format: config.log.format });
   let core: Promise<Core> | undefined;
   try {

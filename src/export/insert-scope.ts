@@ -14,7 +14,7 @@ import type { JsonValue, ScopeExport } from './scope-document';
 type Tx = Prisma.TransactionClient;
 
 /** Rows per createMany. */
-const BATCH = 500;
+export const BATCH = 500;
 /**
  * Options of the import transaction. Generous: a scope of 100,000 episodes takes tens of seconds
  * on a small machine.
@@ -26,9 +26,55 @@ const dateOrNull = (value: string | null): Date | null => (value === null ? null
 const nullableJson = (value: JsonValue | null) => (value === null ? PrismaValues.DbNull : (value as Prisma.InputJsonValue));
 const requiredJson = (value: JsonValue) => (value === null ? PrismaValues.JsonNull : (value as Prisma.InputJsonValue));
 
-/** Writes `rows` BATCH at a time, so no single statement grows with the size of the scope. */
-async function inBatches<T>(rows: readonly T[], write: (batch: T[]) => Promise<unknown>): Promise<void> {
-  for (let start = 0; start < rows.length; start += BATCH) await write(rows.slice(start, start + BATCH));
+/** The tables of a document's rows, in foreign-key order (the order {@link scopeBatches} yields them). */
+export type RowTable =
+  | 'profile'
+  | 'conversations'
+  | 'episodes'
+  | 'episodeTags'
+  | 'memories'
+  | 'memorySources'
+  | 'memoryLinks'
+  | 'entities'
+  | 'entityObservations'
+  | 'digests'
+  | 'sleepRuns'
+  | 'auditEvents';
+
+/** Up to BATCH rows of one table: document rows, or the derived rows of tags, sources and observations. */
+export interface RowBatch {
+  readonly table: RowTable;
+  readonly rows: readonly unknown[];
+}
+
+type Episode = ScopeExport['episodes'][number];
+type Memory = ScopeExport['memories'][number];
+type Entity = ScopeExport['entities'][number];
+type Observation = Entity['observations'][number] & { entityId: string };
+
+/** Slices `rows` into batches of `size`. */
+function* sliced(table: RowTable, rows: readonly unknown[], size: number): Generator<RowBatch> {
+  for (let start = 0; start < rows.length; start += size) yield { table, rows: rows.slice(start, start + size) };
+}
+
+/**
+ * A validated document's rows (all but the scope row) in batches of `size`, table by table in
+ * foreign-key order: what {@link insertBatch} writes. The streamed admin import sends these one
+ * at a time from the thread that parsed the document.
+ */
+export function* scopeBatches(doc: ScopeExport, size = BATCH): Generator<RowBatch> {
+  if (doc.profile) yield { table: 'profile', rows: [doc.profile] };
+  yield* sliced('conversations', doc.conversations, size);
+  yield* sliced('episodes', doc.episodes, size);
+  yield* sliced('episodeTags', doc.episodes.flatMap((e) => e.tags.map((t) => ({ episodeId: e.id, kind: t.kind, value: t.value }))), size);
+  yield* sliced('memories', supersessionOrder(doc.memories) ?? [], size);
+  yield* sliced('memorySources', doc.memories.flatMap((m) => m.sourceEpisodeIds.map((episodeId) => ({ memoryId: m.id, episodeId }))), size);
+  yield* sliced('memoryLinks', doc.memoryLinks, size);
+  yield* sliced('entities', doc.entities, size);
+  yield* sliced('entityObservations', doc.entities.flatMap((e) => e.observations.map((o) => ({ ...o, entityId: e.id }))), size);
+  yield* sliced('digests', doc.digests, size);
+  yield* sliced('sleepRuns', doc.sleepRuns, size);
+  yield* sliced('auditEvents', doc.auditEvents, size);
 }
 
 /**
@@ -41,8 +87,13 @@ export async function insertScope(
   doc: ScopeExport,
   target: { scopeId: string; scopeKey: string; scopeExists: boolean },
 ): Promise<void> {
+  await insertScopeRow(tx, doc.scope, target);
+  for (const batch of scopeBatches(doc)) await insertBatch(tx, batch, target.scopeId);
+}
+
+/** Creates the scope row (or updates it in place when `scopeExists`) from the document's scope. */
+export async function insertScopeRow(tx: Tx, s: ScopeExport['scope'], target: { scopeId: string; scopeKey: string; scopeExists: boolean }): Promise<void> {
   const { scopeId } = target;
-  const s = doc.scope;
   const scopeData = {
     key: target.scopeKey,
     channel: s.channel,
@@ -58,162 +109,165 @@ export async function insertScope(
   };
   if (target.scopeExists) await tx.scope.update({ where: { id: scopeId }, data: scopeData });
   else await tx.scope.create({ data: { id: scopeId, ...scopeData } });
+}
 
-  if (doc.profile) {
-    const p = doc.profile;
-    await tx.profile.create({ data: { scopeId, soul: p.soul, data: nullableJson(p.data), version: p.version, updatedAt: date(p.updatedAt) } });
+/** Writes one batch of rows under `scopeId` (one createMany). */
+export async function insertBatch(tx: Tx, batch: RowBatch, scopeId: string): Promise<void> {
+  switch (batch.table) {
+    case 'profile': {
+      const p = batch.rows[0] as NonNullable<ScopeExport['profile']>;
+      await tx.profile.create({ data: { scopeId, soul: p.soul, data: nullableJson(p.data), version: p.version, updatedAt: date(p.updatedAt) } });
+      return;
+    }
+    case 'conversations':
+      await tx.conversation.createMany({
+        data: (batch.rows as ScopeExport['conversations']).map((c) => ({
+          id: c.id,
+          scopeId,
+          status: c.status,
+          startedAt: date(c.startedAt),
+          lastActivityAt: date(c.lastActivityAt),
+          endedAt: dateOrNull(c.endedAt),
+          endReason: c.endReason,
+          summary: c.summary,
+          state: nullableJson(c.state),
+        })),
+      });
+      return;
+    case 'episodes':
+      await tx.episode.createMany({
+        data: (batch.rows as Episode[]).map((e) => ({
+          id: e.id,
+          scopeId,
+          channel: e.channel,
+          role: e.role,
+          author: e.author,
+          content: e.content,
+          summary: e.summary,
+          timestamp: date(e.timestamp),
+          conversationId: e.conversationId,
+          turn: e.turn,
+          externalId: e.externalId,
+          metadata: nullableJson(e.metadata),
+          importance: e.importance,
+          importanceSource: e.importanceSource,
+          consolidated: e.consolidated,
+          consolidationAttempts: e.consolidationAttempts,
+          consolidatedAt: dateOrNull(e.consolidatedAt),
+          contentHash: e.contentHash,
+          embeddedWith: null,
+          createdAt: date(e.createdAt),
+        })),
+      });
+      return;
+    case 'episodeTags':
+      await tx.episodeTag.createMany({ data: (batch.rows as Array<{ episodeId: string; kind: string; value: string }>).map((t) => ({ scopeId, ...t })) });
+      return;
+    case 'memories':
+      await tx.memory.createMany({
+        data: (batch.rows as Memory[]).map((m) => ({
+          id: m.id,
+          scopeId,
+          category: m.category,
+          content: m.content,
+          confidence: m.confidence,
+          importance: m.importance,
+          active: m.active,
+          reinforcementCount: m.reinforcementCount,
+          lastReinforcedAt: date(m.lastReinforcedAt),
+          sourceType: m.sourceType,
+          sourceTrust: m.sourceTrust,
+          validFrom: date(m.validFrom),
+          validTo: dateOrNull(m.validTo),
+          supersededById: m.supersededById,
+          embeddedWith: null,
+          linkedAt: dateOrNull(m.linkedAt),
+          decaySteps: m.decaySteps,
+          accessCount: m.accessCount,
+          lastAccessedAt: dateOrNull(m.lastAccessedAt),
+          createdAt: date(m.createdAt),
+          updatedAt: date(m.updatedAt),
+        })),
+      });
+      return;
+    case 'memorySources':
+      await tx.memorySource.createMany({ data: (batch.rows as Array<{ memoryId: string; episodeId: string }>).map((r) => ({ scopeId, ...r })) });
+      return;
+    case 'memoryLinks':
+      await tx.memoryLink.createMany({
+        data: (batch.rows as ScopeExport['memoryLinks']).map((l) => ({ id: l.id, scopeId, fromId: l.fromId, toId: l.toId, kind: l.kind, score: l.score, reason: l.reason, createdAt: date(l.createdAt) })),
+      });
+      return;
+    case 'entities':
+      await tx.entity.createMany({
+        data: (batch.rows as Entity[]).map((e) => ({
+          id: e.id,
+          scopeId,
+          key: e.key,
+          name: e.name,
+          kind: e.kind,
+          attributes: nullableJson(e.attributes),
+          favorability: e.favorability,
+          interactionCount: e.interactionCount,
+          createdAt: date(e.createdAt),
+          updatedAt: date(e.updatedAt),
+        })),
+      });
+      return;
+    case 'entityObservations':
+      await tx.entityObservation.createMany({
+        data: (batch.rows as Observation[]).map((o) => ({ id: o.id, scopeId, entityId: o.entityId, episodeId: o.episodeId, content: o.content, consolidated: o.consolidated, createdAt: date(o.createdAt) })),
+      });
+      return;
+    case 'digests':
+      await tx.digest.createMany({
+        data: (batch.rows as ScopeExport['digests']).map((d) => ({
+          id: d.id,
+          scopeId,
+          periodStart: date(d.periodStart),
+          periodEnd: date(d.periodEnd),
+          content: d.content,
+          items: requiredJson(d.items),
+          status: d.status,
+          attempts: d.attempts,
+          sentAt: dateOrNull(d.sentAt),
+          createdAt: date(d.createdAt),
+        })),
+      });
+      return;
+    case 'sleepRuns':
+      await tx.sleepRun.createMany({
+        data: (batch.rows as ScopeExport['sleepRuns']).map((r) => ({
+          id: r.id,
+          scopeId,
+          kind: r.kind,
+          status: r.status,
+          startedAt: date(r.startedAt),
+          finishedAt: dateOrNull(r.finishedAt),
+          episodeCount: r.episodeCount,
+          llmCalls: r.llmCalls,
+          inputTokens: r.inputTokens,
+          outputTokens: r.outputTokens,
+          stats: nullableJson(r.stats),
+          error: r.error,
+        })),
+      });
+      return;
+    case 'auditEvents':
+      await tx.auditEvent.createMany({
+        data: (batch.rows as ScopeExport['auditEvents']).map((a) => ({
+          id: a.id,
+          scopeId,
+          runId: a.runId,
+          action: a.action,
+          subjectType: a.subjectType,
+          subjectId: a.subjectId,
+          before: nullableJson(a.before),
+          after: nullableJson(a.after),
+          reason: a.reason,
+          createdAt: date(a.createdAt),
+        })),
+      });
+      return;
   }
-  await inBatches(doc.conversations, (batch) =>
-    tx.conversation.createMany({
-      data: batch.map((c) => ({
-        id: c.id,
-        scopeId,
-        status: c.status,
-        startedAt: date(c.startedAt),
-        lastActivityAt: date(c.lastActivityAt),
-        endedAt: dateOrNull(c.endedAt),
-        endReason: c.endReason,
-        summary: c.summary,
-        state: nullableJson(c.state),
-      })),
-    }),
-  );
-  await inBatches(doc.episodes, (batch) =>
-    tx.episode.createMany({
-      data: batch.map((e) => ({
-        id: e.id,
-        scopeId,
-        channel: e.channel,
-        role: e.role,
-        author: e.author,
-        content: e.content,
-        summary: e.summary,
-        timestamp: date(e.timestamp),
-        conversationId: e.conversationId,
-        turn: e.turn,
-        externalId: e.externalId,
-        metadata: nullableJson(e.metadata),
-        importance: e.importance,
-        importanceSource: e.importanceSource,
-        consolidated: e.consolidated,
-        consolidationAttempts: e.consolidationAttempts,
-        consolidatedAt: dateOrNull(e.consolidatedAt),
-        contentHash: e.contentHash,
-        embeddedWith: null,
-        createdAt: date(e.createdAt),
-      })),
-    }),
-  );
-  await inBatches(
-    doc.episodes.flatMap((e) => e.tags.map((t) => ({ scopeId, episodeId: e.id, kind: t.kind, value: t.value }))),
-    (batch) => tx.episodeTag.createMany({ data: batch }),
-  );
-  await inBatches(supersessionOrder(doc.memories) ?? [], (batch) =>
-    tx.memory.createMany({
-      data: batch.map((m) => ({
-        id: m.id,
-        scopeId,
-        category: m.category,
-        content: m.content,
-        confidence: m.confidence,
-        importance: m.importance,
-        active: m.active,
-        reinforcementCount: m.reinforcementCount,
-        lastReinforcedAt: date(m.lastReinforcedAt),
-        sourceType: m.sourceType,
-        sourceTrust: m.sourceTrust,
-        validFrom: date(m.validFrom),
-        validTo: dateOrNull(m.validTo),
-        supersededById: m.supersededById,
-        embeddedWith: null,
-        linkedAt: dateOrNull(m.linkedAt),
-        decaySteps: m.decaySteps,
-        accessCount: m.accessCount,
-        lastAccessedAt: dateOrNull(m.lastAccessedAt),
-        createdAt: date(m.createdAt),
-        updatedAt: date(m.updatedAt),
-      })),
-    }),
-  );
-  await inBatches(
-    doc.memories.flatMap((m) => m.sourceEpisodeIds.map((episodeId) => ({ scopeId, memoryId: m.id, episodeId }))),
-    (batch) => tx.memorySource.createMany({ data: batch }),
-  );
-  await inBatches(doc.memoryLinks, (batch) =>
-    tx.memoryLink.createMany({
-      data: batch.map((l) => ({ id: l.id, scopeId, fromId: l.fromId, toId: l.toId, kind: l.kind, score: l.score, reason: l.reason, createdAt: date(l.createdAt) })),
-    }),
-  );
-  await inBatches(doc.entities, (batch) =>
-    tx.entity.createMany({
-      data: batch.map((e) => ({
-        id: e.id,
-        scopeId,
-        key: e.key,
-        name: e.name,
-        kind: e.kind,
-        attributes: nullableJson(e.attributes),
-        favorability: e.favorability,
-        interactionCount: e.interactionCount,
-        createdAt: date(e.createdAt),
-        updatedAt: date(e.updatedAt),
-      })),
-    }),
-  );
-  await inBatches(
-    doc.entities.flatMap((e) =>
-      e.observations.map((o) => ({ id: o.id, scopeId, entityId: e.id, episodeId: o.episodeId, content: o.content, consolidated: o.consolidated, createdAt: date(o.createdAt) })),
-    ),
-    (batch) => tx.entityObservation.createMany({ data: batch }),
-  );
-  await inBatches(doc.digests, (batch) =>
-    tx.digest.createMany({
-      data: batch.map((d) => ({
-        id: d.id,
-        scopeId,
-        periodStart: date(d.periodStart),
-        periodEnd: date(d.periodEnd),
-        content: d.content,
-        items: requiredJson(d.items),
-        status: d.status,
-        attempts: d.attempts,
-        sentAt: dateOrNull(d.sentAt),
-        createdAt: date(d.createdAt),
-      })),
-    }),
-  );
-  await inBatches(doc.sleepRuns, (batch) =>
-    tx.sleepRun.createMany({
-      data: batch.map((r) => ({
-        id: r.id,
-        scopeId,
-        kind: r.kind,
-        status: r.status,
-        startedAt: date(r.startedAt),
-        finishedAt: dateOrNull(r.finishedAt),
-        episodeCount: r.episodeCount,
-        llmCalls: r.llmCalls,
-        inputTokens: r.inputTokens,
-        outputTokens: r.outputTokens,
-        stats: nullableJson(r.stats),
-        error: r.error,
-      })),
-    }),
-  );
-  await inBatches(doc.auditEvents, (batch) =>
-    tx.auditEvent.createMany({
-      data: batch.map((a) => ({
-        id: a.id,
-        scopeId,
-        runId: a.runId,
-        action: a.action,
-        subjectType: a.subjectType,
-        subjectId: a.subjectId,
-        before: nullableJson(a.before),
-        after: nullableJson(a.after),
-        reason: a.reason,
-        createdAt: date(a.createdAt),
-      })),
-    }),
-  );
 }

@@ -12,12 +12,14 @@
  * Validation is in `import-validation.ts`, the writing of rows in `insert-scope.ts` (shared with
  * the store migration), the new ids of `copy` in `scope-copy.ts`.
  */
-import { AppError, ValidationError } from '../shared/errors';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { AppError, NotFoundError, ValidationError } from '../shared/errors';
 import type { PrismaClient } from '../storage/prisma';
 import { parseScopeExport } from './import-validation';
-import { IMPORT_TRANSACTION, insertScope } from './insert-scope';
+import { startImportThread } from './import-thread';
+import { IMPORT_TRANSACTION, insertBatch, insertScopeRow, scopeBatches, type RowBatch } from './insert-scope';
 import { withNewIds } from './scope-copy';
-import { countScopeExport, type ScopeCounts } from './scope-document';
+import { countScopeExport, type ScopeCounts, type ScopeExport } from './scope-document';
 
 /** `exact` reproduces the exported scope (ids kept); `copy` makes a second copy with new ids. */
 export type ImportMode = 'exact' | 'copy';
@@ -28,6 +30,11 @@ export interface ImportOptions {
   readonly mode?: ImportMode;
   /** Import under this key instead of the document's (required by `copy` when the key is taken). */
   readonly scopeKey?: string;
+  /**
+   * With `scopeKey` unset: the document must be the export of the scope with this id (the admin
+   * API creates a scope only under its own id); a NotFoundError otherwise, before validation.
+   */
+  readonly requireScopeId?: string;
 }
 
 /** What an import wrote, for the CLI and the API to report. */
@@ -59,6 +66,17 @@ function conflict(message: string, hint: string, cause?: unknown): AppError {
   return new ValidationError(message, { code: 'import.conflict', hint, cause });
 }
 
+/** A document ready to write: its scope row, its counts and its rows in batches (foreign-key order). */
+interface Prepared {
+  readonly scope: ScopeExport['scope'];
+  readonly counts: ScopeCounts;
+  /** The next batch, or undefined at the end. */
+  nextBatch(): Promise<RowBatch | undefined>;
+}
+
+/** Rows per batch of the streamed import: small enough that one write stays well under 100 ms. */
+const STREAM_BATCH = 25;
+
 /**
  * Validates `value` and imports it as one scope, in one transaction. Throws
  * `import.invalid_document` (bad document) or `import.conflict` (the scope has data, or ids are
@@ -67,26 +85,75 @@ function conflict(message: string, hint: string, cause?: unknown): AppError {
 export async function importScope(prisma: PrismaClient, value: unknown, options: ImportOptions = {}): Promise<ImportResult> {
   const mode = options.mode ?? 'exact';
   const parsed = parseScopeExport(value);
-  const key = options.scopeKey ?? parsed.scope.key;
-  if (key.trim() === '') throw new ValidationError('A scope key cannot be empty.', { code: 'import.invalid_key' });
   const doc = mode === 'copy' ? withNewIds(parsed) : parsed;
+  const batches = scopeBatches(doc);
+  return write(prisma, { scope: doc.scope, counts: countScopeExport(doc), nextBatch: async () => batches.next().value ?? undefined }, options);
+}
+
+/**
+ * The same import from the raw bytes of an export (the admin API's request body), without
+ * blocking the event loop: parsing and validation run on a worker thread, which hands the rows
+ * back a batch at a time; between batches the event loop serves other requests. Same errors, same
+ * single transaction, same result as {@link importScope}.
+ */
+export async function importScopeBytes(prisma: PrismaClient, body: Uint8Array, options: ImportOptions = {}): Promise<ImportResult> {
+  const mode = options.mode ?? 'exact';
+  const thread = startImportThread(body, mode, STREAM_BATCH);
+  try {
+    const peeked = await thread.receive();
+    if (peeked.type !== 'peeked') throw new Error(`import thread: unexpected ${peeked.type}`);
+    if (options.scopeKey === undefined && options.requireScopeId !== undefined && peeked.scopeId !== options.requireScopeId) {
+      throw new NotFoundError(`no scope ${options.requireScopeId} (an export creates a scope only under its own id)`);
+    }
+    thread.send({ type: 'go' });
+    const header = await thread.receive();
+    if (header.type !== 'header') throw new Error(`import thread: unexpected ${header.type}`);
+    return await write(prisma, {
+      scope: header.scope,
+      counts: header.counts,
+      async nextBatch() {
+        thread.send({ type: 'next' });
+        const message = await thread.receive();
+        if (message.type === 'rows') return message.batch;
+        if (message.type === 'done') return undefined;
+        throw new Error(`import thread: unexpected ${message.type}`);
+      },
+    }, options);
+  } finally {
+    await thread.close();
+  }
+}
+
+/** The checks against the database, then the one transaction that writes every batch. */
+async function write(prisma: PrismaClient, prepared: Prepared, options: ImportOptions): Promise<ImportResult> {
+  const mode = options.mode ?? 'exact';
+  const key = options.scopeKey ?? prepared.scope.key;
+  if (key.trim() === '') throw new ValidationError('A scope key cannot be empty.', { code: 'import.invalid_key' });
 
   const existing = await prisma.scope.findUnique({ where: { key } });
   if (existing && (await rowsInScope(prisma, existing.id)) > 0) {
     throw conflict(`The scope "${key}" already has data; an import only fills an empty scope.`, 'Import under a new key: `npm run cli -- import-scope FILE --as NEW_KEY`.');
   }
   if (!existing) {
-    const sameId = await prisma.scope.findUnique({ where: { id: doc.scope.id } });
+    const sameId = await prisma.scope.findUnique({ where: { id: prepared.scope.id } });
     if (sameId) {
       throw conflict(
-        `This database already holds the exported scope (id ${doc.scope.id}) under the key "${sameId.key}".`,
+        `This database already holds the exported scope (id ${prepared.scope.id}) under the key "${sameId.key}".`,
         'Import a copy with new ids under another key: `npm run cli -- import-scope FILE --as NEW_KEY`.',
       );
     }
   }
-  const scopeId = existing?.id ?? doc.scope.id;
+  const scopeId = existing?.id ?? prepared.scope.id;
   try {
-    await prisma.$transaction((tx) => insertScope(tx, doc, { scopeId, scopeKey: key, scopeExists: existing !== null }), IMPORT_TRANSACTION);
+    await prisma.$transaction(async (tx) => {
+      await insertScopeRow(tx, prepared.scope, { scopeId, scopeKey: key, scopeExists: existing !== null });
+      for (let batch = await prepared.nextBatch(); batch; batch = await prepared.nextBatch()) {
+        await insertBatch(tx, batch, scopeId);
+        // The driver's promises resolve at once (better-sqlite3 is synchronous): without a real
+        // turn of the event loop here, the whole import would run as one uninterrupted task.
+        await nextTurn();
+      }
+    }, IMPORT_TRANSACTION);
   } catch (error) {
     if ((error as { code?: unknown }).code === 'P2002') {
       throw conflict(
@@ -97,5 +164,5 @@ export async function importScope(prisma: PrismaClient, value: unknown, options:
     }
     throw error;
   }
-  return { scopeId, scopeKey: key, mode, counts: countScopeExport(doc) };
+  return { scopeId, scopeKey: key, mode, counts: prepared.counts };
 }

@@ -5,7 +5,7 @@
  * Logs go to stderr so that CLI commands can keep stdout for their results.
  */
 import winston from 'winston';
-import { redactField } from './redact';
+import { pseudonymizeField, redactField } from './redact';
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 
@@ -28,7 +28,10 @@ export interface LoggerOptions {
 }
 
 const redactFormat = winston.format((info) => {
-  for (const key of Object.keys(info)) info[key] = redactField(key, info[key]);
+  for (const key of Object.keys(info)) {
+    // `message` is a string key winston keeps as is; pseudonyms (when on) apply to it too.
+    info[key] = redactField(key, pseudonymizeField(key, info[key]));
+  }
   return info;
 });
 

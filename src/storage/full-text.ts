@@ -110,40 +110,144 @@ export function chooseTerms(terms: readonly string[], rows: readonly number[], t
   return terms.filter((term) => kept.has(term));
 }
 
-export function createFullTextIndex(prisma: PrismaClient, provider: DatabaseProvider): FullTextIndex {
-  let docCount = { rows: 0, at: Number.NEGATIVE_INFINITY };
+/** BM25's parameters, as FTS5's bm25() uses them. */
+const K1 = 1.2;
+const B = 0.75;
 
-  async function totalRows(): Promise<number> {
-    if (Date.now() - docCount.at > DOC_COUNT_TTL_MS) {
-      const rows = await prisma.$queryRaw<Array<{ n: bigint | number }>>`SELECT COUNT(*) AS n FROM "search_doc"`;
-      docCount = { rows: Number(rows[0]?.n ?? 0), at: Date.now() };
-    }
-    return docCount.rows;
+/** An FTS5 varint (SQLite's format: 7 bits a byte, high bit set while more follow, a 9th byte of 8 bits). */
+function readVarint(bytes: Uint8Array, at = 0): [number, number] {
+  let value = 0;
+  for (let i = 0; i < 8; i++) {
+    const byte = bytes[at + i] ?? 0;
+    value = value * 128 + (byte & 0x7f);
+    if ((byte & 0x80) === 0) return [value, at + i + 1];
+  }
+  return [value * 256 + (bytes[at + 8] ?? 0), at + 9];
+}
+
+/** FTS5's idf: never below 1e-6, as bm25() clamps it. */
+function idf(rows: number, holding: number): number {
+  const value = Math.log((rows - holding + 0.5) / (holding + 0.5));
+  return value > 0 ? value : 1e-6;
+}
+
+/** BM25 of one word in one row. */
+function bm25(tf: number, rowLength: number, meanLength: number, weight: number): number {
+  return (weight * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * rowLength) / meanLength));
+}
+
+/** Rows a scope's word lists may hold in one query, whatever else: bounds a query of one very common word. */
+const MAX_TERM_ROWS = 20_000;
+
+export function createFullTextIndex(prisma: PrismaClient, provider: DatabaseProvider): FullTextIndex {
+  /**
+   * Per-scope statistics (issue 16, item 9): BM25 needs the number of rows, the rows holding each
+   * word and the mean row length. FTS5's bm25() takes them from the whole index, which all scopes
+   * share, so a scope's ranking moved with what other scopes held (and a word common elsewhere
+   * was left out of its query). Here every statistic is the scope's own: FTS5 only finds the
+   * scope's rows holding a word (with its bm25 for that word alone, from which the word's count
+   * in the row is recovered exactly), and the score is computed from the scope's statistics.
+   * PostgreSQL's ts_rank_cd uses no statistics of other rows, so it needs none of this.
+   */
+  const scopeStatsCache = new Map<string, { rows: number; meanLength: number; at: number }>();
+
+  async function scopeStats(scopeId: string, kind: SearchKind): Promise<{ rows: number; meanLength: number }> {
+    const key = `${kind}\u0000${scopeId}`;
+    const cached = scopeStatsCache.get(key);
+    if (cached && Date.now() - cached.at <= DOC_COUNT_TTL_MS) return cached;
+    const sizes = await prisma.$queryRaw<Array<{ sz: Uint8Array | null }>>`
+      SELECT z."sz" AS sz FROM "search_doc" d JOIN "search_fts_docsize" z ON z."id" = d."rowid"
+      WHERE d."scope_id" = ${scopeId} AND d."kind" = ${kind}`;
+    let total = 0;
+    for (const { sz } of sizes) if (sz) total += readVarint(sz)[0];
+    const stats = { rows: sizes.length, meanLength: sizes.length > 0 ? total / sizes.length : 1, at: Date.now() };
+    if (scopeStatsCache.size > 10_000) scopeStatsCache.clear();
+    scopeStatsCache.set(key, stats);
+    return stats;
   }
 
-  /** The query's words without those nearly every row holds (SQLite; at least one word is kept). */
-  async function informativeTerms(terms: string[]): Promise<string[]> {
-    if (provider !== 'sqlite' || terms.length <= 1) return terms;
-    const total = await totalRows();
+  /** The whole index's row count and mean length (FTS5's 'averages' record), to undo bm25()'s use of them. */
+  async function indexStats(): Promise<{ rows: number; meanLength: number }> {
+    const rows = await prisma.$queryRawUnsafe<Array<{ block: Uint8Array }>>(`SELECT "block" FROM "search_fts_data" WHERE "id" = 1`);
+    const block = rows[0]?.block;
+    if (!block || block.length === 0) return { rows: 0, meanLength: 1 };
+    const [n, next] = readVarint(block);
+    const [tokens] = readVarint(block, next);
+    return { rows: n, meanLength: n > 0 ? tokens / n : 1 };
+  }
+
+  /** Rows holding each word: in the scope (its statistics) and in the whole index (to undo bm25()). */
+  async function termCounts(terms: readonly string[], scopeId: string, kind: SearchKind): Promise<{ scope: number[]; index: number[] }> {
+    if (terms.length === 0) return { scope: [], index: [] };
     const counts = await prisma.$queryRawUnsafe<Array<Record<string, bigint | number>>>(
-      `SELECT ${terms.map((_, i) => `(SELECT COUNT(*) FROM "search_fts" WHERE "search_fts" MATCH ?) AS c${i}`).join(', ')}`,
-      ...terms.map((term) => `"${term}"`),
+      `SELECT ${terms
+        .map(
+          (_, i) =>
+            `(SELECT COUNT(*) FROM "search_fts" JOIN "search_doc" d ON d."rowid" = "search_fts"."rowid" WHERE "search_fts" MATCH ? AND d."scope_id" = ? AND d."kind" = ?) AS s${i}, ` +
+            `(SELECT COUNT(*) FROM "search_fts" WHERE "search_fts" MATCH ?) AS g${i}`,
+        )
+        .join(', ')}`,
+      ...terms.flatMap((term) => [`"${term}"`, scopeId, kind, `"${term}"`]),
     );
-    return chooseTerms(terms, terms.map((_, i) => Number(counts[0]?.[`c${i}`] ?? 0)), total);
+    const row = counts[0] ?? {};
+    return { scope: terms.map((_, i) => Number(row[`s${i}`] ?? 0)), index: terms.map((_, i) => Number(row[`g${i}`] ?? 0)) };
+  }
+
+  /**
+   * The query's informative words with, for each, every row of the scope holding it and its BM25
+   * from the scope's own statistics (SQLite).
+   */
+  async function scopeScores(scopeId: string, kind: SearchKind, query: string): Promise<{ terms: string[]; perTerm: Array<Map<string, number>> }> {
+    const all = queryTerms(query);
+    if (all.length === 0) return { terms: [], perTerm: [] };
+    const stats = await scopeStats(scopeId, kind);
+    const allCounts = await termCounts(all, scopeId, kind);
+    const terms = all.length <= 1 ? all : chooseTerms(all, allCounts.scope, stats.rows);
+    const index = await indexStats();
+    const perTerm: Array<Map<string, number>> = [];
+    for (const term of terms) {
+      const i = all.indexOf(term);
+      const scores = new Map<string, number>();
+      perTerm.push(scores);
+      const holding = allCounts.scope[i] ?? 0;
+      if (holding === 0 || stats.rows === 0) continue;
+      const rows = await prisma.$queryRawUnsafe<Array<{ id: string; rank: number; sz: Uint8Array | null }>>(
+        `SELECT d."ref_id" AS id, bm25("search_fts") AS rank, z."sz" AS sz FROM "search_fts" ` +
+          `JOIN "search_doc" d ON d."rowid" = "search_fts"."rowid" JOIN "search_fts_docsize" z ON z."id" = "search_fts"."rowid" ` +
+          `WHERE "search_fts" MATCH ? AND d."scope_id" = ? AND d."kind" = ? LIMIT ?`,
+        `"${term}"`,
+        scopeId,
+        kind,
+        MAX_TERM_ROWS,
+      );
+      const indexWeight = idf(index.rows, allCounts.index[i] ?? 0);
+      const scopeWeight = idf(stats.rows, holding);
+      for (const row of rows) {
+        const length = row.sz ? readVarint(row.sz)[0] : 0;
+        // bm25() = -(w * tf * (k1 + 1) / (tf + L)), L from the row's length and the index's mean:
+        // solved for tf (a whole count, so rounding removes the float noise).
+        const s = -Number(row.rank);
+        const lengthPart = K1 * (1 - B + (B * length) / index.meanLength);
+        const denominator = indexWeight * (K1 + 1) - s;
+        const tf = denominator > 0 ? Math.max(1, Math.round((s * lengthPart) / denominator)) : 1;
+        scores.set(row.id, bm25(tf, length, stats.meanLength, scopeWeight));
+      }
+    }
+    return { terms, perTerm };
   }
 
   async function search({ scopeId, kind, query, limit }: { scopeId: string; kind: SearchKind; query: string; limit: number }): Promise<KeywordHit[]> {
-    const terms = await informativeTerms(queryTerms(query));
-    if (terms.length === 0) return [];
     if (provider === 'sqlite') {
-      const match = terms.map((term) => `"${term}"`).join(' OR ');
-      const rows = await prisma.$queryRaw<Array<{ id: string; rank: number }>>`
-        SELECT d."ref_id" AS id, bm25("search_fts") AS rank
-        FROM "search_fts" JOIN "search_doc" d ON d."rowid" = "search_fts"."rowid"
-        WHERE "search_fts" MATCH ${match} AND d."scope_id" = ${scopeId} AND d."kind" = ${kind}
-        ORDER BY rank LIMIT ${limit}`;
-      return rows.map((row) => ({ id: row.id, score: -Number(row.rank) }));
+      const { perTerm } = await scopeScores(scopeId, kind, query);
+      const sums = new Map<string, number>();
+      for (const scores of perTerm) for (const [id, score] of scores) sums.set(id, (sums.get(id) ?? 0) + score);
+      return [...sums]
+        .map(([id, score]) => ({ id, score }))
+        .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        .slice(0, limit);
     }
+    const terms = queryTerms(query);
+    if (terms.length === 0) return [];
     const tsquery = terms.join(' | ');
     const rows = await prisma.$queryRaw<Array<{ id: string; score: number }>>`
       SELECT d."ref_id" AS id, ts_rank_cd(d."tsv", q) AS score
@@ -156,28 +260,27 @@ export function createFullTextIndex(prisma: PrismaClient, provider: DatabaseProv
   return {
     search,
     async searchTerms({ scopeId, kind, query, limit }) {
-      const terms = await informativeTerms(queryTerms(query));
       const byId = new Map<string, number[]>();
+      if (provider === 'sqlite') {
+        const { terms, perTerm } = await scopeScores(scopeId, kind, query);
+        perTerm.forEach((scores, t) => {
+          const best = [...scores].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).slice(0, limit);
+          for (const [id, score] of best) {
+            const row = byId.get(id) ?? new Array<number>(terms.length).fill(0);
+            row[t] = Math.max(0, score);
+            byId.set(id, row);
+          }
+        });
+        return { terms, hits: [...byId].map(([id, scores]) => ({ id, scores })) };
+      }
+      const terms = queryTerms(query);
       const add = (t: number, id: string, score: number) => {
         const scores = byId.get(id) ?? new Array<number>(terms.length).fill(0);
         scores[t] = Math.max(0, score);
         byId.set(id, scores);
       };
-      if (provider === 'sqlite' && terms.length > 0) {
-        // One statement for all words (a round trip per word costs more than the ranking).
-        // Words are letters and digits only (queryTerms) and are passed as parameters.
-        const perTerm = terms.map(
-          (_, t) =>
-            `SELECT * FROM (SELECT ${t} AS t, d."ref_id" AS id, bm25("search_fts") AS rank FROM "search_fts" JOIN "search_doc" d ON d."rowid" = "search_fts"."rowid" ` +
-            `WHERE "search_fts" MATCH ? AND d."scope_id" = ? AND d."kind" = ? ORDER BY rank LIMIT ?)`,
-        );
-        const params = terms.flatMap((term) => [`"${term}"`, scopeId, kind, limit]);
-        const rows = await prisma.$queryRawUnsafe<Array<{ t: number | bigint; id: string; rank: number }>>(perTerm.join(' UNION ALL '), ...params);
-        for (const row of rows) add(Number(row.t), row.id, -Number(row.rank));
-      } else {
-        const perTerm = await Promise.all(terms.map((term) => search({ scopeId, kind, query: term, limit })));
-        perTerm.forEach((hits, t) => hits.forEach((hit) => add(t, hit.id, hit.score)));
-      }
+      const perTerm = await Promise.all(terms.map((term) => search({ scopeId, kind, query: term, limit })));
+      perTerm.forEach((hits, t) => hits.forEach((hit) => add(t, hit.id, hit.score)));
       return { terms, hits: [...byId].map(([id, scores]) => ({ id, scores })) };
     },
     async purgeDeleted() {

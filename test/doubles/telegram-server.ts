@@ -26,7 +26,9 @@ export type TelegramFault =
   /** HTTP 502 with an HTML body, as a reverse proxy in front of the Bot API answers. */
   | { readonly kind: 'bad-gateway' }
   /** The connection is destroyed before any answer. */
-  | { readonly kind: 'drop' };
+  | { readonly kind: 'drop' }
+  /** An error answer with this code and description (upstream error text a test controls). */
+  | { readonly kind: 'error'; readonly code: number; readonly description: string };
 
 export interface FakeUser {
   readonly id: number;
@@ -86,6 +88,8 @@ export interface FakeTelegramServer {
   sent(chatId: number): SentMessage[];
   /** Fails the next calls of `method` with these faults, in order. */
   fail(method: string, ...faults: TelegramFault[]): void;
+  /** From now on (until `hang(false)`) every call is taken and never answered, like a Bot API that hangs. */
+  hang(on?: boolean): void;
   /** Updates not yet confirmed by an offset. */
   unconfirmed(): number;
   /** How many times each update id was handed out by getUpdates. */
@@ -193,6 +197,7 @@ export async function startFakeTelegram(options: { token?: string; username?: st
   const recorded: RecordedCall[] = [];
   const chats = new Map<number, SentMessage[]>();
   const faults = new Map<string, TelegramFault[]>();
+  let hanging = false;
   const deliveries = new Map<number, number>();
   const now = () => Math.floor(Date.now() / 1000);
 
@@ -333,6 +338,10 @@ export async function startFakeTelegram(options: { token?: string; username?: st
       if (type.startsWith('multipart/form-data') && boundary) ({ fields: payload, files } = parseMultipart(raw, boundary));
       else if (raw.length > 0) payload = JSON.parse(raw.toString('utf8')) as Record<string, unknown>;
 
+      if (hanging) {
+        recorded.push({ method, payload, files, at: Date.now() });
+        return;
+      }
       const fault = faults.get(method)?.shift();
       recorded.push({ method, payload, files, at: Date.now(), ...(fault ? { fault: fault.kind } : {}) });
       if (fault?.kind === 'drop') {
@@ -345,6 +354,7 @@ export async function startFakeTelegram(options: { token?: string; username?: st
         response.end(html);
         return;
       }
+      if (fault?.kind === 'error') return send(fault.code, { ok: false, error_code: fault.code, description: fault.description });
       if (fault?.kind === 'too-many-requests') {
         return send(429, { ok: false, error_code: 429, description: `Too Many Requests: retry after ${fault.retryAfter}`, parameters: { retry_after: fault.retryAfter } });
       }
@@ -410,6 +420,10 @@ export async function startFakeTelegram(options: { token?: string; username?: st
     },
     calls: (method) => recorded.filter((c) => method === undefined || c.method === method),
     sent: (chatId) => chats.get(chatId) ?? [],
+    hang(on = true) {
+      hanging = on;
+      if (on) for (const waiter of [...waiters]) waiters.delete(waiter);
+    },
     fail(method, ...list) {
       faults.set(method, [...(faults.get(method) ?? []), ...list]);
     },

@@ -65,7 +65,7 @@ export interface TelegramBotOptions extends CommandServices {
   readonly concurrency?: number;
   /** Retry rules of Bot API calls (tests shorten the delays). */
   readonly retry?: Omit<ApiRetryOptions, 'logger'>;
-  /** How long `stop()` waits for updates in progress before giving up on them (default 30 s). */
+  /** How long `stop()` waits for updates in progress before abandoning them (default 4 s). */
   readonly stopTimeoutMs?: number;
 }
 
@@ -90,6 +90,22 @@ function toStartError(error: unknown): AppError {
     return new AppError('another process is already receiving this bot\u2019s updates', { code: 'telegram.conflict', category: 'user', hint: 'Stop the other instance (one bot token, one poller).', cause: error });
   }
   return new AppError(`Telegram could not be reached: ${(error as Error).message}`, { code: 'telegram.unreachable', category: 'third_party', hint: 'Check the network and TELEGRAM_API_ROOT.', cause: error });
+}
+
+/** How long stop waits for the runner to let go of its long poll. */
+const STOP_POLL_MS = 2_000;
+/** How long stop lets updates already taken in finish (the whole service stop is bounded at 10 s). */
+const STOP_UPDATES_MS = 4_000;
+/** How long stop waits for Telegram to take the confirmation of the last handled update. */
+const STOP_CONFIRM_MS = 1_500;
+
+/** True when `work` settled within `ms` (its outcome is ignored), false when it was still pending. */
+function settleWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    work.then(() => true, () => true),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+  ]).finally(() => clearTimeout(timer));
 }
 
 /** Builds the bot and its middleware; no network until `start()`. */
@@ -193,19 +209,24 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
       stopping ??= (async () => {
         const running = handle;
         if (!running) return;
-        await running.stop();
-        // Updates already taken in are finished, replies included.
-        const deadline = Date.now() + (options.stopTimeoutMs ?? 30_000);
+        // The runner aborts its long poll; a Bot API that takes the abort but never answers (or a
+        // runner waiting out a retry) is not waited for past STOP_POLL_MS.
+        const polled = await settleWithin(running.stop(), STOP_POLL_MS);
+        if (!polled) log.warn('abandoned on stop: the pending getUpdates long poll (the Bot API did not let go)', { waitedMs: STOP_POLL_MS });
+        // Updates already taken in are finished, replies included, for a while.
+        const deadline = Date.now() + (options.stopTimeoutMs ?? STOP_UPDATES_MS);
         while ((inFlight.size > 0 || running.size() > 0) && Date.now() < deadline) {
           await Promise.race([Promise.allSettled([...inFlight]), new Promise((r) => setTimeout(r, 10))]);
         }
         const unfinished = inFlight.size + running.size();
         if (unfinished > 0) {
           // Not confirmed to Telegram: they come again after a restart rather than being lost.
-          log.warn('stopped with updates still in progress; Telegram will deliver them again', { unfinished });
+          log.warn('abandoned on stop: updates still in progress (a model call, a reply or a Bot API call); Telegram will deliver them again', { unfinished });
         } else if (highestUpdateId !== undefined) {
           // Confirm what was handled, so Telegram does not hand it out again after a restart.
-          await bot.api.getUpdates({ offset: highestUpdateId + 1, limit: 1, timeout: 0 }).catch((error: unknown) => log.warn('could not confirm the last handled update; it may be delivered again after a restart', { error }));
+          await bot.api
+            .getUpdates({ offset: highestUpdateId + 1, limit: 1, timeout: 0 }, AbortSignal.timeout(STOP_CONFIRM_MS) as unknown as Parameters<typeof bot.api.getUpdates>[1])
+            .catch((error: unknown) => log.warn('abandoned on stop: confirming the last handled update; it may be delivered again after a restart', { error }));
         }
         handle = undefined;
         log.info('Telegram bot stopped');

@@ -4,7 +4,7 @@
  * the exporter (secrets replaced); imports are checked whole before anything is written.
  */
 import { exportScope } from '../../export/json-export';
-import { importScope, type ImportOptions, type ImportResult } from '../../export/json-import';
+import { importScope, importScopeBytes, type ImportOptions, type ImportResult } from '../../export/json-import';
 import type { ScopeExport } from '../../export/scope-document';
 import type { PrismaClient } from '../../storage/prisma';
 
@@ -15,11 +15,14 @@ export interface ScopeArchive {
   export(scopeId: string): Promise<ScopeExport>;
   /** Imports an export document (validated whole; a clash or a bad document writes nothing). */
   import(document: unknown, options?: ImportOptions): Promise<ImportResult>;
+  /** The same from the raw bytes of an export, parsed and validated off the event loop (the admin API). */
+  importBytes(body: Uint8Array, options?: ImportOptions): Promise<ImportResult>;
 }
 
 export function createScopeArchive(prisma: PrismaClient): ScopeArchive {
   return {
     export: (scopeId) => exportScope(prisma, scopeId),
     import: (document, options) => importScope(prisma, document, options),
+    importBytes: (body, options) => importScopeBytes(prisma, body, options),
   };
 }
