@@ -23,3 +23,18 @@ export function verify(header: string | undefined, body: Buffer, secret: string)
   }
   return timingSafeEqual(given, expected);
 }
+
+/** What a sender signs: the request it is about to make. */
+export interface SignedRequest {
+  readonly secret: string;
+  readonly method?: string;
+  readonly path: string;
+  readonly body: Buffer | string;
+  /** Unix time in milliseconds; default now. */
+  readonly timestamp?: number;
+}
+
+/** The headers that authenticate a request to the webhook channel. */
+export function signRequest(request: SignedRequest): Record<string, string> {
+  return { [SIGNATURE_HEADER]: sign(request.body, request.secret) };
+}
