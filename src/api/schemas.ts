@@ -76,17 +76,12 @@ export function jsonSchema(schema: z.ZodType): Record<string, unknown> {
   return rest;
 }
 
-/** A refused request part: `validation` lists every problem; the message names each parameter, its rule and what was sent. */
+/** A refused request part: `validation` lists every problem; the message names each parameter and its rule. */
 export class RequestValidationError extends Error {
   readonly statusCode = 400;
   constructor(readonly validation: ReadonlyArray<{ field: string; problem: string }>) {
     super(validation.map((v) => `${v.field} ${v.problem}`).join('; '));
   }
-}
-
-function shown(value: unknown): string {
-  const text = typeof value === 'string' ? JSON.stringify(value) : String(value);
-  return text.length > 40 ? `${text.slice(0, 40)}\u2026` : text;
 }
 
 /**
@@ -103,12 +98,8 @@ export function validatorFor(schema: unknown, part: string): (data: unknown) => 
     if (result.success) return { value: result.data };
     return {
       error: new RequestValidationError(
-        result.error.issues.map((issue) => {
-          const field = issue.path.length > 0 ? issue.path.join('.') : part;
-          let sent: unknown = input;
-          for (const key of issue.path) sent = sent !== null && typeof sent === 'object' ? (sent as Record<PropertyKey, unknown>)[key as PropertyKey] : undefined;
-          return { field, problem: sent === undefined || issue.path.length === 0 ? issue.message : `${issue.message} (got ${shown(sent)})` };
-        }),
+        // What was sent is not echoed: it may be a secret pasted into the wrong place.
+        result.error.issues.map((issue) => ({ field: issue.path.length > 0 ? issue.path.join('.') : part, problem: issue.message })),
       ),
     };
   };
