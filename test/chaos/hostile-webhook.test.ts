@@ -18,9 +18,11 @@ import { PassThrough } from 'node:stream';
 import { SIGNATURE_HEADER, sign, signRequest } from '../../src/channels/webhook/signature';
 import { loadConfig } from '../../src/config/load-config';
 import { startService, type RunningService } from '../../src/service';
+import { openDatabase } from '../../src/storage/database';
+import { createWebhookNonceRepository } from '../../src/storage/webhook-nonce-repository';
 import { clearRegisteredSecrets } from '../../src/shared/redact';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
-import { tempDir } from '../support/databases';
+import { postgresAvailable, postgresDatabase, postgresSkipReason, sqliteDatabase, tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';
 import { elapsed, freePort } from './chaos-support';
 
@@ -104,6 +106,40 @@ describe('hostile input, round two: webhook replay and numbers (chaos)', () => {
       expect(await service.core.scopes.findByKey(`webhook:billing:${user}`)).toBeNull();
       expect(await service.core.scopes.findByKey(`webhook:hr:${user}`)).toBeNull();
       expect((await prisma.scope.count()) - before.scopes).toBe(1);
+    }
+  }, 60_000);
+
+  it('3: copies of one request sent at the same moment: exactly one is answered', async () => {
+    const body = JSON.stringify({ user: 'racer', text: 'only once, please' });
+    const headers = signRequest({ secret: WEBHOOK_SECRET, method: 'POST', path: '/webhook/crm', body });
+    const before = double.requests.length;
+    const answers = await Promise.all(Array.from({ length: 8 }, () => post('/webhook/crm', body, headers)));
+    const statuses = answers.map((a) => a.status).sort();
+    figures.concurrentCopies = statuses.join(',');
+    expect(statuses).toEqual([200, 401, 401, 401, 401, 401, 401, 401]);
+    expect(await episodesOf('webhook:crm:racer')).toBe(1);
+    expect(double.requests.length - before).toBe(1);
+  }, 30_000);
+
+  it('3: the nonce store (SQLite and PostgreSQL) takes a signature once, also from two at once, and prunes old ones', async () => {
+    const providers = [{ name: 'sqlite', database: sqliteDatabase() }, ...(postgresAvailable() ? [{ name: 'postgres', database: await postgresDatabase() }] : [])];
+    // eslint-disable-next-line no-console
+    if (!postgresAvailable()) console.log(`nonce store on PostgreSQL skipped: ${postgresSkipReason()}`);
+    for (const { name, database } of providers) {
+      const db = await openDatabase({ database, logger: logs.logger });
+      try {
+        const nonces = createWebhookNonceRepository(db.prisma);
+        const t0 = new Date('2026-01-01T00:00:00Z');
+        const at = (minutes: number) => new Date(t0.getTime() + minutes * 60_000);
+        expect({ name, first: await nonces.claim('aa', t0, at(-10)), again: await nonces.claim('aa', at(1), at(-9)) }).toEqual({ name, first: true, again: false });
+        const race = await Promise.all([nonces.claim('bb', at(2), at(-8)), nonces.claim('bb', at(2), at(-8))]);
+        expect({ name, race: race.sort() }).toEqual({ name, race: [false, true] });
+        // Ten minutes later, 'aa' is pruned (its timestamp can no longer be in the window).
+        expect(await nonces.claim('cc', at(11), at(1))).toBe(true);
+        expect({ name, left: (await db.prisma.webhookNonce.findMany({ orderBy: { signature: 'asc' } })).map((n) => n.signature) }).toEqual({ name, left: ['bb', 'cc'] });
+      } finally {
+        await db.close();
+      }
     }
   }, 60_000);
 
