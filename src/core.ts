@@ -40,6 +40,7 @@ import { createEpisodeRepository, type EpisodeRepository } from './storage/episo
 import { createFullTextIndex, type FullTextIndex } from './storage/full-text';
 import { createMemoryRepository, type MemoryRepository } from './storage/memory-repository';
 import { createScopeRepository, type ScopeRepository } from './storage/scope-repository';
+import { createWebhookNonceRepository, type WebhookNonceRepository } from './storage/webhook-nonce-repository';
 
 export interface Core {
   readonly config: Config;
@@ -83,6 +84,8 @@ export interface Core {
   readonly conversations: ConversationStore;
   /** The soul as a prompt reads it. */
   readonly soul: SoulReader;
+  /** The webhook signatures already accepted (a replay is refused). */
+  readonly webhookNonces: WebhookNonceRepository;
   close(): Promise<void>;
 }
 
@@ -195,6 +198,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     memoryStore,
     conversations,
     soul,
+    webhookNonces: createWebhookNonceRepository(db.prisma),
     async close() {
       await scheduler.stop();
       await embeddingWorker.stop();

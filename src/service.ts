@@ -130,7 +130,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
     } else parts.api = 'off (set ADMIN_TOKEN)';
 
     if (config.webhook) {
-      const webhook = await startWebhookServer({ secret: config.webhook.secret, host: config.webhook.host, port: config.webhook.port, logger, handler: (message) => handler.reply(webhookInbound(message)) });
+      const webhook = await startWebhookServer({ secret: config.webhook.secret, nonces: core.webhookNonces, host: config.webhook.host, port: config.webhook.port, logger, handler: (message) => handler.reply(webhookInbound(message)) });
       parts.webhook = `${webhook.url}/webhook/<source>`;
       stops.push(['webhook', () => webhook.stop()]);
     } else parts.webhook = 'off (set WEBHOOK_SECRET)';

@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { SIGNATURE_HEADER, sign } from '../../src/channels/webhook/signature';
+import { signRequest } from '../../src/channels/webhook/signature';
 import { resolveReplyBudget } from '../../src/agent/token-budget';
 import { loadConfig } from '../../src/config/load-config';
 import type { Embedder } from '../../src/memory/embeddings/embedder';
@@ -98,15 +98,16 @@ async function freePort(): Promise<number> {
 /**
  * POSTs one message. A connection reset is retried (three times): the client may reuse a
  * keep-alive connection the server is closing after a long night without messages. The retry
- * is safe: the message carries its external id, and the service answers a message it already
- * stored with an empty reply, without storing it twice.
+ * is safe: each attempt is signed anew (a signature is accepted once), the message carries its
+ * external id, and the service answers a message it already stored with an empty reply, without
+ * storing it twice.
  */
 async function post(url: string, body: Record<string, unknown>): Promise<string> {
   const raw = JSON.stringify(body);
-  const headers = { 'content-type': 'application/json', [SIGNATURE_HEADER]: sign(raw, WEBHOOK_SECRET) };
   let response: Response;
   for (let attempt = 1; ; attempt++) {
     try {
+      const headers = { 'content-type': 'application/json', ...signRequest({ secret: WEBHOOK_SECRET, method: 'POST', path: `/webhook/${SOURCE}`, body: raw }) };
       response = await fetch(`${url}/webhook/${SOURCE}`, { method: 'POST', headers, body: raw });
       break;
     } catch (error) {

@@ -1,8 +1,37 @@
 /**
- * Request schemas of the admin API, written once in zod and handed to fastify as JSON Schema
- * (validation and the OpenAPI document come from the same source).
+ * Request schemas of the admin API, written once in zod. `jsonSchema` turns one into the JSON
+ * Schema fastify puts in the OpenAPI document and remembers which zod schema it came from, so
+ * the server validates every request with the zod schema itself (`validatorFor`): one set of
+ * rules, one wording of the reasons. Numbers are built by {@link integerIn} and {@link numberIn},
+ * which refuse what is not a finite number in range (`Infinity`, `1e400`, `NaN`, `1.5` for an
+ * integer) and say which range is allowed.
  */
 import { z } from 'zod';
+
+/** An integer from `min` to `max` (a query string's text is read as a number). */
+export function integerIn(min: number, max: number) {
+  const range = `must be an integer from ${min} to ${max}`;
+  return z.coerce.number({ error: range }).int({ error: range }).min(min, { error: range }).max(max, { error: range });
+}
+
+/** A finite number from `min` to `max` (a query string's text is read as a number). */
+export function numberIn(min: number, max: number) {
+  const range = `must be a number from ${min} to ${max}`;
+  return z.coerce.number({ error: range }).min(min, { error: range }).max(max, { error: range });
+}
+
+/** The same rules for a JSON body's numbers, which must be JSON numbers (`1e400` parses to Infinity and is refused). */
+function jsonIntegerIn(min: number, max: number) {
+  const range = `must be an integer from ${min} to ${max}`;
+  return z.number({ error: range }).int({ error: range }).min(min, { error: range }).max(max, { error: range });
+}
+function jsonNumberIn(min: number, max: number) {
+  const range = `must be a number from ${min} to ${max}`;
+  return z.number({ error: range }).min(min, { error: range }).max(max, { error: range });
+}
+
+/** Largest `offset` of a listing (far beyond any scope's memories; Infinity is not an offset). */
+export const MAX_OFFSET = 1_000_000;
 
 export const scopeParams = z.object({ id: z.string().min(1).max(100) });
 export const memoryParams = z.object({ id: z.string().min(1).max(100), mid: z.string().min(1).max(100) });
@@ -11,34 +40,67 @@ export const memoriesQuery = z.object({
   /** active (default), all (faded and superseded too) */
   state: z.enum(['active', 'all']).default('active'),
   category: z.string().min(1).max(40).optional(),
-  minConfidence: z.coerce.number().min(0).max(1).optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
+  minConfidence: numberIn(0, 1).optional(),
+  limit: integerIn(1, 500).default(50),
+  offset: integerIn(0, MAX_OFFSET).default(0),
 });
 
 export const episodesQuery = z.object({
   since: z.iso.datetime({ offset: true }).optional(),
-  limit: z.coerce.number().int().min(1).max(500).default(50),
+  limit: integerIn(1, 500).default(50),
 });
 
-export const auditQuery = z.object({ limit: z.coerce.number().int().min(1).max(500).default(50) });
+export const auditQuery = z.object({ limit: integerIn(1, 500).default(50) });
 
 export const searchBody = z.object({
   query: z.string().min(1).max(2_000).optional(),
   strategy: z.enum(['hybrid', 'semantic', 'keyword', 'temporal']).default('hybrid'),
-  limit: z.number().int().min(1).max(200).default(10),
+  limit: jsonIntegerIn(1, 200).default(10),
   kinds: z.array(z.enum(['episode', 'memory'])).min(1).optional(),
   includeInactive: z.boolean().optional(),
-  minConfidence: z.number().min(0).max(1).optional(),
-  minSourceTrust: z.number().min(0).max(1).optional(),
+  minConfidence: jsonNumberIn(0, 1).optional(),
+  minSourceTrust: jsonNumberIn(0, 1).optional(),
 });
 
 export const exportQuery = z.object({ format: z.enum(['json', 'markdown']).default('json') });
 export const importQuery = z.object({ mode: z.enum(['exact', 'copy']).default('exact') });
 export const sleepBody = z.object({ dryRun: z.boolean().default(false) });
 
-/** JSON Schema for fastify (draft 2020-12 features avoided: ajv's default draft-07). */
+/** Which zod schema each JSON Schema handed to fastify came from. */
+const sources = new WeakMap<object, z.ZodType>();
+
+/** JSON Schema for the OpenAPI document (draft-07); requests are validated by the zod schema it came from. */
 export function jsonSchema(schema: z.ZodType): Record<string, unknown> {
   const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { target: 'draft-7', io: 'input' }) as Record<string, unknown>;
+  sources.set(rest, schema);
   return rest;
+}
+
+/** A refused request part: `validation` lists every problem; the message names each parameter and its rule. */
+export class RequestValidationError extends Error {
+  readonly statusCode = 400;
+  constructor(readonly validation: ReadonlyArray<{ field: string; problem: string }>) {
+    super(validation.map((v) => `${v.field} ${v.problem}`).join('; '));
+  }
+}
+
+/**
+ * The validator fastify runs for a route part (params, querystring, body) whose JSON Schema came
+ * from {@link jsonSchema}: the zod schema's parsed value, or a {@link RequestValidationError}.
+ */
+export function validatorFor(schema: unknown, part: string): (data: unknown) => { value: unknown } | { error: Error } {
+  const zod = typeof schema === 'object' && schema !== null ? sources.get(schema) : undefined;
+  if (!zod) throw new Error(`the admin API validates with zod: give the route's ${part} schema through jsonSchema()`);
+  return (data) => {
+    // fastify hands a missing body or query string over as null: nothing given, every default.
+    const input = data ?? {};
+    const result = zod.safeParse(input);
+    if (result.success) return { value: result.data };
+    return {
+      error: new RequestValidationError(
+        // What was sent is not echoed: it may be a secret pasted into the wrong place.
+        result.error.issues.map((issue) => ({ field: issue.path.length > 0 ? issue.path.join('.') : part, problem: issue.message })),
+      ),
+    };
+  };
 }

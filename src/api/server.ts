@@ -30,7 +30,7 @@ import { bearerMatches } from './auth';
 import { renderMetrics } from './metrics-endpoint';
 import { joinMarkdownFiles, renderMarkdownExport } from '../export/markdown-export';
 import { serializeScopeExport } from '../export/scope-document';
-import { auditQuery, episodesQuery, exportQuery, importQuery, jsonSchema, memoriesQuery, memoryParams, scopeParams, searchBody, sleepBody } from './schemas';
+import { auditQuery, episodesQuery, exportQuery, importQuery, jsonSchema, memoriesQuery, memoryParams, scopeParams, searchBody, sleepBody, RequestValidationError, validatorFor } from './schemas';
 
 /** Largest JSON export POST /scopes/:id/import takes (a scope of ~100,000 episodes). */
 const IMPORT_BODY_LIMIT = 256 * 1024 * 1024;
@@ -62,7 +62,10 @@ const OPEN_ROUTES = new Set(['/healthz', '/readyz']);
 export async function createApiServer(options: ApiOptions): Promise<FastifyInstance> {
   const { directory, catalog, episodeLog, auditLog, archive, forget, search, sleep, scheduler, storeStats } = options;
   const log = options.logger.child({ component: 'api' });
-  const app = Fastify({ logger: false, bodyLimit: 1024 * 1024, ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, useDefaults: true } } });
+  const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 });
+  // Every request part is validated by the zod schema its JSON Schema came from (schemas.ts):
+  // ajv's coercion let `limit=Infinity` through to a 500; zod refuses it, naming the range.
+  app.setValidatorCompiler(({ schema, httpPart }) => validatorFor(schema, httpPart ?? 'request'));
   await app.register(swagger, { openapi: { info: { title: 'Nocturne admin API', version: '1' }, components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } }, security: [{ bearer: [] }] } });
 
   app.addHook('onRequest', async (request, reply) => {
@@ -75,7 +78,7 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
   app.setErrorHandler(async (caught, _request, reply) => {
     const error = caught instanceof Error ? caught : new Error(String(caught));
     const status = (error as { statusCode?: number }).statusCode;
-    if ((error as { validation?: unknown }).validation) return reply.code(400).send({ error: 'invalid request', detail: error.message });
+    if ((error as { validation?: unknown }).validation) return reply.code(400).send({ error: 'invalid request', detail: error.message, ...(error instanceof RequestValidationError && { problems: error.validation }) });
     if (error instanceof NotFoundError) return reply.code(404).send({ error: error.message });
     if (error instanceof AppError && error.code === 'import.conflict') return reply.code(409).send({ error: error.message, code: error.code });
     if (error instanceof AppError && error.category === 'user') return reply.code(400).send({ error: error.message, code: error.code });

@@ -23,7 +23,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fs from 'node:fs';
 import { PassThrough } from 'node:stream';
-import { SIGNATURE_HEADER, sign } from '../../src/channels/webhook/signature';
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER, sign, signRequest } from '../../src/channels/webhook/signature';
 import { loadConfig } from '../../src/config/load-config';
 import { exportScope } from '../../src/export/json-export';
 import { renderMarkdownExport } from '../../src/export/markdown-export';
@@ -112,8 +112,10 @@ describe('access and secrets (chaos)', () => {
     return { status: response.status, text };
   };
 
-  const webhookPost = async (source: string, body: string, signature: string | undefined) => {
-    const response = await fetch(`${webhookBase}/webhook/${source}`, { method: 'POST', headers: { 'content-type': 'application/json', ...(signature === undefined ? {} : { [SIGNATURE_HEADER]: signature }) }, body });
+  /** Posts `body` to a source with the given authentication headers (default: signed as a sender does). */
+  const webhookPost = async (source: string, body: string, auth?: Record<string, string>) => {
+    const headers = auth ?? signRequest({ secret: secrets.webhook.value, path: `/webhook/${source}`, body });
+    const response = await fetch(`${webhookBase}/webhook/${source}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
     const text = await response.text();
     answers.push({ what: `webhook ${source}`, status: response.status, text });
     return { status: response.status, text };
@@ -247,24 +249,33 @@ describe('access and secrets (chaos)', () => {
     const prisma = service.core.db.prisma;
     const before = { scopes: await prisma.scope.count(), episodes: await prisma.episode.count(), requests: double.requests.length, calls: await prisma.llmCall.count() };
     const markers: string[] = [];
-    const variants: Array<[string, (body: string) => string | undefined]> = [
-      ['no signature', () => undefined],
-      ['empty', () => ''],
-      ['signed with another secret', (b) => sign(b, `${secrets.webhook.value}x`)],
-      ['signed with the admin token', (b) => sign(b, secrets.admin.value)],
-      ['signature of another body', (b) => sign(`${b} `, secrets.webhook.value)],
-      ['cut signature', (b) => sign(b, secrets.webhook.value).slice(0, 40)],
-      ['sha1= prefix', (b) => sign(b, secrets.webhook.value).replace('sha256=', 'sha1=')],
-      ['bare hex', (b) => sign(b, secrets.webhook.value).slice('sha256='.length)],
-      ['upper-case hex', (b) => `sha256=${sign(b, secrets.webhook.value).slice('sha256='.length).toUpperCase()}`],
-      ['the secret itself', () => secrets.webhook.value],
+    // Each variant gets the body and the path it is posted to, and gives the authentication headers.
+    const signed = (body: string, path: string, secret = secrets.webhook.value) => signRequest({ secret, path, body });
+    const withSignature = (headers: Record<string, string>, change: (signature: string) => string) => ({ ...headers, [SIGNATURE_HEADER]: change(headers[SIGNATURE_HEADER]!) });
+    const now = () => String(Date.now());
+    const variants: Array<[string, (body: string, path: string) => Record<string, string>]> = [
+      ['no signature', () => ({})],
+      ['no signature, a timestamp', () => ({ [TIMESTAMP_HEADER]: now() })],
+      ['empty', () => ({ [TIMESTAMP_HEADER]: now(), [SIGNATURE_HEADER]: '' })],
+      ['signed with another secret', (b, p) => signed(b, p, `${secrets.webhook.value}x`)],
+      ['signed with the admin token', (b, p) => signed(b, p, secrets.admin.value)],
+      ['signature of another body', (b, p) => signed(`${b} `, p)],
+      ['signed for another path', (b) => signed(b, '/webhook/elsewhere')],
+      ['signed for another method', (b, p) => signRequest({ secret: secrets.webhook.value, method: 'PUT', path: p, body: b })],
+      ['another timestamp than the signed one', (b, p) => ({ ...signed(b, p), [TIMESTAMP_HEADER]: String(Date.now() + 1_000) })],
+      ['the old body-only signature', (b) => ({ [SIGNATURE_HEADER]: sign(b, secrets.webhook.value) })],
+      ['cut signature', (b, p) => withSignature(signed(b, p), (s) => s.slice(0, 40))],
+      ['sha1= prefix', (b, p) => withSignature(signed(b, p), (s) => s.replace('sha256=', 'sha1='))],
+      ['bare hex', (b, p) => withSignature(signed(b, p), (s) => s.slice('sha256='.length))],
+      ['upper-case hex', (b, p) => withSignature(signed(b, p), (s) => `sha256=${s.slice('sha256='.length).toUpperCase()}`)],
+      ['the secret itself', () => ({ [TIMESTAMP_HEADER]: now(), [SIGNATURE_HEADER]: secrets.webhook.value })],
     ];
     for (const [name, signature] of variants) {
       for (const source of ['crm', rng.pick(['helpdesk', 'homeauto', 'x'])]) {
         const word = marker();
         markers.push(word);
         const body = JSON.stringify({ user: `intruder-${word}`, text: `remember ${word} forever`, messageId: word });
-        const answer = await webhookPost(source, body, signature(body));
+        const answer = await webhookPost(source, body, signature(body, `/webhook/${source}`));
         figures.webhookRefusals++;
         expect({ name, status: answer.status, reply: answer.text.includes('reply') }).toEqual({ name, status: 401, reply: false });
       }
@@ -274,7 +285,7 @@ describe('access and secrets (chaos)', () => {
     expect(markersIn(stored, markers)).toEqual([]);
     // The right signature is accepted (the refusals above were about the signature).
     const body = JSON.stringify({ user: 'u1', text: 'hello there' });
-    expect((await webhookPost('crm', body, sign(body, secrets.webhook.value))).status).toBe(200);
+    expect((await webhookPost('crm', body)).status).toBe(200);
   }, 60_000);
 
   it('refuses a stranger on Telegram once, answers nothing else and stores nothing of theirs', async () => {
@@ -337,7 +348,7 @@ describe('access and secrets (chaos)', () => {
     await say(ANA, `webhook secret: ${secrets.webhook.value}, bot token ${secrets.telegram.value}`, GROUP);
     const hook = (text: string, extra: Record<string, unknown> = {}) => {
       const body = JSON.stringify({ user: 'u2', text, ...extra });
-      return webhookPost('crm', body, sign(body, secrets.webhook.value));
+      return webhookPost('crm', body);
     };
     expect((await hook(`the key is ${secrets.anthropic.value}`)).status).toBe(200);
     // Sleep learns it word for word, and shows it in the digest.

@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import Database from 'better-sqlite3';
-import { SIGNATURE_HEADER, sign } from '../../src/channels/webhook/signature';
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER, sign, signRequest } from '../../src/channels/webhook/signature';
 import { loadConfig } from '../../src/config/load-config';
 import { normalizeText } from '../../src/memory/episodes/normalize';
 import { startService, type RunningService } from '../../src/service';
@@ -207,8 +207,11 @@ describe('bad input (chaos)', () => {
   it('the webhook refuses malformed JSON, wrong signatures and bad fields with clear answers, stores hostile text normalized, and keeps serving', async () => {
     const post = async (body: string | Buffer, options: { signature?: string | null; contentType?: string; source?: string } = {}) => {
       const headers: Record<string, string> = { 'content-type': options.contentType ?? 'application/json' };
-      if (options.signature !== null) headers[SIGNATURE_HEADER] = options.signature ?? sign(body, WEBHOOK_SECRET);
-      const response = await fetch(`${webhookBase}/webhook/${options.source ?? 'chaos'}`, { method: 'POST', headers, body });
+      const path = `/webhook/${options.source ?? 'chaos'}`;
+      // undefined: signed as a sender does; a string: that signature with a fresh timestamp; null: unsigned.
+      if (options.signature === undefined) Object.assign(headers, signRequest({ secret: WEBHOOK_SECRET, path, body }));
+      else if (options.signature !== null) Object.assign(headers, { [TIMESTAMP_HEADER]: String(Date.now()), [SIGNATURE_HEADER]: options.signature });
+      const response = await fetch(`${webhookBase}${path}`, { method: 'POST', headers, body });
       figures.webhookRequests += 1;
       return { status: response.status, json: (await response.json().catch(() => ({}))) as Record<string, unknown> };
     };
@@ -216,11 +219,13 @@ describe('bad input (chaos)', () => {
     expect((await post(valid)).status).toBe(200);
 
     // Authenticity first: nothing about these bodies is read.
-    const refusedSignatures = [null, sign(valid, 'another-secret-0123456789'), sign(`${valid} `, WEBHOOK_SECRET), sign(valid, WEBHOOK_SECRET).slice(0, 20), sign(valid, WEBHOOK_SECRET).replace('sha256=', 'sha1='), `sha256=${'0'.repeat(64)}`, ''];
+    // Signed under the current scheme (timestamp.method.path.body) but wrong: the post adds a fresh timestamp, so only null and '' fail for want of a signature.
+    const ours = (body: string, secret = WEBHOOK_SECRET) => signRequest({ secret, path: '/webhook/chaos', body })[SIGNATURE_HEADER]!;
+    const refusedSignatures = [null, ours(valid, 'another-secret-0123456789'), ours(`${valid} `), ours(valid).slice(0, 20), ours(valid).replace('sha256=', 'sha1='), `sha256=${'0'.repeat(64)}`, '', sign(valid, WEBHOOK_SECRET)];
     for (const signature of refusedSignatures) {
       const answer = await post(valid, { signature });
       expect(answer.status).toBe(401);
-      expect(String(answer.json.error)).toMatch(/missing or wrong x-nocturne-signature/);
+      expect(String(answer.json.error)).toMatch(/missing (or wrong )?x-nocturne-signature/);
     }
     const cases: Array<[string | Buffer, number, RegExp, { contentType?: string }?]> = [
       ['{"user": "u1", "text": ', 400, /the body is not valid JSON/],

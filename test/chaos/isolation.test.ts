@@ -28,7 +28,7 @@ import fs from 'node:fs';
 import { PassThrough } from 'node:stream';
 import type { Agent } from '../../src/agent/agent';
 import type { InboundMessage, ScopeKind } from '../../src/agent/inbound-message';
-import { SIGNATURE_HEADER, sign } from '../../src/channels/webhook/signature';
+import { signRequest } from '../../src/channels/webhook/signature';
 import { loadConfig } from '../../src/config/load-config';
 import type { Core } from '../../src/core';
 import { exportScope } from '../../src/export/json-export';
@@ -420,7 +420,7 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
   it('answers webhook scopes through the agent with nothing of the others', async () => {
     for (const s of scopes.filter((x) => x.webhook)) {
       const body = JSON.stringify({ ...(s.webhook!.user ? { user: s.webhook!.user, name: s.person } : {}), text: `Tell me about ${s.markers[3]} and coffee`, messageId: `wh-${s.n}` });
-      const response = await withPrompts(s, 'webhook', () => fetch(`${webhookBase}/webhook/${s.webhook!.source}`, { method: 'POST', headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: sign(body, WEBHOOK_SECRET) }, body }));
+      const response = await withPrompts(s, 'webhook', () => fetch(`${webhookBase}/webhook/${s.webhook!.source}`, { method: 'POST', headers: { 'content-type': 'application/json', ...signRequest({ secret: WEBHOOK_SECRET, path: `/webhook/${s.webhook!.source}`, body }) }, body }));
       expect(response.status).toBe(200);
       figures.webhookReplies++;
       check(s, 'webhook reply', await response.text());

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
 import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
-import { SIGNATURE_HEADER, sign, verify } from '../../src/channels/webhook/signature';
+import { SIGNATURE_HEADER, TIMESTAMP_HEADER, sign, signRequest, verifyRequest } from '../../src/channels/webhook/signature';
 import { startWebhookServer, type WebhookServer } from '../../src/channels/webhook/webhook-server';
 import { tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';
@@ -25,6 +25,7 @@ describe('webhook channel', () => {
     core = await createCore(loadConfig({ env: { DATA_DIR: tempDir() }, envFile: false }), logs.logger, { embedder: createHashEmbedder({ dimension: 64 }) });
     server = await startWebhookServer({
       secret: SECRET,
+      nonces: core.webhookNonces,
       logger: logs.logger,
       maxBytes: 4_096,
       callbackRetryMs: 10,
@@ -43,7 +44,7 @@ describe('webhook channel', () => {
     const response = await fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
     return { status: response.status, json: (await response.json()) as Record<string, unknown> };
   }
-  const signed = (body: string) => ({ [SIGNATURE_HEADER]: sign(body, SECRET) });
+  const signed = (body: string, path = '/webhook/crm') => signRequest({ secret: SECRET, method: 'POST', path, body });
   const stored = async (key: string) => {
     const scope = await core.scopes.findByKey(key);
     return scope ? core.db.prisma.episode.count({ where: { scopeId: scope.id } }) : 0;
@@ -82,13 +83,13 @@ describe('webhook channel', () => {
     expect(JSON.stringify(refused.json.issues)).toMatch(/text/);
     expect((await fetch(`${server.url}/webhook/crm`, { method: 'POST', headers: { 'content-type': 'text/plain', ...signed(body) }, body })).status).toBe(415);
     expect((await fetch(`${server.url}/webhook/crm`)).status).toBe(405);
-    expect((await post('/webhook/Bad Source', body, signed(body))).status).toBe(404);
+    expect((await post('/webhook/Bad Source', body, signed(body, '/webhook/Bad Source'))).status).toBe(404);
     expect(await core.scopes.findByKey('webhook:crm:mallory')).toBeNull();
     expect(logs.lines().join('\n')).not.toContain(SECRET);
   });
 
   it('sends the reply to a callback URL, signed', async () => {
-    const received: Array<{ body: string; signature: string | undefined }> = [];
+    const received: Array<{ body: string; signature: string | undefined; timestamp: string | undefined; path: string | undefined }> = [];
     let failures = 1;
     const callback = http.createServer((request, response) => {
       const chunks: Buffer[] = [];
@@ -98,7 +99,7 @@ describe('webhook channel', () => {
           response.writeHead(502).end();
           return;
         }
-        received.push({ body: Buffer.concat(chunks).toString(), signature: request.headers[SIGNATURE_HEADER] as string | undefined });
+        received.push({ body: Buffer.concat(chunks).toString(), signature: request.headers[SIGNATURE_HEADER] as string | undefined, timestamp: request.headers[TIMESTAMP_HEADER] as string | undefined, path: request.url });
         response.writeHead(204).end();
       });
     });
@@ -111,7 +112,9 @@ describe('webhook channel', () => {
       for (let i = 0; i < 100 && received.length === 0; i++) await new Promise((r) => setTimeout(r, 20));
       expect(received).toHaveLength(1);
       expect(JSON.parse(received[0]!.body)).toEqual({ scopeKey: 'webhook:crm:u3', messageId: 'cb1', reply: 'noted: call me back' });
-      expect(verify(received[0]!.signature, Buffer.from(received[0]!.body), SECRET)).toBe(true);
+      const { body: delivered, signature, timestamp, path } = received[0]!;
+      expect(path).toBe('/reply');
+      expect(verifyRequest({ secret: SECRET, method: 'POST', path: '/reply', body: Buffer.from(delivered), signature, timestamp })).toEqual(expect.objectContaining({ ok: true }));
     } finally {
       await new Promise<void>((resolve) => callback.close(() => resolve()));
     }

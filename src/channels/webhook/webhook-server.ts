@@ -1,18 +1,22 @@
 /**
- * The webhook channel: `POST /webhook/<source>` with a JSON body (webhook-request.ts) signed with
- * the shared secret (signature.ts). Answers:
+ * The webhook channel: `POST /webhook/<source>` with a JSON body (webhook-request.ts), the
+ * timestamp, method, path and body signed with the shared secret (signature.ts). A signature is
+ * accepted once (the nonce store remembers it past the timestamp window), so a captured request
+ * sent again, here or at another source's path, is refused. Answers:
  * - 200 `{ "reply": "..." }` — the agent's reply, or
  * - 202 `{ "accepted": true }` when the request names a `callbackUrl`: the reply is POSTed
  *   there, signed, with bounded retries;
- * - 400 invalid JSON or fields (every problem listed), 401 bad or missing signature, 404 unknown
- *   path, 405 other methods, 413 body over the limit, 415 not JSON, 500 our failure (no details).
+ * - 400 a path that is not valid percent-encoding, invalid JSON or fields (every problem listed),
+ *   401 bad or missing signature or timestamp, a timestamp outside the window, a replay (the
+ *   reason given), 404 unknown path, 405 other methods, 413 body over the limit, 415 not JSON,
+ *   500 our failure (no details).
  * Nothing is stored unless the request is authentic and valid. Bound to 127.0.0.1 by default.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AppError } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
-import { SIGNATURE_HEADER, sign, verify } from './signature';
+import { SIGNATURE_HEADER, SIGNATURE_WINDOW_MS, TIMESTAMP_HEADER, signRequest, verifyRequest } from './signature';
 import { SOURCE_PATTERN, webhookRequestSchema, webhookScopeKey } from './webhook-request';
 
 export interface WebhookMessage {
@@ -28,8 +32,18 @@ export interface WebhookMessage {
 /** Turns a message into the reply text (the agent loop, adapted by the composition root). */
 export type WebhookHandler = (message: WebhookMessage) => Promise<string>;
 
+/**
+ * The signatures already accepted (storage: WebhookNonceRepository). `claim` records one and
+ * answers false when it was there before.
+ */
+export interface WebhookNonceStore {
+  claim(signature: string, now: Date, pruneBefore: Date): Promise<boolean>;
+}
+
 export interface WebhookServerOptions {
   readonly secret: string;
+  /** Where accepted signatures are remembered, so a replay is refused. */
+  readonly nonces: WebhookNonceStore;
   readonly handler: WebhookHandler;
   readonly logger: Logger;
   readonly host?: string;
@@ -101,7 +115,9 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     const body = JSON.stringify(payload);
     for (let attempt = 1; attempt <= attempts; attempt++) {
       try {
-        const answer = await doFetch(callbackUrl, { method: 'POST', headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: sign(body, options.secret) }, body, signal: AbortSignal.timeout(10_000) });
+        const target = new URL(callbackUrl);
+        const headers = { 'content-type': 'application/json', ...signRequest({ secret: options.secret, method: 'POST', path: `${target.pathname}${target.search}`, body }) };
+        const answer = await doFetch(callbackUrl, { method: 'POST', headers, body, signal: AbortSignal.timeout(10_000) });
         if (answer.ok) return;
         if (answer.status < 500 && answer.status !== 429) {
           log.warn('the callback refused the reply; not retried', { status: answer.status, scopeKey: payload.scopeKey });
@@ -121,12 +137,27 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     const match = /^\/webhook\/([^/]+)$/.exec(url.pathname);
     if (!match) throw new HttpError(404, 'not found: POST /webhook/<source>');
     if (request.method !== 'POST') throw new HttpError(405, 'use POST');
-    const source = decodeURIComponent(match[1]!);
+    let source: string;
+    try {
+      source = decodeURIComponent(match[1]!);
+    } catch {
+      throw new HttpError(400, 'the path is not valid percent-encoding (UTF-8): POST /webhook/<source>');
+    }
     if (!SOURCE_PATTERN.test(source)) throw new HttpError(404, 'not found: the source is lower-case letters, digits, - and _');
     if (!/^application\/json\b/i.test(String(request.headers['content-type'] ?? ''))) throw new HttpError(415, 'send JSON (content-type: application/json)');
     const raw = await readBody(request, maxBytes);
-    // Authenticity before anything is parsed or stored.
-    if (!verify(request.headers[SIGNATURE_HEADER] as string | undefined, raw, options.secret)) throw new HttpError(401, `missing or wrong ${SIGNATURE_HEADER} (sha256=HMAC of the body with the shared secret)`);
+    // Authenticity, freshness and first use before anything is parsed or stored.
+    const header = (name: string) => {
+      const value = request.headers[name];
+      return Array.isArray(value) ? value.join(',') : value;
+    };
+    const checked = verifyRequest({ secret: options.secret, method: request.method ?? 'POST', path: request.url ?? '/', body: raw, signature: header(SIGNATURE_HEADER), timestamp: header(TIMESTAMP_HEADER) });
+    if (!checked.ok) throw new HttpError(401, checked.reason);
+    const now = new Date();
+    if (!(await options.nonces.claim(checked.signature, now, new Date(now.getTime() - 2 * SIGNATURE_WINDOW_MS)))) {
+      log.warn('a replayed webhook request was refused', { source });
+      throw new HttpError(401, 'this signature was already used: a signed request is accepted once (replay refused); sign every request, retries included, with a fresh timestamp');
+    }
     let json: unknown;
     try {
       json = JSON.parse(raw.toString('utf8'));
