@@ -123,7 +123,8 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     if (request.method !== 'POST') throw new HttpError(405, 'use POST');
     const source = decodeURIComponent(match[1]!);
     if (!SOURCE_PATTERN.test(source)) throw new HttpError(404, 'not found: the source is lower-case letters, digits, - and _');
-    if (!/^application\/json\b/i.test(String(request.headers['content-type'] ?? ''))) throw new HttpError(415, 'send JSON (content-type: application/json)');
+    // The media type exactly (parameters may follow): `application/json-patch` is not JSON to us.
+    if (!/^application\/json\s*(?:;|$)/i.test(String(request.headers['content-type'] ?? ''))) throw new HttpError(415, 'send JSON (content-type: application/json)');
     const raw = await readBody(request, maxBytes);
     // Authenticity before anything is parsed or stored.
     if (!verify(request.headers[SIGNATURE_HEADER] as string | undefined, raw, options.secret)) throw new HttpError(401, `missing or wrong ${SIGNATURE_HEADER} (sha256=HMAC of the body with the shared secret)`);
