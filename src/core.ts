@@ -117,7 +117,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     logger.warn('the vector index is unavailable: searching by keywords only; episodes are stored and get their vectors when it answers', { reason: state.reason });
   }
   const embeddingWorker = createEmbeddingWorker({ prisma: db.prisma, embedder, index: vectorIndex, guard: indexGuard, logger });
-  const episodeService = createEpisodeService({ scopes, episodes, logger, maxEpisodeBytes: config.ingest.maxEpisodeBytes, database: config.database });
+  const episodeService = createEpisodeService({ scopes, episodes, logger, maxEpisodeBytes: config.ingest.maxEpisodeBytes, database: config.database, ...(overrides.clock && { clock: overrides.clock }) });
   const metrics = createMetrics({ nocturne_search_seconds: 'Hybrid search latency, query embedding included.' });
   const hybrid = createHybridSearch({ prisma: db.prisma, episodes, memories, fullText, embedder, index: vectorIndex, guard: indexGuard, logger, contextRadius: 2 });
   // The domain boundary of search: every caller (agent prompt, memory tools, CLI, admin API,

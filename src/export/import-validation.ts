@@ -4,9 +4,18 @@
  * as written). Every problem is listed with its path, so a user can fix a hand-edited file.
  */
 import { ValidationError } from '../shared/errors';
+import { MAX_JSON_DEPTH, pathDeeperThan } from '../shared/json-depth';
 import { scopeExportSchema, type ScopeExport } from './scope-document';
 
 const MAX_LISTED_ISSUES = 20;
+/** The document's own structure (`entities[0].observations[0]...`) plus the depth a message's metadata may have. */
+const MAX_DOCUMENT_DEPTH = MAX_JSON_DEPTH + 8;
+
+/** The field a deep path is in: up to its second key (`episodes[0].metadata`, `scope.settings`). */
+function fieldOf(path: ReadonlyArray<string | number>): string {
+  const keys = path.findIndex((part, i) => typeof part === 'string' && path.slice(0, i).some((p) => typeof p === 'string'));
+  return pathText(keys === -1 ? path : path.slice(0, keys + 1));
+}
 
 /** `memories[3].confidence` from zod's path. */
 function pathText(path: ReadonlyArray<PropertyKey>): string {
@@ -108,6 +117,9 @@ function textIssues(doc: ScopeExport): string[] {
  * of every bad field (`memories[3].confidence: ...`).
  */
 export function parseScopeExport(value: unknown): ScopeExport {
+  // Before zod (z.json() recurses) or any other walk: 20,000 levels overflowed the stack (a 500).
+  const deep = pathDeeperThan(value, MAX_DOCUMENT_DEPTH);
+  if (deep) throw invalidDocument([`${fieldOf(deep)}: nested more than ${MAX_DOCUMENT_DEPTH} levels deep (a message's metadata may have ${MAX_JSON_DEPTH})`]);
   const parsed = scopeExportSchema.safeParse(value);
   if (!parsed.success) throw invalidDocument(parsed.error.issues.map((issue) => `${pathText(issue.path)}: ${issue.message}`));
   const issues = [...textIssues(parsed.data), ...referenceIssues(parsed.data)];

@@ -23,6 +23,10 @@ export const IMPORT_TRANSACTION = { timeout: 30 * 60_000, maxWait: 60_000 } as c
 
 const date = (value: string): Date => new Date(value);
 const dateOrNull = (value: string | null): Date | null => (value === null ? null : new Date(value));
+const notAfterNow = (value: Date | null): Date | null => {
+  const now = new Date();
+  return value && value > now ? now : value;
+};
 const nullableJson = (value: JsonValue | null) => (value === null ? PrismaValues.DbNull : (value as Prisma.InputJsonValue));
 const requiredJson = (value: JsonValue) => (value === null ? PrismaValues.JsonNull : (value as Prisma.InputJsonValue));
 
@@ -103,7 +107,9 @@ export async function insertScopeRow(tx: Tx, s: ScopeExport['scope'], target: { 
     timezone: s.timezone,
     paused: s.paused,
     settings: nullableJson(s.settings),
-    lastMessageAt: dateOrNull(s.lastMessageAt),
+    // Never ahead of the clock: a document from an older version may hold year 9999, which would
+    // keep the scope from ever being idle (docs/reliability.md, "Hostile input, round two").
+    lastMessageAt: notAfterNow(dateOrNull(s.lastMessageAt)),
     createdAt: date(s.createdAt),
     updatedAt: date(s.updatedAt),
   };

@@ -7,16 +7,31 @@
  * under the lease on a fresh read of the scope (another process may have acted in between), so it
  * must be one function both places call.
  */
+import { MAX_FUTURE_SKEW_MS } from '../memory/episodes/normalize';
 import type { ScopeSettings } from '../memory/scopes/scope-settings';
 import type { PrismaClient, Scope } from '../storage/prisma';
 
 /** Due, or not with the reason (reported per scope in the tick report). */
 export type Decision = { due: true } | { due: false; reason: string };
 
-/** Due once the scope has had no message for its idle minutes (a scope never written to is idle). */
+/**
+ * Whether a scope's lastMessageAt is a time a message can have had: not beyond the allowed clock
+ * skew ahead of `now`. An older version stored any timestamp (year 9999 froze a scope: never idle,
+ * never consolidated); such a value counts as no time at all, and the next message replaces it.
+ */
+export function plausibleLastMessage(lastMessageAt: Date | null, now: Date): Date | null {
+  if (!lastMessageAt || lastMessageAt.getTime() > now.getTime() + MAX_FUTURE_SKEW_MS) return null;
+  return lastMessageAt;
+}
+
+/**
+ * Due once the scope has had no message for its idle minutes (a scope never written to is idle,
+ * and so is one whose lastMessageAt is impossibly far in the future: see plausibleLastMessage).
+ */
 export function idleDecision(scope: Scope, settings: ScopeSettings, now: Date): Decision {
-  if (!scope.lastMessageAt) return { due: true };
-  const idleSince = now.getTime() - scope.lastMessageAt.getTime();
+  const lastMessageAt = plausibleLastMessage(scope.lastMessageAt, now);
+  if (!lastMessageAt) return { due: true };
+  const idleSince = now.getTime() - lastMessageAt.getTime();
   if (idleSince >= settings.idleMinutes * 60_000) return { due: true };
   const minutes = Math.floor(idleSince / 60_000);
   return { due: false, reason: `not idle: last message ${minutes} min ago (needs ${settings.idleMinutes})` };

@@ -15,7 +15,7 @@ import type { Leases } from './lease';
 import type { SleepJobContext, SleepJobKind, SleepJobOutcome, SleepJobs } from './sleep-jobs';
 import type { ScopeRunReport } from './tick-report';
 import type { TokenBudget } from './token-budget';
-import type { Decision } from './due-rules';
+import { plausibleLastMessage, type Decision } from './due-rules';
 
 /** The error of a run found still `running` when its lease is taken again: its process died. */
 const INTERRUPTED = 'interrupted: the process stopped during the run (nothing of an unfinished batch was applied)';
@@ -58,7 +58,8 @@ export function createJobRunner(deps: JobRunnerDeps): RunJob {
     const check = async (): Promise<void> => {
       try {
         const row = await prisma.scope.findUnique({ where: { id: scopeId }, select: { lastMessageAt: true } });
-        if (row?.lastMessageAt && row.lastMessageAt.getTime() > since.getTime()) {
+        const last = plausibleLastMessage(row?.lastMessageAt ?? null, clock());
+        if (last && last.getTime() > since.getTime()) {
           woke = true;
           logger.info('scope woke up (a message arrived); the running job stops after its batch', { scopeId });
         }

@@ -31,7 +31,12 @@ export interface ScopeRepository {
   findByKey(key: string): Promise<Scope | null>;
   list(): Promise<ScopeSummary[]>;
   /** Records that a message arrived (idle detection for the sleep worker). */
-  touch(scopeId: string, at: Date): Promise<void>;
+  /**
+   * Records that a message arrived (idle detection for the sleep worker): moves the scope's
+   * lastMessageAt forward to `at`, never back. A lastMessageAt after `ceiling` (an older version
+   * stored any timestamp, year 9999 included) is no time a message had, and is replaced by `at`.
+   */
+  touch(scopeId: string, at: Date, ceiling?: Date): Promise<void>;
 }
 
 export function createScopeRepository(prisma: PrismaClient): ScopeRepository {
@@ -67,9 +72,10 @@ export function createScopeRepository(prisma: PrismaClient): ScopeRepository {
         createdAt: scope.createdAt,
       }));
     },
-    async touch(scopeId, at) {
+    async touch(scopeId, at, ceiling) {
+      const impossible = ceiling ? [{ lastMessageAt: { gt: ceiling } }] : [];
       await prisma.scope.updateMany({
-        where: { id: scopeId, OR: [{ lastMessageAt: null }, { lastMessageAt: { lt: at } }] },
+        where: { id: scopeId, OR: [{ lastMessageAt: null }, { lastMessageAt: { lt: at } }, ...impossible] },
         data: { lastMessageAt: at },
       });
     },

@@ -4,7 +4,7 @@
  * source has a memory of their own.
  */
 import { z } from 'zod';
-import { normalizeText } from '../../memory/episodes/normalize';
+import { normalizeText, timestampProblem } from '../../memory/episodes/normalize';
 
 export const SOURCE_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 
@@ -21,8 +21,17 @@ export const webhookRequestSchema = z
       .string()
       .min(1, 'text must not be empty')
       .refine((text) => text === '' || normalizeText(text) !== '', 'text must not be empty (control characters and surrounding spaces do not count)'),
-    /** ISO 8601; defaults to the time of arrival. */
-    timestamp: z.iso.datetime({ offset: true }).optional(),
+    /**
+     * ISO 8601; defaults to the time of arrival. At most 5 minutes ahead of our clock and not
+     * before 1970 (a future time would keep the person's memory from ever being consolidated).
+     */
+    timestamp: z.iso
+      .datetime({ offset: true })
+      .superRefine((timestamp, ctx) => {
+        const problem = timestampProblem(new Date(timestamp), new Date(), timestamp);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .optional(),
     /** The source's own message id: a retried delivery is stored once. */
     messageId: z.string().trim().min(1).max(200).optional(),
     /** Where to POST the reply (signed); without it the reply is in the response. */

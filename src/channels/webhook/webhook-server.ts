@@ -144,7 +144,8 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       throw new HttpError(400, 'the path is not valid percent-encoding (UTF-8): POST /webhook/<source>');
     }
     if (!SOURCE_PATTERN.test(source)) throw new HttpError(404, 'not found: the source is lower-case letters, digits, - and _');
-    if (!/^application\/json\b/i.test(String(request.headers['content-type'] ?? ''))) throw new HttpError(415, 'send JSON (content-type: application/json)');
+    // The media type exactly (parameters may follow): `application/json-patch` is not JSON to us.
+    if (!/^application\/json\s*(?:;|$)/i.test(String(request.headers['content-type'] ?? ''))) throw new HttpError(415, 'send JSON (content-type: application/json)');
     const raw = await readBody(request, maxBytes);
     // Authenticity, freshness and first use before anything is parsed or stored.
     const header = (name: string) => {

@@ -1,7 +1,8 @@
 /**
  * `import --scope S FILE.jsonl`: one episode per line. Invalid lines are reported with their
  * line numbers and never stop the rest; a second import of the same file skips everything
- * (idempotent on externalId). Exit status 0 when every line was imported or skipped, 1 when some
+ * (idempotent on externalId; a line without one is given an identity of its own, see
+ * {@link lineIdentity}). Exit status 0 when every line was imported or skipped, 1 when some
  * lines were invalid.
  *
  * Lines are read with bounded memory: a line longer than any valid episode can be (4 x
@@ -9,6 +10,7 @@
  * reported, never held in memory whole. A database failure (a full disk, a lock) stops the import
  * with the line it reached; the batches stored before stay, the failed one left nothing.
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { AppError, StorageError, ValidationError } from '../../shared/errors';
 import { checkScopeKey } from '../../memory/episodes/episode-service';
@@ -76,6 +78,29 @@ export async function* boundedLines(input: AsyncIterable<Buffer>, maxLineBytes: 
   if (bytes > 0) yield finish();
 }
 
+/**
+ * The external id of a line that has none: `jsonl:` and a hash of the file's first line, the
+ * line's number and the line's text. A re-run of the same file (after a kill, a full disk, or on
+ * a renamed copy, or the file with lines appended) finds every line already stored, so it resumes
+ * without duplicates; two equal lines of one file stay two messages (their numbers differ). Not
+ * the same line: an edited line, or a line whose number moved (lines inserted above it).
+ */
+export function lineIdentity(fileHead: string, lineNo: number, line: string): string {
+  return `jsonl:${createHash('sha256').update(`${fileHead}\n${lineNo}\n${line}`).digest('hex').slice(0, 40)}`;
+}
+
+/**
+ * The scope of a parsed line: its own `scope` (a non-empty string), else --scope; `"scope": ""`
+ * and `null` count as absent. A string error explains a line that has none.
+ */
+function lineScope(value: unknown, defaultScope: string | undefined): { scope: string } | { error: string } {
+  const given = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as { scope?: unknown }).scope : undefined;
+  if (given !== undefined && given !== null && typeof given !== 'string') return { error: `scope must be a string (a scope key such as "telegram:private:42"), not ${Array.isArray(given) ? 'an array' : typeof given}` };
+  if (typeof given === 'string' && given !== '') return { scope: given };
+  if (defaultScope) return { scope: defaultScope };
+  return { error: given === '' ? 'no scope: the line\'s "scope" is empty and no --scope was given' : 'no scope: give --scope or a "scope" field on the line' };
+}
+
 export const importCommand: Command = {
   name: 'import',
   usage: 'import [--scope S] FILE.jsonl [--channel C] [--json]',
@@ -136,11 +161,14 @@ export const importCommand: Command = {
       if (!(error instanceof AppError) || error.category === 'user') return error;
       return new StorageError(
         `${error.message} The import stopped at line ${lineNo}: the ${imported} episodes imported before stay stored; the lines of the failed batch (after line ${storedThrough}) were not stored, and the rest of the file was not read.`,
-        { code: error.code, cause: error, hint: `${error.hint ? `${error.hint} ` : ''}Run the same import again afterwards: lines with an externalId that are already stored are skipped.` },
+        { code: error.code, cause: error, hint: `${error.hint ? `${error.hint} ` : ''}Run the same import again afterwards: the lines already stored are skipped (lines without an externalId are recognized by their place and text in the file).` },
       );
     };
+    /** What names this file in the identity of its lines without externalId: its first line. */
+    let fileHead = '';
     for await (const { text: line, bytes } of boundedLines(stream, maxLineBytes)) {
       lineNo += 1;
+      if (lineNo === 1) fileHead = createHash('sha256').update(line ?? `(a line of ${bytes} bytes)`).digest('hex');
       progress.update(bytesRead, `${imported + pendingCount} episodes`);
       if (line === null) {
         reject(lineNo, `the line is ${formatBytes(bytes)}, longer than any valid episode can be (${formatBytes(maxLineBytes)}: 4 x EPISODE_MAX_BYTES + 1 MiB); skipped without reading it`);
@@ -157,19 +185,19 @@ export const importCommand: Command = {
         reject(lineNo, `not valid JSON (${(error as Error).message.slice(0, 120)})`);
         continue;
       }
-      const scope = value !== null && typeof value === 'object' && typeof (value as { scope?: unknown }).scope === 'string'
-        ? ((value as { scope: string }).scope)
-        : defaultScope;
-      if (!scope) {
-        reject(lineNo, 'no scope: give --scope or a "scope" field on the line');
+      const found = lineScope(value, defaultScope);
+      if ('error' in found) {
+        reject(lineNo, found.error);
         continue;
       }
+      const { scope } = found;
       try {
         if (!validScopes.has(scope)) {
           checkScopeKey(scope);
           validScopes.add(scope);
         }
-        const episode = core.episodeService.normalize(value, defaultChannel);
+        const normalized = core.episodeService.normalize(value, defaultChannel, { checkTime: true });
+        const episode = normalized.externalId === null ? { ...normalized, externalId: lineIdentity(fileHead, lineNo, line) } : normalized;
         const list = pending.get(scope) ?? [];
         list.push(episode);
         pending.set(scope, list);

@@ -9,7 +9,7 @@ import type { EpisodeRecord, EpisodeRepository, NewEpisode } from '../../storage
 import type { ScopeDescriptor, ScopeRepository } from '../../storage/scope-repository';
 import type { Scope } from '../../storage/prisma';
 import { ValidationError } from '../../shared/errors';
-import { normalizeEpisode } from './normalize';
+import { MAX_FUTURE_SKEW_MS, normalizeEpisode } from './normalize';
 
 /** A stored turn, as the domain hands it out (callers above the domain do not import storage types). */
 export type Episode = EpisodeRecord;
@@ -40,8 +40,11 @@ export interface EpisodeService {
    * external id are skipped. Use {@link EpisodeService.normalize} first.
    */
   ingestMany(scope: ScopeDescriptor, episodes: readonly NewEpisode[]): Promise<{ inserted: number; duplicates: number; scope: Scope }>;
-  /** Validation and normalization alone, for callers that batch (the importer). */
-  normalize(input: unknown, defaultChannel: string): NewEpisode;
+  /**
+   * Validation and normalization alone, for callers that batch (the importer). `checkTime`
+   * refuses a timestamp more than 5 minutes ahead of the clock or before 1970 (outsiders' times).
+   */
+  normalize(input: unknown, defaultChannel: string, options?: { readonly checkTime?: boolean }): NewEpisode;
   /**
    * Stores one turn of a scope already known (the agent's hot path: no scope upsert), idempotent
    * on the external id. Only the person's turns move the scope's `lastMessageAt`, which is what
@@ -63,6 +66,9 @@ export function checkScopeKey(key: string): void {
   }
 }
 
+/** The latest lastMessageAt that can be true at `now`; a later one is replaced (scope-repository touch). */
+const ceilingOf = (now: Date) => new Date(now.getTime() + MAX_FUTURE_SKEW_MS);
+
 export function createEpisodeService(deps: EpisodeServiceDeps): EpisodeService {
   const clock = deps.clock ?? (() => new Date());
   const log = deps.logger.child({ component: 'episodes' });
@@ -80,7 +86,10 @@ export function createEpisodeService(deps: EpisodeServiceDeps): EpisodeService {
         const stored = await deps.episodes.latestTimestamp(row.id);
         if (stored && (!latest || stored > latest)) latest = stored;
       }
-      if (latest) await deps.scopes.touch(row.id, latest);
+      // Never ahead of the clock (timestamps within the allowed skew are stored as given), and a
+      // time an older version stored in the future (year 9999) is replaced: see touch.
+      const now = clock();
+      if (latest) await deps.scopes.touch(row.id, latest > now ? now : latest, ceilingOf(now));
       log.debug('stored episodes', { scope: scope.key, inserted: result.inserted.length, duplicates: result.duplicates });
       return { row, result };
     } catch (error) {
@@ -89,7 +98,7 @@ export function createEpisodeService(deps: EpisodeServiceDeps): EpisodeService {
   }
 
   return {
-    normalize: (input, defaultChannel) => normalizeEpisode(input, { maxBytes: deps.maxEpisodeBytes, defaultChannel, now: clock() }),
+    normalize: (input, defaultChannel, options) => normalizeEpisode(input, { maxBytes: deps.maxEpisodeBytes, defaultChannel, now: clock(), checkTime: options?.checkTime ?? false }),
     async ingest(scope, input) {
       const episode = normalizeEpisode(input, { maxBytes: deps.maxEpisodeBytes, defaultChannel: scope.channel, now: clock() });
       const { row, result } = await store(scope, [episode]);
@@ -98,11 +107,14 @@ export function createEpisodeService(deps: EpisodeServiceDeps): EpisodeService {
       return { episode: existing, duplicate: true };
     },
     async recordTurn(scopeId, input, defaultChannel) {
-      const episode = normalizeEpisode(input, { maxBytes: deps.maxEpisodeBytes, defaultChannel, now: clock() });
+      // A live channel's time comes from its platform (or the agent's clock) and is kept; only the
+      // scope's idle clock is held at now, so a clock behind the platform's cannot freeze it.
+      const now = clock();
+      const episode = normalizeEpisode(input, { maxBytes: deps.maxEpisodeBytes, defaultChannel, now });
       const result = await deps.episodes.insertMany(scopeId, [episode]);
       const inserted = result.inserted[0];
       if (inserted) {
-        if (episode.role === 'user') await deps.scopes.touch(scopeId, episode.timestamp);
+        if (episode.role === 'user') await deps.scopes.touch(scopeId, episode.timestamp > now ? now : episode.timestamp, ceilingOf(now));
         return { episode: inserted, duplicate: false };
       }
       return { episode: episode.externalId ? await deps.episodes.findByExternalId(scopeId, episode.externalId) : null, duplicate: true };

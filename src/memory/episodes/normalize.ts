@@ -5,23 +5,38 @@
  * Normalization: Unicode NFC; lone surrogates replaced by U+FFFD; NUL and other control
  * characters removed (newlines and tabs kept, CRLF folded to LF); surrounding whitespace
  * trimmed. The same for every other text of the message: channel, author, ids, and every key and
- * string inside the metadata. Empty content and content over the size cap are refused.
+ * string inside the metadata. Empty content and content over the size cap are refused, and so are
+ * metadata nested more than 64 levels deep and numeric external ids; with `checkTime` (imports),
+ * timestamps more than 5 minutes ahead of the clock or before 1970 (docs/reliability.md,
+ * "Hostile input, round two").
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { ValidationError } from '../../shared/errors';
+import { MAX_JSON_DEPTH, pathDeeperThan } from '../../shared/json-depth';
 import type { NewEpisode } from '../../storage/episode-repository';
 import { estimateImportance } from './importance';
 
 /** The shape accepted from outside (JSONL lines, webhook bodies). */
 export const episodeInputSchema = z.object({
-  scope: z.string().optional(),
+  scope: z.string().nullish(),
   channel: z.string().trim().min(1).max(64).optional(),
   role: z.enum(['user', 'agent', 'assistant', 'system']).optional(),
   author: z.string().max(256).nullish(),
   content: z.string({ error: 'content is required and must be a string' }),
   timestamp: z.union([z.iso.datetime({ offset: true, local: true }), z.iso.date()], { error: 'timestamp must be an ISO 8601 date-time, e.g. 2024-05-08T13:56:00Z' }).optional(),
-  externalId: z.union([z.string().min(1).max(512), z.number().int()]).optional(),
+  // A string only: a number would be confused with the string of its digits (12345 and "12345"
+  // named one message), and JSON numbers past 2^53 lose digits, so two ids would become one.
+  externalId: z
+    .string({
+      error: (issue) => {
+        if (issue.code !== 'invalid_type') return undefined;
+        return typeof issue.input === 'number' ? `externalId must be a string (write ${JSON.stringify(String(issue.input))}): a number would be confused with the string of the same digits` : 'externalId must be a string';
+      },
+    })
+    .min(1)
+    .max(512)
+    .optional(),
   conversationId: z.string().min(1).max(256).nullish(),
   metadata: z
     .object({
@@ -36,13 +51,39 @@ export const episodeInputSchema = z.object({
     .optional(),
 });
 
+/** How far ahead of this machine's clock a message's time may be (clocks differ a little). */
+export const MAX_FUTURE_SKEW_MS = 5 * 60_000;
+/** The earliest time a message may have: nothing chat-like is older, and decay arithmetic assumes it. */
+export const EARLIEST_TIMESTAMP = new Date('1970-01-01T00:00:00Z');
+
+/**
+ * Why a message's time cannot be stored, or null when it can. A time in the future would hold the
+ * scope's lastMessageAt ahead of the clock (the scope never idle, never consolidated again); a
+ * time before 1970 is a mistake, not history. `given` is the text as written, for the message.
+ */
+export function timestampProblem(timestamp: Date, now: Date, given: string = timestamp.toISOString()): string | null {
+  if (Number.isNaN(timestamp.getTime())) return `timestamp ${given} is not a valid date`;
+  if (timestamp.getTime() > now.getTime() + MAX_FUTURE_SKEW_MS) {
+    return `timestamp ${given} is in the future (more than ${MAX_FUTURE_SKEW_MS / 60_000} minutes ahead of this machine's clock, ${now.toISOString()})`;
+  }
+  if (timestamp.getTime() < EARLIEST_TIMESTAMP.getTime()) return `timestamp ${given} is before 1970-01-01, the earliest time a message may have`;
+  return null;
+}
+
 export interface NormalizeOptions {
   /** Largest content accepted, in UTF-8 bytes (EPISODE_MAX_BYTES). */
   readonly maxBytes: number;
   /** Channel when the input names none. */
   readonly defaultChannel: string;
-  /** Time when the input gives none. */
+  /** Time when the input gives none, and the clock future timestamps are measured against. */
   readonly now?: Date;
+  /**
+   * Refuse a timestamp more than {@link MAX_FUTURE_SKEW_MS} ahead of `now` or before 1970 (see
+   * {@link timestampProblem}): for times an outsider states (import lines). Callers that pass a
+   * platform's or their own clock's time (the agent, simulations) leave it off; whatever the
+   * time, the scope's lastMessageAt never moves past the clock (episode-service).
+   */
+  readonly checkTime?: boolean;
 }
 
 const MAX_METADATA_BYTES = 64 * 1024;
@@ -96,6 +137,12 @@ export function normalizeEpisode(input: unknown, options: NormalizeOptions): New
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw new ValidationError('an episode must be a JSON object with at least "content"', { code: 'episode.not_object' });
   }
+  // Before anything walks it: the metadata is the only free-form JSON of a message, and the walks
+  // below (and later redaction and export) recurse; 3,000 levels would overflow the stack.
+  const metadataInput = (input as { metadata?: unknown }).metadata;
+  if (pathDeeperThan(metadataInput, MAX_JSON_DEPTH) !== null) {
+    throw new ValidationError(`metadata is nested more than ${MAX_JSON_DEPTH} levels deep`, { code: 'episode.too_deep' });
+  }
   const parsed = episodeInputSchema.safeParse(input);
   if (!parsed.success) throw new ValidationError(describeIssues(parsed.error), { code: 'episode.invalid' });
   const raw = parsed.data;
@@ -114,9 +161,14 @@ export function normalizeEpisode(input: unknown, options: NormalizeOptions): New
     throw new ValidationError(`content is ${formatBytes(bytes)}; the limit is ${formatBytes(options.maxBytes)} (EPISODE_MAX_BYTES)`, { code: 'episode.too_large' });
   }
 
-  const timestamp = raw.timestamp === undefined ? (options.now ?? new Date()) : new Date(raw.timestamp);
+  const now = options.now ?? new Date();
+  const timestamp = raw.timestamp === undefined ? now : new Date(raw.timestamp);
   if (Number.isNaN(timestamp.getTime())) {
     throw new ValidationError('timestamp is not a valid date', { code: 'episode.invalid' });
+  }
+  if (raw.timestamp !== undefined && options.checkTime) {
+    const problem = timestampProblem(timestamp, now, raw.timestamp);
+    if (problem) throw new ValidationError(problem, { code: 'episode.bad_timestamp' });
   }
   const role = raw.role === 'assistant' ? 'agent' : (raw.role ?? 'user');
   // (Cleaning the JSON text instead would miss them: JSON.stringify writes them as \u escapes.)
@@ -127,7 +179,7 @@ export function normalizeEpisode(input: unknown, options: NormalizeOptions): New
   const channel = raw.channel === undefined ? options.defaultChannel : normalizeText(raw.channel);
   if (channel.length === 0) throw new ValidationError('channel is empty (after removing control characters and surrounding spaces)', { code: 'episode.invalid' });
   const author = raw.author ? normalizeText(raw.author) || null : null;
-  const externalId = raw.externalId === undefined ? null : normalizeText(String(raw.externalId)) || null;
+  const externalId = raw.externalId === undefined ? null : normalizeText(raw.externalId) || null;
   const conversationId = raw.conversationId ? normalizeText(raw.conversationId) || null : null;
   return {
     channel,

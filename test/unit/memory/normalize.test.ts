@@ -35,9 +35,9 @@ describe('normalizeEpisode', () => {
     expect(normalizeEpisode({ content: ' Hello there\u0000' }, options).contentHash).toBe(episode.contentHash);
   });
 
-  it('maps assistant to agent, numbers to string ids, and keeps metadata tags lower-cased', () => {
+  it('maps assistant to agent, and keeps metadata tags lower-cased', () => {
     const episode = normalizeEpisode(
-      { content: 'x', role: 'assistant', externalId: 42, timestamp: '2024-05-08T13:56:00+02:00', metadata: { topics: ['Hiking', 'hiking '], entities: ['Alice'], importance: 0.9, custom: 1 } },
+      { content: 'x', role: 'assistant', externalId: '42', timestamp: '2024-05-08T13:56:00+02:00', metadata: { topics: ['Hiking', 'hiking '], entities: ['Alice'], importance: 0.9, custom: 1 } },
       options,
     );
     expect(episode.role).toBe('agent');
@@ -73,6 +73,29 @@ describe('normalizeEpisode', () => {
 
   it('refuses a huge message without scanning it', () => {
     expect(refusal({ content: 'x'.repeat(10 * 1024 * 1024) }).code).toBe('episode.too_large');
+  });
+
+  it('refuses a numeric externalId (12345 and "12345" would name one message)', () => {
+    expect(refusal({ content: 'x', externalId: 12345 }).message).toBe('externalId must be a string (write "12345"): a number would be confused with the string of the same digits');
+  });
+
+  it('with checkTime, refuses timestamps more than 5 minutes ahead or before 1970', () => {
+    const checked = { ...options, checkTime: true };
+    expect(refusal({ content: 'x', timestamp: '9999-12-31' }, checked).message).toMatch(/^timestamp 9999-12-31 is in the future \(more than 5 minutes ahead/);
+    expect(refusal({ content: 'x', timestamp: '1969-12-31T23:59:59Z' }, checked).message).toMatch(/^timestamp 1969-12-31T23:59:59Z is before 1970-01-01/);
+    expect(refusal({ content: 'x', timestamp: '2024-01-01T00:06:00Z' }, checked).code).toBe('episode.bad_timestamp');
+    expect(normalizeEpisode({ content: 'x', timestamp: '2024-01-01T00:04:00Z' }, checked).timestamp.toISOString()).toBe('2024-01-01T00:04:00.000Z');
+    // Without it (the agent's and simulations' own clocks), the time is kept.
+    expect(normalizeEpisode({ content: 'x', timestamp: '2030-01-01T00:00:00Z' }, options).timestamp.toISOString()).toBe('2030-01-01T00:00:00.000Z');
+  });
+
+  it('refuses metadata nested more than 64 levels before walking it', () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 100_000; i++) deep = { a: deep };
+    expect(refusal({ content: 'x', metadata: deep }).message).toBe('metadata is nested more than 64 levels deep');
+    let ok: unknown = 1;
+    for (let i = 0; i < 64; i++) ok = { a: ok };
+    expect(normalizeEpisode({ content: 'x', metadata: ok }, options).metadata).toEqual(ok);
   });
 
   it('explains every field that is wrong', () => {
