@@ -164,5 +164,6 @@ describe('memory commands (CLI, SQLite)', () => {
     const unknownMemory = await runCli(['forget', '--scope', 'ana', '--memory', '00000000-0000-7000-8000-000000000000', '--yes'], env);
     expect(unknownMemory.code).toBe(2);
     expect(unknownMemory.stderr).toMatch(/no memory 00000000-0000-7000-8000-000000000000 in this scope/);
-  });
+    // Thirteen child processes, each starting the CLI (TypeScript, the store): the time of thirteen starts on a busy machine.
+  }, 240_000);
 });
