@@ -38,6 +38,8 @@ export interface DigestSchedule {
    * person). A group has no owner; its digest is read with `/digest`.
    */
   readonly delivered: boolean;
+  /** When this was read (the service's clock). */
+  readonly at: Date;
 }
 
 /** A change of the schedule; absent fields stay as they are. */
@@ -107,6 +109,7 @@ export function createDigestScheduleService(prisma: PrismaClient, defaults: Dige
       timeZoneIsDefault: scope.timezone === null,
       next: settings.digestEnabled ? nextDigestInstant(from, settings.digestTime, settings.timeZone) : null,
       delivered: scope.ownerId !== null,
+      at: now,
     };
   }
 
