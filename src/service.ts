@@ -136,6 +136,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
         search: core.search,
         sleep: core.sleep,
         scheduler: core.scheduler,
+        digestSchedule: core.digestSchedule,
         storeStats: core.storeStats,
         indexGuard: core.indexGuard,
         metrics: core.metrics,
