@@ -328,6 +328,15 @@ describe('terminal channel', () => {
     expect(handler.seen).not.toContain('/frobnicate now');
   });
 
+  it('/timezone and /digest at set the digest schedule from the terminal too', async () => {
+    expect(await session.say('/timezone Pacific/Nowhere')).toMatch(/^“Pacific\/Nowhere” is not a time zone I know\./);
+    expect(await session.say('/timezone Europe/Madrid')).toMatch(/^Done: your time zone is now Europe\/Madrid; /);
+    expect(await session.say('/digest at 7:45')).toMatch(/^Done: your digest will come every day at 07:45 \(Europe\/Madrid\)\. The next one: \d{4}-\d\d-\d\d at 07:45\.\n$/);
+    expect(await session.say('/timezone')).toMatch(/^Your time zone is Europe\/Madrid; it is \d\d:\d\d there now\./);
+    expect(await session.say('/digest off')).toMatch(/^Done: no more evening digests\./);
+    expect(await core.db.prisma.auditEvent.count({ where: { scopeId, action: 'settings' } })).toBe(3);
+  });
+
   it('/end ends the open conversation', async () => {
     expect(await core.db.prisma.conversation.count({ where: { scopeId, status: 'open' } })).toBe(1);
     expect(await session.say('/end')).toBe(`${END_TEXT}\n`);
