@@ -31,6 +31,7 @@ import { createEpisodeLog, type EpisodeLog } from './memory/episodes/episode-log
 import { createMemoryCatalog, type MemoryCatalog } from './memory/memories/memory-catalog';
 import { createProfileReader, type ProfileReader } from './memory/profiles/profile-reader';
 import { createScopeDirectory, type ScopeDirectory } from './memory/scopes/scope-directory';
+import { createDigestScheduleService, type DigestScheduleService } from './memory/scopes/digest-schedule';
 import { showStoredValue } from './memory/output-filter';
 import type { Logger } from './shared/logger';
 import { createStoreStats, type StoreStats } from './memory/store-stats';
@@ -73,6 +74,8 @@ export interface Core {
   readonly catalog: MemoryCatalog;
   readonly episodeLog: EpisodeLog;
   readonly digestBook: DigestBook;
+  /** A scope's digest time, on/off and time zone, as its person or an operator sets them (audited). */
+  readonly digestSchedule: DigestScheduleService;
   readonly auditLog: AuditLog;
   readonly profiles: ProfileReader;
   readonly archive: ScopeArchive;
@@ -191,6 +194,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     catalog: createMemoryCatalog(db.prisma),
     episodeLog: createEpisodeLog(episodes),
     digestBook: createDigestBook(db.prisma, config.timeZone),
+    digestSchedule: createDigestScheduleService(db.prisma, { digestTime: config.sleep.digestTime, timeZone: config.timeZone }, overrides.clock),
     auditLog: createAuditLog(db.prisma),
     profiles: createProfileReader(db.prisma),
     archive: createScopeArchive(db.prisma),

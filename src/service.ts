@@ -12,6 +12,7 @@
  * the agent's idle sweep and the digest sender, then the core. Nothing taken in is dropped.
  */
 import path from 'node:path';
+import type { Api } from 'grammy';
 import type { Readable, Writable } from 'node:stream';
 import { createAgent, type Agent, type AgentServices } from './agent/agent';
 import { createApiServer } from './api/server';
@@ -64,8 +65,25 @@ export function agentServices(core: Core): AgentServices {
 
 /** The domain services a chat channel's commands use (/memories, /why, /forget, /digest, /export, /sleep). */
 export function channelServices(core: Core) {
-  const { directory, catalog, digestBook, forget, archive, scheduler } = core;
-  return { directory, catalog, digestBook, forget, archive, scheduler };
+  const { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule } = core;
+  return { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule };
+}
+
+/**
+ * Starts the Telegram digest sender and connects it to the sleep scheduler: a digest the
+ * scheduler's tick builds is sent right after (not at the sender's next one-minute pass).
+ * `stop()` disconnects it, then stops it.
+ */
+export async function startDigestSender(core: Core, bot: { readonly api: Api }, logger: Logger, options: { intervalMs?: number; clock?: () => Date } = {}): Promise<{ stop(): Promise<void> }> {
+  const sender = createDigestSender({ digestBook: core.digestBook, bot, logger, ...options });
+  await sender.start();
+  const unsubscribe = core.scheduler.onDigestsBuilt(() => sender.wake());
+  return {
+    async stop() {
+      unsubscribe();
+      await sender.stop();
+    },
+  };
 }
 
 /** Whether `npm start` opens the terminal conversation. */
@@ -120,6 +138,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
         search: core.search,
         sleep: core.sleep,
         scheduler: core.scheduler,
+        digestSchedule: core.digestSchedule,
         storeStats: core.storeStats,
         indexGuard: core.indexGuard,
         metrics: core.metrics,
@@ -145,8 +164,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
       });
       await bot.start();
       stops.push(['Telegram', () => bot.stop()]);
-      const digests = createDigestSender({ digestBook: core.digestBook, bot, logger });
-      await digests.start();
+      const digests = await startDigestSender(core, bot, logger, overrides.clock ? { clock: overrides.clock } : {});
       stops.splice(stops.length - 1, 0, ['digest sender', () => digests.stop()]);
       parts.telegram = `@${bot.bot.botInfo.username}`;
     } else parts.telegram = 'off (set TELEGRAM_BOT_TOKEN)';

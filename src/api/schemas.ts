@@ -65,6 +65,14 @@ export const searchBody = z.object({
 export const exportQuery = z.object({ format: z.enum(['json', 'markdown']).default('json') });
 export const importQuery = z.object({ mode: z.enum(['exact', 'copy']).default('exact') });
 export const sleepBody = z.object({ dryRun: z.boolean().default(false) });
+/** PATCH /scopes/:id/settings: any of the three; absent fields stay as they are. */
+export const settingsBody = z
+  .object({
+    digestTime: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time of day as HH:MM, 24-hour, e.g. 21:30').optional(),
+    digestEnabled: z.boolean().optional(),
+    timezone: z.string().min(1).max(64).optional(),
+  })
+  .strict();
 
 /** Which zod schema each JSON Schema handed to fastify came from. */
 const sources = new WeakMap<object, z.ZodType>();

@@ -18,6 +18,7 @@ import type { ForgetService } from '../memory/forget/forget-service';
 import type { MemoryCatalog } from '../memory/memories/memory-catalog';
 import type { HybridSearch } from '../memory/retrieval/hybrid-search';
 import type { ScopeDirectory } from '../memory/scopes/scope-directory';
+import type { DigestSchedule, DigestScheduleService } from '../memory/scopes/digest-schedule';
 import type { IndexGuard } from '../memory/vectors/index-guard';
 import { AppError, NotFoundError } from '../shared/errors';
 import { uuidv7 } from '../shared/ids';
@@ -30,7 +31,7 @@ import { bearerMatches } from './auth';
 import { renderMetrics } from './metrics-endpoint';
 import { joinMarkdownFiles, renderMarkdownExport } from '../export/markdown-export';
 import { serializeScopeExport } from '../export/scope-document';
-import { auditQuery, episodesQuery, exportQuery, importQuery, jsonSchema, memoriesQuery, memoryParams, scopeParams, searchBody, sleepBody, RequestValidationError, validatorFor } from './schemas';
+import { auditQuery, episodesQuery, exportQuery, importQuery, jsonSchema, memoriesQuery, memoryParams, scopeParams, searchBody, settingsBody, sleepBody, RequestValidationError, validatorFor } from './schemas';
 
 /** Largest JSON export POST /scopes/:id/import takes (a scope of ~100,000 episodes). */
 const IMPORT_BODY_LIMIT = 256 * 1024 * 1024;
@@ -49,6 +50,8 @@ export interface ApiOptions {
   /** The dry run of `POST /scopes/:id/sleep`. */
   readonly sleep: Pick<SleepService, 'planNextBatch'>;
   readonly scheduler: Pick<SleepScheduler, 'consolidateNow'>;
+  /** A scope's digest time, on/off and time zone (GET/PATCH /scopes/:id/settings). */
+  readonly digestSchedule: Pick<DigestScheduleService, 'get' | 'set'>;
   readonly storeStats: Pick<StoreStats, 'ping' | 'counts'>;
   readonly indexGuard: Pick<IndexGuard, 'state'>;
   readonly metrics: Pick<Metrics, 'render'>;
@@ -89,6 +92,19 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
 
   /** The scope a path names, by id or by key; a NotFoundError (404) when neither names one. */
   const scopeOf = (idOrKey: string) => directory.require(idOrKey);
+
+  /** A digest schedule as the settings routes answer it. */
+  const settingsAnswer = (s: DigestSchedule) => ({
+    scope: s.scopeKey,
+    id: s.scopeId,
+    digestTime: s.time,
+    digestTimeIsDefault: s.timeIsDefault,
+    digestEnabled: s.enabled,
+    timezone: s.timeZone,
+    timezoneIsDefault: s.timeZoneIsDefault,
+    nextDigest: s.next?.toISOString() ?? null,
+    digestDelivered: s.delivered,
+  });
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
@@ -167,6 +183,22 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
     const q = auditQuery.parse(request.query);
     const scope = await scopeOf(id);
     return { events: await auditLog.latest(scope.id, q.limit) };
+  });
+
+  app.get('/scopes/:id/settings', { schema: { params: jsonSchema(scopeParams) } }, async (request) => {
+    const { id } = scopeParams.parse(request.params);
+    const scope = await scopeOf(id);
+    return settingsAnswer(await options.digestSchedule.get(scope.id));
+  });
+
+  // Validated (the zone against the IANA database), audited (`settings` on the scope), read by
+  // the scheduler at its next minute: no restart.
+  app.patch('/scopes/:id/settings', { schema: { params: jsonSchema(scopeParams), body: jsonSchema(settingsBody) } }, async (request) => {
+    const { id } = scopeParams.parse(request.params);
+    const body = settingsBody.parse(request.body ?? {});
+    const scope = await scopeOf(id);
+    const changed = await options.digestSchedule.set(scope.id, { time: body.digestTime, enabled: body.digestEnabled, timeZone: body.timezone }, { reason: 'changed through the admin API' });
+    return settingsAnswer(changed);
   });
 
   app.post('/scopes/:id/sleep', { schema: { params: jsonSchema(scopeParams), body: jsonSchema(sleepBody) } }, async (request) => {

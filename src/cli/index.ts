@@ -29,8 +29,9 @@ import { exportCommand } from './commands/export';
 import { importScopeCommand } from './commands/import-scope';
 import { migrateStoreCommand } from './commands/migrate-store';
 import { encryptCommand } from './commands/encrypt';
+import { timezoneCommand } from './commands/timezone';
 
-const commands = [importCommand, episodesCommand, scopesCommand, searchCommand, memoriesCommand, auditCommand, soulCommand, digestCommand, forgetCommand, sleepCommand, chatCommand, pauseCommand, resumeCommand, reindexCommand, evalCommand, doctorCommand, exportCommand, importScopeCommand, migrateStoreCommand, encryptCommand] satisfies Command[];
+const commands = [importCommand, episodesCommand, scopesCommand, searchCommand, memoriesCommand, auditCommand, soulCommand, digestCommand, timezoneCommand, forgetCommand, sleepCommand, chatCommand, pauseCommand, resumeCommand, reindexCommand, evalCommand, doctorCommand, exportCommand, importScopeCommand, migrateStoreCommand, encryptCommand] satisfies Command[];
 
 function usage(): string {
   return [

@@ -202,7 +202,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       enabled: env.SLEEP_ENABLED,
       consolidateCron: env.SLEEP_CONSOLIDATE_CRON,
       decayCron: env.SLEEP_DECAY_CRON,
-      digestCheckCron: '*/5 * * * *',
+      digestCheckCron: '* * * * *',
       idleMinutes: env.SLEEP_IDLE_MINUTES,
       minEpisodes: env.SLEEP_MIN_EPISODES,
       maxWaitHours: env.SLEEP_MAX_WAIT_HOURS,

@@ -17,7 +17,10 @@
  * - decay: every scope, paused ones too. Pausing stops the agent from *learning* (reading new
  *   episodes into memories); decay only lets old, unreinforced memories fade, which is what a
  *   paused memory would do anyway, and skipping it would keep stale facts alive at full strength.
- * - digest: every scope with an owner, once per local day, after its local digest time.
+ * - digest: every scope with an owner and digests on, once per local day, after its local digest
+ *   time (and not for an instant before its digest time or zone last changed). Listeners given to
+ *   onDigestsBuilt hear about new digests at once, so a channel delivers them without waiting for
+ *   its own timer.
  *
  * The scheduler owns the SleepRun row of every job it starts: created as `running` with id
  * ctx.runId before the job, given its final status (and the outcome's detail) after
@@ -43,7 +46,7 @@ export interface SleepSchedulerOptions {
   readonly consolidateCron: string;
   /** When decay runs; default `30 3 * * *`. */
   readonly decayCron: string;
-  /** How often due digests are looked for; default `*\/5 * * * *`. */
+  /** How often due digests are looked for; default every minute (`* * * * *`), so a digest is at most a minute late. */
   readonly digestCheckCron: string;
   /** Minutes without a message before a scope may be consolidated; default 30. */
   readonly idleMinutes: number;
@@ -68,7 +71,7 @@ export interface SleepSchedulerOptions {
 export const defaultSleepSchedulerOptions: SleepSchedulerOptions = {
   consolidateCron: '0 */6 * * *',
   decayCron: '30 3 * * *',
-  digestCheckCron: '*/5 * * * *',
+  digestCheckCron: '* * * * *',
   idleMinutes: 30,
   minEpisodes: 40,
   maxWaitHours: 168,
@@ -101,6 +104,12 @@ export interface SleepScheduler {
   pause(scopeId: string, reason?: string): Promise<boolean>;
   /** Resumes consolidation of a scope (audited); false when it was not paused. */
   resume(scopeId: string, reason?: string): Promise<boolean>;
+  /**
+   * Calls `listener` after each digest tick that built at least one digest to send (a channel's
+   * sender delivers it right away). Returns a function that removes the listener. A listener's
+   * failure is logged, never the tick's.
+   */
+  onDigestsBuilt(listener: () => Promise<unknown> | void): () => void;
 }
 
 export interface SleepSchedulerDeps {
@@ -125,6 +134,7 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
   let crons: Cron[] = [];
   const runningTicks = new Map<SleepJobKind, Promise<SleepTickReport>>();
   const inFlight = new Set<Promise<unknown>>();
+  const digestListeners = new Set<() => Promise<unknown> | void>();
 
   const runJob = createJobRunner({
     prisma,
@@ -256,12 +266,24 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
   async function digestTick(now: Date) {
     const scopes = await prisma.scope.findMany({ where: { ownerId: { not: null } }, orderBy: { createdAt: 'asc' } });
     const reports = await forEachScope('digest', scopes, async (scope, settings) => {
+      if (!settings.digestEnabled) return undefined;
       const periodEnd = digestInstant(now, settings.digestTime, settings.timeZone);
       if (now.getTime() < periodEnd.getTime()) return undefined;
+      // Set (or moved by a new zone) after today's instant: due at the next one.
+      if (settings.digestFrom && periodEnd.getTime() < settings.digestFrom.getTime()) return undefined;
       const decision = await digestDue(scope.id, periodEnd);
       if (!decision.due) return undefined;
       return runJob({ kind: 'digest', scope, settings, now, periodEnd, recheck: () => digestDue(scope.id, periodEnd) });
     });
+    if (reports.some((r) => r.status === 'succeeded')) {
+      for (const listener of digestListeners) {
+        try {
+          await listener();
+        } catch (error) {
+          logger.error('a digest listener failed', { error });
+        }
+      }
+    }
     return { scopes: reports, exhausted: [] };
   }
 
@@ -357,5 +379,10 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
 
     pause: (scopeId, reason) => setPaused(scopeId, true, reason),
     resume: (scopeId, reason) => setPaused(scopeId, false, reason),
+
+    onDigestsBuilt(listener) {
+      digestListeners.add(listener);
+      return () => void digestListeners.delete(listener);
+    },
   };
 }

@@ -89,11 +89,11 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(options: { allowedUsers?: number[]; groups?: boolean; bot?: Partial<TelegramBotOptions>; start?: boolean } = {}): Promise<Harness> {
+export async function startHarness(options: { allowedUsers?: number[]; groups?: boolean; bot?: Partial<TelegramBotOptions>; start?: boolean; clock?: () => Date } = {}): Promise<Harness> {
   const fake = await startFakeTelegram();
   const { logger, lines } = memoryLogger();
   const config = loadConfig({ env: { DATA_DIR: tempDir('nocturne-tg-'), TZ: 'UTC' }, envFile: false });
-  const core = await createCore(config, logger, { embedder: createHashEmbedder({ dimension: 64 }) });
+  const core = await createCore(config, logger, { embedder: createHashEmbedder({ dimension: 64 }), ...(options.clock && { clock: options.clock }) });
   const handler = createRecordingHandler(core);
   const newBot = () =>
     createTelegramBot({

@@ -319,13 +319,22 @@ describe('terminal channel', () => {
 
   it('/help and /start list the commands; an unknown command does not reach the model', async () => {
     const help = await session.say('/help');
-    for (const command of ['memories [category | next | prev | N]', 'forget N | words', 'why N', 'digest', 'sleep', 'pause', 'resume', 'export', 'end', 'help']) expect(help).toContain(`/${command} — `);
+    for (const command of ['memories [category | next | prev | N]', 'forget N | words', 'why N', 'digest [at HH:MM | off | on]', 'timezone [Zone]', 'sleep', 'pause', 'resume', 'export', 'end', 'help']) expect(help).toContain(`/${command} — `);
     expect(help).toContain('/quit');
     expect(await session.say('/start')).toMatch(/^Hello, Ana! What you tell me here stays in terminal:ana\.\n\nI remember our conversations/);
     const before = replyRequests();
     expect(await session.say('/frobnicate now')).toBe('I do not know /frobnicate. /help lists what I understand.\n');
     expect(replyRequests()).toBe(before);
     expect(handler.seen).not.toContain('/frobnicate now');
+  });
+
+  it('/timezone and /digest at set the digest schedule from the terminal too', async () => {
+    expect(await session.say('/timezone Pacific/Nowhere')).toMatch(/^“Pacific\/Nowhere” is not a time zone I know\./);
+    expect(await session.say('/timezone Europe/Madrid')).toMatch(/^Done: your time zone is now Europe\/Madrid; /);
+    expect(await session.say('/digest at 7:45')).toMatch(/^Done: your digest will come every day at 07:45 \(Europe\/Madrid\)\. The next one: \d{4}-\d\d-\d\d at 07:45\.\n$/);
+    expect(await session.say('/timezone')).toMatch(/^Your time zone is Europe\/Madrid; it is \d\d:\d\d there now\./);
+    expect(await session.say('/digest off')).toMatch(/^Done: no more evening digests\./);
+    expect(await core.db.prisma.auditEvent.count({ where: { scopeId, action: 'settings' } })).toBe(3);
   });
 
   it('/end ends the open conversation', async () => {

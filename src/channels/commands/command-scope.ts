@@ -9,12 +9,13 @@ import type { ScopeArchive } from '../../memory/archive/scope-archive';
 import type { DigestBook } from '../../memory/digests/digest-book';
 import type { ForgetService } from '../../memory/forget/forget-service';
 import type { MemoryCatalog } from '../../memory/memories/memory-catalog';
+import type { DigestScheduleService } from '../../memory/scopes/digest-schedule';
 import type { SleepScheduler } from '../../sleep/scheduler';
 
 /**
  * The domain services behind the commands, by name: the memory catalog (/memories, /why), the
- * digest book (/digest, digest numbers), forgetting (/forget), the scope archive (/export) and
- * the sleep scheduler (/sleep, /pause, /resume). Every text they return is already filtered.
+ * digest book (/digest, digest numbers), forgetting (/forget), the scope archive (/export), the
+ * sleep scheduler (/sleep, /pause, /resume) and the digest schedule (/digest at, /timezone). Every text they return is already filtered.
  */
 export interface CommandServices {
   readonly catalog: Pick<MemoryCatalog, 'page' | 'categories' | 'explain'>;
@@ -25,6 +26,8 @@ export interface CommandServices {
   readonly forget: Pick<ForgetService, 'forgetMemory' | 'forgetMatching'>;
   readonly archive: Pick<ScopeArchive, 'export'>;
   readonly scheduler: Pick<SleepScheduler, 'consolidateNow' | 'pause' | 'resume'>;
+  /** The digest time, on/off and time zone (/digest at, /digest off, /timezone). */
+  readonly digestSchedule: Pick<DigestScheduleService, 'get' | 'set'>;
 }
 
 /** The scope a command acts on. */

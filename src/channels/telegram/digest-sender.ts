@@ -1,8 +1,10 @@
 /**
  * Nightly digest delivery over Telegram. The sleep scheduler builds each scope's digest at the
- * owner's local digest time (src/sleep/scheduler.ts) and leaves it `pending`; this sender looks
- * for pending digests every `intervalMs`, sends each to its scope's owner (for a private chat
- * the owner's user id is the chat id) and reports back with markSent / markFailed.
+ * owner's local digest time (src/sleep/scheduler.ts) and leaves it `pending`; the service calls
+ * {@link DigestSender.wake} as soon as a digest tick built one, so it goes out within seconds of
+ * being built, and this sender also looks for pending digests every `intervalMs` (retries, and
+ * digests another process built). Each is sent to its scope's owner (for a private chat the
+ * owner's user id is the chat id) and reported back with markSent / markFailed.
  *
  * A failed send is tried again on later passes until the digest has `maxAttempts` attempts
  * (then it stays `failed`, logged). No digest is sent twice: see digest-delivery.ts for the
@@ -43,6 +45,11 @@ export interface DigestSender {
   stop(): Promise<void>;
   /** One pass over the pending digests (what the timer calls). */
   sendPending(): Promise<DigestPassReport>;
+  /**
+   * A pass now, outside the timer (a digest was just built); never throws (a failure is logged)
+   * and does nothing once stopped.
+   */
+  wake(): Promise<void>;
   /** Digests left `sending` by a crash: logged and marked sent, never resent. Returns how many. */
   recoverInterrupted(): Promise<number>;
 }
@@ -57,6 +64,7 @@ export function createDigestSender(options: DigestSenderOptions): DigestSender {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
   let stopped = true;
+  const woken = new Set<Promise<void>>();
 
   async function sendPending(): Promise<DigestPassReport> {
     const counts: Record<DeliveryOutcome, number> = { sent: 0, failed: 0, skipped: 0 };
@@ -99,6 +107,16 @@ export function createDigestSender(options: DigestSenderOptions): DigestSender {
     sendPending,
     recoverInterrupted,
 
+    async wake() {
+      if (stopped) return;
+      const pass = sendPending().then(
+        () => undefined,
+        (error: unknown) => log.error('the digest pass failed; trying again at the next one', { error }),
+      );
+      woken.add(pass);
+      await pass.finally(() => woken.delete(pass));
+    },
+
     async start() {
       if (!stopped) return;
       stopped = false;
@@ -117,6 +135,7 @@ export function createDigestSender(options: DigestSenderOptions): DigestSender {
       if (timer) clearTimeout(timer);
       timer = undefined;
       await running;
+      await Promise.allSettled([...woken]);
     },
   };
 }

@@ -159,14 +159,14 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
   );
 
   // 5. Commands, then the conversation.
-  const { catalog, digestBook, forget, archive, scheduler, handler, logger } = options;
+  const { catalog, digestBook, forget, archive, scheduler, digestSchedule, handler, logger } = options;
   const lists = createNumberedLists();
   const routes = new Composer<NocturneContext>();
   registerHelpCommands(routes);
   registerMemoriesCommand(routes, { catalog, lists });
   registerForgetCommand(routes, { forget, digestBook, lists });
   registerWhyCommand(routes, { catalog, digestBook, lists });
-  registerDigestCommand(routes, { digestBook, logger });
+  registerDigestCommand(routes, { digestBook, digestSchedule, logger });
   registerConsolidationCommands(routes, { scheduler });
   registerExportCommand(routes, { archive });
   registerConversation(routes, { handler, logger });

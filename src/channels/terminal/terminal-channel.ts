@@ -79,13 +79,14 @@ export function createTerminalChannel(options: TerminalChannelOptions): Terminal
     const clean = text.replace(CONTROL, '');
     if (clean !== '') output.write(clean.endsWith('\n') ? clean : `${clean}\n`);
   };
-  const { catalog, digestBook, forget, archive, scheduler } = options;
+  const { catalog, digestBook, forget, archive, scheduler, digestSchedule } = options;
   const commands = createTerminalCommands({
     catalog,
     digestBook,
     forget,
     archive,
     scheduler,
+    digestSchedule,
     handler,
     logger: options.logger,
     authorName,
@@ -141,6 +142,8 @@ export function createTerminalChannel(options: TerminalChannelOptions): Terminal
   async function runCommand(name: string, argument: string): Promise<void> {
     try {
       const answer = await commands.run(name, argument, await ensureScope());
+      // A new time zone: read the scope again, so the dates shown next use it.
+      if (name === 'timezone') scope = undefined;
       print(answer.text);
       question = answer.question;
     } catch (error) {

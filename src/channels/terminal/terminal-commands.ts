@@ -15,6 +15,7 @@ import type { ForgetPreview } from '../../memory/forget/forget-service';
 import type { CommandScope, CommandServices } from '../commands/command-scope';
 import { pauseLearning, resumeLearning, sleepNow } from '../commands/consolidation';
 import { deliverDigestNow, NOTHING_NEW_TEXT } from '../commands/digest';
+import { answerTimeZone, changeDigestSchedule, parseDigestArgument } from '../commands/digest-schedule';
 import { buildExportFiles, exportCounts } from '../commands/export';
 import { confirmForget, FORGET_KEPT_TEXT, FORGET_USAGE, forgetByNumber, forgetReason, parseForgetArgument, previewForgetWords } from '../commands/forget';
 import { helpText, NUMBERS_NOTE } from '../commands/help';
@@ -32,7 +33,7 @@ const WHERE = 'the terminal';
 /** The `/help` answer on the terminal. */
 export const TERMINAL_HELP_TEXT = helpText({
   about: 'When I have a digest of what I learned, I show it here when you come back (or now, with /digest).',
-  usage: { memories: '[category | next | prev | N]', forget: 'N | words', why: 'N' },
+  usage: { memories: '[category | next | prev | N]', forget: 'N | words', why: 'N', digest: '[at HH:MM | off | on]', timezone: '[Zone]' },
   footer: `${NUMBERS_NOTE} /quit (or Ctrl-D) leaves; the conversation stays open until /end.`,
 });
 
@@ -73,7 +74,7 @@ function memoriesRequest(argument: string, last: { category: string | null; page
 }
 
 export function createTerminalCommands(deps: TerminalCommandDeps): TerminalCommands {
-  const { catalog, digestBook, archive, scheduler } = deps;
+  const { catalog, digestBook, archive, scheduler, digestSchedule } = deps;
   const lists = createNumberedLists({ maxScopes: 100 });
   const log = deps.logger.child({ component: 'terminal' });
   /** The filter and page of the last /memories, for `next`, `prev` and page numbers. */
@@ -151,9 +152,13 @@ export function createTerminalCommands(deps: TerminalCommandDeps): TerminalComma
         case 'why':
           return { text: await answerWhy({ catalog, digestBook, lists }, scope, argument) };
         case 'digest': {
+          const request = parseDigestArgument(argument);
+          if (request.kind !== 'now') return { text: await changeDigestSchedule(digestSchedule, scope, request, WHERE) };
           const sent = await deliverDigestNow(digestBook, scope.id, deliver);
           return { text: sent === 0 ? NOTHING_NEW_TEXT : '' };
         }
+        case 'timezone':
+          return { text: await answerTimeZone(digestSchedule, scope, argument, WHERE) };
         case 'sleep':
           return { text: await sleepNow(scheduler, scope.id) };
         case 'pause':

@@ -33,8 +33,8 @@ export const chatCommand: Command = {
     // Memories and turns get their vectors while the conversation goes on (as under npm start).
     core.embeddingWorker.start();
     const sweeper = agent.startIdleSweep();
-    const { directory, catalog, digestBook, forget, archive, scheduler } = core;
-    const services = { directory, catalog, digestBook, forget, archive, scheduler };
+    const { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule } = core;
+    const services = { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule };
     const terminal = createTerminalChannel({ ...services, handler, input: process.stdin, output: ctx.out, scopeKey, authorName, logger: ctx.logger, defaultTimeZone: ctx.config.timeZone });
     try {
       await terminal.run();

@@ -62,11 +62,12 @@ export function formatLocalMinute(date: Date, timeZone: string | null): string {
 }
 
 /** The readable digest: a title with the period, one section per kind of change, the numbered items. */
-export function renderDigest(params: { periodStart: Date; periodEnd: Date; timeZone: string | null; items: readonly DigestItem[]; reinforced: number; deferred?: number; unlearned?: number }): string {
+export function renderDigest(params: { periodStart: Date; periodEnd: Date; timeZone: string | null; items: readonly DigestItem[]; reinforced: number; deferred?: number; unlearned?: number; forgotten?: number }): string {
   const { items } = params;
   const deferred = params.deferred ?? 0;
   const unlearned = params.unlearned ?? 0;
-  if (items.length === 0 && deferred === 0 && unlearned === 0) return '';
+  const forgotten = params.forgotten ?? 0;
+  if (items.length === 0 && deferred === 0 && unlearned === 0 && forgotten === 0) return '';
   const zone = params.timeZone ?? 'UTC';
   const lines = [`# What I learned (${formatLocalMinute(params.periodStart, params.timeZone)} – ${formatLocalMinute(params.periodEnd, params.timeZone)}, ${zone})`, ''];
   for (const action of ACTIONS) {
@@ -74,6 +75,8 @@ export function renderDigest(params: { periodStart: Date; periodEnd: Date; timeZ
     if (section.length === 0) continue;
     lines.push(`## ${HEADINGS[action]}`, '', ...section.map((i) => `${i.n}. ${i.text}`), '');
   }
+  // Forgotten memories are counted, never described: their text is gone on purpose.
+  if (forgotten > 0) lines.push(`Forgotten at your request: ${forgotten} ${forgotten === 1 ? 'memory' : 'memories'} (what ${forgotten === 1 ? 'it' : 'they'} said is gone, so it is not repeated here).`, '');
   if (params.reinforced > 0) lines.push(`I was also reminded ${params.reinforced} ${params.reinforced === 1 ? 'time' : 'times'} of things I already knew.`, '');
   if (deferred > 0) lines.push(`I put off sorting through our conversations ${deferred === 1 ? 'once' : `${deferred} times`} because today's thinking budget was spent; I'll catch up tomorrow.`, '');
   if (unlearned > 0) lines.push(`${unlearned} ${unlearned === 1 ? 'message' : 'messages'} could not be learned from: my model gave no usable answer about ${unlearned === 1 ? 'it' : 'them'} after several tries.`, '');
@@ -167,8 +170,25 @@ function isUniqueViolation(error: unknown): boolean {
 }
 
 /**
- * Builds and stores the digest of the period ending at `periodEnd` (starting at the latest
- * digest's end, or at the scope's creation; empty when the latest digest already reaches past it). Idempotent: a digest already stored for that
+ * What a period's digest says besides its items, all counts: consolidation deferred by the
+ * budget, messages consolidation gave up on, and memories forgotten at the owner's request.
+ */
+async function readCounts(db: Tx | PrismaClient, scopeId: string, periodStart: Date, periodEnd: Date): Promise<{ deferred: number; unlearned: number; forgotten: number }> {
+  const inPeriod = { gte: periodStart, lt: periodEnd };
+  const deferred = await db.sleepRun.count({ where: { scopeId, kind: 'consolidate', status: 'deferred', startedAt: inPeriod } });
+  const gaveUp = await db.auditEvent.findMany({ where: { scopeId, action: GAVE_UP_ACTION, createdAt: inPeriod }, select: { after: true } });
+  const unlearned = gaveUp.reduce((n, e) => n + numberField(e.after, 'episodes'), 0);
+  // One `forget` event per memory forgotten (with its versions); a purge of the scope says how many went.
+  const forgets = await db.auditEvent.findMany({ where: { scopeId, action: 'forget', createdAt: inPeriod }, select: { subjectType: true, after: true } });
+  const forgotten = forgets.reduce((n, e) => n + (e.subjectType === 'memory' ? 1 : numberField(e.after, 'removed')), 0);
+  return { deferred, unlearned, forgotten };
+}
+
+/**
+ * Builds and stores the digest of the period ending at `periodEnd`, starting at the end of the
+ * latest digest that had something in it, or at the scope's creation when none had: a person's
+ * first digest covers everything learned so far, even when empty digests were stored before it
+ * (empty when the latest such digest already reaches past `periodEnd`). Idempotent: a digest already stored for that
  * period is returned as it is. A period with nothing to say is stored as 'empty' with no
  * content, so the next period starts after it and nothing is sent.
  */
@@ -182,17 +202,16 @@ export async function buildDigest(prisma: PrismaClient, scopeId: string, options
   // scheduled one whose end was a little ahead): what it covered is never reported again, so such
   // a period is empty. Looking only at digests that end earlier would start this one at the
   // scope's creation and repeat everything already sent.
-  const previous = await prisma.digest.findFirst({ where: { scopeId }, orderBy: { periodEnd: 'desc' }, select: { periodEnd: true } });
+  // Empty digests (nothing to say, never sent) do not start a period: what they covered had
+  // nothing in it then, and a first digest must not lose what was learned before them.
+  const previous = await prisma.digest.findFirst({ where: { scopeId, status: { not: 'empty' } }, orderBy: { periodEnd: 'desc' }, select: { periodEnd: true } });
   const start = previous?.periodEnd ?? scope.createdAt;
   const periodStart = start.getTime() > periodEnd.getTime() ? periodEnd : start;
   const { items, reinforced } = await readPeriod(prisma, scopeId, periodStart, periodEnd);
-  // Consolidation deferred by the daily token budget is said in the digest too (and in the log).
-  const deferred = await prisma.sleepRun.count({ where: { scopeId, kind: 'consolidate', status: 'deferred', startedAt: { gte: periodStart, lt: periodEnd } } });
-  // One zone per scope: its own, else the service's TZ.
-  // Messages consolidation gave up on (sleep/consolidation: audit action 'consolidation_gave_up').
-  const gaveUp = await prisma.auditEvent.findMany({ where: { scopeId, action: GAVE_UP_ACTION, createdAt: { gte: periodStart, lt: periodEnd } }, select: { after: true } });
-  const unlearned = gaveUp.reduce((n, e) => n + numberField(e.after, 'episodes'), 0);
-  const content = renderDigest({ periodStart, periodEnd, timeZone: scope.timezone ?? options.defaultTimeZone ?? null, items, reinforced, deferred, unlearned });
+  // Consolidation deferred by the daily token budget, messages consolidation gave up on (audit
+  // 'consolidation_gave_up') and memories forgotten are said too. One zone per scope: its own, else TZ.
+  const counts = await readCounts(prisma, scopeId, periodStart, periodEnd);
+  const content = renderDigest({ periodStart, periodEnd, timeZone: scope.timezone ?? options.defaultTimeZone ?? null, items, reinforced, ...counts });
   try {
     return await prisma.digest.create({
       data: {
@@ -244,13 +263,15 @@ export async function scrubDigests(tx: Tx, scopeId: string, memoryIds: readonly 
     const kept = items.filter((i) => !gone.has(i.memoryId) && !(i.refs ?? []).some((r) => gone.has(r)) && !holds?.(i.text));
     if (kept.length === items.length) continue;
     const reinforced = kept.length > 0 ? (await readPeriod(tx, scopeId, digest.periodStart, digest.periodEnd)).reinforced : 0;
+    const counts = await readCounts(tx, scopeId, digest.periodStart, digest.periodEnd);
+    const content = renderDigest({ periodStart: digest.periodStart, periodEnd: digest.periodEnd, timeZone, items: kept, reinforced, ...counts });
     const unsent = digest.status === 'pending' || digest.status === 'failed';
     await tx.digest.update({
       where: { id: digest.id },
       data: {
         items: kept as unknown as Prisma.InputJsonArray,
-        content: renderDigest({ periodStart: digest.periodStart, periodEnd: digest.periodEnd, timeZone, items: kept, reinforced }),
-        status: kept.length === 0 && unsent ? 'empty' : undefined,
+        content,
+        status: content === '' && unsent ? 'empty' : undefined,
       },
     });
     changed++;

@@ -24,6 +24,14 @@ export const scopeSettingsSchema = z.object({
   dailyTokenBudget: z.number().int().min(0).optional(),
   idleMinutes: z.number().int().min(0).optional(),
   memoryCap: z.number().int().min(1).optional(),
+  /** false: no scheduled digest (`/digest off`); `/digest` on demand still works. */
+  digestEnabled: z.boolean().optional(),
+  /**
+   * When the digest time or the time zone last changed (ISO): a digest time that had already
+   * passed that day is not due until its next occurrence (`/digest at 21:30` said at 22:00 means
+   * tomorrow, not an immediate digest of a period that ended before the change).
+   */
+  digestFrom: z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO date-time').optional(),
 });
 
 /** What a scope may override, as stored. */
@@ -52,6 +60,10 @@ export interface ScopeSettings {
   readonly memoryCap?: number;
   /** IANA zone: Scope.timezone, or the service default. */
   readonly timeZone: string;
+  /** Whether the scheduled digest is sent (default true). */
+  readonly digestEnabled: boolean;
+  /** Digest instants before this are not due (the time or zone changed after them). */
+  readonly digestFrom?: Date;
 }
 
 /** The fields of a Scope row this module reads. */
@@ -115,5 +127,7 @@ export function resolveScopeSettings(scope: ScopeSettingsSource, defaults: Scope
     idleMinutes: stored.idleMinutes ?? defaults.idleMinutes,
     memoryCap: stored.memoryCap ?? defaults.memoryCap,
     timeZone,
+    digestEnabled: stored.digestEnabled ?? true,
+    ...(stored.digestFrom ? { digestFrom: new Date(stored.digestFrom) } : {}),
   };
 }

@@ -20,7 +20,7 @@ describe('sleep settings', () => {
       enabled: true,
       consolidateCron: '0 */6 * * *',
       decayCron: '30 3 * * *',
-      digestCheckCron: '*/5 * * * *',
+      digestCheckCron: '* * * * *',
       idleMinutes: 30,
       minEpisodes: 40,
       maxWaitHours: 168,

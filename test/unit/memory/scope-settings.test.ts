@@ -22,6 +22,7 @@ describe('resolveScopeSettings', () => {
       idleMinutes: 30,
       memoryCap: undefined,
       timeZone: 'UTC',
+      digestEnabled: true,
     });
   });
 
@@ -29,7 +30,7 @@ describe('resolveScopeSettings', () => {
     const settings = resolveScopeSettings(
       {
         key: 'k',
-        settings: { sleepWindow: { startHour: 23, durationHours: 8 }, digestTime: '08:30', dailyTokenBudget: 0, idleMinutes: 5, memoryCap: 500 },
+        settings: { sleepWindow: { startHour: 23, durationHours: 8 }, digestTime: '08:30', dailyTokenBudget: 0, idleMinutes: 5, memoryCap: 500, digestEnabled: false, digestFrom: '2026-11-26T17:02:00.000Z' },
         timezone: 'Europe/Madrid',
       },
       defaults,
@@ -41,6 +42,8 @@ describe('resolveScopeSettings', () => {
       idleMinutes: 5,
       memoryCap: 500,
       timeZone: 'Europe/Madrid',
+      digestEnabled: false,
+      digestFrom: new Date('2026-11-26T17:02:00.000Z'),
     });
   });
 
