@@ -89,10 +89,10 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(options: { allowedUsers?: number[]; groups?: boolean; bot?: Partial<TelegramBotOptions>; start?: boolean } = {}): Promise<Harness> {
+export async function startHarness(options: { allowedUsers?: number[]; groups?: boolean; bot?: Partial<TelegramBotOptions>; start?: boolean; env?: Record<string, string> } = {}): Promise<Harness> {
   const fake = await startFakeTelegram();
   const { logger, lines } = memoryLogger();
-  const config = loadConfig({ env: { DATA_DIR: tempDir('nocturne-tg-'), TZ: 'UTC' }, envFile: false });
+  const config = loadConfig({ env: { DATA_DIR: tempDir('nocturne-tg-'), TZ: 'UTC', ...options.env }, envFile: false });
   const core = await createCore(config, logger, { embedder: createHashEmbedder({ dimension: 64 }) });
   const handler = createRecordingHandler(core);
   const newBot = () =>

@@ -151,7 +151,7 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
   registerForgetCommand(routes, { forget, digestBook, lists });
   registerWhyCommand(routes, { catalog, digestBook, lists });
   registerDigestCommand(routes, { digestBook, logger });
-  registerConsolidationCommands(routes, { scheduler });
+  registerConsolidationCommands(routes, { scheduler, digestBook, lists });
   registerExportCommand(routes, { archive });
   registerConversation(routes, { handler, logger });
   routes.on('callback_query:data', (ctx) => ctx.answerCallbackQuery({ text: 'This button no longer works.' }));
