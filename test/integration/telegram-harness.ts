@@ -25,6 +25,8 @@ export const STRANGER: FakeUser = { id: 6666, first_name: 'Mallory', username: '
 export interface RecordingHandler extends ConversationHandler {
   /** Every message received, in arrival order. */
   readonly seen: InboundMessage[];
+  /** Messages stored without an answer (group talk not addressed to the bot), in arrival order. */
+  readonly observed: InboundMessage[];
   readonly ended: string[];
   /** Answer text per input text (default: `you said: <text>`). */
   answer: (message: InboundMessage) => string | Promise<string>;
@@ -44,6 +46,7 @@ export function createRecordingHandler(core: Core): RecordingHandler {
       return maxConcurrent;
     },
     seen: [],
+    observed: [],
     ended: [],
     answer: (m) => `you said: ${m.text}`,
     delayMs: () => 0,
@@ -70,6 +73,13 @@ export function createRecordingHandler(core: Core): RecordingHandler {
         );
       }
       return handler.answer(message);
+    },
+    async observe(message) {
+      handler.observed.push(message);
+      await core.episodeService.ingest(
+        { key: message.scopeKey, channel: message.channel, kind: message.scopeKind },
+        { content: message.text, author: message.authorName, externalId: message.externalId, timestamp: message.timestamp.toISOString(), metadata: { addressed: false } },
+      );
     },
     async end(scopeKey) {
       handler.ended.push(scopeKey);
