@@ -87,3 +87,47 @@ describe('Telegram groups', () => {
     void path;
   });
 });
+
+describe('Telegram groups with the real agent', () => {
+  const GROUP = { id: -100500600, type: 'group' as const, title: 'Choir' };
+
+  it('stores unaddressed talk in the open conversation, with no model call, and shows it to the model when addressed', async () => {
+    const { startAnthropicDouble } = await import('../doubles/anthropic-server');
+    const { createAgent } = await import('../../src/agent/agent');
+    const { agentServices } = await import('../../src/service');
+    const model = await startAnthropicDouble({ responder: () => ({ kind: 'text', text: 'Rehearsal is at eight.' }) });
+    const h = await startHarness({ groups: true, env: { LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-test-groups-0000000', ANTHROPIC_BASE_URL: model.url } });
+    try {
+      const agent = createAgent(agentServices(h.core));
+      h.handler.reply = async (message) => (await agent.handle(message)).text;
+      h.handler.observe = (message) => agent.observe(message);
+      const group = () => h.core.db.prisma.scope.findUnique({ where: { key: `telegram:group:${GROUP.id}` } });
+      const episodes = async () => {
+        const scope = await group();
+        return scope ? h.core.db.prisma.episode.findMany({ where: { scopeId: scope.id }, orderBy: [{ timestamp: 'asc' }, { id: 'asc' }] }) : [];
+      };
+
+      h.fake.message(ANA, 'rehearsal moved to eight tonight', { chat: GROUP });
+      for (let i = 0; (await episodes()).length < 1 && i < 500; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(model.requests).toHaveLength(0);
+      expect(textsIn(h.fake, GROUP.id)).toEqual([]);
+
+      h.fake.message(BEN, '@nocturne_test_bot when is rehearsal?', { chat: GROUP });
+      await h.fake.waitFor(() => textsIn(h.fake, GROUP.id).length === 1, 10_000, 'the answer');
+      expect(textsIn(h.fake, GROUP.id)).toEqual(['Rehearsal is at eight.']);
+      const stored = await episodes();
+      expect(stored.map((e) => [e.role, e.content])).toEqual([
+        ['user', 'rehearsal moved to eight tonight'],
+        ['user', '@nocturne_test_bot when is rehearsal?'],
+        ['agent', 'Rehearsal is at eight.'],
+      ]);
+      // One conversation: the unaddressed message is context for the answer.
+      expect(new Set(stored.map((e) => e.conversationId)).size).toBe(1);
+      const sentToModel = JSON.stringify(model.requests.at(-1)?.messages ?? []);
+      expect(sentToModel).toContain('rehearsal moved to eight tonight');
+    } finally {
+      await h.close();
+      await model.stop();
+    }
+  });
+});
