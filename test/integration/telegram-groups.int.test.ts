@@ -44,6 +44,8 @@ describe('Telegram groups', () => {
     await say(ANA, 'yes, chalk', 999_999);
     expect(groupTexts()).toHaveLength(2);
 
+    await say(BEN, '/start');
+    expect(groupTexts().at(-1)).toContain('I answer when someone mentions me, replies to one of my messages or sends a command (a group admin can make me answer everything: /replies all).');
     await say(ANA, '/replies');
     expect(groupTexts().at(-1)).toMatch(/^In this group I answer only when someone mentions me, replies to one of my messages or sends me a command\./);
 
