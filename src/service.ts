@@ -117,6 +117,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
 
     const handler: ConversationHandler = {
       reply: async (message) => (await agent.handle(message)).text,
+      observe: (message) => agent.observe(message),
       end: async (scopeKey) => {
         await agent.endConversation(scopeKey, 'explicit');
       },

@@ -94,6 +94,12 @@ export interface IdleSweepResult {
 export interface Agent {
   /** Answers one message; never throws (failures become an honest reply and a log line). */
   handle(message: InboundMessage): Promise<AgentReply>;
+  /**
+   * Stores a message not addressed to the agent (a group's talk it was not asked to answer) as a
+   * turn of the scope's open conversation: remembered, consolidated and seen as context by the
+   * next reply, with no model call. Never throws (a refused message is logged).
+   */
+  observe(message: InboundMessage): Promise<void>;
   /** Ends the scope's open conversation (explicit /end or idle) and records a short memory of it. */
   endConversation(scopeKey: string, reason: string): Promise<EndResult>;
   /** Ends conversations idle past AGENT_IDLE_END_MINUTES; compacts idle ones at 70 %. */
@@ -274,6 +280,29 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
           scopes.forget(message.scopeKey);
           log.error('reply failed', { scope: message.scopeKey, error });
           return emptyReply(INTERNAL_ERROR_TEXT, { degraded: 'error' });
+        }
+      });
+    },
+
+    async observe(input) {
+      let message: InboundMessage;
+      try {
+        message = parseInboundMessage(input);
+      } catch (error) {
+        log.warn('invalid inbound message; not stored', { error });
+        return;
+      }
+      await serialized(message.scopeKey, async () => {
+        try {
+          const scope = await scopes.row(message);
+          const memory = await store.open(scope.id, clock());
+          await storeTurn(scope, message.channel, {
+            role: 'user', content: contentOf(message), author: message.authorName ?? null, channel: message.channel, timestamp: message.timestamp.toISOString(), externalId: message.externalId, conversationId: memory.conversationId,
+            metadata: { addressed: false, ...(message.authorId && { authorId: message.authorId }), ...(message.replyTo && { replyTo: message.replyTo }), ...(message.attachments?.length && { attachments: message.attachments }) },
+          });
+        } catch (error) {
+          if (!(error instanceof ValidationError)) scopes.forget(message.scopeKey);
+          log.warn('a message not addressed to me could not be stored', { scope: message.scopeKey, error });
         }
       });
     },

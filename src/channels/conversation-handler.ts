@@ -11,6 +11,12 @@ export interface ConversationHandler {
    * nothing.
    */
   reply(message: InboundMessage): Promise<string>;
+  /**
+   * Stores a message that is not addressed to the agent (a group message nobody asked it to
+   * answer) as an episode of its conversation, with no reply and no model call. A handler
+   * without it (a test double) leaves such messages unstored.
+   */
+  observe?(message: InboundMessage): Promise<void>;
   /** Ends the open conversation of a scope (the owner said `/end`), so it can be consolidated. */
   end(scopeKey: string): Promise<void>;
 }

@@ -24,6 +24,7 @@ import { digestCommand } from './commands/digest';
 import { forgetCommand } from './commands/forget';
 import { memoriesCommand } from './commands/memories';
 import { pauseCommand, resumeCommand } from './commands/pause';
+import { repliesCommand } from './commands/replies';
 import { soulCommand } from './commands/soul';
 import { exportCommand } from './commands/export';
 import { importScopeCommand } from './commands/import-scope';
@@ -31,7 +32,7 @@ import { migrateStoreCommand } from './commands/migrate-store';
 import { encryptCommand } from './commands/encrypt';
 import { timezoneCommand } from './commands/timezone';
 
-const commands = [importCommand, episodesCommand, scopesCommand, searchCommand, memoriesCommand, auditCommand, soulCommand, digestCommand, timezoneCommand, forgetCommand, sleepCommand, chatCommand, pauseCommand, resumeCommand, reindexCommand, evalCommand, doctorCommand, exportCommand, importScopeCommand, migrateStoreCommand, encryptCommand] satisfies Command[];
+const commands = [importCommand, episodesCommand, scopesCommand, searchCommand, memoriesCommand, auditCommand, soulCommand, digestCommand, timezoneCommand, forgetCommand, sleepCommand, chatCommand, pauseCommand, resumeCommand, repliesCommand, reindexCommand, evalCommand, doctorCommand, exportCommand, importScopeCommand, migrateStoreCommand, encryptCommand] satisfies Command[];
 
 function usage(): string {
   return [

@@ -30,6 +30,7 @@ import type { EpisodeService } from '../memory/episodes/episode-service';
 import type { ScopeDirectory } from '../memory/scopes/scope-directory';
 import { percentile, type LocomoConversation, type LocomoEpisode } from '../memory/evaluation/locomo';
 import { judgeAnswer } from '../memory/evaluation/locomo-judge';
+import { plural } from '../shared/plural';
 
 export type SleepMode = 'nights' | 'end' | 'none';
 
@@ -164,7 +165,7 @@ export async function runLocomoQa(conversations: readonly LocomoConversation[], 
       );
       await harness.episodes.ingestMany(scope, episodes);
       seconds.ingest += (performance.now() - started) / 1000;
-      say(`${conversation.id}: session ${i + 1}/${sessions.length} stored (${session.length} turns)`);
+      say(`${conversation.id}: session ${i + 1}/${sessions.length} stored (${plural(session.length, 'turn')})`);
       const next = sessions[i + 1]?.[0]?.timestamp;
       const tonight = nightAfter(at);
       if (options.sleep === 'nights' && (!next || tonight.getTime() < next.getTime())) await night(tonight, scope.key);
@@ -175,7 +176,7 @@ export async function runLocomoQa(conversations: readonly LocomoConversation[], 
       for (let n = 0; n < MAX_END_NIGHTS && (await night(asleep, scope.key)); n++) asleep = new Date(asleep.getTime() + DAY_MS);
     }
     await harness.embeddingWorker.drain();
-    say(`${conversation.id}: ${nights} night(s) so far, ${consolidations} with consolidation`);
+    say(`${conversation.id}: ${plural(nights, 'night')} so far, ${consolidations} with consolidation`);
 
     // The questions: the day after the last session (after its night), one minute apart.
     const askStarted = performance.now();

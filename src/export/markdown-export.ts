@@ -14,6 +14,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { compareStrings, type ExportedEpisode, type ExportedMemory, type ScopeExport } from './scope-document';
+import { plural } from '../shared/plural';
 
 /** Options of {@link renderMarkdownExport}. */
 export interface MarkdownExportOptions {
@@ -113,7 +114,7 @@ export function renderMarkdownExport(doc: ScopeExport, options: MarkdownExportOp
     `# MEMORY.md: ${name}`,
     '',
     `Long-term memory of the scope \`${doc.scope.key}\` (${doc.scope.channel}, ${doc.scope.kind}), exported from Nocturne.`,
-    `${current.length} current ${current.length === 1 ? 'memory' : 'memories'}; ${doc.memories.length - current.length} earlier or faded ${doc.memories.length - current.length === 1 ? 'version' : 'versions'} in the daily logs; ${episodes.length} ${episodes.length === 1 ? 'message' : 'messages'} in memory/. Dates are in ${timeZone}.`,
+    `${plural(current.length, 'current memory', 'current memories')}; ${plural(doc.memories.length - current.length, 'earlier or faded version')} in the daily logs; ${plural(episodes.length, 'message')} in memory/. Dates are in ${timeZone}.`,
     '',
     '## Soul',
     '',

@@ -12,6 +12,7 @@ import type { PrismaClient } from '../storage/prisma';
 import { looksLikeInjection } from '../memory/memories/memory-guards';
 import { redactValue } from '../shared/redact';
 import { promptSizeFor, takeWithin } from '../llm/prompt-budget';
+import { plural } from '../shared/plural';
 
 /** Entities whose unconsolidated observations reach this are folded in. */
 export const OBSERVATIONS_TO_FOLD = 3;
@@ -99,7 +100,7 @@ export async function foldEntityObservations(deps: { prisma: PrismaClient; llm: 
       const { count } = await tx.entityObservation.updateMany({ where: { scopeId, id: { in: entity.observations.filter((o) => shown.get(entity.id)!.has(o.content)).map((o) => o.id) } }, data: { consolidated: true } });
       observations += count;
       await tx.auditEvent.create({
-        data: { scopeId, runId: origin.runId ?? null, action: 'entity', subjectType: 'entity', subjectId: entity.id, before: { attributes: (entity.attributes ?? {}) as object }, after: { attributes }, reason: `folded ${count} observation(s)`, createdAt: origin.now },
+        data: { scopeId, runId: origin.runId ?? null, action: 'entity', subjectType: 'entity', subjectId: entity.id, before: { attributes: (entity.attributes ?? {}) as object }, after: { attributes }, reason: `folded ${plural(count, 'observation')}`, createdAt: origin.now },
       });
     }
   });

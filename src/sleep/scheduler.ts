@@ -99,7 +99,7 @@ export interface SleepScheduler {
    * sleep window, but still honours pause, the lease and the daily budget. Throws NotFoundError
    * for an unknown scope and ScopeSettingsError for broken settings.
    */
-  consolidateNow(scopeId: string): Promise<SleepJobOutcome>;
+  consolidateNow(scopeId: string): Promise<ConsolidateNowOutcome>;
   /** Pauses consolidation of a scope (audited); false when it was already paused. */
   pause(scopeId: string, reason?: string): Promise<boolean>;
   /** Resumes consolidation of a scope (audited); false when it was not paused. */
@@ -110,6 +110,11 @@ export interface SleepScheduler {
    * failure is logged, never the tick's.
    */
   onDigestsBuilt(listener: () => Promise<unknown> | void): () => void;
+}
+
+/** How `consolidateNow` ended, with the id of the SleepRun it wrote (its audit events carry it) when it ran. */
+export interface ConsolidateNowOutcome extends SleepJobOutcome {
+  readonly runId?: string;
 }
 
 export interface SleepSchedulerDeps {
@@ -357,7 +362,7 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
     runDigests: (now) => tick('digest', now ?? clock(), digestTick),
 
     consolidateNow(scopeId) {
-      const work = (async (): Promise<SleepJobOutcome> => {
+      const work = (async (): Promise<ConsolidateNowOutcome> => {
         if (stopping) return { status: 'skipped', detail: 'the service is stopping' };
         const scope = await prisma.scope.findUnique({ where: { id: scopeId } });
         if (!scope) throw new NotFoundError(`No scope with id ${scopeId}`, { code: 'scope.not_found' });
@@ -372,7 +377,7 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
         });
         if (report.status === 'busy') return { status: 'skipped', detail: 'a consolidation of this scope is already running' };
         if (report.status === 'not-due' || report.status === 'invalid-settings') return { status: 'skipped', detail: report.detail };
-        return { status: report.status, detail: report.detail };
+        return { status: report.status, detail: report.detail, runId: report.runId };
       })();
       return track(work);
     },

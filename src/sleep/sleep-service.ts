@@ -30,6 +30,7 @@ import type { SleepJobContext, SleepJobOutcome, SleepJobs } from './sleep-jobs';
 import { regenerateSoul } from '../memory/profiles/soul';
 import { endStaleConversations } from './stale-conversations';
 import { isBudgetError, withTokenBudget, type BudgetedModel } from './token-budget';
+import { plural } from '../shared/plural';
 
 export interface SleepServiceDeps {
   readonly prisma: PrismaClient;
@@ -164,7 +165,7 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
       } catch (error) {
         if (isBudgetError(error)) {
           // Not sent, so not an attempt: the conversations wait for tomorrow's budget.
-          outcome = { status: 'deferred', detail: `daily token budget spent; ${episodes.length - done} episode(s) wait for tomorrow` };
+          outcome = { status: 'deferred', detail: `daily token budget spent; ${plural(episodes.length - done, 'episode')} wait for tomorrow` };
           break;
         }
         await prisma.episode.updateMany({ where: { scopeId, id: { in: group.episodes.map((e) => e.id) } }, data: { consolidationAttempts: { increment: 1 } } });
@@ -204,15 +205,15 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
             batches++;
             episodes += r.episodeCount;
             addCounts(counts, r.applied?.counts);
-            outcome = { status: 'succeeded', detail: `${episodes} episode(s) consolidated` };
+            outcome = { status: 'succeeded', detail: `${plural(episodes, 'episode')} consolidated` };
             if (r.leftOver > 0) {
-              outcome = { status: 'deferred', detail: `daily token budget spent; ${r.leftOver} episode(s) wait for tomorrow` };
+              outcome = { status: 'deferred', detail: `daily token budget spent; ${plural(r.leftOver, 'episode')} wait for tomorrow` };
               break;
             }
             // Episodes whose answer could not be used are retried by a later run, not this one:
             // the scheduler's next run is the backoff, and they come back in smaller prompts.
             if ((r.retryLater ?? 0) > 0) {
-              outcome = { status: 'succeeded', detail: `${episodes} episode(s) consolidated; ${r.retryLater} wait for a later run (answer unusable)` };
+              outcome = { status: 'succeeded', detail: `${plural(episodes, 'episode')} consolidated; ${r.retryLater} wait for a later run (answer unusable)` };
               break;
             }
             continue;
@@ -260,7 +261,7 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
     },
     async digest(scopeId, ctx) {
       const digest = await buildDigest(prisma, scopeId, { periodEnd: ctx.periodEnd ?? ctx.now, now: ctx.now, defaultTimeZone: deps.soul?.defaultTimeZone });
-      return { status: digest.status === 'empty' ? 'skipped' : 'succeeded', detail: digest.status === 'empty' ? 'nothing to report' : `digest ${digest.id} with ${Array.isArray(digest.items) ? digest.items.length : 0} item(s)` };
+      return { status: digest.status === 'empty' ? 'skipped' : 'succeeded', detail: digest.status === 'empty' ? 'nothing to report' : `digest ${digest.id} with ${plural(Array.isArray(digest.items) ? digest.items.length : 0, 'item')}` };
     },
   };
 }

@@ -441,7 +441,8 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
         }, 15_000, `the answer to ${text} in ${s.key}`);
       };
       const o = foreignScopes(s, 1)[0]!;
-      await withPrompts(s, 'bot message', () => send(`Do you remember ${s.markers[0]} and my sister?`, (m) => m.length >= 1));
+      // In a group the bot answers only when mentioned (issue 17).
+      await withPrompts(s, 'bot message', () => send(`${s.chat ? `@${fake.botInfo.username} ` : ''}Do you remember ${s.markers[0]} and my sister?`, (m) => m.length >= 1));
       await send('/memories', (m) => m.length >= 1);
       await send('/why 1', (m) => m.length >= 1);
       const preview = await send(`/forget ${s.markers[2]}`, (m) => m.some((x) => keepButton(x) !== undefined));

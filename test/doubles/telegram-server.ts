@@ -77,7 +77,10 @@ export interface FakeTelegramServer {
   /** Queues an update (its update_id is assigned) and wakes a waiting getUpdates. */
   inject(update: Omit<Update, 'update_id'>): Update;
   /** A text message from `from` (commands get their bot_command entity). Private chat by default. */
+  /** `replyTo`: a message id of the chat; when the bot sent it, the reply is to the bot's message. */
   message(from: FakeUser, text: string, options?: { chat?: FakeChat; replyTo?: number }): Update & { message: Message };
+  /** Users that getChatMember reports as administrators of a chat (`chatId:userId`). */
+  readonly admins: Set<string>;
   /** A message with media fields (photo, voice, sticker, document...) and an optional caption. */
   media(from: FakeUser, fields: Partial<Message>, options?: { chat?: FakeChat }): Update & { message: Message };
   /** A press on an inline button of a message the bot sent. */
@@ -171,11 +174,15 @@ function parseMultipart(body: Buffer, boundary: string): { fields: Record<string
 
 function commandEntities(text: string): Message['entities'] {
   const match = /^\/[A-Za-z0-9_]+(@[A-Za-z0-9_]+)?/.exec(text);
-  return match ? [{ type: 'bot_command', offset: 0, length: match[0].length }] : undefined;
+  const entities: NonNullable<Message['entities']> = match ? [{ type: 'bot_command', offset: 0, length: match[0].length }] : [];
+  // "@name" words, as Telegram marks them (not the one inside a command like /help@bot).
+  for (const m of text.matchAll(/(^|[^\w/@])(@[A-Za-z0-9_]{3,})/g)) entities.push({ type: 'mention', offset: m.index + m[1]!.length, length: m[2]!.length });
+  return entities.length > 0 ? entities : undefined;
 }
 
 export async function startFakeTelegram(options: { token?: string; username?: string } = {}): Promise<FakeTelegramServer> {
   const token = options.token ?? '123456789:AAFakeTokenForTestsOnly_abcdefghijklmn';
+  const admins = new Set<string>();
   const botInfo: UserFromGetMe = {
     id: BOT_ID,
     is_bot: true,
@@ -258,6 +265,10 @@ export async function startFakeTelegram(options: { token?: string; username?: st
       case 'answerCallbackQuery':
       case 'leaveChat':
         return true;
+      case 'getChatMember': {
+        const userId = Number(p.user_id);
+        return { status: admins.has(`${String(p.chat_id)}:${userId}`) ? 'administrator' : 'member', user: { id: userId, is_bot: false, first_name: 'Someone' } };
+      }
       case 'getUpdates': {
         const offset = Number(p.offset ?? 0);
         if (offset > confirmedBelow) confirmedBelow = offset;
@@ -392,7 +403,13 @@ export async function startFakeTelegram(options: { token?: string; username?: st
     return { id: chat.id, type: chat.type, title: chat.title ?? `Group ${chat.id}` } as Message['chat'];
   }
 
+  /** The author of message `id` of a chat: the bot when it sent it, else `fallback`. */
+  function replyAuthor(chatId: number, id: number, fallback: FakeUser) {
+    return (chats.get(chatId) ?? []).some((m) => m.message_id === id) ? botInfo : { ...fallback, is_bot: false };
+  }
+
   return {
+    admins,
     apiRoot: `http://127.0.0.1:${port}`,
     token,
     botInfo,
@@ -406,7 +423,7 @@ export async function startFakeTelegram(options: { token?: string; username?: st
         from: { ...from, is_bot: false },
         text,
         ...(entities ? { entities } : {}),
-        ...(opts.replyTo ? { reply_to_message: { message_id: opts.replyTo, date: now(), chat: chatOf(from, opts.chat), text: 'earlier' } } : {}),
+        ...(opts.replyTo ? { reply_to_message: { message_id: opts.replyTo, date: now(), chat: chatOf(from, opts.chat), text: 'earlier', from: replyAuthor(chatOf(from, opts.chat).id, opts.replyTo, from) } } : {}),
       } as Message;
       return injectUpdate({ message } as Omit<Update, 'update_id'>) as Update & { message: Message };
     },

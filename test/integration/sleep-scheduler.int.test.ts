@@ -258,7 +258,7 @@ describe('sleep scheduler (SQLite, real file)', () => {
   describe('manual consolidation (consolidateNow)', () => {
     it('ignores idleness, the episode minimum and the window', async () => {
       const busy = await scope({ episodes: 2, lastMessageAt: ago(minutes(1)), settings: { sleepWindow: { startHour: 12, durationHours: 1 } } });
-      expect(await scheduler().consolidateNow(busy.id)).toEqual({ status: 'succeeded', detail: undefined });
+      expect(await scheduler().consolidateNow(busy.id)).toEqual({ status: 'succeeded', detail: undefined, runId: expect.any(String) });
       expect(calledScopes('consolidate')).toEqual([busy.id]);
       expect(await prisma.sleepRun.count({ where: { scopeId: busy.id, status: 'succeeded' } })).toBe(1);
     });
@@ -274,7 +274,7 @@ describe('sleep scheduler (SQLite, real file)', () => {
 
       const broke = await scope({ episodes: 20, settings: { dailyTokenBudget: 100 } });
       await spend(broke.id, 100, ago(minutes(1)));
-      expect(await sleeper.consolidateNow(broke.id)).toEqual({ status: 'deferred', detail: 'daily token budget spent (100 of 100 tokens)' });
+      expect(await sleeper.consolidateNow(broke.id)).toEqual({ status: 'deferred', detail: 'daily token budget spent (100 of 100 tokens)', runId: expect.any(String) });
 
       expect(double.calls).toEqual([]);
       await expect(sleeper.consolidateNow('no-such-scope')).rejects.toMatchObject({ code: 'scope.not_found' });

@@ -47,7 +47,7 @@ describe('Telegram bot: access, scopes and messages', () => {
   it('gives each private chat its own scope with its owner, and a group its own shared one', async () => {
     expect(await converse(h.fake, ANA, 'I love jazz')).toEqual(['you said: I love jazz']);
     expect(await converse(h.fake, BEN, 'I hate jazz')).toEqual(['you said: I hate jazz']);
-    h.fake.message(ANA, 'group talk about books', { chat: GROUP });
+    h.fake.message(ANA, '@nocturne_test_bot group talk about books', { chat: GROUP });
     await h.fake.waitFor(() => h.fake.sent(GROUP.id).length === 1, 5_000, 'the group reply');
     // In a group the reply quotes the message it answers.
     expect(h.fake.sent(GROUP.id)[0]!.replyTo).toBeDefined();
@@ -61,10 +61,10 @@ describe('Telegram bot: access, scopes and messages', () => {
     const groupScope = scopes[0]!;
     const anaScope = scopes[1]!;
     const inGroup = await h.core.db.prisma.episode.findMany({ where: { scopeId: groupScope.id } });
-    expect(inGroup.map((e) => e.content)).toEqual(['group talk about books']);
+    expect(inGroup.map((e) => e.content)).toEqual(['@nocturne_test_bot group talk about books']);
     const anaEpisodes = await h.core.db.prisma.episode.findMany({ where: { scopeId: anaScope.id } });
-    expect(anaEpisodes.map((e) => e.content)).not.toContain('group talk about books');
-    expect(h.handler.seen.find((m) => m.text === 'group talk about books')).toMatchObject({ scopeKey: `telegram:group:${GROUP.id}`, scopeKind: 'group', authorId: String(ANA.id), authorName: 'Ana' });
+    expect(anaEpisodes.map((e) => e.content)).not.toContain('@nocturne_test_bot group talk about books');
+    expect(h.handler.seen.find((m) => m.text === '@nocturne_test_bot group talk about books')).toMatchObject({ scopeKey: `telegram:group:${GROUP.id}`, scopeKind: 'group', authorId: String(ANA.id), authorName: 'Ana' });
   });
 
   it('handles a photo with a caption, a voice message, a sticker and a file as what they are', async () => {

@@ -31,7 +31,7 @@ describe('Telegram digest delivery', () => {
     h = await startHarness({ groups: true });
     await converse(h.fake, ANA, 'hello');
     await converse(h.fake, BEN, 'hello');
-    h.fake.message(ANA, 'hello choir', { chat: GROUP });
+    h.fake.message(ANA, '@nocturne_test_bot hello choir', { chat: GROUP });
     await h.fake.waitFor(() => h.fake.sent(GROUP.id).length === 1);
     ana = (await h.core.scopes.findByKey(`telegram:private:${ANA.id}`))!.id;
     ben = (await h.core.scopes.findByKey(`telegram:private:${BEN.id}`))!.id;

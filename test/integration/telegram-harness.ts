@@ -25,6 +25,8 @@ export const STRANGER: FakeUser = { id: 6666, first_name: 'Mallory', username: '
 export interface RecordingHandler extends ConversationHandler {
   /** Every message received, in arrival order. */
   readonly seen: InboundMessage[];
+  /** Messages stored without an answer (group talk not addressed to the bot), in arrival order. */
+  readonly observed: InboundMessage[];
   readonly ended: string[];
   /** Answer text per input text (default: `you said: <text>`). */
   answer: (message: InboundMessage) => string | Promise<string>;
@@ -44,6 +46,7 @@ export function createRecordingHandler(core: Core): RecordingHandler {
       return maxConcurrent;
     },
     seen: [],
+    observed: [],
     ended: [],
     answer: (m) => `you said: ${m.text}`,
     delayMs: () => 0,
@@ -71,6 +74,13 @@ export function createRecordingHandler(core: Core): RecordingHandler {
       }
       return handler.answer(message);
     },
+    async observe(message) {
+      handler.observed.push(message);
+      await core.episodeService.ingest(
+        { key: message.scopeKey, channel: message.channel, kind: message.scopeKind },
+        { content: message.text, author: message.authorName, externalId: message.externalId, timestamp: message.timestamp.toISOString(), metadata: { addressed: false } },
+      );
+    },
     async end(scopeKey) {
       handler.ended.push(scopeKey);
     },
@@ -89,10 +99,10 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(options: { allowedUsers?: number[]; groups?: boolean; bot?: Partial<TelegramBotOptions>; start?: boolean; clock?: () => Date } = {}): Promise<Harness> {
+export async function startHarness(options: { allowedUsers?: number[]; groups?: boolean; bot?: Partial<TelegramBotOptions>; start?: boolean; clock?: () => Date; env?: Record<string, string> } = {}): Promise<Harness> {
   const fake = await startFakeTelegram();
   const { logger, lines } = memoryLogger();
-  const config = loadConfig({ env: { DATA_DIR: tempDir('nocturne-tg-'), TZ: 'UTC' }, envFile: false });
+  const config = loadConfig({ env: { DATA_DIR: tempDir('nocturne-tg-'), TZ: 'UTC', ...options.env }, envFile: false });
   const core = await createCore(config, logger, { embedder: createHashEmbedder({ dimension: 64 }), ...(options.clock && { clock: options.clock }) });
   const handler = createRecordingHandler(core);
   const newBot = () =>

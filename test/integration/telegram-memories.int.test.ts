@@ -94,14 +94,17 @@ describe('Telegram memory commands', () => {
     expect((await converse(h.fake, ANA, '/why 9'))[0]).toBe('There is no number 9 in the last /memories list you saw (it showed 1–3).');
   });
 
-  it('/forget N forgets that item of the last /memories list: no row, no full-text hit, one vector fewer', async () => {
+  it('/forget N forgets that item of the last /memories list after Forget: no row, no full-text hit, one vector fewer', async () => {
     await converse(h.fake, ANA, '/memories relationship');
     expect(lastSent().text).toContain('2. Ana has a cousin called Person1');
     const before = await memoryTraces(ana, 'Person1');
     expect(before).toMatchObject({ rows: 1, fullText: 1 });
 
-    const [answer] = await converse(h.fake, ANA, '/forget 2');
-    expect(answer).toBe('Done: I forgot item 2 of your /memories list. It is gone from my memory, my search index and my notes about you.');
+    await converse(h.fake, ANA, '/forget 2');
+    const question = lastSent();
+    expect(question.text).toBe('Item 2 of the last /memories list you saw:\n\n• Ana has a cousin called Person1\n\nForget it?');
+    await press(question, buttons(question)[0]!.split('=')[1]!);
+    expect(question.text).toBe('Done: I forgot 1 memory. It is gone from my memory, my search index and my notes about you.');
     const after = await memoryTraces(ana, 'Person1');
     expect(after).toEqual({ rows: 0, fullText: 0, vectors: before.vectors - 1 });
     expect(await h.core.db.prisma.memory.count({ where: { id: ids.rel1 } })).toBe(0);
@@ -167,8 +170,11 @@ describe('Telegram memory commands', () => {
     await markSent(h.core.db.prisma, digest.id, new Date(now.getTime() + 1000));
     const items = digest.items as Array<{ n: number; memoryId: string; text: string }>;
     const jazzItem = items.find((i) => i.memoryId === ids.jazz)!;
-    const [answer] = await converse(h.fake, ANA, `/forget ${jazzItem.n}`);
-    expect(answer).toBe(`Done: I forgot item ${jazzItem.n} of your latest digest. It is gone from my memory, my search index and my notes about you.`);
+    await converse(h.fake, ANA, `/forget ${jazzItem.n}`);
+    const question = lastSent();
+    expect(question.text).toBe(`Item ${jazzItem.n} of your latest digest:\n\n• Ana listens to jazz on Sundays\n\nForget it?`);
+    await press(question, buttons(question)[0]!.split('=')[1]!);
+    expect(question.text).toBe('Done: I forgot 1 memory. It is gone from my memory, my search index and my notes about you.');
     expect(await memoryTraces(ana, 'jazz')).toMatchObject({ rows: 0, fullText: 0 });
     const scrubbed = await h.core.db.prisma.digest.findUniqueOrThrow({ where: { id: digest.id } });
     expect(scrubbed.content).not.toContain('jazz');

@@ -165,7 +165,7 @@ describe('terminal channel', () => {
 
     // Before any /memories, numbers are the digest's.
     const cousin = digestItems(digest).find((i) => i.memoryId === ids.cousin)!;
-    expect(await session.say(`/forget ${cousin.n}`)).toBe(`Done: I forgot item ${cousin.n} of your latest digest. It is gone from my memory, my search index and my notes about you.\n`);
+    expect(await session.say(`/forget ${cousin.n}`, 'y')).toBe(`Item ${cousin.n} of your latest digest:\n\n• ${cousin.text}\n\nForget it? (y/n)\nDone: I forgot 1 memory. It is gone from my memory, my search index and my notes about you.\n`);
     expect(await traces('Bruno')).toMatchObject({ rows: 0, fullText: 0 });
   });
 
@@ -228,7 +228,7 @@ describe('terminal channel', () => {
     const from = session.output().length;
     session.input.write('/forget jazz\n');
     const question = await session.waitFor((p) => p.includes('(y/n)'), 'the question', from);
-    expect(question).toBe('These 1 memory mentions “jazz”:\n\n• Ana listens to jazz on Sundays\n\nForget them? (y/n)\n');
+    expect(question).toBe('This memory mentions “jazz”:\n\n• Ana listens to jazz on Sundays\n\nForget it? (y/n)\n');
     expect(await session.say('n')).toBe('Kept: I forgot nothing.\n');
     expect(await traces('jazz')).toMatchObject({ rows: 1, fullText: 1 });
   });
@@ -258,9 +258,11 @@ describe('terminal channel', () => {
     expect(await session.say('/forget')).toMatch(/^Tell me what to forget/);
   });
 
-  it('/forget N forgets that item of the last /memories list', async () => {
+  it('/forget N shows that item of the last (filtered) /memories list and forgets it after "y"', async () => {
     expect(await session.say('/memories preference')).toContain('2. Ana prefers tea blend number 1\n');
-    expect(await session.say('/forget 2')).toBe('Done: I forgot item 2 of your /memories list. It is gone from my memory, my search index and my notes about you.\n');
+    expect(await session.say('/forget 2', 'n')).toBe('Item 2 of the last /memories list you saw:\n\n• Ana prefers tea blend number 1\n\nForget it? (y/n)\nKept: I forgot nothing.\n');
+    expect(await core.db.prisma.memory.count({ where: { id: ids.pref1 } })).toBe(1);
+    expect(await session.say('/forget 2', 'y')).toBe('Item 2 of the last /memories list you saw:\n\n• Ana prefers tea blend number 1\n\nForget it? (y/n)\nDone: I forgot 1 memory. It is gone from my memory, my search index and my notes about you.\n');
     expect(await core.db.prisma.memory.count({ where: { id: ids.pref1 } })).toBe(0);
     expect(await core.db.prisma.memory.count({ where: { id: ids.pref0 } })).toBe(1);
     expect(await traces('number 1')).toMatchObject({ rows: 2 }); // 10 and 11 are still there, 1 is not
@@ -282,7 +284,7 @@ describe('terminal channel', () => {
     expect(latest.sentAt).not.toBeNull();
     expect(await session.say('/digest')).toMatch(/^Nothing new since your last digest/);
     // Its numbers are what /forget N means now.
-    expect(await session.say('/forget 1')).toMatch(/^Done: I forgot item 1 of your latest digest\./);
+    expect(await session.say('/forget 1', 'yes')).toMatch(/^Item 1 of your latest digest:\n\n• Ana wants to learn the cello\n\nForget it\? \(y\/n\)\nDone: I forgot 1 memory\./);
     expect(await traces('cello')).toMatchObject({ rows: 0 });
   });
 

@@ -21,9 +21,9 @@ export interface CommandServices {
   readonly catalog: Pick<MemoryCatalog, 'page' | 'categories' | 'explain'>;
   readonly digestBook: Pick<
     DigestBook,
-    'latestSent' | 'undelivered' | 'build' | 'claim' | 'currentContent' | 'markSent' | 'markFailed'
+    'latestSent' | 'undelivered' | 'build' | 'claim' | 'currentContent' | 'markSent' | 'markFailed' | 'runChanges'
   >;
-  readonly forget: Pick<ForgetService, 'forgetMemory' | 'forgetMatching'>;
+  readonly forget: Pick<ForgetService, 'prepareForget' | 'forgetMatching'>;
   readonly archive: Pick<ScopeArchive, 'export'>;
   readonly scheduler: Pick<SleepScheduler, 'consolidateNow' | 'pause' | 'resume'>;
   /** The digest time, on/off and time zone (/digest at, /digest off, /timezone). */
@@ -42,9 +42,4 @@ export interface CommandScope {
 export function excerpt(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
-
-/** `1 memory`, `2 memories`. */
-export function plural(n: number, one: string, many: string): string {
-  return `${n} ${n === 1 ? one : many}`;
 }

@@ -10,6 +10,7 @@ import { joinMarkdownFiles, renderMarkdownExport } from '../../export/markdown-e
 import { serializeScopeExport } from '../../export/scope-document';
 import type { ScopeArchive } from '../../memory/archive/scope-archive';
 import type { CommandScope } from './command-scope';
+import { plural } from '../../shared/plural';
 
 export { exportStem };
 
@@ -37,5 +38,5 @@ export async function buildExportFiles(archive: Pick<ScopeArchive, 'export'>, sc
 
 /** `21 memories, 340 messages`. */
 export function exportCounts(files: Pick<ExportFiles, 'memories' | 'messages'>): string {
-  return `${files.memories} memories, ${files.messages} messages`;
+  return `${plural(files.memories, 'memory', 'memories')}, ${plural(files.messages, 'message')}`;
 }

@@ -3,23 +3,25 @@
  * full-text index, vectors, the soul and digests; src/memory/forget/forget-service.ts does the
  * removing). The matches it lists pass the output filter, like every stored text shown.
  *
- * - `/forget 3`: item 3 of the list seen last (a /memories page or the latest digest), with its
- *   earlier versions. Done at once: the number points at one thing the person just saw.
- * - `/forget my ex`: every memory containing those words. Nothing goes until the person confirms
- *   the list of what matches; how they confirm (a button, a `y` line) is the channel's.
+ * Nothing goes before the person has seen exactly what will go and confirmed it (how they
+ * confirm — a button, a `y` line — is the channel's):
+ * - `/forget 3`: item 3 of the list seen last (a /memories page as it was shown, filter included;
+ *   a /sleep summary; or the latest digest), with its earlier versions, which go with it.
+ * - `/forget my ex`: every memory containing those words.
  */
 import { AppError, NotFoundError } from '../../shared/errors';
 import type { ForgetPreview, ForgetResult, ForgetService } from '../../memory/forget/forget-service';
 import { showStored } from '../../memory/output-filter';
-import { excerpt, plural, type CommandScope } from './command-scope';
-import { lookupNumber, type NumberSources } from './numbered-lists';
+import { plural, pluralWord } from '../../shared/plural';
+import { excerpt, type CommandScope } from './command-scope';
+import { listName, lookupNumber, type NumberSources } from './numbered-lists';
 
 const MAX_LISTED = 20;
 const MAX_EXCERPT = 160;
 
 /** The answer to a bare `/forget`. */
 export const FORGET_USAGE =
-  'Tell me what to forget:\n/forget 3 — item 3 of the last /memories list or digest you saw\n/forget my ex — everything I remember that mentions those words (I show you what matches first)';
+  'Tell me what to forget (I show you what would go and ask first):\n/forget 3 — item 3 of the last /memories list, /sleep summary or digest you saw\n/forget my ex — everything I remember that mentions those words';
 
 /** The answer when the person declines to forget what matched. */
 export const FORGET_KEPT_TEXT = 'Kept: I forgot nothing.';
@@ -39,30 +41,33 @@ export function parseForgetArgument(argument: string): ForgetRequest {
   return { kind: 'words', words: trimmed };
 }
 
-/** `/forget N`: forgets item N of the last list the person saw, at once; returns the answer. */
-export async function forgetByNumber(
-  params: NumberSources & { forget: Pick<ForgetService, 'forgetMemory'>; scope: CommandScope; n: number; reason: string },
-): Promise<string> {
+/** `/forget N`: shows item N of the last list the person saw (with the versions that go with it) and asks; removes nothing yet. */
+export async function previewForgetNumber(
+  params: NumberSources & { forget: Pick<ForgetService, 'prepareForget'>; scope: CommandScope; n: number },
+): Promise<ForgetAnswer> {
   const { n } = params;
   const found = await lookupNumber(params, params.scope.id, n);
-  if (!found.found) return found.explanation;
-  let result: ForgetResult;
+  if (!found.found) return { kind: 'answer', text: found.explanation };
+  let preview: ForgetPreview;
   try {
-    result = await params.forget.forgetMemory(params.scope.id, found.memoryId, { reason: params.reason });
+    preview = await params.forget.prepareForget(params.scope.id, found.memoryId);
   } catch (error) {
     if (!(error instanceof NotFoundError)) throw error;
-    return `Item ${n} is already forgotten.`;
+    return { kind: 'answer', text: `Item ${n} is already forgotten.` };
   }
-  const versions = result.removedIds.length - 1;
-  return (
-    `Done: I forgot item ${n} of your ${found.from === 'digest' ? 'latest digest' : '/memories list'}` +
-    (versions > 0 ? ` and ${plural(versions, 'earlier version', 'earlier versions')} of it` : '') +
-    '. It is gone from my memory, my search index and my notes about you.'
-  );
+  const earlier = preview.matches.length - 1;
+  const versions = earlier > 0 ? `, with ${plural(earlier, 'earlier version')} that ${pluralWord(earlier, 'goes', 'go')} with it` : '';
+  const listed = preview.matches.map((m) => `• ${excerpt(showStored(m.content), MAX_EXCERPT)}${describeState(m.state)}`);
+  const text = [`Item ${n} of ${listName(found.from)}${versions}:`, '', ...listed, '', pluralWord(preview.matches.length, 'Forget it?', 'Forget them?')].join('\n');
+  return { kind: 'confirm', text, preview };
 }
 
-/** What `/forget words` answers: a final answer, or the matches to confirm. */
-export type ForgetWordsAnswer =
+function describeState(state: ForgetPreview['matches'][number]['state']): string {
+  return state === 'active' ? '' : ` (${state === 'superseded' ? 'earlier version' : state})`;
+}
+
+/** What `/forget N` and `/forget words` answer: a final answer, or the memories to confirm. */
+export type ForgetAnswer =
   | { readonly kind: 'answer'; readonly text: string }
   /** `text` lists the matches and ends with the question "Forget them?"; `confirm` with {@link confirmForget}. */
   | { readonly kind: 'confirm'; readonly text: string; readonly preview: ForgetPreview };
@@ -72,7 +77,7 @@ export async function previewForgetWords(
   forget: Pick<ForgetService, 'forgetMatching'>,
   scopeId: string,
   words: string,
-): Promise<ForgetWordsAnswer> {
+): Promise<ForgetAnswer> {
   let preview: ForgetPreview;
   try {
     preview = await forget.forgetMatching(scopeId, words);
@@ -83,11 +88,12 @@ export async function previewForgetWords(
   const quoted = `“${preview.terms.join(' ')}”`;
   if (preview.matches.length === 0 && preview.episodes === 0) return { kind: 'answer', text: `Nothing I remember mentions ${quoted}.` };
   // Every version of every matched memory is listed: confirming removes exactly these.
-  const listed = preview.matches.slice(0, MAX_LISTED).map((m) => `• ${excerpt(showStored(m.content), MAX_EXCERPT)}${m.state === 'active' ? '' : ` (${m.state === 'superseded' ? 'earlier version' : m.state})`}`);
+  const listed = preview.matches.slice(0, MAX_LISTED).map((m) => `• ${excerpt(showStored(m.content), MAX_EXCERPT)}${describeState(m.state)}`);
   const more = preview.matches.length > MAX_LISTED ? [`…and ${preview.matches.length - MAX_LISTED} more.`] : [];
-  const messages = preview.episodes > 0 ? [`${plural(preview.episodes, 'message', 'messages')} of our conversations ${preview.episodes === 1 ? 'mentions' : 'mention'} it too; ${preview.episodes === 1 ? 'its' : 'their'} text will be replaced by a placeholder.`] : [];
-  const head = preview.matches.length > 0 ? [`These ${plural(preview.matches.length, 'memory mentions', 'memories mention')} ${quoted}:`, '', ...listed, ...more, ''] : [`No memory mentions ${quoted}.`, ''];
-  const text = [...head, ...messages, ...(messages.length > 0 ? [''] : []), 'Forget them?'].join('\n');
+  const messages = preview.episodes > 0 ? [`${plural(preview.episodes, 'message')} of our conversations ${pluralWord(preview.episodes, 'mentions', 'mention')} it too; ${pluralWord(preview.episodes, 'its', 'their')} text will be replaced by a placeholder.`] : [];
+  const count = preview.matches.length;
+  const head = count > 0 ? [`${count === 1 ? 'This memory mentions' : `These ${count} memories mention`} ${quoted}:`, '', ...listed, ...more, ''] : [`No memory mentions ${quoted}.`, ''];
+  const text = [...head, ...messages, ...(messages.length > 0 ? [''] : []), pluralWord(count, 'Forget it?', 'Forget them?')].join('\n');
   return { kind: 'confirm', text, preview };
 }
 
@@ -101,7 +107,8 @@ export async function confirmForget(preview: ForgetPreview, reason: string): Pro
     if (error instanceof AppError && error.category === 'user') return `${error.message}. I forgot nothing.`;
     throw error;
   }
-  if (result.removedIds.length > 0) return `Done: I forgot ${plural(result.removedIds.length, 'memory', 'memories')}. They are gone from my memory, my search index and my notes about you.`;
-  if (result.episodesRedacted > 0) return `Done: I replaced ${plural(result.episodesRedacted, 'message', 'messages')} mentioning it with a placeholder. It is gone from my memory and my search index.`;
+  const removed = result.removedIds.length;
+  if (removed > 0) return `Done: I forgot ${plural(removed, 'memory', 'memories')}. ${pluralWord(removed, 'It is', 'They are')} gone from my memory, my search index and my notes about you.`;
+  if (result.episodesRedacted > 0) return `Done: I replaced ${plural(result.episodesRedacted, 'message')} mentioning it with a placeholder. It is gone from my memory and my search index.`;
   return 'Those memories were already gone.';
 }

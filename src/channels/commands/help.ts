@@ -30,7 +30,7 @@ export const COMMANDS: readonly ChannelCommand[] = [
 export const ABOUT_TEXT = 'I remember our conversations, and while I sleep I sort them into lasting memories.';
 
 /** What the numbers in `/forget N` and `/why N` mean. */
-export const NUMBERS_NOTE = 'Numbers in /forget and /why refer to the last /memories list or digest you saw.';
+export const NUMBERS_NOTE = 'Numbers in /forget and /why refer to the last /memories list, /sleep summary or digest you saw.';
 
 /**
  * A help text: {@link ABOUT_TEXT} and `about`, one line per command (but /start; `usage` adds a

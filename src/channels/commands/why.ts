@@ -6,6 +6,7 @@
 import { formatLocalMinute } from '../../memory/digests/digest';
 import type { MemoryCatalog } from '../../memory/memories/memory-catalog';
 import { excerpt, type CommandScope } from './command-scope';
+import { plural } from '../../shared/plural';
 import { lookupNumber, type NumberSources } from './numbered-lists';
 
 const MAX_EPISODES = 10;
@@ -38,7 +39,7 @@ export async function explainMemory(
     return `• ${formatLocalMinute(episode.timestamp, scope.timeZone)}, ${who}: “${excerpt(episode.content, MAX_EXCERPT)}”`;
   });
   const more = total > memory.sources.length ? [`…and ${total - memory.sources.length} more.`] : [];
-  return [header, '', `I learned it from ${total === 1 ? 'this message' : `these ${total} messages`}:`, ...lines, ...more].join('\n');
+  return [header, '', `I learned it from ${total === 1 ? 'this message' : `these ${plural(total, 'message')}`}:`, ...lines, ...more].join('\n');
 }
 
 /** `/why <argument>`: the usage, why the number means nothing, or the explanation. */

@@ -11,6 +11,7 @@
  */
 import type { MiddlewareFn } from 'grammy';
 import type { ScopeDirectory } from '../../memory/scopes/scope-directory';
+import { groupRepliesOf } from '../../memory/scopes/group-replies';
 import type { Logger } from '../../shared/logger';
 import type { NocturneContext } from './telegram-context';
 import { TELEGRAM_CHANNEL, telegramScope } from './telegram-scope';
@@ -90,7 +91,7 @@ export function createAccessGate(options: AccessGateOptions): MiddlewareFn<Noctu
       // Created elsewhere (an import, the agent) before the bot saw it: the digest needs its owner.
       row = await options.directory.setOwner(row.id, scope.ownerId);
     }
-    ctx.scope = { id: row.id, key: row.key, kind: scope.kind, timeZone: row.timezone ?? options.defaultTimeZone };
+    ctx.scope = { id: row.id, key: row.key, kind: scope.kind, timeZone: row.timezone ?? options.defaultTimeZone, groupReplies: groupRepliesOf(row) };
     await next();
   };
 }

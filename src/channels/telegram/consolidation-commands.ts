@@ -1,7 +1,7 @@
 /** `/sleep`, `/pause` and `/resume` on Telegram (the logic and wording: src/channels/commands/consolidation.ts). */
 import type { Composer } from 'grammy';
 import type { SleepScheduler } from '../../sleep/scheduler';
-import { pauseLearning, resumeLearning, sleepNow } from '../commands/consolidation';
+import { pauseLearning, resumeLearning, sleepNow, type SleepNowServices } from '../commands/consolidation';
 import { sendText } from './send-text';
 import type { NocturneContext } from './telegram-context';
 
@@ -10,13 +10,13 @@ const WHERE = 'Telegram';
 /** Registers `/sleep`, `/pause` and `/resume`. */
 export function registerConsolidationCommands(
   composer: Composer<NocturneContext>,
-  deps: { scheduler: Pick<SleepScheduler, 'consolidateNow' | 'pause' | 'resume'> },
+  deps: SleepNowServices & { scheduler: Pick<SleepScheduler, 'consolidateNow' | 'pause' | 'resume'> },
 ): void {
   const { scheduler } = deps;
 
   composer.command('sleep', async (ctx) => {
     await ctx.replyWithChatAction('typing').catch(() => undefined);
-    await sendText(ctx.api, ctx.chat.id, await sleepNow(scheduler, ctx.scope.id));
+    await sendText(ctx.api, ctx.chat.id, await sleepNow(deps, ctx.scope));
   });
 
   composer.command('pause', async (ctx) => {

@@ -1,16 +1,16 @@
 /**
  * `/forget` on Telegram (the logic and wording: src/channels/commands/forget.ts).
  *
- * - `/forget 3`: item 3 of the list seen last, forgotten at once.
- * - `/forget my ex`: the memories that mention those words, with two buttons: "Forget" removes
- *   them, "Keep" drops the request. A pending confirmation lives in memory for ten minutes and
+ * - `/forget 3`: item 3 of the list seen last, and `/forget my ex`: the memories that mention
+ *   those words. Either way the memories that would go are shown with two buttons: "Forget"
+ *   removes exactly them, "Keep" drops the request. A pending confirmation lives in memory for ten minutes and
  *   only works in the chat (scope) that asked for it. After the press the question is edited, so
  *   the matched text does not stay in the chat either.
  */
 import { randomBytes } from 'node:crypto';
 import { InlineKeyboard, type Composer } from 'grammy';
 import type { ForgetPreview, ForgetService } from '../../memory/forget/forget-service';
-import { confirmForget, FORGET_KEPT_TEXT, FORGET_USAGE, forgetByNumber, forgetReason, parseForgetArgument, previewForgetWords } from '../commands/forget';
+import { confirmForget, FORGET_KEPT_TEXT, FORGET_USAGE, forgetReason, parseForgetArgument, previewForgetNumber, previewForgetWords } from '../commands/forget';
 import type { NumberSources } from '../commands/numbered-lists';
 import { sendText } from './send-text';
 import type { NocturneContext } from './telegram-context';
@@ -28,7 +28,7 @@ interface PendingForget {
 /** Registers `/forget` and its confirmation buttons (`fg:y:<token>`, `fg:n:<token>`). */
 export function registerForgetCommand(
   composer: Composer<NocturneContext>,
-  deps: NumberSources & { forget: Pick<ForgetService, 'forgetMemory' | 'forgetMatching'> },
+  deps: NumberSources & { forget: Pick<ForgetService, 'prepareForget' | 'forgetMatching'> },
 ): void {
   const { forget, lists, digestBook } = deps;
   const pending = new Map<string, PendingForget>();
@@ -48,12 +48,10 @@ export function registerForgetCommand(
       await sendText(ctx.api, ctx.chat.id, FORGET_USAGE);
       return;
     }
-    if (request.kind === 'number') {
-      const answer = await forgetByNumber({ lists, digestBook, forget, scope: ctx.scope, n: request.n, reason: REASON });
-      await sendText(ctx.api, ctx.chat.id, answer);
-      return;
-    }
-    const answer = await previewForgetWords(forget, ctx.scope.id, request.words);
+    const answer =
+      request.kind === 'number'
+        ? await previewForgetNumber({ lists, digestBook, forget, scope: ctx.scope, n: request.n })
+        : await previewForgetWords(forget, ctx.scope.id, request.words);
     if (answer.kind === 'answer') {
       await sendText(ctx.api, ctx.chat.id, answer.text);
       return;

@@ -75,7 +75,21 @@ export function messageExternalId(chatId: number, messageId: number): string {
 }
 
 /** The message in the channel-neutral shape, or null when it carries nothing to answer. */
-export function toInboundMessage(message: Message, scope: TelegramScope): InboundMessage | null {
+/**
+ * When a message was sent, to the millisecond as far as it can be known: Telegram's `date` is
+ * whole seconds (the send time rounded down), while the agent's replies carry milliseconds. The
+ * moment the bot takes the message in refines it within its second (it cannot have been sent
+ * later than that, nor outside Telegram's second), so a question and the answer before it stay in
+ * the order they arrived when both fall in one second; a message taken in later than its second
+ * (a backlog after a restart) gets the last millisecond of that second.
+ */
+export function messageTime(date: number, receivedAt: Date): Date {
+  const second = date * 1000;
+  return new Date(Math.min(Math.max(receivedAt.getTime(), second), second + 999));
+}
+
+/** `receivedAt`: when the bot took the message in (default: now). */
+export function toInboundMessage(message: Message, scope: TelegramScope, receivedAt: Date = new Date()): InboundMessage | null {
   const from = message.from;
   if (!from) return null;
   const media = describeAttachment(message);
@@ -90,7 +104,7 @@ export function toInboundMessage(message: Message, scope: TelegramScope): Inboun
     authorId: String(from.id),
     authorName: displayName(from),
     text,
-    timestamp: new Date(message.date * 1000),
+    timestamp: messageTime(message.date, receivedAt),
     externalId: messageExternalId(message.chat.id, message.message_id),
     ...(reply ? { replyTo: messageExternalId(reply.chat.id, reply.message_id) } : {}),
     ...((reply?.text ?? reply?.caption) ? { replyToText: reply?.text ?? reply?.caption } : {}),

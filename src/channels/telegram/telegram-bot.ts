@@ -31,6 +31,7 @@ import { registerConversation } from './conversation';
 import { registerDigestCommand } from './digest-command';
 import { registerExportCommand } from './export-command';
 import { registerForgetCommand } from './forget-command';
+import { registerGroupCommands } from './group-commands';
 import { BOT_COMMANDS, registerHelpCommands } from './help-commands';
 import { registerMemoriesCommand } from './memories-command';
 import { sendText } from './send-text';
@@ -51,7 +52,7 @@ export interface TelegramSettings {
  * access gate, and the domain services of the commands ({@link CommandServices}), each by name.
  */
 export interface TelegramBotOptions extends CommandServices {
-  readonly directory: Pick<ScopeDirectory, 'ensure' | 'setOwner'>;
+  readonly directory: Pick<ScopeDirectory, 'ensure' | 'setOwner' | 'setGroupReplies'>;
   readonly handler: ConversationHandler;
   readonly settings: TelegramSettings;
   readonly logger: Logger;
@@ -167,8 +168,9 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
   registerForgetCommand(routes, { forget, digestBook, lists });
   registerWhyCommand(routes, { catalog, digestBook, lists });
   registerDigestCommand(routes, { digestBook, digestSchedule, logger });
-  registerConsolidationCommands(routes, { scheduler });
+  registerConsolidationCommands(routes, { scheduler, digestBook, lists });
   registerExportCommand(routes, { archive });
+  registerGroupCommands(routes, { directory: options.directory });
   registerConversation(routes, { handler, logger });
   routes.on('callback_query:data', (ctx) => ctx.answerCallbackQuery({ text: 'This button no longer works.' }));
   bot.use(routes);

@@ -4,7 +4,7 @@
  *
  * - `/memories [category]` lists, `/memories next`, `/memories prev` and `/memories 3` page
  *   (through the filter shown last), `/memories all` drops the filter;
- * - `/forget words` lists what matches and asks "Forget them? (y/n)": the next line answers;
+ * - `/forget N` and `/forget words` list what would go and ask "Forget it? (y/n)": the next line answers;
  * - `/digest` prints the digest, claimed and marked sent like a delivered one;
  * - `/export` writes `<stem>.json` and `<stem>.md` into a folder and prints their paths.
  */
@@ -17,7 +17,7 @@ import { pauseLearning, resumeLearning, sleepNow } from '../commands/consolidati
 import { deliverDigestNow, NOTHING_NEW_TEXT } from '../commands/digest';
 import { answerTimeZone, changeDigestSchedule, parseDigestArgument } from '../commands/digest-schedule';
 import { buildExportFiles, exportCounts } from '../commands/export';
-import { confirmForget, FORGET_KEPT_TEXT, FORGET_USAGE, forgetByNumber, forgetReason, parseForgetArgument, previewForgetWords } from '../commands/forget';
+import { confirmForget, FORGET_KEPT_TEXT, FORGET_USAGE, forgetReason, parseForgetArgument, previewForgetNumber, previewForgetWords } from '../commands/forget';
 import { helpText, NUMBERS_NOTE } from '../commands/help';
 import { renderMemoryList } from '../commands/memories';
 import { createNumberedLists } from '../commands/numbered-lists';
@@ -104,10 +104,10 @@ export function createTerminalCommands(deps: TerminalCommandDeps): TerminalComma
     const request = parseForgetArgument(argument);
     const reason = forgetReason(WHERE);
     if (request.kind === 'usage') return { text: FORGET_USAGE };
-    if (request.kind === 'number') {
-      return { text: await forgetByNumber({ lists, digestBook, forget: deps.forget, scope, n: request.n, reason }) };
-    }
-    const answer = await previewForgetWords(deps.forget, scope.id, request.words);
+    const answer =
+      request.kind === 'number'
+        ? await previewForgetNumber({ lists, digestBook, forget: deps.forget, scope, n: request.n })
+        : await previewForgetWords(deps.forget, scope.id, request.words);
     if (answer.kind === 'answer') return { text: answer.text };
     const preview: ForgetPreview = answer.preview;
     return { text: `${answer.text} (y/n)`, question: { yes: () => confirmForget(preview, reason), noText: FORGET_KEPT_TEXT } };
@@ -160,7 +160,7 @@ export function createTerminalCommands(deps: TerminalCommandDeps): TerminalComma
         case 'timezone':
           return { text: await answerTimeZone(digestSchedule, scope, argument, WHERE) };
         case 'sleep':
-          return { text: await sleepNow(scheduler, scope.id) };
+          return { text: await sleepNow({ scheduler, digestBook, lists }, scope) };
         case 'pause':
           return { text: await pauseLearning(scheduler, scope.id, WHERE) };
         case 'resume':

@@ -26,6 +26,7 @@ export const chatCommand: Command = {
     const agent = createAgent(agentServices(core));
     const handler: ConversationHandler = {
       reply: async (message) => (await agent.handle(message)).text,
+      observe: (message) => agent.observe(message),
       end: async (key) => {
         await agent.endConversation(key, 'explicit');
       },

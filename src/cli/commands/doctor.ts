@@ -8,6 +8,7 @@ import path from 'node:path';
 import { describeDatabase } from '../../storage/database';
 import { readMigrations, searchIndexScript } from '../../storage/migrations/migration-runner';
 import { writeResult, type Command, type CommandContext } from '../command';
+import { plural } from '../../shared/plural';
 
 type Status = 'ok' | 'warn' | 'fail';
 
@@ -61,7 +62,7 @@ async function storageChecks(ctx: CommandContext): Promise<Check[]> {
   checks.push({
     name: 'database',
     status: 'ok',
-    detail: `${describeDatabase(config.database)}; ${committed} migration(s), all applied${justNow ? ` (${justNow} just now)` : ''}`,
+    detail: `${describeDatabase(config.database)}; ${plural(committed, 'migration')}, all applied${justNow ? ` (${justNow} just now)` : ''}`,
   });
   const expected = SEARCH_TRIGGERS[provider];
   const present = new Set(await core.storeStats.triggers());

@@ -17,6 +17,7 @@ import { qaHarness } from '../../evaluation/qa-harness';
 import { startService } from '../../service';
 import { AppError, ValidationError } from '../../shared/errors';
 import type { CommandContext } from '../command';
+import { plural } from '../../shared/plural';
 
 /** Categories asked by default: all but 5 (adversarial), as the Mem0 paper reports J. */
 export const DEFAULT_CATEGORIES = [1, 2, 3, 4];
@@ -99,9 +100,9 @@ function textReport(report: QaReport, header: string, usage: Record<string, { ca
     ...Object.entries(report.byCategory).map(([cat, v]) => `  category ${cat} ${CATEGORY_NAMES[cat] ?? ''} (${v.questions} q): J ${v.j} (${v.correct}/${v.questions})`),
     `tokens per question (answering calls, input+output): mean ${report.tokensPerQuestion.mean}, p95 ${report.tokensPerQuestion.p95}`,
     `latency per question (agent reply): mean ${report.latencyMsPerQuestion.mean} ms, p95 ${report.latencyMsPerQuestion.p95} ms`,
-    `sleep ${report.sleep.mode}: ${report.sleep.nights} night(s), ${report.sleep.consolidations} with consolidation; `
+    `sleep ${report.sleep.mode}: ${plural(report.sleep.nights, 'night')}, ${report.sleep.consolidations} with consolidation; `
       + `ingest ${report.seconds.ingest} s, sleep ${report.seconds.sleep} s, questions ${report.seconds.questions} s`,
-    `model tokens by purpose: ${Object.entries(usage).map(([purpose, u]) => `${purpose} ${u.tokens} (${u.calls} calls)`).join(', ') || 'none'}`,
+    `model tokens by purpose: ${Object.entries(usage).map(([purpose, u]) => `${purpose} ${u.tokens} (${plural(u.calls, 'call')})`).join(', ') || 'none'}`,
   ];
 }
 
@@ -137,7 +138,7 @@ export async function runQaEval(ctx: CommandContext, file: string): Promise<numb
     try {
       const { core } = service;
       const report = await runLocomoQa(conversations, qaHarness(service, core.llm, (at) => { now = at; }), { sleep, onProgress: (line) => process.stderr.write(`${line}\n`) });
-      const header = `LoCoMo QA ${path.basename(file)}: ${report.conversations} conversation(s), ${report.turns} turns, ${report.questions} questions `
+      const header = `LoCoMo QA ${path.basename(file)}: ${plural(report.conversations, 'conversation')}, ${plural(report.turns, 'turn')}, ${plural(report.questions, 'question')} `
         + `(categories ${[...new Set(conversations.flatMap((c) => c.qa.map((q) => q.category)))].sort().join(',')}); model ${llm.provider} ${llm.model}, embedder ${core.embedder.name}`;
       const { items, ...figures } = report;
       void items;

@@ -14,6 +14,7 @@ import { evaluateLocomo, loadLocomo } from '../../memory/evaluation/locomo';
 import { ValidationError } from '../../shared/errors';
 import { writeResult, type Command } from '../command';
 import { runQaEval } from './eval-qa';
+import { plural } from '../../shared/plural';
 
 export const evalCommand: Command = {
   name: 'eval',
@@ -54,7 +55,7 @@ export const evalCommand: Command = {
         onProgress: (stage, done, total) => process.stderr.write(`\r${stage} ${done}/${total}\u001b[K${done === total ? '\n' : ''}`),
       });
       const lines = [
-        `LoCoMo ${path.basename(file)}: ${report.conversations} conversations, ${report.turns} turns, ${report.questions} questions with evidence`,
+        `LoCoMo ${path.basename(file)}: ${plural(report.conversations, 'conversation')}, ${plural(report.turns, 'turn')}, ${plural(report.questions, 'question')} with evidence`,
         `embedder ${core.embedder.name}, vectors ${config.vectors.store}`,
         `recall ${Object.entries(report.recall).map(([x, v]) => `${x} ${v}`).join('  ')}`,
         ...Object.entries(report.byCategory).map(([cat, v]) => `  category ${cat} (${v.questions} q): ${Object.entries(v.recall).map(([x, r]) => `${x} ${r}`).join('  ')}`),

@@ -12,6 +12,7 @@ import { countScopeExport, serializeScopeExport } from '../../export/scope-docum
 import { ValidationError } from '../../shared/errors';
 import { writeResult, type Command } from '../command';
 import { requireScope } from './scope-option';
+import { plural } from '../../shared/plural';
 
 const formats = ['json', 'markdown'] as const;
 type Format = (typeof formats)[number];
@@ -42,7 +43,7 @@ export const exportCommand: Command = {
       writeResult(
         ctx,
         { scope: scope.key, format, file: out, bytes: Buffer.byteLength(text), counts },
-        `exported ${scope.key} to ${out}: ${counts.episodes} episodes, ${counts.memories} memories (with history), ${counts.auditEvents} audit events`,
+        `exported ${scope.key} to ${out}: ${plural(counts.episodes, 'episode')}, ${plural(counts.memories, 'memory', 'memories')} (with history), ${plural(counts.auditEvents, 'audit event')}`,
       );
       return 0;
     }
@@ -53,7 +54,7 @@ export const exportCommand: Command = {
     writeResult(
       ctx,
       { scope: scope.key, format, dir, files: [...files.keys()], counts },
-      `wrote ${written.length} files to ${dir}: MEMORY.md and ${written.length - 1} daily logs in memory/`,
+      `wrote ${plural(written.length, 'file')} to ${dir}: MEMORY.md and ${plural(written.length - 1, 'daily log')} in memory/`,
     );
     return 0;
   },

@@ -7,6 +7,7 @@ import type { MemoryMatch } from '../../memory/forget/forget-service';
 import { ValidationError } from '../../shared/errors';
 import { writeResult, type Command } from '../command';
 import { oneLine, requireScope } from './scope-option';
+import { plural } from '../../shared/plural';
 
 function listMatches(matches: readonly MemoryMatch[]): string[] {
   return matches.map((m) => `  ${m.id}  ${m.category.padEnd(12)} ${m.state === 'active' ? '' : `[${m.state}] `}${oneLine(m.content, 140)}`);
@@ -32,12 +33,12 @@ export const forgetCommand: Command = {
       writeResult(ctx, { scope: scope.key, applied: false, matches: [], episodes }, `no memory in ${scope.key} contains all of: ${words}`);
       return 0;
     }
-    const messages = episodes > 0 ? [`and the words in ${episodes} ${episodes === 1 ? 'message' : 'messages'} (replaced by a placeholder)`] : [];
+    const messages = episodes > 0 ? [`and the words in ${plural(episodes, 'message')} (replaced by a placeholder)`] : [];
     if (ctx.values.yes !== true) {
       writeResult(
         ctx,
         { scope: scope.key, applied: false, matches, episodes },
-        [`would forget ${matches.length} ${matches.length === 1 ? 'memory' : 'memories'} in ${scope.key}:`, ...listMatches(matches), ...messages, 'run again with --yes to forget them'].join('\n'),
+        [`would forget ${plural(matches.length, 'memory', 'memories')} in ${scope.key}:`, ...listMatches(matches), ...messages, 'run again with --yes to forget them'].join('\n'),
       );
       return 0;
     }

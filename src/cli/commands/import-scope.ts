@@ -8,6 +8,7 @@
 import fs from 'node:fs/promises';
 import { ValidationError } from '../../shared/errors';
 import { writeResult, type Command } from '../command';
+import { plural } from '../../shared/plural';
 
 async function readDocument(file: string): Promise<unknown> {
   let text: string;
@@ -50,7 +51,7 @@ export const importScopeCommand: Command = {
       ctx,
       { file, scope: result.scopeKey, scopeId: result.scopeId, mode: result.mode, counts },
       [
-        `imported ${result.scopeKey}${result.mode === 'copy' ? ' (a copy with new ids)' : ''}: ${counts.episodes} episodes, ${counts.memories} memories (with history), ${counts.memoryLinks} links, ${counts.entities} entities, ${counts.digests} digests, ${counts.auditEvents} audit events${counts.profile ? ', the soul' : ''}`,
+        `imported ${result.scopeKey}${result.mode === 'copy' ? ' (a copy with new ids)' : ''}: ${plural(counts.episodes, 'episode')}, ${plural(counts.memories, 'memory', 'memories')} (with history), ${plural(counts.memoryLinks, 'link')}, ${plural(counts.entities, 'entity', 'entities')}, ${plural(counts.digests, 'digest')}, ${plural(counts.auditEvents, 'audit event')}${counts.profile ? ', the soul' : ''}`,
         'searchable by keyword now; vectors are added in the background by `npm start`, or now by `npm run cli -- reindex`',
       ].join('\n'),
     );

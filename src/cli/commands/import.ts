@@ -12,6 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import { plural } from '../../shared/plural';
 import { AppError, StorageError, ValidationError } from '../../shared/errors';
 import { checkScopeKey } from '../../memory/episodes/episode-service';
 import type { NewEpisode } from '../../storage/episode-repository';
@@ -160,7 +161,7 @@ export const importCommand: Command = {
     const stopped = (error: unknown): unknown => {
       if (!(error instanceof AppError) || error.category === 'user') return error;
       return new StorageError(
-        `${error.message} The import stopped at line ${lineNo}: the ${imported} episodes imported before stay stored; the lines of the failed batch (after line ${storedThrough}) were not stored, and the rest of the file was not read.`,
+        `${error.message} The import stopped at line ${lineNo}: ${imported === 1 ? 'the episode' : `the ${plural(imported, 'episode')}`} imported before ${imported === 1 ? 'stays' : 'stay'} stored; the lines of the failed batch (after line ${storedThrough}) were not stored, and the rest of the file was not read.`,
         { code: error.code, cause: error, hint: `${error.hint ? `${error.hint} ` : ''}Run the same import again afterwards: the lines already stored are skipped (lines without an externalId are recognized by their place and text in the file).` },
       );
     };
@@ -169,7 +170,7 @@ export const importCommand: Command = {
     for await (const { text: line, bytes } of boundedLines(stream, maxLineBytes)) {
       lineNo += 1;
       if (lineNo === 1) fileHead = createHash('sha256').update(line ?? `(a line of ${bytes} bytes)`).digest('hex');
-      progress.update(bytesRead, `${imported + pendingCount} episodes`);
+      progress.update(bytesRead, plural(imported + pendingCount, 'episode'));
       if (line === null) {
         reject(lineNo, `the line is ${formatBytes(bytes)}, longer than any valid episode can be (${formatBytes(maxLineBytes)}: 4 x EPISODE_MAX_BYTES + 1 MiB); skipped without reading it`);
         continue;
@@ -216,7 +217,7 @@ export const importCommand: Command = {
     const text = [
       ...invalid.map((entry) => `line ${entry.line}: ${entry.error}`),
       ...(invalidCount > invalid.length ? [`... and ${invalidCount - invalid.length} more invalid lines`] : []),
-      `imported ${imported}, skipped ${skipped} (already stored), invalid ${invalidCount}${blank ? `, blank lines ${blank}` : ''} — ${lineNo} lines in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+      `imported ${imported}, skipped ${skipped} (already stored), invalid ${invalidCount}${blank ? `, blank lines ${blank}` : ''} — ${plural(lineNo, 'line')} in ${((Date.now() - started) / 1000).toFixed(1)} s`,
       ...(imported > 0 ? ['searchable by keyword now; vectors are added in the background by `npm start`, or now by `npm run cli -- reindex`'] : []),
     ].join('\n');
     writeResult(ctx, result, text);

@@ -7,6 +7,7 @@
  * verified, 1 otherwise.
  */
 import fs from 'node:fs';
+import { plural } from '../../shared/plural';
 import path from 'node:path';
 import type { Config } from '../../config/load-config';
 import { migrateBetween, MIGRATED_TABLES, type ScopeMigration } from '../../export/migrate-store';
@@ -121,7 +122,7 @@ export const migrateStoreCommand: Command = {
       `LlmCall rows of no scope: ${report.unscopedLlmCalls.target}/${report.unscopedLlmCalls.source} (${report.unscopedLlmCalls.copied} copied now)`,
       ...(report.targetOnlyScopes.length > 0 ? [`scopes only in the target (left alone): ${report.targetOnlyScopes.join(', ')}`] : []),
       report.ok
-        ? `verified: ${report.scopes.length} scopes, every table (${MIGRATED_TABLES.join(', ')}) has the same rows in the target\n${next}`
+        ? `verified: ${plural(report.scopes.length, 'scope')}, every table (${MIGRATED_TABLES.join(', ')}) has the same rows in the target\n${next}`
         : 'NOT verified: see the scopes marked above; nothing was overwritten that the source lacks. Fix and rerun (it is safe).',
     ].join('\n');
     writeResult(ctx, { source: describeDatabase(config.database), target: describeDatabase(target), ...report }, text);

@@ -4,6 +4,7 @@
  * progress is kept per row in the database, so an interrupted reindex continues where it stopped.
  */
 import { writeResult, type Command } from '../command';
+import { plural } from '../../shared/plural';
 import { createProgressBar } from '../progress';
 
 export const reindexCommand: Command = {
@@ -28,7 +29,7 @@ export const reindexCommand: Command = {
     writeResult(
       ctx,
       { embedder: core.embedder.name, dimension: core.embedder.dimension, rebuilt, embedded, seconds },
-      `${rebuilt ? 'rebuilt the index; ' : ''}embedded ${embedded} rows with ${core.embedder.name} in ${seconds.toFixed(1)} s`,
+      `${rebuilt ? 'rebuilt the index; ' : ''}embedded ${plural(embedded, 'row')} with ${core.embedder.name} in ${seconds.toFixed(1)} s`,
     );
     return 0;
   },

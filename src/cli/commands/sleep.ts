@@ -4,8 +4,10 @@
  */
 import { uuidv7 } from '../../shared/ids';
 import { renderPlanDiff } from '../../sleep/consolidation/diff';
+import { renderChangeSections } from '../../memory/digests/digest';
 import { writeResult, type Command } from '../command';
 import { requireScope } from './scope-option';
+import { plural } from '../../shared/plural';
 
 export const sleepCommand: Command = {
   name: 'sleep',
@@ -20,21 +22,26 @@ export const sleepCommand: Command = {
       if (result.status === 'failed') throw result.error;
       const calls = result.responses.length;
       const tokens = result.responses.reduce((n, r) => n + r.usage.inputTokens, 0);
-      const text = result.plan ? `${renderPlanDiff(result.plan, result.shown)}\n\n(${calls} model call(s), ${tokens} input tokens)` : result.status === 'empty' ? 'nothing to consolidate' : `not planned: ${result.status}`;
+      const text = result.plan ? `${renderPlanDiff(result.plan, result.shown)}\n\n(${plural(calls, 'model call')}, ${plural(tokens, 'input token')})` : result.status === 'empty' ? 'nothing to consolidate' : `not planned: ${result.status}`;
       writeResult(ctx, { status: result.status, plan: result.plan ?? null, llmCalls: calls, inputTokens: tokens }, text);
       return 0;
     }
 
     const outcome = await core.scheduler.consolidateNow(scope.id);
-    const run = await core.sleep.latestRun(scope.id, 'consolidate');
-    const stats = (run?.stats ?? {}) as Record<string, unknown>;
-    const counts = ['created', 'reinforced', 'updated', 'contradicted', 'decayed', 'connected', 'linked', 'insights', 'rejected'].filter((k) => typeof stats[k] === 'number' && stats[k] !== 0).map((k) => `${k} ${stats[k]}`);
-    const text = [
+    const run = outcome.runId ? await core.sleep.latestRun(scope.id, 'consolidate') : null;
+    // What the run learned, changed and let fade, in the digest's words (its audit events).
+    const changes = outcome.runId ? await core.digestBook.runChanges(scope.id, outcome.runId) : { items: [], reinforced: 0 };
+    const sections = renderChangeSections(
+      changes.items.map((i) => ({ ...i, text: `${i.text}   (memory ${i.memoryId})` })),
+      changes.reinforced,
+    ).map((line) => line.replace(/^## /, ''));
+    const head = [
       `${outcome.status}${outcome.detail ? `: ${outcome.detail}` : ''}`,
-      run ? `episodes ${run.episodeCount}, model calls ${run.llmCalls}, tokens in ${run.inputTokens} / out ${run.outputTokens}` : '',
-      counts.length ? counts.join(', ') : '',
-    ].filter(Boolean).join('\n');
-    writeResult(ctx, { outcome, run }, text);
+      run && run.id === outcome.runId ? `${plural(run.episodeCount, 'episode')}, ${plural(run.llmCalls, 'model call')}, tokens in ${run.inputTokens} / out ${run.outputTokens}` : '',
+      outcome.status === 'succeeded' && sections.length === 0 ? 'nothing in them changed what is known' : '',
+    ].filter((line) => line !== '');
+    const text = [...head, ...(sections.length > 0 ? ['', ...sections] : [])].join('\n').trimEnd();
+    writeResult(ctx, { outcome, run, changes }, text);
     return outcome.status === 'failed' ? 1 : 0;
   },
 };

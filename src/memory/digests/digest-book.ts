@@ -8,7 +8,7 @@
  */
 import type { Digest, PrismaClient, Scope } from '../../storage/prisma';
 import { showStored, showStoredValue } from '../output-filter';
-import { buildDigest, DIGEST_MAX_ATTEMPTS, markFailed, markSent, pendingDigests } from './digest';
+import { buildDigest, DIGEST_MAX_ATTEMPTS, markFailed, markSent, pendingDigests, readRunChanges, type DigestItem } from './digest';
 
 /** The status a digest has while one process is delivering it. */
 export const DIGEST_SENDING = 'sending';
@@ -33,6 +33,8 @@ export interface DigestBook {
   markFailed(id: string): Promise<void>;
   /** Digests left `sending` on a channel by a process that stopped mid-delivery. */
   interrupted(channel: string): Promise<Array<{ id: string; scopeId: string }>>;
+  /** What one sleep run learned, changed and let fade, as digest items (read from its audit events). */
+  runChanges(scopeId: string, runId: string): Promise<{ items: DigestItem[]; reinforced: number }>;
 }
 
 /** `defaultTimeZone`: the zone (TZ) digests of scopes naming none are written in. */
@@ -65,5 +67,9 @@ export function createDigestBook(prisma: PrismaClient, defaultTimeZone?: string)
     markSent: (id, now) => markSent(prisma, id, now),
     markFailed: (id) => markFailed(prisma, id),
     interrupted: (channel) => prisma.digest.findMany({ where: { status: DIGEST_SENDING, scope: { channel } }, select: { id: true, scopeId: true } }),
+    runChanges: async (scopeId, runId) => {
+      const { items, reinforced } = await readRunChanges(prisma, scopeId, runId);
+      return { items: items.map((item) => ({ ...item, text: showStored(item.text) })), reinforced };
+    },
   };
 }

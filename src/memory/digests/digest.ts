@@ -14,6 +14,7 @@
 import { NotFoundError } from '../../shared/errors';
 import type { Digest, Prisma, PrismaClient, Scope } from '../../storage/prisma';
 import { isKnowledge } from '../memories/categories';
+import { plural } from '../../shared/plural';
 
 type Tx = Prisma.TransactionClient;
 
@@ -70,18 +71,29 @@ export function renderDigest(params: { periodStart: Date; periodEnd: Date; timeZ
   if (items.length === 0 && deferred === 0 && unlearned === 0 && forgotten === 0) return '';
   const zone = params.timeZone ?? 'UTC';
   const lines = [`# What I learned (${formatLocalMinute(params.periodStart, params.timeZone)} – ${formatLocalMinute(params.periodEnd, params.timeZone)}, ${zone})`, ''];
+  lines.push(...renderChangeSections(items, params.reinforced));
+  // Forgotten memories are counted, never described: their text is gone on purpose.
+  if (forgotten > 0) lines.push(`Forgotten at your request: ${plural(forgotten, 'memory', 'memories')} (what ${forgotten === 1 ? 'it' : 'they'} said is gone, so it is not repeated here).`, '');
+  if (deferred > 0) lines.push(`I put off sorting through our conversations ${deferred === 1 ? 'once' : `${deferred} times`} because today's thinking budget was spent; I'll catch up tomorrow.`, '');
+  if (unlearned > 0) lines.push(`${plural(unlearned, 'message')} could not be learned from: my model gave no usable answer about ${unlearned === 1 ? 'it' : 'them'} after several tries.`, '');
+  if (items.length > 0) lines.push(`To make me forget an item, answer /forget and its number (e.g. /forget ${items[0]!.n}).`, '');
+  return lines.join('\n');
+}
+
+/**
+ * The digest's body: one section per kind of change (New, Updated, Contradicted, Faded) with its
+ * numbered items, then how many reminders of known things there were. Markdown lines, each
+ * section followed by a blank line; shared by the digest and the summary of a sleep run.
+ */
+export function renderChangeSections(items: readonly DigestItem[], reinforced: number): string[] {
+  const lines: string[] = [];
   for (const action of ACTIONS) {
     const section = items.filter((i) => i.action === action);
     if (section.length === 0) continue;
     lines.push(`## ${HEADINGS[action]}`, '', ...section.map((i) => `${i.n}. ${i.text}`), '');
   }
-  // Forgotten memories are counted, never described: their text is gone on purpose.
-  if (forgotten > 0) lines.push(`Forgotten at your request: ${forgotten} ${forgotten === 1 ? 'memory' : 'memories'} (what ${forgotten === 1 ? 'it' : 'they'} said is gone, so it is not repeated here).`, '');
-  if (params.reinforced > 0) lines.push(`I was also reminded ${params.reinforced} ${params.reinforced === 1 ? 'time' : 'times'} of things I already knew.`, '');
-  if (deferred > 0) lines.push(`I put off sorting through our conversations ${deferred === 1 ? 'once' : `${deferred} times`} because today's thinking budget was spent; I'll catch up tomorrow.`, '');
-  if (unlearned > 0) lines.push(`${unlearned} ${unlearned === 1 ? 'message' : 'messages'} could not be learned from: my model gave no usable answer about ${unlearned === 1 ? 'it' : 'them'} after several tries.`, '');
-  if (items.length > 0) lines.push(`To make me forget an item, answer /forget and its number (e.g. /forget ${items[0]!.n}).`, '');
-  return lines.join('\n');
+  if (reinforced > 0) lines.push(`I was also reminded ${plural(reinforced, 'time')} of things I already knew.`, '');
+  return lines;
 }
 
 function jsonObject(value: Prisma.JsonValue | null): Record<string, unknown> {
@@ -108,15 +120,28 @@ export function digestItems(digest: Pick<Digest, 'items'>): DigestItem[] {
   });
 }
 
-interface PeriodEvents {
+export interface PeriodEvents {
   readonly items: DigestItem[];
   readonly reinforced: number;
 }
 
 /** The period's changes, read from the audit trail and the memory rows that still exist. */
-async function readPeriod(db: Tx | PrismaClient, scopeId: string, periodStart: Date, periodEnd: Date): Promise<PeriodEvents> {
+function readPeriod(db: Tx | PrismaClient, scopeId: string, periodStart: Date, periodEnd: Date): Promise<PeriodEvents> {
+  return readChanges(db, scopeId, { createdAt: { gte: periodStart, lt: periodEnd } });
+}
+
+/**
+ * The changes one sleep run made (its audit events carry the run's id), as digest items: what
+ * `/sleep` and `cli sleep` tell the person, in the digest's words.
+ */
+export function readRunChanges(db: Tx | PrismaClient, scopeId: string, runId: string): Promise<PeriodEvents> {
+  return readChanges(db, scopeId, { runId });
+}
+
+/** The changes among the audit events `where` selects, as numbered digest items. */
+async function readChanges(db: Tx | PrismaClient, scopeId: string, where: Prisma.AuditEventWhereInput): Promise<PeriodEvents> {
   const events = await db.auditEvent.findMany({
-    where: { scopeId, subjectType: 'memory', action: { in: [...ACTIONS, ...REINFORCING] }, createdAt: { gte: periodStart, lt: periodEnd } },
+    where: { ...where, scopeId, subjectType: 'memory', action: { in: [...ACTIONS, ...REINFORCING] } },
     orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
     select: { action: true, subjectId: true, after: true },
   });

@@ -101,6 +101,12 @@ export interface ForgetService {
   /** The memories `forgetMemory` would remove: the memory and its supersession chain. */
   preview(scopeId: string, memoryId: string): Promise<MemoryMatch[]>;
   forgetMemory(scopeId: string, memoryId: string, options?: { reason?: string }): Promise<ForgetResult>;
+  /**
+   * A memory and its supersession chain, for the owner to confirm (`/forget N`); nothing goes
+   * until `confirm()`, which removes exactly what was shown (ValidationError `forget.changed` when
+   * the chain gained a version since). NotFoundError when the memory is not in the scope.
+   */
+  prepareForget(scopeId: string, memoryId: string): Promise<ForgetPreview>;
   /** Memories (of any state) whose text contains every word, with their chains, for the owner to confirm. */
   forgetMatching(scopeId: string, words: string): Promise<ForgetPreview>;
   /** Removes every memory of the scope (seed 001 purge); returns how many. */
@@ -300,6 +306,17 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
 
     forgetMemory(scopeId, memoryId, options = {}) {
       return forget(scopeId, { ids: [memoryId], reason: options.reason, strict: true });
+    },
+
+    async prepareForget(scopeId, memoryId) {
+      const matches = await chainOf(scopeId, memoryId);
+      const shown = new Set(matches.map((m) => m.id));
+      return {
+        terms: [],
+        matches,
+        episodes: 0,
+        confirm: (options = {}) => forget(scopeId, { ids: [memoryId], reason: options.reason, strict: false, shown }),
+      };
     },
 
     async forgetMatching(scopeId, words) {

@@ -4,8 +4,9 @@
  * first message, records who owns it and when a message last arrived, and lists them with their
  * counts. Every other service takes the scope's id it returns.
  */
-import { NotFoundError } from '../../shared/errors';
-import type { PrismaClient, Scope } from '../../storage/prisma';
+import { NotFoundError, ValidationError } from '../../shared/errors';
+import type { Prisma, PrismaClient, Scope } from '../../storage/prisma';
+import { GROUP_REPLIES, isGroupReplies, type GroupReplies } from './group-replies';
 import type { ScopeDescriptor, ScopeRepository, ScopeSummary } from '../../storage/scope-repository';
 
 export type { ScopeDescriptor, ScopeSummary };
@@ -24,6 +25,8 @@ export interface ScopeDirectory {
   setOwner(scopeId: string, ownerId: string): Promise<Scope>;
   /** Records that a message arrived (idle detection for the sleep worker). */
   touch(scopeId: string, at: Date): Promise<void>;
+  /** Sets when the agent answers in a group (`Scope.settings.groupReplies`, see group-replies.ts); returns the row as it is now. */
+  setGroupReplies(scopeId: string, mode: GroupReplies): Promise<Scope>;
 }
 
 export function createScopeDirectory(prisma: PrismaClient, repository: ScopeRepository): ScopeDirectory {
@@ -44,5 +47,14 @@ export function createScopeDirectory(prisma: PrismaClient, repository: ScopeRepo
     list: () => repository.list(),
     setOwner: (scopeId, ownerId) => prisma.scope.update({ where: { id: scopeId }, data: { ownerId } }),
     touch: (scopeId, at) => repository.touch(scopeId, at),
+    async setGroupReplies(scopeId, mode) {
+      if (!isGroupReplies(mode)) throw new ValidationError(`group replies are ${GROUP_REPLIES.join(' or ')}, not "${String(mode)}"`, { code: 'scope.group_replies_invalid' });
+      return prisma.$transaction(async (tx) => {
+        const row = await tx.scope.findUnique({ where: { id: scopeId }, select: { settings: true } });
+        if (!row) throw new NotFoundError(`no scope ${scopeId}`, { code: 'scope.not_found' });
+        const current = row.settings && typeof row.settings === 'object' && !Array.isArray(row.settings) ? (row.settings as Record<string, unknown>) : {};
+        return tx.scope.update({ where: { id: scopeId }, data: { settings: { ...current, groupReplies: mode } as Prisma.InputJsonObject } });
+      });
+    },
   };
 }

@@ -11,6 +11,7 @@ import type { PrismaClient } from '../../storage/prisma';
 import type { Plan } from './plan';
 import { redactSecrets } from '../../shared/redact';
 import { queryTerms } from '../../storage/full-text';
+import { plural } from '../../shared/plural';
 
 export interface AppliedPlan {
   /** Ids of memories created (including new versions and contradicting statements). */
@@ -110,7 +111,7 @@ export async function applyPlanInTransaction(tx: Tx, scopeId: string, plan: Plan
   let restated = 0;
   for (const m of plan.create) {
     // A restatement of a current memory reinforces or revises it (memory-writer.ts `writeMemory`).
-    const written = await writeMemory(tx, { scopeId, ...m }, { ...origin, reason: `learned from ${m.sourceEpisodeIds.length} episode(s)` });
+    const written = await writeMemory(tx, { scopeId, ...m }, { ...origin, reason: `learned from ${plural(m.sourceEpisodeIds.length, 'episode')}` });
     if (written.action !== 'reinforced') created.push(written.memory.id);
     if (written.restated) restated++;
   }

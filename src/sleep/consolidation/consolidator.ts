@@ -26,6 +26,7 @@ import { GAVE_UP_ACTION } from '../../memory/digests/digest';
 import { isBudgetError } from '../token-budget';
 import { resolveRelativeDates } from '../../shared/relative-dates';
 import { findNeighbours } from '../../memory/memories/restatements';
+import { plural } from '../../shared/plural';
 
 export interface ConsolidatorOptions {
   /** Episodes gathered per batch (seed 000: 100). */
@@ -307,7 +308,7 @@ export function createConsolidator(deps: {
       if (unusable.length > 0 && !request.dryRun) await countAttempt(scopeId, unusable.map((e) => e.id), runId, now);
       const retryLater = unusable.length;
       if (plans.length === 0 && retryLater > 0) {
-        const error = new Error(`the model's answers taught nothing from ${retryLater} episode(s) with the person's words; they stay for a later run, in smaller prompts`);
+        const error = new Error(`the model's answers taught nothing from ${plural(retryLater, 'episode')} with the person's words; they stay for a later run, in smaller prompts`);
         return { status: 'failed', episodeCount: 0, responses, error, leftOver, retryLater, refused, shown: { episodes: shownEpisodes, memories: [...shownMemories.values()] } };
       }
       const shown = { episodes: shownEpisodes, memories: [...shownMemories.values()] };

@@ -4,6 +4,7 @@
  */
 import type { Episode, Memory } from '../../storage/prisma';
 import type { Plan } from './plan';
+import { plural } from '../../shared/plural';
 
 function cut(text: string, max = 120): string {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -16,7 +17,7 @@ export function renderPlanDiff(plan: Plan, shown: { episodes: readonly Episode[]
   const cite = (ids: readonly string[]) => ids.map((id) => episode.get(id)?.externalId ?? id.slice(0, 8)).join(', ');
   const text = (id: string) => cut(memory.get(id)?.content ?? id);
   const conf = (id: string) => memory.get(id)?.confidence.toFixed(2) ?? '?';
-  const lines: string[] = [`Plan for ${plan.episodeIds.length} episode(s) (dry run: nothing applied)`, ''];
+  const lines: string[] = [`Plan for ${plural(plan.episodeIds.length, 'episode')} (dry run: nothing applied)`, ''];
   for (const m of plan.create) lines.push(`+ [${m.category} ${m.confidence.toFixed(2)} ${m.sourceType}] ${cut(m.content)}   (from ${cite(m.sourceEpisodeIds)})`);
   for (const r of plan.reinforce) lines.push(`= ${text(r.memoryId)}   (confidence ${conf(r.memoryId)} -> ${Math.min(1, (memory.get(r.memoryId)?.confidence ?? 0) + 0.05).toFixed(2)}; ${r.reason || 'confirmed'})`);
   for (const u of plan.update) lines.push(`~ ${text(u.memoryId)}`, `  -> ${cut(u.content)}   (${u.reason || 'corrected'}; from ${cite(u.sourceEpisodeIds)})`);
@@ -24,8 +25,8 @@ export function renderPlanDiff(plan: Plan, shown: { episodes: readonly Episode[]
   for (const d of plan.decay) lines.push(`v ${text(d.memoryId)}   (confidence ${conf(d.memoryId)} -> ${d.confidence.toFixed(2)}; ${d.reason || 'less likely'})`);
   for (const c of plan.connect) lines.push(`<> ${text(c.fromId)}  <->  ${text(c.toId)}   (${c.relationship})`);
   for (const e of plan.entities) lines.push(`@ ${e.name} (${e.kind})${e.observations.length ? `: ${e.observations.map((o) => cut(o, 60)).join('; ')}` : ''}`);
-  if (plan.summaries.length) lines.push(`  ${plan.summaries.length} long episode(s) summarized`);
-  if (plan.importance.length) lines.push(`  ${plan.importance.length} episode importance score(s) from the model`);
+  if (plan.summaries.length) lines.push(`  ${plural(plan.summaries.length, 'long episode')} summarized`);
+  if (plan.importance.length) lines.push(`  ${plural(plan.importance.length, 'episode importance score')} from the model`);
   for (const r of plan.rejected) lines.push(`x ${r.operation}: ${r.reason}`);
   if (lines.length === 2) lines.push('(no changes)');
   return lines.join('\n');

@@ -1,7 +1,7 @@
 /** Telegram messages as InboundMessages: scopes, names, media descriptions. */
 import { describe, expect, it } from '@jest/globals';
 import type { Message } from 'grammy/types';
-import { toInboundMessage } from '../../../src/channels/telegram/inbound';
+import { messageTime, toInboundMessage } from '../../../src/channels/telegram/inbound';
 import { displayName, telegramScope } from '../../../src/channels/telegram/telegram-scope';
 
 const ana = { id: 42, is_bot: false, first_name: 'Ana', last_name: 'Lima', username: 'ana' };
@@ -24,11 +24,21 @@ describe('telegram scopes', () => {
   });
 });
 
+describe('messageTime', () => {
+  it('refines Telegram\'s whole second by the moment the message was taken in, within that second', () => {
+    expect(messageTime(1_700_000_000, new Date(1_700_000_000_640))).toEqual(new Date(1_700_000_000_640));
+    // Taken in later (a backlog): the last millisecond of its second.
+    expect(messageTime(1_700_000_000, new Date(1_700_000_042_000))).toEqual(new Date(1_700_000_000_999));
+    // A clock behind Telegram's: never before the second.
+    expect(messageTime(1_700_000_000, new Date(1_699_999_999_000))).toEqual(new Date(1_700_000_000_000));
+  });
+});
+
 describe('toInboundMessage', () => {
   const scope = telegramScope(privateChat, ana)!;
 
   it('maps a text reply with ids, time and author', () => {
-    const m = toInboundMessage(message({ text: ' hi ', reply_to_message: { message_id: 3, date: 1, chat: privateChat, text: 'earlier' } as Message['reply_to_message'] }), scope);
+    const m = toInboundMessage(message({ text: ' hi ', reply_to_message: { message_id: 3, date: 1, chat: privateChat, text: 'earlier' } as Message['reply_to_message'] }), scope, new Date(1_700_000_000_250));
     expect(m).toEqual({
       channel: 'telegram',
       scopeKey: 'telegram:private:42',
@@ -36,7 +46,7 @@ describe('toInboundMessage', () => {
       authorId: '42',
       authorName: 'Ana Lima',
       text: 'hi',
-      timestamp: new Date(1_700_000_000_000),
+      timestamp: new Date(1_700_000_000_250),
       externalId: '42:7',
       replyTo: '42:3',
       replyToText: 'earlier',
