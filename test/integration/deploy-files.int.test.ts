@@ -427,7 +427,9 @@ describe('Dockerfile', () => {
   it('starts the same entry point as npm start', () => {
     const [cmd] = of(runtime, 'CMD').slice(-1);
     const start = (JSON.parse(read('package.json')) as { scripts: { start: string } }).scripts.start;
-    expect(execForm(cmd.args).join(' ')).toBe(start);
+    // `exec` makes the shell npm runs the script in become node, so npm's SIGTERM reaches it.
+    expect(start).toMatch(/^exec /);
+    expect(execForm(cmd.args).join(' ')).toBe(start.replace(/^exec /, ''));
   });
 
   it('exposes a port only if the service serves one (a *_PORT setting with that default)', () => {
