@@ -29,3 +29,14 @@ export function createProgressBar(params: { total: number; label: string; stream
     },
   };
 }
+
+/**
+ * A one-line status on stderr: redrawn in place (`\r`) on a terminal; elsewhere (a file, a pipe,
+ * CI) only the line marked `final` is written, so a redirected log holds no progress frames.
+ */
+export function createStatusLine(stream: NodeJS.WriteStream = process.stderr): (text: string, final?: boolean) => void {
+  if (stream.isTTY) return (text, final = false) => stream.write(`\r${text}\u001b[K${final ? '\n' : ''}`);
+  return (text, final = false) => {
+    if (final) stream.write(`${text}\n`);
+  };
+}

@@ -60,9 +60,14 @@ export function createStoreStats(prisma: PrismaClient, provider: DatabaseProvide
           _count: { _all: true },
         }),
       ]);
-      const repliesWithMemories = await prisma.episode
-        .count({ where: { role: 'agent', metadata: { string_contains: 'injectedMemoryIds' } } })
-        .catch(() => 0);
+      // Replies whose episode lists the memories it was shown (metadata.injectedMemoryIds, an
+      // array; every reply has the key, so only a non-empty one counts). Prisma's JSON filters do
+      // not reach into arrays (`string_contains` matched nothing on PostgreSQL and failed on SQLite,
+      // both read as 0): ask each engine's JSON functions.
+      const injected = provider === 'sqlite'
+        ? await prisma.$queryRaw<Array<{ n: bigint | number }>>`SELECT COUNT(*) AS n FROM "Episode" WHERE "role" = 'agent' AND json_valid("metadata") AND json_type("metadata", '$.injectedMemoryIds') = 'array' AND json_array_length("metadata", '$.injectedMemoryIds') > 0`
+        : await prisma.$queryRaw<Array<{ n: bigint | number }>>`SELECT COUNT(*) AS n FROM "Episode" WHERE "role" = 'agent' AND CASE WHEN jsonb_typeof("metadata" -> 'injectedMemoryIds') = 'array' THEN jsonb_array_length("metadata" -> 'injectedMemoryIds') > 0 ELSE false END`;
+      const repliesWithMemories = Number(injected[0]?.n ?? 0);
       return {
         memoriesCreated: created,
         memoriesByState: memories.map((m) => ({ active: m.active, count: m._count._all })),

@@ -162,7 +162,8 @@ const nocturneEnv = environmentOf(services.nocturne ?? {});
 describe('docker-compose.yml', () => {
   it('has the five services: PostgreSQL, Qdrant, Ollama, the one-shot model pull and Nocturne', () => {
     expect(Object.keys(services).sort()).toEqual(['nocturne', 'ollama', 'ollama-pull', 'postgres', 'qdrant']);
-    expect(services.postgres.image).toMatch(/^postgres:16(\b|$)/);
+    // Pinned like the others: a minor release, never a floating major (issue 17).
+    expect(services.postgres.image).toMatch(/^postgres:16\.\d+(-[a-z0-9.-]+)?$/);
     expect(services.qdrant.image).toMatch(/^qdrant\/qdrant(:|$)/);
     expect(services.ollama.image).toMatch(/^ollama\/ollama(:|$)/);
     expect(services['ollama-pull'].image).toBe(services.ollama.image);
@@ -291,6 +292,22 @@ describe('docker-compose.yml', () => {
         const userinfo = /^[a-z][a-z0-9+.-]*:\/\/([^@/]*)@/i.exec(value)?.[1];
         if (userinfo?.includes(':')) expect({ key, password: userinfo.slice(userinfo.indexOf(':') + 1) }).toEqual({ key, password: expect.stringMatching(REFERENCE) });
       }
+    }
+  });
+
+  it('says what it publishes: only nocturne, only on loopback, and the words say so (issue 17)', () => {
+    const publishing = Object.entries(services).filter(([, service]) => (service.ports ?? []).length > 0).map(([name]) => name);
+    expect(publishing).toEqual(['nocturne']);
+    for (const text of [read('docker-compose.yml'), read('docs/deploy.md')]) {
+      expect(text).not.toMatch(/nothing is published/i);
+      expect(text).toMatch(/127\.0\.0\.1/);
+    }
+  });
+
+  it('passes through the settings a person sets for digests, groups and servers (issue 17)', () => {
+    for (const name of ['DIGEST_TIME', 'TELEGRAM_GROUPS', 'TELEGRAM_API_ROOT', 'ANTHROPIC_BASE_URL']) {
+      expect(Object.keys(nocturneEnv)).toContain(name);
+      expect(read('docs/deploy.md')).toContain(`\`${name}\``);
     }
   });
 
@@ -427,7 +444,9 @@ describe('Dockerfile', () => {
   it('starts the same entry point as npm start', () => {
     const [cmd] = of(runtime, 'CMD').slice(-1);
     const start = (JSON.parse(read('package.json')) as { scripts: { start: string } }).scripts.start;
-    expect(execForm(cmd.args).join(' ')).toBe(start);
+    // `exec` makes the shell npm runs the script in become node, so npm's SIGTERM reaches it.
+    expect(start).toMatch(/^exec /);
+    expect(execForm(cmd.args).join(' ')).toBe(start.replace(/^exec /, ''));
   });
 
   it('exposes a port only if the service serves one (a *_PORT setting with that default)', () => {

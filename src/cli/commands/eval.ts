@@ -13,6 +13,7 @@ import { createCore } from '../../core';
 import { evaluateLocomo, loadLocomo } from '../../memory/evaluation/locomo';
 import { ValidationError } from '../../shared/errors';
 import { writeResult, type Command } from '../command';
+import { createStatusLine } from '../progress';
 import { runQaEval } from './eval-qa';
 import { plural } from '../../shared/plural';
 
@@ -41,6 +42,7 @@ export const evalCommand: Command = {
       vectors: ctx.config.vectors.store === 'sqlite-vec' ? { store: 'sqlite-vec' as const, file: path.join(dir, 'vectors.db') } : ctx.config.vectors,
     };
     const core = await createCore(config, ctx.logger);
+    const status = createStatusLine();
     try {
       const report = await evaluateLocomo({
         conversations,
@@ -49,10 +51,11 @@ export const evalCommand: Command = {
         search: core.search,
         scopeIdOf: async (key) => (await core.directory.findByKey(key))!.id,
         embedAll: async () => {
-          await core.embeddingWorker.drain((done, pending) => process.stderr.write(`\rembedding ${done}/${done + pending}\u001b[K`));
-          process.stderr.write('\n');
+          let last = '';
+          await core.embeddingWorker.drain((done, pending) => status((last = `embedding ${done}/${done + pending}`)));
+          status(last || 'embedding done', true);
         },
-        onProgress: (stage, done, total) => process.stderr.write(`\r${stage} ${done}/${total}\u001b[K${done === total ? '\n' : ''}`),
+        onProgress: (stage, done, total) => status(`${stage} ${done}/${total}`, done === total),
       });
       const lines = [
         `LoCoMo ${path.basename(file)}: ${plural(report.conversations, 'conversation')}, ${plural(report.turns, 'turn')}, ${plural(report.questions, 'question')} with evidence`,
