@@ -29,6 +29,7 @@ import type { SleepService } from '../sleep/sleep-service';
 import type { StoreStats } from '../memory/store-stats';
 import { bearerMatches } from './auth';
 import { renderMetrics } from './metrics-endpoint';
+import { renderDocsPage, type OpenApiDocument } from './docs-page';
 import { joinMarkdownFiles, renderMarkdownExport } from '../export/markdown-export';
 import { serializeScopeExport } from '../export/scope-document';
 import { auditQuery, episodesQuery, exportQuery, importQuery, jsonSchema, memoriesQuery, memoryParams, scopeParams, searchBody, settingsBody, sleepBody, RequestValidationError, validatorFor } from './schemas';
@@ -116,6 +117,7 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
   });
   app.get('/metrics', async (_request, reply) => reply.type('text/plain; version=0.0.4').send(await renderMetrics(options)));
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/docs', { schema: { hide: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(renderDocsPage(app.swagger() as OpenApiDocument)));
 
   app.get('/scopes', async () => ({ scopes: await directory.list() }));
 

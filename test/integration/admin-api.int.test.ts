@@ -58,7 +58,7 @@ function suite(name: string, databaseEnv: () => Promise<Record<string, string>>)
     };
 
     it('refuses every data route without the right token; health needs none', async () => {
-      for (const [method, path] of [['GET', '/scopes'], ['GET', `/scopes/${ana}/memories`], ['DELETE', `/scopes/${ana}/memories`], ['GET', '/metrics'], ['GET', '/openapi.json']] as const) {
+      for (const [method, path] of [['GET', '/scopes'], ['GET', `/scopes/${ana}/memories`], ['DELETE', `/scopes/${ana}/memories`], ['GET', '/metrics'], ['GET', '/openapi.json'], ['GET', '/docs']] as const) {
         expect((await call(method, path, { token: null })).status).toBe(401);
         expect((await call(method, path, { token: 'admin-token-0123456789abcdeX' })).status).toBe(401);
       }
@@ -171,6 +171,13 @@ function suite(name: string, databaseEnv: () => Promise<Record<string, string>>)
       const openapi = await call('GET', '/openapi.json');
       expect(openapi.json.openapi).toMatch(/^3\./);
       expect(Object.keys(openapi.json.paths)).toEqual(expect.arrayContaining(['/scopes/{id}/memories', '/scopes/{id}/search', '/scopes/{id}/memories/{mid}']));
+      // The same reference as a page a person reads (behind the token, checked above): every route, self-contained.
+      const page = await call('GET', '/docs');
+      expect(page.status).toBe(200);
+      expect(page.text).toMatch(/^<!doctype html>/);
+      for (const route of Object.keys(openapi.json.paths)) expect(page.text).toContain(`<code>${route}</code>`);
+      expect(page.text).toMatch(/<code>limit<\/code><\/td><td>query<\/td><td>no<\/td><td>integer, 1-500/);
+      expect(page.text).not.toMatch(/<script|https?:\/\/(?!127\.0\.0\.1)/);
       expect(logs.lines().join('\n')).not.toContain(TOKEN);
     });
 
