@@ -125,7 +125,8 @@ describe('access and secrets (chaos)', () => {
   const say = async (from: typeof ANA, text: string, chat?: typeof GROUP) => {
     const chatId = chat?.id ?? from.id;
     const before = fake.sent(chatId).length;
-    fake.message(from, text, chat ? { chat } : {});
+    // In a group the bot answers only when addressed (issue 17): the owner mentions it there.
+    fake.message(from, chat ? `@${fake.botInfo.username} ${text}` : text, chat ? { chat } : {});
     await fake.waitFor(() => fake.sent(chatId).length > before, 20_000, `an answer to "${text}"`);
     return fake.sent(chatId).slice(before);
   };

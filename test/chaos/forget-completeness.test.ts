@@ -301,8 +301,12 @@ describe('forgetting reaches every copy (chaos)', () => {
     expect(n).toBeDefined();
     const sent = fake.sent(ANA.id).length;
     fake.message(ANA, `/forget ${n}`);
-    const done = await fake.waitFor(() => fake.sent(ANA.id).slice(sent).find((m) => m.text?.startsWith('Done')), 15_000, 'the /forget N answer');
-    expect(done.text).toMatch(/earlier version/);
+    // Shown and asked first (issue 17): the memory with the earlier version that goes with it.
+    const question = await fake.waitFor(() => fake.sent(ANA.id).slice(sent).find((m) => forgetButton(m)), 15_000, 'the /forget N question');
+    expect(question.text).toMatch(/earlier version/);
+    fake.press(ANA, question, forgetButton(question)!);
+    await fake.waitFor(() => question.edits > 0 && /^Done/.test(question.text ?? ''), 15_000, 'the /forget N answer');
+    expect(question.text).toMatch(/forgot 2 memories/);
     await expectForgotten(p, 'memory');
   });
 
