@@ -4,25 +4,14 @@
  * prefixes npm's banner, `> nocturne@0.1.0 cli`), and progress is drawn only on a terminal:
  * `eval locomo` with stderr redirected writes no `\r` frames.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startOllamaDouble, type OllamaDouble } from '../doubles/ollama-server';
 import { tempDir } from '../support/databases';
-import { cleanEnv, ROOT, runCli, type ProcessResult } from '../support/run-process';
+import { cleanEnv, runCli, runCommand, type ProcessResult } from '../support/run-process';
 
-function npm(args: string[], env: NodeJS.ProcessEnv): Promise<ProcessResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('npm', args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout!.on('data', (chunk: Buffer) => out.push(chunk));
-    child.stderr!.on('data', (chunk: Buffer) => err.push(chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString(), stderr: Buffer.concat(err).toString() }));
-  });
-}
+const npm = (args: string[], env: NodeJS.ProcessEnv): Promise<ProcessResult> => runCommand('npm', args, env);
 
 const turn = (id: string, speaker: string, text: string) => ({ speaker, dia_id: id, text });
 const SAMPLE = {

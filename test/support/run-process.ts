@@ -30,8 +30,13 @@ export interface ProcessResult {
 
 /** Runs `script` to its end; `input`, when given, is its whole stdin (then end of input). */
 export function runTs(script: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd = ROOT, input?: string): Promise<ProcessResult> {
+  return runCommand(process.execPath, nodeArgs(script, args), env, cwd, input);
+}
+
+/** Runs `command` (found on PATH, e.g. `npm`) to its end and collects what it printed. */
+export function runCommand(command: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd = ROOT, input?: string): Promise<ProcessResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, nodeArgs(script, args), { env, cwd, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { env, cwd, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
     if (input !== undefined) child.stdin!.end(input);
     const out: Buffer[] = [];
     const err: Buffer[] = [];
