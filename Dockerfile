@@ -64,41 +64,77 @@ COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/prisma ./prisma
 COPY --from=build /app/src ./src
 
-# Health: with the admin API on (ADMIN_TOKEN), its /readyz (database and vector index answer);
-# without it, the database Nocturne is configured with answers and its migrations have been
-# applied (start-up applies them before the service is ready). Uses only what the image has:
-# node and the project's own database drivers.
+# Health, two questions, both must be answered yes:
+# 1. Is the service up? With the admin API on (ADMIN_TOKEN), its /readyz answers 200 (the database
+#    answers); without it, the database Nocturne is configured with answers and its migrations have
+#    been applied (start-up applies them before the service is ready).
+# 2. With Telegram configured (TELEGRAM_BOT_TOKEN), is the bot still polling? The bot writes
+#    DATA_DIR/telegram-heartbeat whenever a getUpdates long poll completes (at most every 5 s); a
+#    heartbeat older than TELEGRAM_HEARTBEAT_MAX_AGE seconds (default 120), or none, is unhealthy:
+#    a Bot API that cannot be reached, a revoked token or a stopped runner all end up here.
+#    Docker's start period (below) covers the first poll.
+# Uses only what the image has: node and the project's own database drivers.
 COPY <<'EOF' /app/docker-healthcheck.cjs
+const fs = require('node:fs');
 const path = require('node:path');
 
 const env = process.env;
-const ok = (count) => process.exit(Number(count) > 0 ? 0 : 1);
-const fail = (error) => {
-  console.error(`unhealthy: ${error.message}`);
-  process.exit(1);
-};
+const dataDir = env.DATA_DIR || './data';
 const query = 'SELECT COUNT(*) AS applied FROM _prisma_migrations WHERE finished_at IS NOT NULL';
+const migrated = (count) => {
+  if (!(Number(count) > 0)) throw new Error('no database migration has been applied');
+};
 
-if (env.ADMIN_TOKEN) {
-  fetch(`http://127.0.0.1:${env.API_PORT || 8787}/readyz`, { signal: AbortSignal.timeout(5000) })
-    .then((response) => (response.ok ? process.exit(0) : fail(new Error(`/readyz answered ${response.status}`))), fail);
-} else if (env.DB_PROVIDER === 'postgres') {
-  const { Client } = require('pg');
-  const client = new Client({ connectionString: env.DATABASE_URL, connectionTimeoutMillis: 5000 });
-  client
-    .connect()
-    .then(() => client.query(query))
-    .then((result) => ok(result.rows[0].applied), fail);
-} else {
-  try {
-    const url = env.DATABASE_URL || `file:${path.join(env.DATA_DIR || './data', 'nocturne.db')}`;
+async function serviceIsUp() {
+  if (env.ADMIN_TOKEN) {
+    const response = await fetch(`http://127.0.0.1:${env.API_PORT || 8787}/readyz`, { signal: AbortSignal.timeout(5000) });
+    if (!response.ok) throw new Error(`/readyz answered ${response.status}`);
+  } else if (env.DB_PROVIDER === 'postgres') {
+    const { Client } = require('pg');
+    const client = new Client({ connectionString: env.DATABASE_URL, connectionTimeoutMillis: 5000 });
+    await client.connect();
+    try {
+      migrated((await client.query(query)).rows[0].applied);
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  } else {
+    const url = env.DATABASE_URL || `file:${path.join(dataDir, 'nocturne.db')}`;
     const Database = require('better-sqlite3');
     const db = new Database(path.resolve(url.replace(/^file:/, '')), { readonly: true, fileMustExist: true, timeout: 5000 });
-    ok(db.prepare(query).get().applied);
-  } catch (error) {
-    fail(error);
+    try {
+      migrated(db.prepare(query).get().applied);
+    } finally {
+      db.close();
+    }
   }
 }
+
+function botIsPolling() {
+  if (!(env.TELEGRAM_BOT_TOKEN || '').trim()) return;
+  const maxAge = Number(env.TELEGRAM_HEARTBEAT_MAX_AGE || 120);
+  const file = path.join(dataDir, 'telegram-heartbeat');
+  let at;
+  try {
+    at = Date.parse(JSON.parse(fs.readFileSync(file, 'utf8')).at);
+  } catch (error) {
+    throw new Error(`the Telegram bot has not polled yet (no readable ${file}: ${error.code || error.message})`);
+  }
+  const age = (Date.now() - at) / 1000;
+  if (!(age <= maxAge)) {
+    throw new Error(`the Telegram bot has not completed a poll for ${Number.isFinite(age) ? Math.round(age) : '?'} s (limit ${maxAge} s): is the Bot API reachable?`);
+  }
+}
+
+serviceIsUp()
+  .then(botIsPolling)
+  .then(
+    () => process.exit(0),
+    (error) => {
+      console.error(`unhealthy: ${error.message}`);
+      process.exit(1);
+    },
+  );
 EOF
 
 VOLUME ["/data"]

@@ -19,6 +19,7 @@ import { createApiServer } from './api/server';
 import type { Config } from './config/load-config';
 import type { ConversationHandler } from './channels/conversation-handler';
 import { createDigestSender } from './channels/telegram/digest-sender';
+import { createFileHeartbeat, pollHealth } from './channels/telegram/poll-heartbeat';
 import { createTelegramBot } from './channels/telegram/telegram-bot';
 import { createTerminalChannel } from './channels/terminal/terminal-channel';
 import { webhookInbound } from './channels/webhook/webhook-inbound';
@@ -125,6 +126,10 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
     const sweep = agent.startIdleSweep();
     stops.push(['idle sweep', () => sweep.stop()]);
 
+    // Beaten by the bot, read by /readyz (the API starts first) and by the container health check.
+    const telegram = config.telegram;
+    const heartbeat = telegram && createFileHeartbeat({ file: telegram.heartbeat.file, logger });
+
     if (config.adminToken) {
       const api = await createApiServer({
         token: config.adminToken,
@@ -144,6 +149,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
         indexGuard: core.indexGuard,
         metrics: core.metrics,
         embeddingWorker: core.embeddingWorker,
+        ...(telegram && heartbeat && { telegramPolling: () => pollHealth(heartbeat, telegram.heartbeat.maxAgeSeconds) }),
       });
       parts.api = await api.listen({ host: config.api.host, port: config.api.port });
       stops.push(['admin API', () => api.close()]);
@@ -159,6 +165,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
       const bot = createTelegramBot({
         handler,
         settings: config.telegram,
+        heartbeat,
         logger,
         defaultTimeZone: config.timeZone,
         ...channelServices(core),

@@ -27,6 +27,7 @@ import type { Metrics } from '../shared/metrics';
 import type { SleepScheduler } from '../sleep/scheduler';
 import type { SleepService } from '../sleep/sleep-service';
 import type { StoreStats } from '../memory/store-stats';
+import type { PollHealth } from '../channels/telegram/poll-heartbeat';
 import { bearerMatches } from './auth';
 import { renderMetrics } from './metrics-endpoint';
 import { renderDocsPage, type OpenApiDocument } from './docs-page';
@@ -59,6 +60,8 @@ export interface ApiOptions {
   readonly embeddingWorker: Pick<EmbeddingWorker, 'pending'>;
   /** The time zone of Markdown exports' daily files when a scope has none of its own. */
   readonly timeZone: string;
+  /** Whether the Telegram bot is still polling, when Telegram runs (reported by /readyz). */
+  readonly telegramPolling?: () => PollHealth;
 }
 
 const OPEN_ROUTES = new Set(['/healthz', '/readyz']);
@@ -112,8 +115,12 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
     const checks: Record<string, string> = {};
     checks.database = (await storeStats.ping()) ? 'ok' : 'unreachable';
     checks.vectors = options.indexGuard.state().status;
+    // Reported, not counted: the API itself works while Telegram is away. The container health
+    // check reads the same fact from the heartbeat file and fails on it.
+    const telegram = options.telegramPolling?.();
+    if (telegram) checks.telegram = telegram.status;
     const ready = checks.database === 'ok';
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks });
+    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks, ...(telegram && { telegram: { lastPollAt: telegram.lastPollAt, maxAgeSeconds: telegram.maxAgeSeconds } }) });
   });
   app.get('/metrics', async (_request, reply) => reply.type('text/plain; version=0.0.4').send(await renderMetrics(options)));
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

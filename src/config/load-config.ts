@@ -27,7 +27,14 @@ export interface Config {
     readonly anthropicBaseUrl?: string;
     readonly ollamaHost: string;
   };
-  readonly telegram?: { readonly token: string; readonly apiRoot: string; readonly allowedUsers: readonly number[]; readonly groups: boolean };
+  readonly telegram?: {
+    readonly token: string;
+    readonly apiRoot: string;
+    readonly allowedUsers: readonly number[];
+    readonly groups: boolean;
+    /** The polling heartbeat: its file (DATA_DIR/telegram-heartbeat) and how old it may get. */
+    readonly heartbeat: { readonly file: string; readonly maxAgeSeconds: number };
+  };
   readonly adminToken?: string;
   /** Where the admin API listens (served only when adminToken is set). */
   readonly api: { readonly host: string; readonly port: number };
@@ -190,7 +197,13 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       ollamaHost: env.OLLAMA_HOST,
     },
     telegram: env.TELEGRAM_BOT_TOKEN
-      ? { token: env.TELEGRAM_BOT_TOKEN, apiRoot: env.TELEGRAM_API_ROOT, allowedUsers: env.TELEGRAM_ALLOWED_USERS, groups: env.TELEGRAM_GROUPS }
+      ? {
+          token: env.TELEGRAM_BOT_TOKEN,
+          apiRoot: env.TELEGRAM_API_ROOT,
+          allowedUsers: env.TELEGRAM_ALLOWED_USERS,
+          groups: env.TELEGRAM_GROUPS,
+          heartbeat: { file: path.join(dataDir, 'telegram-heartbeat'), maxAgeSeconds: env.TELEGRAM_HEARTBEAT_MAX_AGE },
+        }
       : undefined,
     adminToken: env.ADMIN_TOKEN,
     api: { host: env.API_HOST, port: env.API_PORT },

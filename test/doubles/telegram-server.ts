@@ -91,7 +91,11 @@ export interface FakeTelegramServer {
   sent(chatId: number): SentMessage[];
   /** Fails the next calls of `method` with these faults, in order. */
   fail(method: string, ...faults: TelegramFault[]): void;
-  /** From now on (until `hang(false)`) every call is taken and never answered, like a Bot API that hangs. */
+  /**
+   * From now on (until `hang(false)`) every call is taken and never answered, like a Bot API that
+   * hangs; a long poll already held is not answered either. `hang(false)` ends it the way a
+   * network that comes back does: the connections held meanwhile are reset, so clients retry.
+   */
   hang(on?: boolean): void;
   /** Updates not yet confirmed by an offset. */
   unconfirmed(): number;
@@ -107,6 +111,8 @@ const BOT_ID = 7_000_000_001;
 interface Waiter {
   readonly limit: number;
   readonly respond: (updates: Update[]) => void;
+  /** Resets the waiting request's connection. */
+  readonly drop: () => void;
 }
 
 class ApiFailure extends Error {
@@ -205,6 +211,8 @@ export async function startFakeTelegram(options: { token?: string; username?: st
   const chats = new Map<number, SentMessage[]>();
   const faults = new Map<string, TelegramFault[]>();
   let hanging = false;
+  /** Resets of the connections held unanswered while hanging. */
+  const held = new Set<() => void>();
   const deliveries = new Map<number, number>();
   const now = () => Math.floor(Date.now() / 1000);
 
@@ -255,7 +263,7 @@ export async function startFakeTelegram(options: { token?: string; username?: st
   }
 
   /** Answers a method; returns undefined when the answer comes later (a held getUpdates). */
-  function call(method: string, p: Record<string, unknown>, files: Record<string, UploadedFile>, respond: (result: unknown) => void, onClose: (cb: () => void) => void): unknown {
+  function call(method: string, p: Record<string, unknown>, files: Record<string, UploadedFile>, respond: (result: unknown) => void, onClose: (cb: () => void) => void, drop: () => void): unknown {
     switch (method) {
       case 'getMe':
         return botInfo;
@@ -279,6 +287,7 @@ export async function startFakeTelegram(options: { token?: string; username?: st
         if (ready.length > 0 || timeout <= 0) return handOut(ready);
         const waiter: Waiter = {
           limit,
+          drop,
           respond: (updates) => {
             clearTimeout(timer);
             respond(updates);
@@ -351,6 +360,7 @@ export async function startFakeTelegram(options: { token?: string; username?: st
 
       if (hanging) {
         recorded.push({ method, payload, files, at: Date.now() });
+        held.add(() => request.socket.destroy());
         return;
       }
       const fault = faults.get(method)?.shift();
@@ -376,6 +386,7 @@ export async function startFakeTelegram(options: { token?: string; username?: st
           files,
           (later) => send(200, { ok: true, result: later }),
           (cb) => response.on('close', cb),
+          () => request.socket.destroy(),
         );
         if (result !== undefined) send(200, { ok: true, result });
       } catch (error) {
@@ -439,7 +450,15 @@ export async function startFakeTelegram(options: { token?: string; username?: st
     sent: (chatId) => chats.get(chatId) ?? [],
     hang(on = true) {
       hanging = on;
-      if (on) for (const waiter of [...waiters]) waiters.delete(waiter);
+      if (on) {
+        for (const waiter of [...waiters]) {
+          waiters.delete(waiter);
+          held.add(waiter.drop);
+        }
+      } else {
+        for (const drop of held) drop();
+        held.clear();
+      }
     },
     fail(method, ...list) {
       faults.set(method, [...(faults.get(method) ?? []), ...list]);

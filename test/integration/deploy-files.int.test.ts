@@ -3,15 +3,22 @@
  * Docker cannot run on the machines this suite runs on, so nothing is built or started. What is
  * checked is what breaks a deployment silently: a setting name the service does not know, a
  * missing health check or volume, a dependency that starts too early, a secret written into the
- * file, an image that runs as root.
+ * file, an image that runs as root. The one part that does run is the image's health check script,
+ * taken out of the Dockerfile and run with node against a real SQLite database and the Telegram
+ * heartbeat file the bot writes.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from '@jest/globals';
+import { beforeAll, describe, expect, it } from '@jest/globals';
 // `yaml` is not a direct dependency: it comes with @fastify/swagger (a dependency), and is
 // resolvable from the repository root; package.json is deliberately left alone for a test helper.
 import { parse as parseYaml } from 'yaml';
+import { createFileHeartbeat } from '../../src/channels/telegram/poll-heartbeat';
 import { envSchema } from '../../src/config/schema';
+import { openDatabase } from '../../src/storage/database';
+import { sqliteDatabase, tempDir } from '../support/databases';
+import { runHealthcheck } from '../support/healthcheck';
+import { memoryLogger } from '../support/logger';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
@@ -456,6 +463,62 @@ describe('Dockerfile', () => {
     for (const expose of of(runtime, 'EXPOSE')) {
       for (const port of expose.args.split(/\s+/)) expect(served).toContain(port.replace(/\/tcp$/, ''));
     }
+  });
+});
+
+describe('the image health check, run (issue 17: is the bot polling?)', () => {
+  const token = '123456789:AAHealthcheckTokenForTestsOnly_abcdefg';
+  let dataDir: string;
+
+  /** A heartbeat written by the bot's own writer, `ageSeconds` old. */
+  const beat = (dir: string, ageSeconds: number) =>
+    createFileHeartbeat({ file: path.join(dir, 'telegram-heartbeat'), logger: memoryLogger().logger, clock: () => new Date(Date.now() - ageSeconds * 1000) }).beat();
+
+  beforeAll(async () => {
+    // A database as start-up leaves it: the real migrations applied.
+    dataDir = tempDir('nocturne-healthcheck-data-');
+    const db = await openDatabase({ database: sqliteDatabase(dataDir), logger: memoryLogger().logger });
+    await db.close();
+  });
+
+  it('without Telegram, passes on the database alone, and fails without one', async () => {
+    expect(await runHealthcheck({ DATA_DIR: dataDir })).toMatchObject({ code: 0 });
+    // Compose passes an unset token as an empty value: Telegram is not configured.
+    expect(await runHealthcheck({ DATA_DIR: dataDir, TELEGRAM_BOT_TOKEN: '' })).toMatchObject({ code: 0 });
+    const empty = await runHealthcheck({ DATA_DIR: tempDir('nocturne-healthcheck-empty-') });
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toMatch(/^unhealthy: /);
+  });
+
+  it('with Telegram configured, passes on a fresh heartbeat', async () => {
+    beat(dataDir, 2);
+    const result = await runHealthcheck({ DATA_DIR: dataDir, TELEGRAM_BOT_TOKEN: token });
+    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: '' });
+  });
+
+  it('with Telegram configured, fails on a stale heartbeat, naming its age and the limit', async () => {
+    beat(dataDir, 600);
+    const result = await runHealthcheck({ DATA_DIR: dataDir, TELEGRAM_BOT_TOKEN: token });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/unhealthy: the Telegram bot has not completed a poll for 60\d s \(limit 120 s\)/);
+    expect(result.stderr).not.toContain(token);
+  });
+
+  it('with Telegram configured, fails when the bot has never written a heartbeat', async () => {
+    const dir = tempDir('nocturne-healthcheck-nobeat-');
+    const db = await openDatabase({ database: sqliteDatabase(dir), logger: memoryLogger().logger });
+    await db.close();
+    expect(await runHealthcheck({ DATA_DIR: dir })).toMatchObject({ code: 0 });
+    const result = await runHealthcheck({ DATA_DIR: dir, TELEGRAM_BOT_TOKEN: token });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/unhealthy: the Telegram bot has not polled yet/);
+  });
+
+  it('takes its limit from TELEGRAM_HEARTBEAT_MAX_AGE (default 120 s)', async () => {
+    beat(dataDir, 90);
+    expect(await runHealthcheck({ DATA_DIR: dataDir, TELEGRAM_BOT_TOKEN: token })).toMatchObject({ code: 0 });
+    expect(await runHealthcheck({ DATA_DIR: dataDir, TELEGRAM_BOT_TOKEN: token, TELEGRAM_HEARTBEAT_MAX_AGE: '60' })).toMatchObject({ code: 1 });
+    expect(String(envSchema.shape.TELEGRAM_HEARTBEAT_MAX_AGE.parse(undefined))).toBe('120');
   });
 });
 

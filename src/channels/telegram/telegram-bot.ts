@@ -6,7 +6,8 @@
  * 3. `sequentialize` by chat: one chat's updates in order, different chats in parallel;
  * 4. the access gate (allowlist, groups opt-in; attaches the chat's scope);
  * 5. the commands, then the conversation (every other message goes to the handler).
- * Every Bot API call goes through the retry transformer (429 retry_after, 5xx, network).
+ * Every Bot API call goes through the retry transformer (429 retry_after, 5xx, network); every
+ * successful getUpdates beats the polling heartbeat (poll-heartbeat.ts), when one is given.
  *
  * Lifecycle: `start()` checks the token (getMe), removes any webhook, registers the command menu
  * and starts polling; `stop()` stops polling, waits for the updates in progress (their replies
@@ -34,6 +35,7 @@ import { registerForgetCommand } from './forget-command';
 import { registerGroupCommands } from './group-commands';
 import { BOT_COMMANDS, registerHelpCommands } from './help-commands';
 import { registerMemoriesCommand } from './memories-command';
+import type { PollHeartbeat } from './poll-heartbeat';
 import { sendText } from './send-text';
 import type { NocturneContext } from './telegram-context';
 import { registerWhyCommand } from './why-command';
@@ -68,6 +70,8 @@ export interface TelegramBotOptions extends CommandServices {
   readonly retry?: Omit<ApiRetryOptions, 'logger'>;
   /** How long `stop()` waits for updates in progress before abandoning them (default 4 s). */
   readonly stopTimeoutMs?: number;
+  /** Beaten when start-up reaches the Bot API and after every successful getUpdates. */
+  readonly heartbeat?: Pick<PollHeartbeat, 'beat'>;
 }
 
 export interface TelegramBot {
@@ -114,6 +118,15 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
   const log = options.logger.child({ component: 'telegram' });
   const bot = new Bot<NocturneContext>(options.settings.token, { botInfo: options.botInfo, client: { apiRoot: options.settings.apiRoot } });
   bot.api.config.use(createApiRetry({ logger: options.logger, ...options.retry }));
+  const { heartbeat } = options;
+  if (heartbeat) {
+    // Outside the retries: a beat only for a long poll that finally completed.
+    bot.api.config.use(async (prev, method, payload, signal) => {
+      const result = await prev(method, payload, signal);
+      if (method === 'getUpdates' && result.ok) heartbeat.beat();
+      return result;
+    });
+  }
 
   const inFlight = new Set<Promise<void>>();
   let highestUpdateId: number | undefined;
@@ -194,6 +207,8 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
       } catch (error) {
         throw toStartError(error);
       }
+      // The Bot API answered: the heartbeat of a previous run is replaced before polling starts.
+      heartbeat?.beat();
       handle = run(bot, {
         runner: {
           fetch: { timeout: options.pollTimeoutSeconds ?? 30, allowed_updates: ['message', 'callback_query'] },
