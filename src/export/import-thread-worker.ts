@@ -60,11 +60,14 @@ async function run(): Promise<void> {
     const { plan } = outcome.result;
     const ids = start.mode === 'copy' ? createIdMapper(plan.oldIds) : undefined;
     send({ type: 'header', scope: ids ? ids.scope(plan.scope) : plan.scope, counts: plan.counts });
-    for (const batch of planBatches(file, plan, start.batchSize, ids)) {
+    // The next batch is read while the main thread writes the one it has.
+    const batches = planBatches(file, plan, start.batchSize, ids);
+    for (let batch = batches.next(); ; ) {
       if ((await next()).type !== 'next') return;
-      send({ type: 'rows', batch });
+      if (batch.done) break;
+      send({ type: 'rows', batch: batch.value });
+      batch = batches.next();
     }
-    if ((await next()).type !== 'next') return;
     send({ type: 'done' });
   } catch (error) {
     send({ type: 'failed', error: threadError(error) });
