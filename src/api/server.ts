@@ -60,6 +60,8 @@ export interface ApiOptions {
   readonly embeddingWorker: Pick<EmbeddingWorker, 'pending'>;
   /** The time zone of Markdown exports' daily files when a scope has none of its own. */
   readonly timeZone: string;
+  /** Where import bodies are spooled (encrypted, removed after the answer); the system's temporary folder by default. */
+  readonly spoolDir?: string;
 }
 
 const OPEN_ROUTES = new Set(['/healthz', '/readyz']);
@@ -238,7 +240,7 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
     scoped.removeAllContentTypeParsers();
     scoped.addContentTypeParser(/^application\/json\s*(;.*)?$/i, (request, payload, done) => {
       if (Number(request.headers['content-length']) > IMPORT_BODY_LIMIT) return done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), undefined);
-      spoolToFile(payload, { limit: IMPORT_BODY_LIMIT }).then(
+      spoolToFile(payload, { limit: IMPORT_BODY_LIMIT, dir: options.spoolDir }).then(
         (file) => done(null, file),
         (error: Error) => done(error instanceof SpoolTooLarge ? new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE() : Object.assign(error, { statusCode: 400 }), undefined),
       );

@@ -213,3 +213,27 @@ describe('the streamed import reads what the whole-document import reads', () =>
     expect(outcome.result.plan.counts).toMatchObject({ episodes: 7, episodeTags: 7, memories: 4, memorySources: 4, entityObservations: 1, profile: 1 });
   });
 });
+
+describe('a spooled body', () => {
+  it('is encrypted on disk, read back exactly from any offset, and removed', async () => {
+    const { Readable } = await import('node:stream');
+    const { removeImportFile, spoolToFile, SpoolTooLarge } = await import('../../../src/export/import-file');
+    const text = Buffer.from(JSON.stringify(validDoc()).repeat(40));
+    const dir = tempDir();
+    const file = await spoolToFile(Readable.from([text.subarray(0, 1000), text.subarray(1000)]), { limit: text.length, dir });
+    const onDisk = fs.readFileSync(file.path);
+    expect(onDisk.length).toBe(text.length);
+    expect(onDisk.toString('latin1')).not.toContain('nocturne.scope-export');
+    const reader = openImportFile(file);
+    for (const [start, end] of [[0, 10], [17, 333], [4095, 4097], [text.length - 5, text.length]] as const) expect(reader.range(start, end)).toEqual(text.subarray(start, end));
+    const chunks: Buffer[] = [];
+    const from = reader.from(31);
+    for (let chunk = from.read(); chunk; chunk = from.read()) chunks.push(chunk);
+    expect(Buffer.concat(chunks)).toEqual(text.subarray(31));
+    reader.close();
+    await removeImportFile(file);
+    expect(fs.readdirSync(dir)).toEqual([]);
+    await expect(spoolToFile(Readable.from([text]), { limit: text.length - 1, dir })).rejects.toBeInstanceOf(SpoolTooLarge);
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+});
