@@ -8,7 +8,7 @@
  * The server is given the domain services it uses by name; every stored text it returns comes
  * from them, through the output filter.
  */
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { errorCodes, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import type { ScopeArchive } from '../memory/archive/scope-archive';
 import type { AuditLog } from '../memory/audit/audit-log';
@@ -20,7 +20,7 @@ import type { HybridSearch } from '../memory/retrieval/hybrid-search';
 import type { ScopeDirectory } from '../memory/scopes/scope-directory';
 import type { DigestSchedule, DigestScheduleService } from '../memory/scopes/digest-schedule';
 import type { IndexGuard } from '../memory/vectors/index-guard';
-import { AppError, NotFoundError } from '../shared/errors';
+import { AppError, NotFoundError, ValidationError } from '../shared/errors';
 import { uuidv7 } from '../shared/ids';
 import type { Logger } from '../shared/logger';
 import type { Metrics } from '../shared/metrics';
@@ -32,6 +32,7 @@ import { bearerMatches } from './auth';
 import { renderMetrics } from './metrics-endpoint';
 import { renderDocsPage, type OpenApiDocument } from './docs-page';
 import { joinMarkdownFiles, renderMarkdownExport } from '../export/markdown-export';
+import { removeImportFile, spoolToFile, SpoolTooLarge, type ImportFile } from '../export/import-file';
 import { serializeScopeExport } from '../export/scope-document';
 import { auditQuery, episodesQuery, exportQuery, importQuery, jsonSchema, memoriesQuery, memoryParams, scopeParams, searchBody, settingsBody, sleepBody, RequestValidationError, validatorFor } from './schemas';
 
@@ -62,6 +63,8 @@ export interface ApiOptions {
   readonly timeZone: string;
   /** Whether the Telegram bot is still polling, when Telegram runs (reported by /readyz). */
   readonly telegramPolling?: () => PollHealth;
+  /** Where import bodies are spooled (encrypted, removed after the answer); the system's temporary folder by default. */
+  readonly spoolDir?: string;
 }
 
 const OPEN_ROUTES = new Set(['/healthz', '/readyz']);
@@ -235,19 +238,37 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
   // The body is a JSON export. It fills the scope of the path when that scope is empty; a
   // scope that does not exist yet is created when the export is of that very scope (restoring
   // into an empty database). `mode=copy` gives every row a new id (the export's ids are taken).
-  // The body is a JSON export, taken as raw bytes: it is parsed and validated on a worker thread
-  // and written a batch at a time with turns of the event loop between (json-import.ts), so a big
-  // import never stops the other requests (issue 16, item 5).
+  // The body is never held in memory: it is spooled to an encrypted temporary file as it arrives
+  // (removed after the answer, or at once when the upload fails), then read on a worker thread one
+  // element at a time and written a batch at a time with turns of the event loop between
+  // (json-import.ts), so a big import neither stops the other requests nor grows with the
+  // document (issue 16, item 5).
   await app.register(async (scoped) => {
     scoped.removeAllContentTypeParsers();
-    scoped.addContentTypeParser(/^application\/json\s*(;.*)?$/i, { parseAs: 'buffer', bodyLimit: IMPORT_BODY_LIMIT }, (_request, body, done) => done(null, body));
-    scoped.post('/scopes/:id/import', { bodyLimit: IMPORT_BODY_LIMIT, schema: { params: jsonSchema(scopeParams), querystring: jsonSchema(importQuery) } }, async (request, reply) => {
+    scoped.addContentTypeParser(/^application\/json\s*(;.*)?$/i, (request, payload, done) => {
+      if (Number(request.headers['content-length']) > IMPORT_BODY_LIMIT) return done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), undefined);
+      spoolToFile(payload, { limit: IMPORT_BODY_LIMIT, dir: options.spoolDir }).then(
+        (file) => done(null, file),
+        (error: Error) => done(error instanceof SpoolTooLarge ? new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE() : Object.assign(error, { statusCode: 400 }), undefined),
+      );
+    });
+    // Also when the handler never ran (a bad query string is refused after the body was read).
+    scoped.addHook('onResponse', async (request) => {
+      const body = request.body as ImportFile | undefined;
+      if (body?.cipher) await removeImportFile(body);
+    });
+    scoped.post('/scopes/:id/import', { schema: { params: jsonSchema(scopeParams), querystring: jsonSchema(importQuery) } }, async (request, reply) => {
       const { id } = request.params as { id: string };
       const { mode } = request.query as { mode: 'exact' | 'copy' };
-      const existing = await directory.find(id);
-      const body = request.body as Buffer;
-      const result = await archive.importBytes(body, { mode, ...(existing ? { scopeKey: existing.key } : { requireScopeId: id }) });
-      return reply.code(existing ? 200 : 201).send(result);
+      const file = request.body as ImportFile | undefined;
+      if (!file) throw new ValidationError('The body is not JSON: it is empty', { code: 'import.invalid_json' });
+      try {
+        const existing = await directory.find(id);
+        const result = await archive.importFile(file, { mode, ...(existing ? { scopeKey: existing.key } : { requireScopeId: id }) });
+        return await reply.code(existing ? 200 : 201).send(result);
+      } finally {
+        await removeImportFile(file);
+      }
     });
   });
 

@@ -1,16 +1,18 @@
 /**
- * The thread of a streamed admin import (`import-thread.ts`): parses the request body, validates
- * it with the same `parseScopeExport` as every import, and hands the rows back one batch at a
- * time, each only when the main thread asks for the next (so at most one batch is in flight and
- * the main thread's event loop never runs a parse or a validation of the whole document).
+ * The thread of a streamed import (`import-thread.ts`): reads the export file once to check it
+ * whole (`stream-validation.ts`: the same checks and messages as `parseScopeExport`), then again
+ * to hand the rows back one batch at a time (`stream-rows.ts`), each only when the main thread
+ * asks for the next. Neither pass holds more than one element of the document, and at most one
+ * batch is in flight.
  */
 import { parentPort, type MessagePort } from 'node:worker_threads';
 import { AppError } from '../shared/errors';
-import { parseScopeExport } from './import-validation';
-import { scopeBatches } from './insert-scope';
-import { withNewIds } from './scope-copy';
-import { countScopeExport } from './scope-document';
-import type { FromThread, ToThread } from './import-thread';
+import { openImportFile, type ImportFileReader } from './import-file';
+import type { FromThread, ThreadError, ToThread } from './import-thread';
+import { JsonSyntaxError } from './json-scanner';
+import { createIdMapper } from './scope-copy';
+import { planBatches } from './stream-rows';
+import { scanScopeExport, type ScanOutcome } from './stream-validation';
 
 const port = parentPort as MessagePort;
 const send = (message: FromThread) => port.postMessage(message);
@@ -32,36 +34,45 @@ port.on('message', (message: ToThread) => {
   } else queued.push(message);
 });
 
+/** A thread's error from anything thrown. */
+function threadError(error: unknown): ThreadError {
+  const e = error as AppError;
+  return { message: e.message, code: e.code, category: e instanceof AppError ? e.category : 'internal', hint: e instanceof AppError ? e.hint : undefined, details: e instanceof AppError ? e.details : undefined };
+}
+
 async function run(): Promise<void> {
   const start = await next();
   if (start.type !== 'start') return;
-  let value: unknown;
+  let file: ImportFileReader | undefined;
   try {
-    value = JSON.parse(Buffer.from(start.body.buffer, start.body.byteOffset, start.body.byteLength).toString('utf8'));
-  } catch (error) {
-    send({ type: 'failed', error: { message: `The body is not JSON: ${(error as Error).message}`, code: 'import.invalid_json', category: 'user' } });
-    return;
-  }
-  const scope = (value as { scope?: { id?: unknown } } | null)?.scope;
-  send({ type: 'peeked', scopeId: typeof scope?.id === 'string' ? scope.id : undefined });
-  if ((await next()).type !== 'go') return;
-  try {
-    const parsed = parseScopeExport(value);
-    value = undefined;
-    const doc = start.mode === 'copy' ? withNewIds(parsed) : parsed;
-    send({ type: 'header', scope: doc.scope, counts: countScopeExport(doc) });
-    for (const batch of scopeBatches(doc, start.batchSize)) {
-      if ((await next()).type !== 'next') return;
-      send({ type: 'rows', batch });
+    file = openImportFile(start.file);
+    let outcome: ScanOutcome;
+    try {
+      outcome = scanScopeExport(file.from(0));
+    } catch (error) {
+      if (!(error instanceof JsonSyntaxError)) throw error;
+      send({ type: 'failed', error: { message: `The body is not JSON: ${error.message}`, code: 'import.invalid_json', category: 'user', details: { syntax: error.message } } });
+      return;
     }
-    if ((await next()).type !== 'next') return;
+    send({ type: 'peeked', scopeId: outcome.scopeId });
+    if ((await next()).type !== 'go') return;
+    if (!outcome.result.ok) throw outcome.result.error;
+    const { plan } = outcome.result;
+    const ids = start.mode === 'copy' ? createIdMapper(plan.oldIds) : undefined;
+    send({ type: 'header', scope: ids ? ids.scope(plan.scope) : plan.scope, counts: plan.counts });
+    // The next batch is read while the main thread writes the one it has.
+    const batches = planBatches(file, plan, start.batchSize, ids);
+    for (let batch = batches.next(); ; ) {
+      if ((await next()).type !== 'next') return;
+      if (batch.done) break;
+      send({ type: 'rows', batch: batch.value });
+      batch = batches.next();
+    }
     send({ type: 'done' });
   } catch (error) {
-    const e = error as AppError;
-    send({
-      type: 'failed',
-      error: { message: e.message, code: e.code, category: e instanceof AppError ? e.category : 'internal', hint: e instanceof AppError ? e.hint : undefined, details: e instanceof AppError ? e.details : undefined },
-    });
+    send({ type: 'failed', error: threadError(error) });
+  } finally {
+    file?.close();
   }
 }
 

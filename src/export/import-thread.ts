@@ -1,19 +1,20 @@
 /**
- * A big admin import off the event loop (issue 16, item 5). Parsing and validating an export is
- * seconds of synchronous work for tens of megabytes (JSON.parse, the zod schema, the walk over
- * every text), during which the process answered nothing: 87 MB made /healthz take 34 s. Here a
- * worker thread (`import-thread-worker.ts`) does that work and hands the rows back one batch at a
- * time; the main thread writes each batch in the import's transaction and yields to the event
- * loop between batches (see json-import.ts). Only one batch is in flight, so the main thread never
- * holds a second copy of the document.
+ * A big import off the event loop and out of memory (issue 16, item 5). Parsing and validating
+ * an export is seconds of synchronous work for tens of megabytes, during which the process
+ * answered nothing (87 MB made /healthz take 34 s), and a parsed document takes 15-20 times its
+ * size in memory. Here a worker thread (`import-thread-worker.ts`) reads the export from a file
+ * one element at a time, checks it whole, then hands the rows back one batch at a time; the main
+ * thread writes each batch in the import's transaction and yields to the event loop between
+ * batches (see json-import.ts).
  */
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { AppError } from '../shared/errors';
+import type { ImportFile } from './import-file';
 import type { RowBatch } from './insert-scope';
 import type { ScopeCounts, ScopeExport } from './scope-document';
 
-export type ToThread = { type: 'start'; body: Uint8Array; mode: 'exact' | 'copy'; batchSize: number } | { type: 'go' } | { type: 'next' } | { type: 'stop' };
+export type ToThread = { type: 'start'; file: ImportFile; mode: 'exact' | 'copy'; batchSize: number } | { type: 'go' } | { type: 'next' } | { type: 'stop' };
 
 export interface ThreadError {
   readonly message: string;
@@ -51,10 +52,10 @@ function rebuild(error: ThreadError): Error {
   return new Error(error.message);
 }
 
-/** Starts a thread for `body` (the raw request bytes). */
-export function startImportThread(body: Uint8Array, mode: 'exact' | 'copy', batchSize: number): ImportThread {
-  const file = path.join(__dirname, `import-thread-worker${path.extname(__filename)}`);
-  const worker = new Worker(file, { execArgv: threadArgs(file) });
+/** Starts a thread for the export in `file`. */
+export function startImportThread(file: ImportFile, mode: 'exact' | 'copy', batchSize: number): ImportThread {
+  const script = path.join(__dirname, `import-thread-worker${path.extname(__filename)}`);
+  const worker = new Worker(script, { execArgv: threadArgs(script) });
   const inbox: FromThread[] = [];
   let waiting: { resolve(message: FromThread): void; reject(error: Error): void } | undefined;
   let ended: Error | undefined;
@@ -76,7 +77,7 @@ export function startImportThread(body: Uint8Array, mode: 'exact' | 'copy', batc
   worker.on('message', deliver);
   worker.on('error', (error) => end(error));
   worker.on('exit', (code) => end(new Error(`the import thread ended (exit code ${code})`)));
-  worker.postMessage({ type: 'start', body, mode, batchSize } satisfies ToThread);
+  worker.postMessage({ type: 'start', file, mode, batchSize } satisfies ToThread);
   return {
     receive() {
       const message = inbox.shift();

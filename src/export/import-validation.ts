@@ -7,27 +7,31 @@ import { ValidationError } from '../shared/errors';
 import { MAX_JSON_DEPTH, pathDeeperThan } from '../shared/json-depth';
 import { scopeExportSchema, type ScopeExport } from './scope-document';
 
-const MAX_LISTED_ISSUES = 20;
+/** Issues an error lists; the rest are counted. */
+export const MAX_LISTED_ISSUES = 20;
 /** The document's own structure (`entities[0].observations[0]...`) plus the depth a message's metadata may have. */
-const MAX_DOCUMENT_DEPTH = MAX_JSON_DEPTH + 8;
+export const MAX_DOCUMENT_DEPTH = MAX_JSON_DEPTH + 8;
 
 /** The field a deep path is in: up to its second key (`episodes[0].metadata`, `scope.settings`). */
-function fieldOf(path: ReadonlyArray<string | number>): string {
+export function fieldOf(path: ReadonlyArray<string | number>): string {
   const keys = path.findIndex((part, i) => typeof part === 'string' && path.slice(0, i).some((p) => typeof p === 'string'));
   return pathText(keys === -1 ? path : path.slice(0, keys + 1));
 }
 
 /** `memories[3].confidence` from zod's path. */
-function pathText(path: ReadonlyArray<PropertyKey>): string {
+export function pathText(path: ReadonlyArray<PropertyKey>): string {
   let out = '';
   for (const part of path) out += typeof part === 'number' ? `[${part}]` : `${out ? '.' : ''}${String(part)}`;
   return out || '(document)';
 }
 
-/** The error for a document with `issues`; lists the first {@link MAX_LISTED_ISSUES}. */
-function invalidDocument(issues: readonly string[]): ValidationError {
+/**
+ * The error for a document with `issues`; lists the first {@link MAX_LISTED_ISSUES}. `total` is
+ * the number of issues when only the first ones were kept (the streamed import).
+ */
+export function invalidDocument(issues: readonly string[], total = issues.length): ValidationError {
   const listed = issues.slice(0, MAX_LISTED_ISSUES);
-  const more = issues.length > listed.length ? `\n  ... and ${issues.length - listed.length} more` : '';
+  const more = total > listed.length ? `\n  ... and ${total - listed.length} more` : '';
   return new ValidationError(`The scope export is not valid; nothing was imported:\n  ${listed.join('\n  ')}${more}`, {
     code: 'import.invalid_document',
     hint: 'Import a file written by `npm run cli -- export --scope KEY` (format nocturne.scope-export, version 1).',
@@ -81,34 +85,43 @@ function referenceIssues(doc: ScopeExport): string[] {
 const CONTROL = /[\u0001-\u0008\u000B-\u001F\u007F-\u009F]/;
 
 /**
- * Texts no store keeps as written: a NUL character (PostgreSQL refuses it in text and jsonb) or a
- * lone surrogate (written as U+FFFD, so the import would not be exact) anywhere, keys included;
- * and control characters in a message's texts, which Nocturne never stores (docs/export.md).
+ * Texts no store keeps as written in `value` (at `path`): a NUL character (PostgreSQL refuses it
+ * in text and jsonb) or a lone surrogate (written as U+FFFD, so the import would not be exact)
+ * anywhere, keys included. Each issue goes to `add`, in document order.
  */
-function textIssues(doc: ScopeExport): string[] {
-  const issues: string[] = [];
-  const check = (text: string, path: string) => {
-    if (text.includes('\u0000')) issues.push(`${path}: contains a NUL character, which cannot be stored`);
-    else if (!text.isWellFormed()) issues.push(`${path}: is not well-formed Unicode (a lone surrogate)`);
+export function unstorableTexts(value: unknown, path: string, add: (issue: string) => void): void {
+  const check = (text: string, at: string) => {
+    if (text.includes('\u0000')) add(`${at}: contains a NUL character, which cannot be stored`);
+    else if (!text.isWellFormed()) add(`${at}: is not well-formed Unicode (a lone surrogate)`);
   };
-  const walk = (value: unknown, path: string) => {
-    if (typeof value === 'string') check(value, path);
-    else if (Array.isArray(value)) value.forEach((inner, i) => walk(inner, `${path}[${i}]`));
-    else if (value !== null && typeof value === 'object') {
-      for (const [key, inner] of Object.entries(value)) {
-        const at = path ? `${path}.${key}` : key;
-        check(key, `${at} (the key)`);
-        walk(inner, at);
+  const walk = (inner: unknown, at: string) => {
+    if (typeof inner === 'string') check(inner, at);
+    else if (Array.isArray(inner)) inner.forEach((item, i) => walk(item, `${at}[${i}]`));
+    else if (inner !== null && typeof inner === 'object') {
+      for (const [key, item] of Object.entries(inner)) {
+        const next = at ? `${at}.${key}` : key;
+        check(key, `${next} (the key)`);
+        walk(item, next);
       }
     }
   };
-  walk(doc, '');
-  doc.episodes.forEach((episode, i) => {
-    for (const field of ['content', 'author', 'channel', 'summary'] as const) {
-      const text = episode[field];
-      if (typeof text === 'string' && CONTROL.test(text)) issues.push(`episodes[${i}].${field}: contains control characters (messages are stored without them)`);
-    }
-  });
+  walk(value, path);
+}
+
+/** Control characters in a message's texts, which Nocturne never stores (docs/export.md). */
+export function controlCharacters(episode: ScopeExport['episodes'][number], index: number, add: (issue: string) => void): void {
+  for (const field of ['content', 'author', 'channel', 'summary'] as const) {
+    const text = episode[field];
+    if (typeof text === 'string' && CONTROL.test(text)) add(`episodes[${index}].${field}: contains control characters (messages are stored without them)`);
+  }
+}
+
+/** The text issues of a whole document: {@link unstorableTexts}, then {@link controlCharacters}. */
+function textIssues(doc: ScopeExport): string[] {
+  const issues: string[] = [];
+  const add = (issue: string) => issues.push(issue);
+  unstorableTexts(doc, '', add);
+  doc.episodes.forEach((episode, i) => controlCharacters(episode, i, add));
   return issues;
 }
 

@@ -16,6 +16,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { AppError, NotFoundError, ValidationError } from '../shared/errors';
 import type { PrismaClient } from '../storage/prisma';
 import { parseScopeExport } from './import-validation';
+import type { ImportFile } from './import-file';
 import { startImportThread } from './import-thread';
 import { IMPORT_TRANSACTION, insertBatch, insertScopeRow, scopeBatches, type RowBatch } from './insert-scope';
 import { withNewIds } from './scope-copy';
@@ -91,14 +92,16 @@ export async function importScope(prisma: PrismaClient, value: unknown, options:
 }
 
 /**
- * The same import from the raw bytes of an export (the admin API's request body), without
- * blocking the event loop: parsing and validation run on a worker thread, which hands the rows
- * back a batch at a time; between batches the event loop serves other requests. Same errors, same
- * single transaction, same result as {@link importScope}.
+ * The same import from an export file (the admin API's spooled request body, the CLI's file),
+ * streamed: a worker thread reads it one element at a time, checks it whole, then reads it again
+ * and hands the rows back a batch at a time; between batches the event loop serves other
+ * requests. Memory is bounded by the largest element and the ids, not by the document. Same
+ * errors, same single transaction, same result as {@link importScope}; bad JSON is
+ * `import.invalid_json` (its `details.syntax` names the line and column).
  */
-export async function importScopeBytes(prisma: PrismaClient, body: Uint8Array, options: ImportOptions = {}): Promise<ImportResult> {
+export async function importScopeFile(prisma: PrismaClient, file: ImportFile, options: ImportOptions = {}): Promise<ImportResult> {
   const mode = options.mode ?? 'exact';
-  const thread = startImportThread(body, mode, STREAM_BATCH);
+  const thread = startImportThread(file, mode, STREAM_BATCH);
   try {
     const peeked = await thread.receive();
     if (peeked.type !== 'peeked') throw new Error(`import thread: unexpected ${peeked.type}`);

@@ -9,25 +9,32 @@ import type { JsonValue, ScopeExport } from './scope-document';
 /** A UUID anywhere in a string (ids quoted in audit states, digest items, settings). */
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 
-/**
- * The document with a new id for the scope and every row, and every reference (including ids
- * quoted inside JSON documents such as audit states and digest items) following. Texts people
- * wrote (contents, summaries, the soul) are left as they are.
- */
-export function withNewIds(doc: ScopeExport): ScopeExport {
-  const ids = new Map<string, string>();
-  const fresh = (old: string): string => {
-    let next = ids.get(old);
-    if (!next) ids.set(old, (next = uuidv7()));
-    return next;
-  };
-  // Old ids in document order (sorted by id), so the new ids keep the same relative order.
-  fresh(doc.scope.id);
-  for (const rows of [doc.conversations, doc.episodes, doc.memories, doc.memoryLinks, doc.entities, doc.digests, doc.sleepRuns, doc.auditEvents]) {
-    for (const row of rows) fresh(row.id);
-  }
-  for (const entity of doc.entities) for (const o of entity.observations) fresh(o.id);
+type Doc = ScopeExport;
 
+/** Gives each row of a copy its new id and makes every reference follow (see {@link withNewIds}). */
+export interface IdMapper {
+  scope(s: Doc['scope']): Doc['scope'];
+  profile(p: NonNullable<Doc['profile']>): NonNullable<Doc['profile']>;
+  conversation(c: Doc['conversations'][number]): Doc['conversations'][number];
+  episode(e: Doc['episodes'][number]): Doc['episodes'][number];
+  memory(m: Doc['memories'][number]): Doc['memories'][number];
+  memoryLink(l: Doc['memoryLinks'][number]): Doc['memoryLinks'][number];
+  entity(e: Doc['entities'][number]): Doc['entities'][number];
+  digest(d: Doc['digests'][number]): Doc['digests'][number];
+  sleepRun(r: Doc['sleepRuns'][number]): Doc['sleepRuns'][number];
+  auditEvent(a: Doc['auditEvents'][number]): Doc['auditEvents'][number];
+}
+
+/**
+ * The mapper of a copy, from every old id of the document in this order: the scope's, then the
+ * rows of conversations, episodes, memories, memoryLinks, entities, digests, sleepRuns and
+ * auditEvents, then every entity's observations (document order within each). New ids are
+ * drawn in that order, so they keep the same relative order. The streamed import collects the
+ * ids in a first pass and maps each row as it reads it again.
+ */
+export function createIdMapper(oldIds: Iterable<string>): IdMapper {
+  const ids = new Map<string, string>();
+  for (const old of oldIds) if (!ids.has(old)) ids.set(old, uuidv7());
   const map = (value: string): string => ids.get(value) ?? value;
   const mapNullable = (value: string | null): string | null => (value === null ? null : map(value));
   const mapJson = (value: JsonValue | null): JsonValue | null => {
@@ -37,28 +44,52 @@ export function withNewIds(doc: ScopeExport): ScopeExport {
     return value;
   };
   return {
-    ...doc,
-    scope: { ...doc.scope, id: map(doc.scope.id), settings: mapJson(doc.scope.settings) },
-    profile: doc.profile ? { ...doc.profile, data: mapJson(doc.profile.data) } : null,
-    conversations: doc.conversations.map((c) => ({ ...c, id: map(c.id), state: mapJson(c.state) })),
-    episodes: doc.episodes.map((e) => ({ ...e, id: map(e.id), conversationId: mapNullable(e.conversationId), metadata: mapJson(e.metadata) })),
-    memories: doc.memories.map((m) => ({ ...m, id: map(m.id), supersededById: mapNullable(m.supersededById), sourceEpisodeIds: m.sourceEpisodeIds.map(map) })),
-    memoryLinks: doc.memoryLinks.map((l) => ({ ...l, id: map(l.id), fromId: map(l.fromId), toId: map(l.toId) })),
-    entities: doc.entities.map((e) => ({
+    scope: (s) => ({ ...s, id: map(s.id), settings: mapJson(s.settings) }),
+    profile: (p) => ({ ...p, data: mapJson(p.data) }),
+    conversation: (c) => ({ ...c, id: map(c.id), state: mapJson(c.state) }),
+    episode: (e) => ({ ...e, id: map(e.id), conversationId: mapNullable(e.conversationId), metadata: mapJson(e.metadata) }),
+    memory: (m) => ({ ...m, id: map(m.id), supersededById: mapNullable(m.supersededById), sourceEpisodeIds: m.sourceEpisodeIds.map(map) }),
+    memoryLink: (l) => ({ ...l, id: map(l.id), fromId: map(l.fromId), toId: map(l.toId) }),
+    entity: (e) => ({
       ...e,
       id: map(e.id),
       attributes: mapJson(e.attributes),
       observations: e.observations.map((o) => ({ ...o, id: map(o.id), episodeId: mapNullable(o.episodeId) })),
-    })),
-    digests: doc.digests.map((d) => ({ ...d, id: map(d.id), items: mapJson(d.items) })),
-    sleepRuns: doc.sleepRuns.map((r) => ({ ...r, id: map(r.id), stats: mapJson(r.stats) })),
-    auditEvents: doc.auditEvents.map((a) => ({
-      ...a,
-      id: map(a.id),
-      runId: mapNullable(a.runId),
-      subjectId: mapNullable(a.subjectId),
-      before: mapJson(a.before),
-      after: mapJson(a.after),
-    })),
+    }),
+    digest: (d) => ({ ...d, id: map(d.id), items: mapJson(d.items) as JsonValue }),
+    sleepRun: (r) => ({ ...r, id: map(r.id), stats: mapJson(r.stats) }),
+    auditEvent: (a) => ({ ...a, id: map(a.id), runId: mapNullable(a.runId), subjectId: mapNullable(a.subjectId), before: mapJson(a.before), after: mapJson(a.after) }),
+  };
+}
+
+/** Every old id of `doc` in the order {@link createIdMapper} takes them. */
+function oldIdsOf(doc: ScopeExport): string[] {
+  const out = [doc.scope.id];
+  for (const rows of [doc.conversations, doc.episodes, doc.memories, doc.memoryLinks, doc.entities, doc.digests, doc.sleepRuns, doc.auditEvents]) {
+    for (const row of rows) out.push(row.id);
+  }
+  for (const entity of doc.entities) for (const o of entity.observations) out.push(o.id);
+  return out;
+}
+
+/**
+ * The document with a new id for the scope and every row, and every reference (including ids
+ * quoted inside JSON documents such as audit states and digest items) following. Texts people
+ * wrote (contents, summaries, the soul) are left as they are.
+ */
+export function withNewIds(doc: ScopeExport): ScopeExport {
+  const m = createIdMapper(oldIdsOf(doc));
+  return {
+    ...doc,
+    scope: m.scope(doc.scope),
+    profile: doc.profile ? m.profile(doc.profile) : null,
+    conversations: doc.conversations.map(m.conversation),
+    episodes: doc.episodes.map(m.episode),
+    memories: doc.memories.map(m.memory),
+    memoryLinks: doc.memoryLinks.map(m.memoryLink),
+    entities: doc.entities.map(m.entity),
+    digests: doc.digests.map(m.digest),
+    sleepRuns: doc.sleepRuns.map(m.sleepRun),
+    auditEvents: doc.auditEvents.map(m.auditEvent),
   };
 }

@@ -1,9 +1,13 @@
 /**
- * Issue 16, item 5: a big admin import (`POST /scopes/:id/import`) must not block the process.
- * `npm start` runs as a child process with the admin API; a generated export of ~30 MB is posted
- * while /healthz (and /readyz, which asks the database) is polled every 100 ms. Every health
- * answer comes within 1 s, the import stores every row, and the log prints the worst health
- * latency, the import's duration and the service's peak resident memory.
+ * Issue 16, item 5: a big admin import (`POST /scopes/:id/import`) must not block the process,
+ * nor take memory in proportion to the document. `npm start` runs as a child process with the
+ * admin API; a generated export of ~60 MiB is posted while /healthz (and /readyz, which asks the
+ * database) is polled every 100 ms. Every health answer comes within 1 s, the import stores every
+ * row, and the service's peak resident memory grows by less than {@link MAX_RSS_GROWTH} over
+ * what it had after start-up, whatever the export's size (the import that parsed the document
+ * whole grew by 542 MiB with this export, 2026-11-25; the streamed one by about 280 MiB, most of
+ * it the worker thread and the V8 heaps' slack, the same for 20 or 100 MiB). The log prints the worst health latency, the
+ * import's duration and the peak resident memory.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -118,6 +122,9 @@ const poll = async (route) => {
 Promise.all([poll('healthz'), poll('readyz')]).then(() => process.stdout.write(JSON.stringify({ latencies, failures, slow })));
 `;
 
+/** How much the service's peak resident memory may grow during the import. */
+const MAX_RSS_GROWTH = 400 * 1024 * 1024;
+
 const mib = (bytes: number | undefined) => (bytes === undefined ? 'n/a' : `${(bytes / 1024 / 1024).toFixed(0)} MiB`);
 
 describe('a big admin import keeps the service answering (issue 16, item 5)', () => {
@@ -126,9 +133,9 @@ describe('a big admin import keeps the service answering (issue 16, item 5)', ()
     for (const stop of stops) await stop();
   });
 
-  it('answers /healthz and /readyz within 1 s while a ~30 MB export is imported', async () => {
+  it('answers /healthz and /readyz within 1 s, and grows by less than 400 MiB, while a ~60 MiB export is imported', async () => {
     const seed = chaosSeed('import-responsiveness');
-    const episodes = Number(process.env.IMPORT_EPISODES ?? 15_000);
+    const episodes = Number(process.env.IMPORT_EPISODES ?? 45_000);
     // Only the bytes are kept: a garbage collection of the document in this process would show as
     // the service's latency.
     const { body, scopeId } = (() => {
@@ -153,7 +160,7 @@ describe('a big admin import keeps the service answering (issue 16, item 5)', ()
     const api = `http://127.0.0.1:${port}`;
 
     // The health checks run in a process of their own, like a supervisor's: this test process
-    // sends 20 MB and would otherwise count its own pauses as the service's.
+    // sends 60 MiB and would otherwise count its own pauses as the service's.
     const prober = spawn(process.execPath, ['-e', PROBER, api], { stdio: ['ignore', 'pipe', 'inherit'] });
     let probes = '';
     prober.stdout!.on('data', (chunk: Buffer) => (probes += chunk.toString()));
@@ -173,17 +180,19 @@ describe('a big admin import keeps the service answering (issue 16, item 5)', ()
     const { latencies, failures, slow } = JSON.parse(probes) as { latencies: Record<string, number[]>; failures: string[]; slow: string[] };
 
     const worst = (route: string) => Math.max(...latencies[route]!);
+    const peak = peakRss(pid);
     // eslint-disable-next-line no-console
     console.log(
       `import-responsiveness: ${(body.length / 1024 / 1024).toFixed(1)} MiB export, ${episodes} episodes, import ${(took / 1000).toFixed(1)} s (status ${response.status}); ` +
         `/healthz max ${worst('healthz').toFixed(0)} ms over ${latencies.healthz!.length} polls, /readyz max ${worst('readyz').toFixed(0)} ms over ${latencies.readyz!.length}; ` +
-        `peak RSS ${mib(peakRss(pid))} (after start-up ${mib(baseRss)}); answers over 300 ms: ${slow.join(', ') || 'none'}`,
+        `peak RSS ${mib(peak)} (after start-up ${mib(baseRss)}, growth ${mib(peak! - baseRss!)}); answers over 300 ms: ${slow.join(', ') || 'none'}`,
     );
     expect(response.status).toBe(201);
     expect(answer.counts).toMatchObject({ episodes, memories: 200, episodeTags: episodes });
     expect(failures).toEqual([]);
     expect(worst('healthz')).toBeLessThan(1_000);
     expect(worst('readyz')).toBeLessThan(1_000);
+    expect(peak! - baseRss!).toBeLessThan(MAX_RSS_GROWTH);
 
     // The rows are really there: the scope's episodes page answers with the last of them.
     const scopes = (await (await fetch(`${api}/scopes`, { headers: { authorization: `Bearer ${token}` } })).json()) as { scopes: Array<{ id: string; episodeCount?: number }> };

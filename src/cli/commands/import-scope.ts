@@ -6,31 +6,41 @@
  * Named apart from `import`, which reads episodes from JSON Lines.
  */
 import fs from 'node:fs/promises';
-import { ValidationError } from '../../shared/errors';
+import { removeImportFile, spoolToFile, type ImportFile } from '../../export/import-file';
+import type { ImportResult, ScopeArchive } from '../../memory/archive/scope-archive';
+import { AppError, ValidationError } from '../../shared/errors';
 import { writeResult, type Command } from '../command';
 import { plural } from '../../shared/plural';
 
-async function readDocument(file: string): Promise<unknown> {
-  let text: string;
+/** Standard input has no size of its own to keep to; this is the admin API's limit, times four. */
+const STDIN_LIMIT = 1024 * 1024 * 1024;
+
+/** `file`, checked readable, or standard input (`-`) spooled to an encrypted temporary file. */
+async function openSource(file: string): Promise<ImportFile> {
   try {
-    text = file === '-' ? await readStdin() : await fs.readFile(file, 'utf8');
+    if (file === '-') return await spoolToFile(process.stdin, { limit: STDIN_LIMIT });
+    await fs.access(file, fs.constants.R_OK);
+    return { path: file };
   } catch {
     throw new ValidationError(`cannot read ${file}: no such file`, { code: 'cli.no_file' });
   }
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (error) {
-    throw new ValidationError(`${file} is not valid JSON (${(error as Error).message}); nothing was imported`, {
-      code: 'import.invalid_json',
-      hint: 'Import a file written by `npm run cli -- export --scope KEY --out FILE`.',
-    });
-  }
 }
 
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+/** Imports `source` streamed, as the admin API does: memory does not grow with the file. */
+async function importFrom(archive: () => Promise<ScopeArchive>, file: string, source: ImportFile, options: { mode: 'exact' | 'copy'; scopeKey?: string }): Promise<ImportResult> {
+  try {
+    return await (await archive()).importFile(source, options);
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'import.invalid_json') {
+      throw new ValidationError(`${file} is not valid JSON (${String(error.details?.syntax ?? error.message)}); nothing was imported`, {
+        code: 'import.invalid_json',
+        hint: 'Import a file written by `npm run cli -- export --scope KEY --out FILE`.',
+      });
+    }
+    throw error;
+  } finally {
+    await removeImportFile(source);
+  }
 }
 
 /** The `import-scope` command. */
@@ -43,9 +53,8 @@ export const importScopeCommand: Command = {
     const file = ctx.positionals[0];
     if (!file) throw new ValidationError('import-scope needs a file: npm run cli -- import-scope FILE [--as KEY]', { code: 'cli.usage' });
     const as = ctx.values.as as string | undefined;
-    const value = await readDocument(file);
-    const core = await ctx.core();
-    const result = await core.archive.import(value, { mode: as ? 'copy' : 'exact', scopeKey: as });
+    const source = await openSource(file);
+    const result = await importFrom(async () => (await ctx.core()).archive, file, source, { mode: as ? 'copy' : 'exact', scopeKey: as });
     const { counts } = result;
     writeResult(
       ctx,

@@ -4,25 +4,29 @@
  * the exporter (secrets replaced); imports are checked whole before anything is written.
  */
 import { exportScope } from '../../export/json-export';
-import { importScope, importScopeBytes, type ImportOptions, type ImportResult } from '../../export/json-import';
+import type { ImportFile } from '../../export/import-file';
+import { importScope, importScopeFile, type ImportOptions, type ImportResult } from '../../export/json-import';
 import type { ScopeExport } from '../../export/scope-document';
 import type { PrismaClient } from '../../storage/prisma';
 
-export type { ImportOptions, ImportResult, ScopeExport };
+export type { ImportFile, ImportOptions, ImportResult, ScopeExport };
 
 export interface ScopeArchive {
   /** The scope's export document (secrets redacted). */
   export(scopeId: string): Promise<ScopeExport>;
   /** Imports an export document (validated whole; a clash or a bad document writes nothing). */
   import(document: unknown, options?: ImportOptions): Promise<ImportResult>;
-  /** The same from the raw bytes of an export, parsed and validated off the event loop (the admin API). */
-  importBytes(body: Uint8Array, options?: ImportOptions): Promise<ImportResult>;
+  /**
+   * The same from an export file, streamed off the event loop with bounded memory (the admin
+   * API's spooled body, the CLI's file).
+   */
+  importFile(file: ImportFile, options?: ImportOptions): Promise<ImportResult>;
 }
 
 export function createScopeArchive(prisma: PrismaClient): ScopeArchive {
   return {
     export: (scopeId) => exportScope(prisma, scopeId),
     import: (document, options) => importScope(prisma, document, options),
-    importBytes: (body, options) => importScopeBytes(prisma, body, options),
+    importFile: (file, options) => importScopeFile(prisma, file, options),
   };
 }

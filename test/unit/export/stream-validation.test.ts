@@ -1,0 +1,239 @@
+/**
+ * The streamed import's two passes (stream-validation.ts, stream-rows.ts) against the import of a
+ * whole document (parseScopeExport, scopeBatches): for valid documents the same rows, for bad ones
+ * the same error message, whatever the chunk boundaries. The streamed pass reads a file in chunks
+ * of a few bytes here, so every element, string, escape and number crosses a boundary somewhere.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+import { openImportFile } from '../../../src/export/import-file';
+import { parseScopeExport } from '../../../src/export/import-validation';
+import { scopeBatches, type RowBatch } from '../../../src/export/insert-scope';
+import { JsonScanner, JsonSyntaxError, type ByteReader } from '../../../src/export/json-scanner';
+import { planBatches } from '../../../src/export/stream-rows';
+import { scanScopeExport } from '../../../src/export/stream-validation';
+import { tempDir } from '../../support/databases';
+
+const at = (i: number) => new Date(Date.UTC(2025, 0, 1) + i * 60_000).toISOString();
+
+function episode(i: number, extra: Record<string, unknown> = {}) {
+  return {
+    id: `ep-${i}`,
+    channel: 'import',
+    role: 'user',
+    author: 'ana',
+    content: `message ${i} "quoted" \\ back\u00e9 \ud83d\ude00`,
+    summary: null,
+    timestamp: at(i),
+    conversationId: i === 0 ? 'conv-1' : null,
+    turn: null,
+    externalId: `x-${i}`,
+    metadata: { n: i, f: -1.5e-3, list: [true, false, null], nested: { a: [1, [2, [3]]] } },
+    importance: 0.5,
+    importanceSource: 'default',
+    consolidated: false,
+    consolidationAttempts: 0,
+    consolidatedAt: null,
+    contentHash: `hash-${i}`,
+    createdAt: at(i),
+    tags: [{ kind: 'topic', value: `t${i % 3}` }],
+    ...extra,
+  };
+}
+
+function memory(i: number, extra: Record<string, unknown> = {}) {
+  return {
+    id: `mem-${i}`,
+    category: 'fact',
+    content: `fact ${i}`,
+    confidence: 0.8,
+    importance: 0.5,
+    active: true,
+    reinforcementCount: 1,
+    lastReinforcedAt: at(i),
+    sourceType: 'episode',
+    sourceTrust: 1,
+    validFrom: at(i),
+    validTo: null,
+    supersededById: null,
+    linkedAt: null,
+    decaySteps: 0,
+    accessCount: 0,
+    lastAccessedAt: null,
+    createdAt: at(i),
+    updatedAt: at(i),
+    sourceEpisodeIds: [`ep-${i}`],
+    ...extra,
+  };
+}
+
+/** A valid document with a bit of every table, and a supersession chain against document order. */
+function validDoc(): Record<string, unknown> {
+  return {
+    format: 'nocturne.scope-export',
+    version: 1,
+    scope: { id: 'scope-1', key: 'import:one', channel: 'import', kind: 'private', title: null, ownerId: null, timezone: null, paused: false, settings: { digest: 'ep-1' }, lastMessageAt: at(9), createdAt: at(0), updatedAt: at(9) },
+    profile: { soul: 'kind', data: { x: 1 }, version: 2, updatedAt: at(3) },
+    conversations: [{ id: 'conv-1', status: 'open', startedAt: at(0), lastActivityAt: at(1), endedAt: null, endReason: null, summary: null, state: null }],
+    episodes: Array.from({ length: 7 }, (_, i) => episode(i)),
+    memories: [memory(0, { supersededById: 'mem-1' }), memory(1, { supersededById: 'mem-2' }), memory(2), memory(3)],
+    memoryLinks: [{ id: 'link-1', fromId: 'mem-0', toId: 'mem-3', kind: 'related', score: 0.4, reason: null, createdAt: at(2) }],
+    entities: [
+      { id: 'ent-1', key: 'ana', name: 'Ana', kind: 'person', attributes: null, favorability: 0.1, interactionCount: 2, createdAt: at(0), updatedAt: at(1), observations: [{ id: 'obs-1', episodeId: 'ep-1', content: 'likes tea', consolidated: false, createdAt: at(1) }] },
+    ],
+    digests: [{ id: 'dig-1', periodStart: at(0), periodEnd: at(5), content: 'a day', items: [{ id: 'mem-1' }], status: 'sent', attempts: 1, sentAt: at(6), createdAt: at(6) }],
+    sleepRuns: [{ id: 'run-1', kind: 'consolidation', status: 'done', startedAt: at(4), finishedAt: at(5), episodeCount: 3, llmCalls: 1, inputTokens: 10, outputTokens: 5, stats: null, error: null }],
+    auditEvents: [{ id: 'aud-1', runId: 'run-1', action: 'create', subjectType: 'memory', subjectId: 'mem-1', before: null, after: { content: 'x' }, reason: null, createdAt: at(5) }],
+  };
+}
+
+/** A reader over `bytes` in chunks of `size`. */
+function chunks(bytes: Buffer, size: number): ByteReader {
+  let pos = 0;
+  return {
+    read() {
+      if (pos >= bytes.length) return null;
+      const chunk = Buffer.from(bytes.subarray(pos, pos + size));
+      pos += size;
+      return chunk;
+    },
+  };
+}
+
+/** What the whole-document import says of `text`: its rows by table, or its error. */
+function whole(text: string): { error: string } | { rows: Record<string, unknown[]> } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { error: 'not JSON' };
+  }
+  try {
+    return { rows: byTable(scopeBatches(parseScopeExport(value), 3)) };
+  } catch (error) {
+    return { error: (error as Error).message };
+  }
+}
+
+/** What the streamed import says of `text`, read from a file in chunks of `size` bytes. */
+function streamed(text: string, size: number): { error: string } | { rows: Record<string, unknown[]> } {
+  let outcome;
+  try {
+    outcome = scanScopeExport(chunks(Buffer.from(text), size));
+  } catch (error) {
+    if (error instanceof JsonSyntaxError) return { error: 'not JSON' };
+    throw error;
+  }
+  if (!outcome.result.ok) return { error: outcome.result.error.message };
+  const file = path.join(tempDir(), 'doc.json');
+  fs.writeFileSync(file, text);
+  const reader = openImportFile({ path: file });
+  try {
+    return { rows: byTable(planBatches(reader, outcome.result.plan, 3)) };
+  } finally {
+    reader.close();
+  }
+}
+
+function byTable(batches: Iterable<RowBatch>): Record<string, unknown[]> {
+  const out: Record<string, unknown[]> = {};
+  for (const batch of batches) (out[batch.table] ??= []).push(...batch.rows.map((row) => JSON.parse(JSON.stringify(row)) as unknown));
+  return out;
+}
+
+const variants: Array<[string, (doc: Record<string, unknown>) => unknown]> = [
+  ['valid', (d) => d],
+  ['a wrong format and version', (d) => ({ ...d, format: 'x', version: 2 })],
+  ['missing arrays and unknown keys', (d) => ({ zzz: 1, ...d, episodes: undefined, memories: 5, extra: [] })],
+  ['not an object', () => [1, 2, 3]],
+  ['a string', () => 'hello'],
+  ['null', () => null],
+  ['bad fields in rows', (d) => ({ ...d, episodes: [episode(0, { importance: 'high' }), episode(1, { role: '', bogus: 1 })], memories: [memory(0, { confidence: null, sourceEpisodeIds: ['ep-0'] })] })],
+  ['a NUL and a lone surrogate', (d) => ({ ...d, scope: { ...(d.scope as object), title: 'a\u0000b' }, episodes: [episode(0, { content: 'x\ud800', metadata: { 'k\u0000': 1 } }), ...(d.episodes as unknown[]).slice(1)] })],
+  ['control characters', (d) => ({ ...d, episodes: [episode(0, { content: 'bell\u0007', author: 'tab\u000b' }), ...(d.episodes as unknown[]).slice(1)] })],
+  [
+    'duplicates everywhere',
+    (d) => ({
+      ...d,
+      episodes: [...(d.episodes as unknown[]), episode(1, { tags: [{ kind: 'a', value: 'b' }, { kind: 'a', value: 'b' }] }), episode(9, { externalId: 'x-2' })],
+      conversations: [...(d.conversations as unknown[]), ...(d.conversations as unknown[])],
+      entities: [...(d.entities as unknown[]), { ...(d.entities as Array<Record<string, unknown>>)[0], id: 'ent-2' }],
+      digests: [...(d.digests as unknown[]), ...(d.digests as unknown[])],
+    }),
+  ],
+  ['dangling references and a cycle', (d) => ({ ...d, memories: [memory(0, { supersededById: 'mem-1' }), memory(1, { supersededById: 'mem-0', sourceEpisodeIds: ['ep-99', 'ep-1', 'ep-1'] }), memory(2, { supersededById: 'mem-2' }), memory(3, { supersededById: 'nope' })], memoryLinks: [{ id: 'l', fromId: 'mem-0', toId: 'gone', kind: 'k', score: null, reason: null, createdAt: at(0) }] })],
+  ['more than 20 issues', (d) => ({ ...d, episodes: Array.from({ length: 30 }, (_, i) => episode(i, { importance: 'x' })) })],
+  ['metadata nested too deep', (d) => ({ ...d, episodes: [episode(0, { metadata: JSON.parse(`${'['.repeat(80)}${']'.repeat(80)}`) as unknown }), episode(1, { importance: 'x' })] })],
+  ['settings nested too deep', (d) => ({ ...d, scope: { ...(d.scope as object), settings: JSON.parse(`${'{"a":'.repeat(75)}1${'}'.repeat(75)}`) as unknown } })],
+  ['a __proto__ key', (d) => JSON.parse(JSON.stringify(d).replace('{"format"', '{"__proto__":{"x":1},"format"')) as unknown],
+  ['a __proto__ key in a row', (d) => JSON.parse(JSON.stringify(d).replace('{"id":"conv-1"', '{"__proto__":{"x":1},"id":"conv-1"')) as unknown],
+];
+
+describe('the streamed import reads what the whole-document import reads', () => {
+  for (const [name, make] of variants) {
+    it(`${name}: the same rows or the same error, in chunks of 1, 7 and 4096 bytes`, () => {
+      const doc = make(validDoc());
+      const text = JSON.stringify(doc, null, 2);
+      const expected = whole(text);
+      for (const size of [1, 7, 4096]) expect(streamed(text, size)).toEqual(expected);
+    });
+  }
+
+  it('a duplicate top-level key counts once, the last one, as JSON.parse does', () => {
+    const text = JSON.stringify(validDoc()).replace('"memoryLinks":', '"episodes":[{"bad":1}],"memoryLinks":');
+    const later = JSON.stringify(validDoc()).replace('"episodes":', '"episodes":[{"bad":1}],"episodes":');
+    for (const t of [text, later]) expect(streamed(t, 5)).toEqual(whole(t));
+  });
+
+  it('finds a syntax error anywhere, naming its line and column', () => {
+    const good = JSON.stringify(validDoc(), null, 2);
+    const bad = [good.replace('"kind": "person"', '"kind": person'), good.replace(/\}\s*$/, ''), `${good} x`, good.replace('"ana"', '"a\\qna"'), good.replace('0.8', '08'), good.replace('"sent"', '"se\nnt"'), '', '{', '{"a":1,}', '[1,]'];
+    for (const text of bad) {
+      expect(() => JSON.parse(text)).toThrow();
+      expect(() => scanScopeExport(chunks(Buffer.from(text), 3))).toThrow(JsonSyntaxError);
+    }
+    expect(() => scanScopeExport(chunks(Buffer.from(bad[0]!), 3))).toThrow(/unexpected "p" at line \d+, column \d+/);
+  });
+
+  it('accepts what JSON.parse accepts, at any depth, without recursion', () => {
+    const deep = `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    for (const text of [deep, ' { "a" : [ 1 , -0.5e+3 , "\\u00e9\\n" , true , false , null , {} , [ ] ] } ', '"\\ud800"', '-0', '1E5']) {
+      const scanner = new JsonScanner(chunks(Buffer.from(text), 2));
+      scanner.skipValue();
+      expect(() => scanner.expectEnd()).not.toThrow();
+    }
+  });
+
+  it('a copy keeps the rows and gives them new ids', () => {
+    const text = JSON.stringify(validDoc());
+    const outcome = scanScopeExport(chunks(Buffer.from(text), 64));
+    if (!outcome.result.ok) throw outcome.result.error;
+    expect(outcome.result.plan.oldIds.slice(0, 3)).toEqual(['scope-1', 'conv-1', 'ep-0']);
+    expect(outcome.result.plan.counts).toMatchObject({ episodes: 7, episodeTags: 7, memories: 4, memorySources: 4, entityObservations: 1, profile: 1 });
+  });
+});
+
+describe('a spooled body', () => {
+  it('is encrypted on disk, read back exactly from any offset, and removed', async () => {
+    const { Readable } = await import('node:stream');
+    const { removeImportFile, spoolToFile, SpoolTooLarge } = await import('../../../src/export/import-file');
+    const text = Buffer.from(JSON.stringify(validDoc()).repeat(40));
+    const dir = tempDir();
+    const file = await spoolToFile(Readable.from([text.subarray(0, 1000), text.subarray(1000)]), { limit: text.length, dir });
+    const onDisk = fs.readFileSync(file.path);
+    expect(onDisk.length).toBe(text.length);
+    expect(onDisk.toString('latin1')).not.toContain('nocturne.scope-export');
+    const reader = openImportFile(file);
+    for (const [start, end] of [[0, 10], [17, 333], [4095, 4097], [text.length - 5, text.length]] as const) expect(reader.range(start, end)).toEqual(text.subarray(start, end));
+    const chunks: Buffer[] = [];
+    const from = reader.from(31);
+    for (let chunk = from.read(); chunk; chunk = from.read()) chunks.push(chunk);
+    expect(Buffer.concat(chunks)).toEqual(text.subarray(31));
+    reader.close();
+    await removeImportFile(file);
+    expect(fs.readdirSync(dir)).toEqual([]);
+    await expect(spoolToFile(Readable.from([text]), { limit: text.length - 1, dir })).rejects.toBeInstanceOf(SpoolTooLarge);
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+});
