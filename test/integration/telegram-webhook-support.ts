@@ -25,10 +25,11 @@ export function freePort(): Promise<number> {
 export const TAG = /\bc(\d+)#(\d+)\b/;
 
 /**
- * A model that answers at once: a reply repeats the tag of the message it answers; consolidation
- * turns "I really like X" into a preference memory.
+ * A model whose reply repeats the tag of the message it answers (`re: c0#1 ...` at once, or after
+ * `replyDelayMs` the echo of the message, tag included); consolidation turns "I really like X"
+ * into a preference memory.
  */
-export function startTaggingModel(): Promise<AnthropicDouble> {
+export function startTaggingModel(options: { replyDelayMs?: number } = {}): Promise<AnthropicDouble> {
   return startAnthropicDouble({
     responder: (seen) => {
       if (seen.system?.includes('memory consolidation system')) {
@@ -44,6 +45,7 @@ export function startTaggingModel(): Promise<AnthropicDouble> {
         };
       }
       if (seen.tools.length === 0) return { kind: 'text', text: '{}' };
+      if (options.replyDelayMs) return { kind: 'hang', ms: options.replyDelayMs };
       const tag = TAG.exec(lastUserText(seen.messages))?.[0] ?? 'c?#?';
       return { kind: 'text', text: `re: ${tag} Thanks, noted.` };
     },
