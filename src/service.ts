@@ -3,8 +3,10 @@
  * and servers the configuration asks for, started in dependency order and stopped in reverse.
  *
  * - the agent loop answers every channel through one {@link ConversationHandler};
- * - Telegram (and its nightly digest sender) when TELEGRAM_BOT_TOKEN is set;
- * - the webhook channel when WEBHOOK_SECRET is set; the admin API when ADMIN_TOKEN is set;
+ * - Telegram (and its nightly digest sender) when TELEGRAM_BOT_TOKEN is set: long polling, or
+ *   with TELEGRAM_MODE=webhook a route on the webhook listener (several replicas can share it);
+ * - the webhook listener when WEBHOOK_SECRET is set (the webhook channel) or Telegram is in
+ *   webhook mode (its route); the admin API when ADMIN_TOKEN is set;
  * - the terminal conversation when TERMINAL=on, or TERMINAL=auto with no Telegram token and a
  *   terminal on stdin. Leaving it (/quit, Ctrl-D) stops the service.
  *
