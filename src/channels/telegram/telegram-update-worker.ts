@@ -177,7 +177,8 @@ export function createUpdateWorker(options: UpdateWorkerOptions & { readonly con
   async function drainHeld(chatKey: string): Promise<boolean> {
     const result = await leases.withLease(`telegram-chat:${chatKey}`, async (lease) => {
       for (;;) {
-        if (lease.lost()) return;
+        // Stopping: what is left stays recorded for another replica (or the next start).
+        if (lease.lost() || stopped) return;
         const next = await updates.nextUnfinished(chatKey);
         if (!next) return;
         await handleOne(next);
