@@ -21,7 +21,7 @@ import { createPostgresDatabase, postgresAvailable, postgresSkipReason, tempDir 
 import { freePort, startReplica, startTaggingModel, stopReplica, webhookEnv } from './telegram-webhook-support';
 
 const CHATS = 6;
-const PER_CHAT = 8;
+const PER_CHAT = 6;
 /** Messages per second, all chats together. */
 const RATE = 8;
 /** Time the model takes for a reply, so updates are in progress when the replica dies. */
