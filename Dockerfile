@@ -72,7 +72,8 @@ COPY --from=build /app/src ./src
 #    DATA_DIR/telegram-heartbeat whenever a getUpdates long poll completes (at most every 5 s); a
 #    heartbeat older than TELEGRAM_HEARTBEAT_MAX_AGE seconds (default 120), or none, is unhealthy:
 #    a Bot API that cannot be reached, a revoked token or a stopped runner all end up here.
-#    Docker's start period (below) covers the first poll.
+#    Docker's start period (below) covers the first poll. In webhook mode (TELEGRAM_MODE=webhook)
+#    nothing polls, so only question 1 is asked.
 # Uses only what the image has: node and the project's own database drivers.
 COPY <<'EOF' /app/docker-healthcheck.cjs
 const fs = require('node:fs');
@@ -112,6 +113,8 @@ async function serviceIsUp() {
 
 function botIsPolling() {
   if (!(env.TELEGRAM_BOT_TOKEN || '').trim()) return;
+  // In webhook mode Telegram posts to the replica and nothing polls: question 1 is the whole check.
+  if ((env.TELEGRAM_MODE || 'polling').trim() === 'webhook') return;
   const maxAge = Number(env.TELEGRAM_HEARTBEAT_MAX_AGE || 120);
   const file = path.join(dataDir, 'telegram-heartbeat');
   let at;

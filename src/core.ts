@@ -42,6 +42,7 @@ import { createFullTextIndex, type FullTextIndex } from './storage/full-text';
 import { createMemoryRepository, type MemoryRepository } from './storage/memory-repository';
 import { createScopeRepository, type ScopeRepository } from './storage/scope-repository';
 import { createWebhookNonceRepository, type WebhookNonceRepository } from './storage/webhook-nonce-repository';
+import { createTelegramUpdateRepository, type TelegramUpdateRepository } from './storage/telegram-update-repository';
 
 export interface Core {
   readonly config: Config;
@@ -89,6 +90,8 @@ export interface Core {
   readonly soul: SoulReader;
   /** The webhook signatures already accepted (a replay is refused). */
   readonly webhookNonces: WebhookNonceRepository;
+  /** Telegram updates received through the webhook, handled once across replicas. */
+  readonly telegramUpdates: TelegramUpdateRepository;
   close(): Promise<void>;
 }
 
@@ -203,6 +206,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     conversations,
     soul,
     webhookNonces: createWebhookNonceRepository(db.prisma),
+    telegramUpdates: createTelegramUpdateRepository(db.prisma),
     async close() {
       await scheduler.stop();
       await embeddingWorker.stop();

@@ -3,8 +3,10 @@
  * and servers the configuration asks for, started in dependency order and stopped in reverse.
  *
  * - the agent loop answers every channel through one {@link ConversationHandler};
- * - Telegram (and its nightly digest sender) when TELEGRAM_BOT_TOKEN is set;
- * - the webhook channel when WEBHOOK_SECRET is set; the admin API when ADMIN_TOKEN is set;
+ * - Telegram (and its nightly digest sender) when TELEGRAM_BOT_TOKEN is set: long polling, or
+ *   with TELEGRAM_MODE=webhook a route on the webhook listener (several replicas can share it);
+ * - the webhook listener when WEBHOOK_SECRET is set (the webhook channel) or Telegram is in
+ *   webhook mode (its route); the admin API when ADMIN_TOKEN is set;
  * - the terminal conversation when TERMINAL=on, or TERMINAL=auto with no Telegram token and a
  *   terminal on stdin. Leaving it (/quit, Ctrl-D) stops the service.
  *
@@ -21,12 +23,21 @@ import type { ConversationHandler } from './channels/conversation-handler';
 import { createDigestSender } from './channels/telegram/digest-sender';
 import { createFileHeartbeat, pollHealth } from './channels/telegram/poll-heartbeat';
 import { createTelegramBot } from './channels/telegram/telegram-bot';
+import { createAttemptContext } from './channels/telegram/telegram-update-worker';
+import { createTelegramWebhook } from './channels/telegram/telegram-webhook';
 import { createTerminalChannel } from './channels/terminal/terminal-channel';
 import { webhookInbound } from './channels/webhook/webhook-inbound';
 import { startWebhookServer } from './channels/webhook/webhook-server';
 import { createCore, type Core, type CoreOverrides } from './core';
 import type { Logger } from './shared/logger';
 import { registerSecrets, setLogPseudonymKey } from './shared/redact';
+import { createLeases } from './sleep/lease';
+
+/**
+ * How long a replica's hold on a chat's webhook updates lasts without renewal: another machine's
+ * replica takes the chat over this long after the holder died (one on the same machine at once).
+ */
+const TELEGRAM_CHAT_LEASE_MS = 30_000;
 
 export interface ServiceIo {
   readonly input: Readable & { isTTY?: boolean };
@@ -118,6 +129,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
 
     const handler: ConversationHandler = {
       reply: async (message) => (await agent.handle(message)).text,
+      replyAgain: async (message) => (await agent.handle(message, { resume: true })).text,
       observe: (message) => agent.observe(message),
       end: async (scopeKey) => {
         await agent.endConversation(scopeKey, 'explicit');
@@ -126,8 +138,9 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
     const sweep = agent.startIdleSweep();
     stops.push(['idle sweep', () => sweep.stop()]);
 
-    // Beaten by the bot, read by /readyz (the API starts first) and by the container health check.
-    const telegram = config.telegram;
+    // Beaten by the polling bot, read by /readyz (the API starts first) and by the container health
+    // check. A webhook replica polls nothing: Telegram posts to it, so it has no heartbeat.
+    const telegram = config.telegram?.mode.kind === 'polling' ? config.telegram : undefined;
     const heartbeat = telegram && createFileHeartbeat({ file: telegram.heartbeat.file, logger });
 
     if (config.adminToken) {
@@ -155,26 +168,41 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
       stops.push(['admin API', () => api.close()]);
     } else parts.api = 'off (set ADMIN_TOKEN)';
 
-    if (config.webhook) {
-      const webhook = await startWebhookServer({ secret: config.webhook.secret, nonces: core.webhookNonces, host: config.webhook.host, port: config.webhook.port, logger, handler: (message) => handler.reply(webhookInbound(message)) });
-      parts.webhook = `${webhook.url}/webhook/<source>`;
+    // Telegram is built before the webhook listener starts: in webhook mode its route is served there.
+    const telegramMode = config.telegram?.mode;
+    const attempts = telegramMode?.kind === 'webhook' ? createAttemptContext() : undefined;
+    const bot = config.telegram
+      ? createTelegramBot({ handler: attempts ? attempts.wrapHandler(handler) : handler, settings: config.telegram, heartbeat, logger, defaultTimeZone: config.timeZone, ...channelServices(core) })
+      : undefined;
+    const telegramWebhook = bot && attempts && telegramMode?.kind === 'webhook'
+      ? createTelegramWebhook({ telegram: bot, context: attempts, settings: telegramMode, updates: core.telegramUpdates, leases: createLeases({ prisma: core.db.prisma, ttlMs: TELEGRAM_CHAT_LEASE_MS, logger }), logger })
+      : undefined;
+
+    const listen = config.webhook ?? (telegramMode?.kind === 'webhook' ? telegramMode : undefined);
+    if (listen) {
+      const webhook = await startWebhookServer({
+        ...(config.webhook && { secret: config.webhook.secret, nonces: core.webhookNonces, handler: (message) => handler.reply(webhookInbound(message)) }),
+        routes: telegramWebhook ? [telegramWebhook.route] : [],
+        host: listen.host,
+        port: listen.port,
+        logger,
+      });
+      parts.webhook = config.webhook ? `${webhook.url}/webhook/<source>` : 'off (set WEBHOOK_SECRET)';
+      if (telegramWebhook) parts.telegramWebhook = `${webhook.url}${telegramWebhook.route.path}`;
       stops.push(['webhook', () => webhook.stop()]);
     } else parts.webhook = 'off (set WEBHOOK_SECRET)';
 
-    if (config.telegram) {
-      const bot = createTelegramBot({
-        handler,
-        settings: config.telegram,
-        heartbeat,
-        logger,
-        defaultTimeZone: config.timeZone,
-        ...channelServices(core),
-      });
-      await bot.start();
-      stops.push(['Telegram', () => bot.stop()]);
+    if (bot) {
+      if (telegramWebhook) {
+        await telegramWebhook.start();
+        stops.push(['Telegram', () => telegramWebhook.stop()]);
+      } else {
+        await bot.start();
+        stops.push(['Telegram', () => bot.stop()]);
+      }
       const digests = await startDigestSender(core, bot, logger, overrides.clock ? { clock: overrides.clock } : {});
       stops.splice(stops.length - 1, 0, ['digest sender', () => digests.stop()]);
-      parts.telegram = `@${bot.bot.botInfo.username}`;
+      parts.telegram = `@${bot.bot.botInfo.username}${telegramWebhook ? ' (webhook)' : ''}`;
     } else parts.telegram = 'off (set TELEGRAM_BOT_TOKEN)';
 
     if (wantsTerminal(config, io.input)) {

@@ -91,9 +91,19 @@ export interface IdleSweepResult {
   readonly compacted: number;
 }
 
+/** How {@link Agent.handle} treats a message it has stored before. */
+export interface HandleOptions {
+  /**
+   * The message may have been taken in by an attempt that died (a replica killed mid-update):
+   * when it is stored already, answer with the reply stored after it, or, when none was stored,
+   * answer it now. Without it a stored message is a duplicate and gets no answer.
+   */
+  readonly resume?: boolean;
+}
+
 export interface Agent {
   /** Answers one message; never throws (failures become an honest reply and a log line). */
-  handle(message: InboundMessage): Promise<AgentReply>;
+  handle(message: InboundMessage, options?: HandleOptions): Promise<AgentReply>;
   /**
    * Stores a message not addressed to the agent (a group's talk it was not asked to answer) as a
    * turn of the scope's open conversation: remembered, consolidated and seen as context by the
@@ -175,7 +185,21 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
     return { ended: true, conversationId: memory.conversationId, memoryId };
   }
 
-  async function handleOne(message: InboundMessage): Promise<AgentReply> {
+  /**
+   * For a message stored by an earlier attempt (resumed after a crash): the reply stored right
+   * after it, when there is one; or the turns to answer it with, when it is the conversation's
+   * last turn (no reply was stored). Undefined when it is not among the open conversation's turns.
+   */
+  async function unansweredOrStoredReply(memory: WorkingMemory, userEpisodeId: string): Promise<{ reply?: string; replyId?: string; turns: Awaited<ReturnType<typeof store.recentTurns>> } | undefined> {
+    const turns = await store.recentTurns(memory);
+    const at = turns.findIndex((t) => t.id === userEpisodeId);
+    if (at < 0) return undefined;
+    const next = turns[at + 1];
+    if (!next) return { turns };
+    return next.role === 'agent' ? { reply: next.content, replyId: next.id, turns } : undefined;
+  }
+
+  async function handleOne(message: InboundMessage, resume = false): Promise<AgentReply> {
     const started = performance.now();
     const now = clock();
     const scope = await scopes.row(message);
@@ -198,14 +222,21 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
       log.warn('message refused; not answered', { scope: scope.key, code: error.code, reason: error.message });
       return emptyReply(`${INVALID_MESSAGE_TEXT} (${error.message})`, { degraded: 'invalid_message', conversationId: memory.conversationId });
     }
-    if (stored.duplicate || !stored.episode) {
-      log.info('message already handled (same external id); not answered again', { scope: scope.key, externalId: message.externalId });
-      return emptyReply('', { duplicate: true, conversationId: memory.conversationId, episodeIds: { user: stored.episode?.id ?? null, reply: null, notes: [] } });
-    }
-    const userEpisode = stored.episode;
     // The held turns plus every later turn of the conversation: this message, and any a crash
     // left stored but unrecorded in the state.
-    const turns = await store.recentTurns(memory);
+    let turns: Awaited<ReturnType<typeof store.recentTurns>> | undefined;
+    if (stored.duplicate || !stored.episode) {
+      const again = resume && stored.episode ? await unansweredOrStoredReply(memory, stored.episode.id) : undefined;
+      if (again?.reply !== undefined) return emptyReply(again.reply, { duplicate: true, conversationId: memory.conversationId, episodeIds: { user: stored.episode?.id ?? null, reply: again.replyId ?? null, notes: [] } });
+      if (!again) {
+        log.info('message already handled (same external id); not answered again', { scope: scope.key, externalId: message.externalId });
+        return emptyReply('', { duplicate: true, conversationId: memory.conversationId, episodeIds: { user: stored.episode?.id ?? null, reply: null, notes: [] } });
+      }
+      log.info('message stored by an attempt that did not finish; answering it now', { scope: scope.key, externalId: message.externalId });
+      turns = again.turns;
+    }
+    const userEpisode = stored.episode!;
+    turns ??= await store.recentTurns(memory);
     memory = { ...memory, lastActivityAt: now, state: { ...memory.state, recentTurnIds: turns.map((t) => t.id), lastTurn: Math.max(memory.state.lastTurn, ...turns.map((t) => t.turn ?? -1)) } };
     const { built, memories, shownInSoul, goals, notes } = await prompts.assemble({ scope, memory, content, turns, now, showAuthors: message.scopeKind === 'group' });
     memory = { ...memory, state: { ...memory.state, goals } };
@@ -265,7 +296,7 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
 
   const agent: Agent = {
     budget,
-    async handle(input) {
+    async handle(input, options = {}) {
       let message: InboundMessage;
       try {
         message = parseInboundMessage(input);
@@ -275,7 +306,7 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
       }
       return serialized(message.scopeKey, async () => {
         try {
-          return await handleOne(message);
+          return await handleOne(message, options.resume === true);
         } catch (error) {
           scopes.forget(message.scopeKey);
           log.error('reply failed', { scope: message.scopeKey, error });

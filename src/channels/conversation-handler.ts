@@ -12,6 +12,12 @@ export interface ConversationHandler {
    */
   reply(message: InboundMessage): Promise<string>;
   /**
+   * Answers a message that an attempt which did not finish (a replica that died) may have stored
+   * already: the reply stored for it when there is one, else a new reply. Used by the Telegram
+   * webhook when it takes over such an update; without it, `reply` is used.
+   */
+  replyAgain?(message: InboundMessage): Promise<string>;
+  /**
    * Stores a message that is not addressed to the agent (a group message nobody asked it to
    * answer) as an episode of its conversation, with no reply and no model call. A handler
    * without it (a test double) leaves such messages unstored.

@@ -27,14 +27,7 @@ export interface Config {
     readonly anthropicBaseUrl?: string;
     readonly ollamaHost: string;
   };
-  readonly telegram?: {
-    readonly token: string;
-    readonly apiRoot: string;
-    readonly allowedUsers: readonly number[];
-    readonly groups: boolean;
-    /** The polling heartbeat: its file (DATA_DIR/telegram-heartbeat) and how old it may get. */
-    readonly heartbeat: { readonly file: string; readonly maxAgeSeconds: number };
-  };
+  readonly telegram?: TelegramConfig;
   readonly adminToken?: string;
   /** Where the admin API listens (served only when adminToken is set). */
   readonly api: { readonly host: string; readonly port: number };
@@ -52,6 +45,26 @@ export interface Config {
   /** Every secret value, so the logger can redact them wherever they appear. */
   readonly secrets: readonly string[];
 }
+
+/** The Telegram channel, when TELEGRAM_BOT_TOKEN is set. */
+export interface TelegramConfig {
+  readonly token: string;
+  readonly apiRoot: string;
+  readonly allowedUsers: readonly number[];
+  readonly groups: boolean;
+  /**
+   * How updates arrive: long polling (one consumer per bot), or a webhook Telegram posts to,
+   * served on the webhook listener (API_HOST:WEBHOOK_PORT) at the path of `url`.
+   */
+  readonly mode: TelegramMode;
+  /** The polling heartbeat (polling mode only): its file (DATA_DIR/telegram-heartbeat) and how old it may get. */
+  readonly heartbeat: { readonly file: string; readonly maxAgeSeconds: number };
+}
+
+/** Polling, or the webhook with its public URL, the path served, and the secret Telegram sends back. */
+export type TelegramMode =
+  | { readonly kind: 'polling' }
+  | { readonly kind: 'webhook'; readonly url: string; readonly path: string; readonly secret: string; readonly host: string; readonly port: number };
 
 /** Settings of the sleep scheduler (src/sleep/scheduler.ts); cron expressions are already validated. */
 export interface SleepConfig {
@@ -180,7 +193,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     : { store: 'sqlite-vec', file: path.join(dataDir, 'vectors.db'), ...(env.DATABASE_ENCRYPTION_KEY && { encryptionKey: env.DATABASE_ENCRYPTION_KEY }) };
   const provider = env.LLM_PROVIDER ?? (env.ANTHROPIC_API_KEY ? 'anthropic' : 'ollama');
 
-  const secrets = [env.ANTHROPIC_API_KEY, env.TELEGRAM_BOT_TOKEN, env.ADMIN_TOKEN, env.WEBHOOK_SECRET, env.QDRANT_API_KEY, env.DATABASE_ENCRYPTION_KEY, passwordOf(env.DATABASE_URL)]
+  const secrets = [env.ANTHROPIC_API_KEY, env.TELEGRAM_BOT_TOKEN, env.TELEGRAM_WEBHOOK_SECRET, env.ADMIN_TOKEN, env.WEBHOOK_SECRET, env.QDRANT_API_KEY, env.DATABASE_ENCRYPTION_KEY, passwordOf(env.DATABASE_URL)]
     .filter((value): value is string => value !== undefined && value !== '');
 
   return {
@@ -202,6 +215,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
           apiRoot: env.TELEGRAM_API_ROOT,
           allowedUsers: env.TELEGRAM_ALLOWED_USERS,
           groups: env.TELEGRAM_GROUPS,
+          mode: telegramMode(env),
           heartbeat: { file: path.join(dataDir, 'telegram-heartbeat'), maxAgeSeconds: env.TELEGRAM_HEARTBEAT_MAX_AGE },
         }
       : undefined,
@@ -260,10 +274,30 @@ function crossFieldIssues(env: Record<string, string | undefined>): ConfigIssue[
   if (env.VECTOR_STORE === 'qdrant' && !env.QDRANT_URL) {
     issues.push({ setting: 'QDRANT_URL', problem: 'is required when VECTOR_STORE=qdrant, e.g. http://127.0.0.1:6333' });
   }
+  if (env.TELEGRAM_MODE === 'webhook') {
+    if (!env.TELEGRAM_WEBHOOK_URL) issues.push({ setting: 'TELEGRAM_WEBHOOK_URL', problem: 'is required when TELEGRAM_MODE=webhook: the public https URL Telegram posts updates to, e.g. https://bot.example.com/telegram' });
+    else if (webhookPath(env.TELEGRAM_WEBHOOK_URL)?.startsWith('/webhook/')) issues.push({ setting: 'TELEGRAM_WEBHOOK_URL', problem: 'its path must not be under /webhook/ (the webhook channel serves those); use e.g. /telegram' });
+    if (!env.TELEGRAM_WEBHOOK_SECRET) issues.push({ setting: 'TELEGRAM_WEBHOOK_SECRET', problem: 'is required when TELEGRAM_MODE=webhook: 16-256 characters of A-Z a-z 0-9 _ - (generate one with `openssl rand -hex 32`); Telegram sends it with every update and other requests are refused' });
+    if (!env.TELEGRAM_BOT_TOKEN) issues.push({ setting: 'TELEGRAM_BOT_TOKEN', problem: 'is required when TELEGRAM_MODE=webhook' });
+  }
   if (env.LLM_PROVIDER === 'anthropic' && !env.ANTHROPIC_API_KEY) {
     issues.push({ setting: 'ANTHROPIC_API_KEY', problem: 'is required when LLM_PROVIDER=anthropic' });
   }
   return issues;
+}
+
+/** The path of a URL (`/` when it has none), or undefined when it is not a URL. */
+function webhookPath(url: string): string | undefined {
+  try {
+    return new URL(url).pathname || '/';
+  } catch {
+    return undefined;
+  }
+}
+
+function telegramMode(env: Env): TelegramMode {
+  if (env.TELEGRAM_MODE === 'polling' || !env.TELEGRAM_WEBHOOK_URL || !env.TELEGRAM_WEBHOOK_SECRET) return { kind: 'polling' };
+  return { kind: 'webhook', url: env.TELEGRAM_WEBHOOK_URL, path: webhookPath(env.TELEGRAM_WEBHOOK_URL) ?? '/', secret: env.TELEGRAM_WEBHOOK_SECRET, host: env.API_HOST, port: env.WEBHOOK_PORT };
 }
 
 /** The login name as a scope-key-safe word (`terminal:<name>`); `me` when there is none. */

@@ -82,6 +82,12 @@ export const envSchema = z.object({
   TELEGRAM_ALLOWED_USERS: userIdList.default([]),
   TELEGRAM_GROUPS: bool.default(false),
   TELEGRAM_HEARTBEAT_MAX_AGE: int(5, 86_400).default(120),
+  TELEGRAM_MODE: z.enum(['polling', 'webhook']).default('polling'),
+  TELEGRAM_WEBHOOK_URL: z.url({ protocol: /^https?$/ }).optional(),
+  TELEGRAM_WEBHOOK_SECRET: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{16,256}$/, 'must be 16 to 256 characters of A-Z, a-z, 0-9, _ and - (what Telegram accepts as secret_token)')
+    .optional(),
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   API_HOST: z.string().trim().min(1).default('127.0.0.1'),
   API_PORT: int(1, 65_535).default(8787),
@@ -149,11 +155,14 @@ export const settingDocs: Record<keyof Env, string> = {
   TELEGRAM_ALLOWED_USERS: 'Comma-separated Telegram user ids allowed to talk to the bot.',
   TELEGRAM_GROUPS: 'Also serve group chats (true or false); each group gets its own memory, shared by its allowed members and never shown in private chats.',
   TELEGRAM_HEARTBEAT_MAX_AGE: 'Seconds without a completed getUpdates long poll after which the bot counts as not polling: the container health check fails and /readyz says stale. Keep it well above the 30 s long poll.',
+  TELEGRAM_MODE: 'How Telegram updates arrive: polling (one process pulls them; default) or webhook (Telegram posts them to TELEGRAM_WEBHOOK_URL; several replicas can share one PostgreSQL).',
+  TELEGRAM_WEBHOOK_URL: 'Public https URL Telegram posts updates to when TELEGRAM_MODE=webhook (your load balancer); its path is served on WEBHOOK_PORT, e.g. https://bot.example.com/telegram.',
+  TELEGRAM_WEBHOOK_SECRET: 'Secret Telegram sends with every webhook update (setWebhook secret_token; 16-256 of A-Z a-z 0-9 _ -); a request without it is refused. Required when TELEGRAM_MODE=webhook; never logged.',
   ADMIN_TOKEN: 'Bearer token of the admin HTTP API (at least 16 characters; never logged); when set, npm start serves the API.',
   API_HOST: 'Address the admin API and the webhook channel listen on (loopback by default).',
   API_PORT: 'Port of the admin API.',
   WEBHOOK_SECRET: 'Shared secret of the webhook channel (HMAC-SHA256 of the body; at least 16 characters; never logged); when set, npm start serves POST /webhook/<source>.',
-  WEBHOOK_PORT: 'Port of the webhook channel.',
+  WEBHOOK_PORT: 'Port of the webhook channel, and of the Telegram webhook route when TELEGRAM_MODE=webhook.',
   TERMINAL: 'The terminal conversation of npm start: auto (when no TELEGRAM_BOT_TOKEN is set and stdin is a terminal), on or off.',
   TERMINAL_USER: 'Who talks in the terminal; the scope is terminal:<name> (default: the login name).',
   EPISODE_MAX_BYTES: 'Largest message accepted, in UTF-8 bytes; larger ones are refused with a clear error.',

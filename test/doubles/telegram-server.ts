@@ -13,7 +13,13 @@
  * - Faults, per method and in order: 429 with `retry_after`, a 502 with a proxy's HTML body, or
  *   a dropped connection (the socket destroyed without an answer).
  *
- * Methods: getMe, getUpdates, deleteWebhook, setMyCommands, sendMessage, sendChatAction,
+ * - Webhook delivery: after `setWebhook` (its url, secret_token and allowed_updates are kept),
+ *   injected updates are POSTed to the URL with the `X-Telegram-Bot-Api-Secret-Token` header
+ *   instead of waiting for getUpdates (which then answers 409, as Telegram does); a delivery that
+ *   is refused, fails or answers non-2xx is retried, like Telegram's. `routeWebhook(targets)`
+ *   plays a load balancer: deliveries go round-robin to those addresses (a retry to the next).
+ *
+ * Methods: getMe, getUpdates, setWebhook, deleteWebhook, getWebhookInfo, setMyCommands, sendMessage, sendChatAction,
  * sendDocument, editMessageText, editMessageReplyMarkup, answerCallbackQuery, leaveChat.
  */
 import http from 'node:http';
@@ -101,12 +107,40 @@ export interface FakeTelegramServer {
   unconfirmed(): number;
   /** How many times each update id was handed out by getUpdates. */
   deliveries(): ReadonlyMap<number, number>;
+  /** The webhook as the last setWebhook left it (undefined once deleted, or never set). */
+  webhook(): WebhookSetting | undefined;
+  /** Deliver webhook updates round-robin to these addresses instead of the registered URL (a load balancer). */
+  routeWebhook(targets: readonly string[]): void;
+  /** Every webhook delivery attempt, in order: the update, where it went and the answer (0: no answer). */
+  webhookDeliveries(): readonly WebhookDelivery[];
+  /** Updates injected while a webhook is set and not yet answered 2xx. */
+  undelivered(): number;
   /** Polls `probe` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
   waitFor<T>(probe: () => T | undefined | false, timeoutMs?: number, what?: string): Promise<T>;
   close(): Promise<void>;
 }
 
+/** What setWebhook registered. */
+export interface WebhookSetting {
+  readonly url: string;
+  readonly secretToken?: string;
+  readonly allowedUpdates?: readonly string[];
+  readonly maxConnections: number;
+}
+
+export interface WebhookDelivery {
+  readonly updateId: number;
+  readonly target: string;
+  /** The HTTP status, or 0 when the connection failed or timed out. */
+  readonly status: number;
+  readonly at: number;
+}
+
 const BOT_ID = 7_000_000_001;
+/** Pause before a failed webhook delivery is tried again (Telegram waits longer; tests need speed). */
+const WEBHOOK_RETRY_MS = 100;
+/** How long a webhook delivery waits for the answer. */
+const WEBHOOK_TIMEOUT_MS = 10_000;
 
 interface Waiter {
   readonly limit: number;
@@ -186,7 +220,7 @@ function commandEntities(text: string): Message['entities'] {
   return entities.length > 0 ? entities : undefined;
 }
 
-export async function startFakeTelegram(options: { token?: string; username?: string } = {}): Promise<FakeTelegramServer> {
+export async function startFakeTelegram(options: { token?: string; username?: string; webhookRetryMs?: number } = {}): Promise<FakeTelegramServer> {
   const token = options.token ?? '123456789:AAFakeTokenForTestsOnly_abcdefghijklmn';
   const admins = new Set<string>();
   const botInfo: UserFromGetMe = {
@@ -215,6 +249,51 @@ export async function startFakeTelegram(options: { token?: string; username?: st
   const held = new Set<() => void>();
   const deliveries = new Map<number, number>();
   const now = () => Math.floor(Date.now() / 1000);
+  let webhook: WebhookSetting | undefined;
+  let webhookTargets: readonly string[] = [];
+  let nextTarget = 0;
+  const webhookQueue: Update[] = [];
+  const webhookLog: WebhookDelivery[] = [];
+  /** Updates being delivered (taken from webhookQueue, not yet answered 2xx). */
+  const webhookStarted = new Set<number>();
+  let closed = false;
+
+  /** POSTs one update until a target answers 2xx (or the server closes / the webhook is removed). */
+  async function deliverUntilAccepted(update: Update): Promise<void> {
+    const body = JSON.stringify(update);
+    while (!closed && webhook) {
+      const target = webhookTargets.length > 0 ? webhookTargets[nextTarget++ % webhookTargets.length]! : webhook.url;
+      let status = 0;
+      try {
+        const answer = await fetch(target, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...(webhook.secretToken ? { 'x-telegram-bot-api-secret-token': webhook.secretToken } : {}) },
+          body,
+          signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
+        });
+        status = answer.status;
+        await answer.arrayBuffer().catch(() => undefined);
+      } catch {
+        status = 0;
+      }
+      webhookLog.push({ updateId: update.update_id, target, status, at: Date.now() });
+      deliveries.set(update.update_id, (deliveries.get(update.update_id) ?? 0) + 1);
+      if (status >= 200 && status < 300) return;
+      await new Promise((r) => setTimeout(r, options.webhookRetryMs ?? WEBHOOK_RETRY_MS));
+    }
+  }
+
+  /** Starts deliveries up to the webhook's max_connections. */
+  function pumpWebhook(): void {
+    while (webhook && !closed && webhookStarted.size < webhook.maxConnections && webhookQueue.length > 0) {
+      const update = webhookQueue.shift()!;
+      webhookStarted.add(update.update_id);
+      void deliverUntilAccepted(update).finally(() => {
+        webhookStarted.delete(update.update_id);
+        pumpWebhook();
+      });
+    }
+  }
 
   function available(limit: number): Update[] {
     return queue.filter((u) => u.update_id >= confirmedBelow).slice(0, limit);
@@ -267,7 +346,26 @@ export async function startFakeTelegram(options: { token?: string; username?: st
     switch (method) {
       case 'getMe':
         return botInfo;
+      case 'setWebhook': {
+        if (typeof p.url !== 'string' || !/^https?:\/\//.test(p.url)) throw new ApiFailure(400, 'Bad Request: bad webhook: An HTTPS URL must be provided for webhook');
+        if (p.secret_token !== undefined && !/^[A-Za-z0-9_-]{1,256}$/.test(String(p.secret_token))) throw new ApiFailure(400, 'Bad Request: secret token contains unallowed characters');
+        webhook = {
+          url: p.url,
+          ...(p.secret_token !== undefined ? { secretToken: String(p.secret_token) } : {}),
+          ...(Array.isArray(p.allowed_updates) ? { allowedUpdates: p.allowed_updates as string[] } : {}),
+          maxConnections: Number(p.max_connections ?? 40),
+        };
+        // Updates waiting for getUpdates now go to the webhook.
+        webhookQueue.push(...queue.filter((u) => u.update_id >= confirmedBelow));
+        queue.length = 0;
+        pumpWebhook();
+        return true;
+      }
+      case 'getWebhookInfo':
+        return { url: webhook?.url ?? '', has_custom_certificate: false, pending_update_count: webhook ? webhookQueue.length + webhookStarted.size : queue.length, max_connections: webhook?.maxConnections, allowed_updates: webhook?.allowedUpdates };
       case 'deleteWebhook':
+        webhook = undefined;
+        return true;
       case 'setMyCommands':
       case 'sendChatAction':
       case 'answerCallbackQuery':
@@ -278,6 +376,7 @@ export async function startFakeTelegram(options: { token?: string; username?: st
         return { status: admins.has(`${String(p.chat_id)}:${userId}`) ? 'administrator' : 'member', user: { id: userId, is_bot: false, first_name: 'Someone' } };
       }
       case 'getUpdates': {
+        if (webhook) throw new ApiFailure(409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first");
         const offset = Number(p.offset ?? 0);
         if (offset > confirmedBelow) confirmedBelow = offset;
         for (let i = queue.length - 1; i >= 0; i--) if (queue[i]!.update_id < confirmedBelow) queue.splice(i, 1);
@@ -400,6 +499,11 @@ export async function startFakeTelegram(options: { token?: string; username?: st
 
   function injectUpdate(update: Omit<Update, 'update_id'>): Update {
     const full = { update_id: nextUpdateId++, ...update } as Update;
+    if (webhook) {
+      webhookQueue.push(full);
+      pumpWebhook();
+      return full;
+    }
     queue.push(full);
     wake();
     return full;
@@ -465,6 +569,12 @@ export async function startFakeTelegram(options: { token?: string; username?: st
     },
     unconfirmed: () => queue.filter((u) => u.update_id >= confirmedBelow).length,
     deliveries: () => deliveries,
+    webhook: () => webhook,
+    routeWebhook(targets) {
+      webhookTargets = [...targets];
+    },
+    webhookDeliveries: () => webhookLog,
+    undelivered: () => webhookQueue.length + webhookStarted.size,
     async waitFor(probe, timeoutMs = 5_000, what = 'the expected state') {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
@@ -475,6 +585,7 @@ export async function startFakeTelegram(options: { token?: string; username?: st
       }
     },
     async close() {
+      closed = true;
       for (const waiter of [...waiters]) waiter.respond([]);
       waiters.clear();
       server.closeAllConnections();

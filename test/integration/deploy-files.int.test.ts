@@ -32,6 +32,7 @@ interface Healthcheck {
 
 interface Service {
   image?: string;
+  profiles?: string[];
   build?: string | { context?: string; dockerfile?: string };
   restart?: string;
   environment?: Record<string, string | number | boolean | null> | string[];
@@ -168,7 +169,8 @@ const nocturneEnv = environmentOf(services.nocturne ?? {});
 
 describe('docker-compose.yml', () => {
   it('has the five services: PostgreSQL, Qdrant, Ollama, the one-shot model pull and Nocturne', () => {
-    expect(Object.keys(services).sort()).toEqual(['nocturne', 'ollama', 'ollama-pull', 'postgres', 'qdrant']);
+    const byDefault = Object.entries(services).filter(([, service]) => !service.profiles).map(([name]) => name);
+    expect(byDefault.sort()).toEqual(['nocturne', 'ollama', 'ollama-pull', 'postgres', 'qdrant']);
     // Pinned like the others: a minor release, never a floating major (issue 17).
     expect(services.postgres.image).toMatch(/^postgres:16\.\d+(-[a-z0-9.-]+)?$/);
     expect(services.qdrant.image).toMatch(/^qdrant\/qdrant(:|$)/);
@@ -304,7 +306,7 @@ describe('docker-compose.yml', () => {
 
   it('says what it publishes: only nocturne, only on loopback, and the words say so (issue 17)', () => {
     const publishing = Object.entries(services).filter(([, service]) => (service.ports ?? []).length > 0).map(([name]) => name);
-    expect(publishing).toEqual(['nocturne']);
+    expect(publishing).toEqual(['nocturne', 'nocturne-2']);
     for (const text of [read('docker-compose.yml'), read('docs/deploy.md')]) {
       expect(text).not.toMatch(/nothing is published/i);
       expect(text).toMatch(/127\.0\.0\.1/);
@@ -316,6 +318,31 @@ describe('docker-compose.yml', () => {
       expect(Object.keys(nocturneEnv)).toContain(name);
       expect(read('docs/deploy.md')).toContain(`\`${name}\``);
     }
+  });
+
+  it('runs a second replica in the replicas profile: same image and settings, its own volume and port, Telegram webhook mode passed through', () => {
+    const replica = services['nocturne-2']!;
+    expect(replica.profiles).toEqual(['replicas']);
+    expect(replica.image).toBe(services.nocturne.image);
+    expect(environmentOf(replica)).toEqual(nocturneEnv);
+    expect(dependencies(replica)).toEqual({ nocturne: 'service_healthy' });
+    expect(replica.restart).toBe('unless-stopped');
+    const own = namedVolumeMounts(replica).get(STATE.nocturne);
+    expect(own).toBeDefined();
+    expect(own).not.toBe(namedVolumeMounts(services.nocturne).get(STATE.nocturne));
+    expect(Object.keys(compose.volumes ?? {})).toContain(own);
+    const published = (service: Service) => (service.ports ?? []).map((port) => String(port).split(':').slice(0, 2).join(':'));
+    expect(published(replica)).toEqual(['127.0.0.1:8789']);
+    expect(published(services.nocturne)).not.toContain('127.0.0.1:8789');
+    for (const name of ['TELEGRAM_MODE', 'TELEGRAM_WEBHOOK_URL', 'TELEGRAM_WEBHOOK_SECRET']) expect(Object.keys(nocturneEnv)).toContain(name);
+    const env = Object.fromEntries(
+      Object.entries(nocturneEnv)
+        .map(([key, value]) => [key, interpolate(value, { TELEGRAM_BOT_TOKEN: '123456:ABC-def_ghi', TELEGRAM_MODE: 'webhook', TELEGRAM_WEBHOOK_URL: 'https://bot.example.com/telegram', TELEGRAM_WEBHOOK_SECRET: 'a'.repeat(64) })])
+        .filter(([, value]) => value !== ''),
+    );
+    expect(envSchema.safeParse(env).success).toBe(true);
+    expect(read('docs/deploy.md')).toMatch(/--profile replicas/);
+    expect(read('docs/deploy.md')).toMatch(/TELEGRAM_MODE=webhook/);
   });
 
   it('publishes no port beyond the loopback interface', () => {
@@ -512,6 +539,8 @@ describe('the image health check, run (issue 17: is the bot polling?)', () => {
     const result = await runHealthcheck({ DATA_DIR: dir, TELEGRAM_BOT_TOKEN: token });
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/unhealthy: the Telegram bot has not polled yet/);
+    // A webhook replica polls nothing (Telegram posts to it): no heartbeat is asked of it.
+    expect(await runHealthcheck({ DATA_DIR: dir, TELEGRAM_BOT_TOKEN: token, TELEGRAM_MODE: 'webhook' })).toMatchObject({ code: 0 });
   });
 
   it('takes its limit from TELEGRAM_HEARTBEAT_MAX_AGE (default 120 s)', async () => {

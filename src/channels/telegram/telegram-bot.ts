@@ -87,7 +87,7 @@ export interface TelegramBot {
 }
 
 /** A failure to reach Telegram at start, as an AppError saying what to do. */
-function toStartError(error: unknown): AppError {
+export function toStartError(error: unknown): AppError {
   if (error instanceof GrammyError && (error.error_code === 401 || error.error_code === 404)) {
     return new AppError('Telegram refused the bot token', { code: 'telegram.unauthorized', category: 'user', hint: 'Check TELEGRAM_BOT_TOKEN: copy it again from @BotFather (/token).', cause: error });
   }

@@ -40,11 +40,20 @@ export interface WebhookNonceStore {
   claim(signature: string, now: Date, pruneBefore: Date): Promise<boolean>;
 }
 
+/** Another route of this listener (the Telegram webhook), matched by its exact path first. */
+export interface ExtraRoute {
+  readonly path: string;
+  handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void>;
+}
+
 export interface WebhookServerOptions {
-  readonly secret: string;
+  /** The webhook channel's secret; without it (only extra routes served) /webhook/<source> answers 404. */
+  readonly secret?: string;
   /** Where accepted signatures are remembered, so a replay is refused. */
-  readonly nonces: WebhookNonceStore;
-  readonly handler: WebhookHandler;
+  readonly nonces?: WebhookNonceStore;
+  readonly handler?: WebhookHandler;
+  /** Routes served beside the channel (TELEGRAM_MODE=webhook). */
+  readonly routes?: readonly ExtraRoute[];
   readonly logger: Logger;
   readonly host?: string;
   readonly port?: number;
@@ -111,12 +120,12 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const doFetch = options.fetch ?? fetch;
   const inFlight = new Set<Promise<unknown>>();
 
-  async function deliver(callbackUrl: string, payload: Record<string, unknown>): Promise<void> {
+  async function deliver(secret: string, callbackUrl: string, payload: Record<string, unknown>): Promise<void> {
     const body = JSON.stringify(payload);
     for (let attempt = 1; attempt <= attempts; attempt++) {
       try {
         const target = new URL(callbackUrl);
-        const headers = { 'content-type': 'application/json', ...signRequest({ secret: options.secret, method: 'POST', path: `${target.pathname}${target.search}`, body }) };
+        const headers = { 'content-type': 'application/json', ...signRequest({ secret, method: 'POST', path: `${target.pathname}${target.search}`, body }) };
         const answer = await doFetch(callbackUrl, { method: 'POST', headers, body, signal: AbortSignal.timeout(10_000) });
         if (answer.ok) return;
         if (answer.status < 500 && answer.status !== 429) {
@@ -134,8 +143,11 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
 
   async function handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', 'http://localhost');
+    const route = options.routes?.find((r) => r.path === url.pathname);
+    if (route) return route.handle(request, response);
     const match = /^\/webhook\/([^/]+)$/.exec(url.pathname);
-    if (!match) throw new HttpError(404, 'not found: POST /webhook/<source>');
+    const { secret, nonces, handler } = options;
+    if (!match || !secret || !nonces || !handler) throw new HttpError(404, 'not found: POST /webhook/<source>');
     if (request.method !== 'POST') throw new HttpError(405, 'use POST');
     let source: string;
     try {
@@ -152,10 +164,10 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       const value = request.headers[name];
       return Array.isArray(value) ? value.join(',') : value;
     };
-    const checked = verifyRequest({ secret: options.secret, method: request.method ?? 'POST', path: request.url ?? '/', body: raw, signature: header(SIGNATURE_HEADER), timestamp: header(TIMESTAMP_HEADER) });
+    const checked = verifyRequest({ secret, method: request.method ?? 'POST', path: request.url ?? '/', body: raw, signature: header(SIGNATURE_HEADER), timestamp: header(TIMESTAMP_HEADER) });
     if (!checked.ok) throw new HttpError(401, checked.reason);
     const now = new Date();
-    if (!(await options.nonces.claim(checked.signature, now, new Date(now.getTime() - 2 * SIGNATURE_WINDOW_MS)))) {
+    if (!(await nonces.claim(checked.signature, now, new Date(now.getTime() - 2 * SIGNATURE_WINDOW_MS)))) {
       log.warn('a replayed webhook request was refused', { source });
       throw new HttpError(401, 'this signature was already used: a signed request is accepted once (replay refused); sign every request, retries included, with a fresh timestamp');
     }
@@ -182,15 +194,14 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     if (body.callbackUrl) {
       const callbackUrl = body.callbackUrl;
       send(response, 202, { accepted: true });
-      const job = options
-        .handler(message)
-        .then((reply) => deliver(callbackUrl, { scopeKey: message.scopeKey, messageId: message.externalId ?? null, reply }))
+      const job = handler(message)
+        .then((reply) => deliver(secret, callbackUrl, { scopeKey: message.scopeKey, messageId: message.externalId ?? null, reply }))
         .catch((error: unknown) => log.error('the webhook message could not be answered', { scopeKey: message.scopeKey, error }))
         .finally(() => inFlight.delete(job));
       inFlight.add(job);
       return;
     }
-    send(response, 200, { reply: await options.handler(message) });
+    send(response, 200, { reply: await handler(message) });
   }
 
   const server = http.createServer((request, response) => {
