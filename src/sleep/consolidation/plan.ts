@@ -64,8 +64,8 @@ export interface Plan {
 export const INFERRED_CONFIDENCE_CAP = 0.6;
 /**
  * The confidence of a new memory whose answer left it out: the low end of what the prompt asks
- * for that source. A repair turn would re-send the whole prompt for one missing number (a model
- * that leaves a field out does so in about one answer of two at 60 episodes a batch).
+ * for that source. A repair turn would re-send the whole prompt for one missing number (in the
+ * memory bench a 60-episode answer almost always lacked one: half its calls were repair turns).
  */
 export const DEFAULT_CONFIDENCE: Readonly<Record<SourceType, number>> = { stated: 0.8, observed: 0.6, inferred: 0.5 };
 /** Insights one reflection may add (seed 003: "at most three"). */
