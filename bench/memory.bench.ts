@@ -41,10 +41,10 @@ async function main(): Promise<void> {
   console.log(`model mistakes (rates): ${Object.entries(DEFAULT_MISBEHAVIOUR).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   const hash = process.argv.includes('--hash');
   console.log(`pipeline embedder: ${hash ? 'hash (--hash)' : 'the configured one (local USE-lite)'}`);
-  // The consolidation schedule (defaults: the service's, SLEEP_MIN_EPISODES 40, SLEEP_MAX_WAIT_HOURS 168).
+  // The consolidation schedule (defaults: the service's, SLEEP_MIN_EPISODES 60, SLEEP_MAX_WAIT_HOURS 504).
   const env: Record<string, string> = {};
-  if (process.argv.includes('--min-episodes')) env.SLEEP_MIN_EPISODES = String(argument('min-episodes', 40));
-  if (process.argv.includes('--max-wait-hours')) env.SLEEP_MAX_WAIT_HOURS = String(argument('max-wait-hours', 168));
+  if (process.argv.includes('--min-episodes')) env.SLEEP_MIN_EPISODES = String(argument('min-episodes', 60));
+  if (process.argv.includes('--max-wait-hours')) env.SLEEP_MAX_WAIT_HOURS = String(argument('max-wait-hours', 504));
   if (Object.keys(env).length > 0) console.log(`settings: ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}`);
   const sim = await runSimulation({ people, days, seed, env, log: (line) => console.log(line), ...(hash && { embedder: createHashEmbedder({ dimension: 256 }) }) });
   try {

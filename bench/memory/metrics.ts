@@ -10,7 +10,7 @@
  * - the soul's size in tokens (characters / 4), p95 over scopes;
  * - reply prompts over the budget of an 8k window, measured on the wire;
  * - model calls and input tokens (body characters / 4) per stored episode spent on the memory:
- *   everything but the replies (consolidation, reflection, entities, conversation ends). The
+ *   everything but the replies (consolidation, with reflection riding on it, entities, conversation ends). The
  *   replies are the conversation itself, one call per message whatever the memory does; they
  *   are reported beside, all purposes together;
  * - active memories per 1,000 episodes.

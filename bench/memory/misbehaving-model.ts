@@ -47,7 +47,7 @@ export const DEFAULT_MISBEHAVIOUR: Misbehaviour = {
   restateAsNew: 0.3, reextract: 0.15, filler: 0.1, placeholder: 0.03, omitField: 0.05, wrongId: 0.04, aboutAssistant: 0.05, cutOff: 0.03, changeAsNew: 0.4,
 };
 
-export type Purpose = 'reply' | 'consolidation' | 'conversation-end' | 'summary' | 'flush' | 'reflection' | 'entities' | 'capped' | 'other';
+export type Purpose = 'reply' | 'consolidation' | 'conversation-end' | 'summary' | 'flush' | 'entities' | 'capped' | 'other';
 
 export interface WireCall {
   readonly purpose: Purpose;
@@ -68,7 +68,6 @@ const SYSTEM_MARKS: ReadonlyArray<[string, Purpose]> = [
   ['conversation that just ended', 'conversation-end'],
   ['running summary of a conversation', 'summary'],
   ['about to leave the assistant', 'flush'],
-  ['You reflect on what', 'reflection'],
   ['You maintain profiles of', 'entities'],
   ['memory sub-agent', 'capped'],
 ];
@@ -182,6 +181,7 @@ export function createMisbehavingModel(params: { seed: number; rates?: Partial<M
       ...(update.length > 0 && { update }),
       importance: episodes.filter((e) => e.user).map((e) => ({ episode: e.n, score: recognize(e.text).length > 0 ? 0.6 : 0.1 })),
       ...(entities.length > 0 && { entities }),
+      ...insights(prompt, memories, episodes),
     };
     const text = JSON.stringify(answer);
     if (rng.chance(rates.cutOff)) {
@@ -189,6 +189,20 @@ export function createMisbehavingModel(params: { seed: number; rates?: Partial<M
       return { kind: 'text', text: text.slice(0, Math.floor(text.length / 2)), stop: 'max_tokens' };
     }
     return { kind: 'text', text };
+  }
+
+  /**
+   * Reflection rides on the consolidation call when due (the prompt ends with its request). Like
+   * the empty answers of the separate reflection call before it, the model finds no pattern worth
+   * an insight, so the memory population stays comparable; at the wrong-id rate it cites a
+   * memory's M-id as an insight's evidence, which the planner must refuse.
+   */
+  function insights(prompt: string, memories: readonly ShownMemory[], episodes: readonly ShownEpisode[]): { insights?: unknown[] } {
+    if (!prompt.includes('## Reflection')) return {};
+    const user = episodes.find((e) => e.user);
+    if (!user || memories.length === 0 || !rng.chance(rates.wrongId)) return { insights: [] };
+    count('insightCitesMemory');
+    return { insights: [{ content: 'The user cares a lot about the people around them', confidence: 0.5, episodes: [user.n, rng.pick(memories).n] }] };
   }
 
   /** The one-sentence memory of an ended conversation: its first fact, or a line about nothing. */
@@ -222,8 +236,6 @@ export function createMisbehavingModel(params: { seed: number; rates?: Partial<M
         return { kind: 'text', text: flushFacts(prompt) };
       case 'summary':
         return { kind: 'text', text: 'The person chatted about their day and mentioned a few things about their life.' };
-      case 'reflection':
-        return { kind: 'text', text: '{"insights": []}' };
       case 'entities':
         return { kind: 'text', text: '{"entities": []}' };
       case 'reply':

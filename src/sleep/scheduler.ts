@@ -11,7 +11,7 @@
  * Rules (docs/sleep.md, "Schedule"):
  * - consolidation: the scope is not paused, idle (no message for idleMinutes), has at least
  *   minEpisodes unconsolidated episodes below the attempts cap (or fewer, the oldest of them
- *   waiting maxWaitHours: a quiet person's week is one model call, not seven), is inside its sleep window if it
+ *   waiting maxWaitHours: a quiet person's three weeks are one model call, not twenty-one), is inside its sleep window if it
  *   has one, and has tokens left today; without tokens the run is recorded as deferred, once a
  *   day. The job stops early (shouldContinue) when a message arrives or the service stops.
  * - decay: every scope, paused ones too. Pausing stops the agent from *learning* (reading new
@@ -50,9 +50,9 @@ export interface SleepSchedulerOptions {
   readonly digestCheckCron: string;
   /** Minutes without a message before a scope may be consolidated; default 30. */
   readonly idleMinutes: number;
-  /** Unconsolidated episodes that make a run due (a batch worth a model call); default 40. */
+  /** Unconsolidated episodes that make a run due (a batch worth a model call); default 60. */
   readonly minEpisodes: number;
-  /** Hours the oldest unconsolidated episode may wait before a run is due with fewer; default 168. */
+  /** Hours the oldest unconsolidated episode may wait before a run is due with fewer; default 504 (three weeks). */
   readonly maxWaitHours: number;
   /** Episodes that failed this many times are left alone and reported; default 5. Also caps digest retries per day. */
   readonly maxAttempts: number;
@@ -73,8 +73,8 @@ export const defaultSleepSchedulerOptions: SleepSchedulerOptions = {
   decayCron: '30 3 * * *',
   digestCheckCron: '* * * * *',
   idleMinutes: 30,
-  minEpisodes: 40,
-  maxWaitHours: 168,
+  minEpisodes: 60,
+  maxWaitHours: 504,
   maxAttempts: 5,
   dailyTokenBudget: 200_000,
   digestTime: '21:00',

@@ -5,7 +5,8 @@
  *   seed 000's operations, each batch one transaction) until the scope is done, wakes up, or its
  *   token budget is spent; capped scopes (seed 001) instead remember each ended conversation;
  * - dreaming: links between similar memories (and orphan pruning), entity observations folded
- *   into attributes, reflection when enough importance accumulated, stale working memory ended;
+ *   into attributes, stale working memory ended (reflection is no step of its own: when due, it
+ *   rides on a consolidation call, sleep/reflection.ts);
  * - then the soul is regenerated from what is now believed.
  *
  * A failure in a dreaming step is logged and does not undo the consolidation before it.
@@ -24,7 +25,6 @@ import { decayScope, type DecayOptions } from './decay';
 import { buildDigest } from '../memory/digests/digest';
 import { linkSimilarMemories, mergeRestatements } from './dreaming';
 import { foldEntityObservations } from './entities';
-import { reflectIfDue } from './reflection';
 import { scopeSettingsSchema } from '../memory/scopes/scope-settings';
 import type { SleepJobContext, SleepJobOutcome, SleepJobs } from './sleep-jobs';
 import { regenerateSoul } from '../memory/profiles/soul';
@@ -129,14 +129,6 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
         const r = await foldEntityObservations({ prisma, llm }, scopeId, origin);
         responses.push(...r.responses);
         out.entitiesFolded = r.entities;
-      });
-      await step('reflection', async () => {
-        const r = await reflectIfDue({ prisma, llm, logger: deps.logger }, scopeId, origin);
-        responses.push(...r.responses);
-        if (r.due) {
-          out.insights = r.created.length;
-          await prisma.sleepRun.create({ data: { scopeId, kind: 'reflection', status: 'succeeded', startedAt: ctx.now, finishedAt: new Date(), llmCalls: r.responses.length, stats: { insights: r.created.length, importance: Math.round(r.accumulated) } } });
-        }
       });
     }
     await step('stale', async () => {

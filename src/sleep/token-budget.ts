@@ -75,7 +75,7 @@ export interface BudgetedModel extends LanguageModel {
 
 /**
  * Wraps `llm` for one sleep job: before EVERY call (a consolidation prompt, its repair turn,
- * entity folding, reflection, capped mode) the request's estimate is checked against what is
+ * entity folding, capped mode) the request's estimate is checked against what is
  * left, and a call that does not fit is not sent (LlmError `budget`). So a job spends at most its
  * budget plus what its last call cost beyond its estimate: never more than one call's worth over.
  */

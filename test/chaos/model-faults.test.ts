@@ -5,7 +5,7 @@
  *
  * - transport faults: a hang past the call's deadline, 429 with `retry-after`, 500 — once (the
  *   retry succeeds) or on every attempt (the call fails after the configured attempts);
- * - truncated JSON: a consolidation (or reflection, entity, conversation-end) answer cut in the
+ * - truncated JSON: a consolidation (with reflection's insights, or entity, conversation-end) answer cut in the
  *   middle of an object — once (the repair turn fixes it) or on every answer;
  * - invented ids: a plan that names memories and episodes the prompt never showed; a reply whose
  *   tool calls name memories that do not exist;
@@ -98,7 +98,7 @@ interface Person {
 interface PromptEpisode { n: string; role: string; text: string }
 interface PromptMemory { n: string; content: string }
 
-/** The episodes (E-ids) and memories (M-ids) of a consolidation or reflection prompt, as a model reads them. */
+/** The episodes (E-ids) and memories (M-ids) of a consolidation prompt (reflection rides on it), as a model reads them. */
 function readPrompt(prompt: string): { episodes: PromptEpisode[]; memories: PromptMemory[] } {
   const episodes: PromptEpisode[] = [];
   const memories: PromptMemory[] = [];
@@ -119,11 +119,10 @@ function truncate(json: string, rng: Rng): string {
   return json.slice(0, cut);
 }
 
-function purposeOf(seen: Omit<SeenLlmRequest, 'reply'>): 'consolidation' | 'entities' | 'reflection' | 'end' | 'reply' | 'other' {
+function purposeOf(seen: Omit<SeenLlmRequest, 'reply'>): 'consolidation' | 'entities' | 'end' | 'reply' | 'other' {
   const system = seen.system ?? '';
   if (system.includes('memory consolidation system')) return 'consolidation';
   if (system.includes('You maintain profiles')) return 'entities';
-  if (system.includes('You reflect on what')) return 'reflection';
   if (system.includes('memory of a conversation that just ended')) return 'end';
   if (seen.tools.length > 0) return 'reply';
   return 'other';
@@ -238,10 +237,11 @@ function chaosModel(rng: Rng, state: { op: Operation; figures: Figures; invented
       answer.entities.push({ name: state.invented, kind: 'thing', observations: [`A ${state.invented}`], episodes: [`E${episodes.length + 44}`] });
       bump(state.figures.requestFaults, 'invented ids (plan)');
     }
-    return answer;
+    // Reflection rides on the consolidation call when due (sleep/reflection.ts): the prompt asks for insights.
+    return prompt.includes('## Reflection') ? { ...answer, ...reflection(prompt) } : answer;
   }
 
-  function reflection(prompt: string): unknown {
+  function reflection(prompt: string): { insights: unknown[] } {
     const { episodes } = readPrompt(prompt);
     const users = episodes.filter((e) => e.role === 'user');
     const insights: unknown[] = [];
@@ -301,8 +301,6 @@ function chaosModel(rng: Rng, state: { op: Operation; figures: Figures; invented
     switch (purpose) {
       case 'consolidation':
         return json(consolidation(prompt), purpose);
-      case 'reflection':
-        return json(reflection(prompt), purpose);
       case 'entities':
         return json(entities(prompt), purpose);
       case 'end':

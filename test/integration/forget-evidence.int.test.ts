@@ -48,7 +48,7 @@ function recordingModel(answer: string): LanguageModel & { prompts: string[] } {
 }
 
 function emptyPlan(episodeIds: string[]): Plan {
-  return { create: [], reinforce: [], update: [], contradict: [], decay: [], connect: [], importance: [], summaries: [], entities: [], episodeIds, rejected: [] };
+  return { create: [], reinforce: [], update: [], contradict: [], decay: [], connect: [], importance: [], summaries: [], entities: [], insights: [], episodeIds, rejected: [] };
 }
 
 describe('forgetting one memory removes what came from it, and only that', () => {

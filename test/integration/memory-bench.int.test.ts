@@ -19,7 +19,8 @@ describe('the memory hygiene benchmark', () => {
   let prisma: PrismaClient;
 
   beforeAll(async () => {
-    sim = await runSimulation({ people: 2, days: 12, seed: 11, embedder: createHashEmbedder({ dimension: 256 }) });
+    // Twelve days hold fewer episodes than the service's schedule waits for: consolidation is due sooner here.
+    sim = await runSimulation({ people: 2, days: 12, seed: 11, embedder: createHashEmbedder({ dimension: 256 }), env: { SLEEP_MIN_EPISODES: '10', SLEEP_MAX_WAIT_HOURS: '72' } });
     prisma = sim.service.core.db.prisma;
   }, 60_000);
 

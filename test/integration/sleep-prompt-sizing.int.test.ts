@@ -1,9 +1,10 @@
 /**
  * Every dreaming and capped-mode prompt is sized to the model's context window: with the real
- * Ollama SDK and a model configured with a 2,048-token window, entity folding, reflection and
+ * Ollama SDK and a model configured with a 2,048-token window, entity folding and
  * capped mode on a scope with far more than fits still send requests whose body (counted on the
  * wire at the loopback double, about 4 characters a token) plus the answer allowed stays within
- * the window; what was left out waits for a later run instead of being marked done.
+ * the window; what was left out waits for a later run instead of being marked done. Reflection
+ * rides on a consolidation prompt (sleep/reflection.ts): with its request, it fits an 8k window.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig } from '../../src/config/load-config';
@@ -13,7 +14,8 @@ import { createOllamaModel } from '../../src/llm/ollama-model';
 import type { LanguageModel } from '../../src/llm/language-model';
 import { rememberConversation } from '../../src/memory/memories/capped-memory';
 import { foldEntityObservations } from '../../src/sleep/entities';
-import { reflectIfDue } from '../../src/sleep/reflection';
+import { createSleepService } from '../../src/sleep/sleep-service';
+import { uuidv7 } from '../../src/shared/ids';
 import { startOllamaDouble, type OllamaDouble } from '../doubles/ollama-server';
 import type { SeenLlmRequest } from '../doubles/llm-script';
 import { tempDir } from '../support/databases';
@@ -45,7 +47,7 @@ describe('prompts sized to a small context window', () => {
     ollama = await startOllamaDouble({
       responder: (seen) => {
         if (seen.system?.includes('profiles of the people')) return { kind: 'text', text: JSON.stringify({ entities: [{ entity: 1, attributes: { relation: 'friend' } }] }) };
-        if (seen.system?.includes('You reflect')) return { kind: 'text', text: JSON.stringify({ insights: [] }) };
+        if (seen.system?.includes('memory consolidation system')) return { kind: 'text', text: JSON.stringify({ nothing: 'days in the garden' }) };
         if (seen.system?.includes('memory management assistant')) return { kind: 'text', text: JSON.stringify({ action: 'delete', targetMemoryId: 1, reason: 'oldest' }) };
         if (seen.system?.includes('memory sub-agent')) return { kind: 'text', text: JSON.stringify({ content: 'The user talks about the garden' }) };
         return undefined;
@@ -77,17 +79,22 @@ describe('prompts sized to a small context window', () => {
     expect(await core.db.prisma.entityObservation.count({ where: { scopeId, consolidated: false } })).toBe(300 - r.observations);
   });
 
-  it('reflection shows the most important episodes that fit', async () => {
+  it('a consolidation prompt that also asks for insights (reflection due) fits an 8k window', async () => {
     const scopeId = await scopeWith('telegram:private:602', Array.from({ length: 40 }, (_, i) => `Day ${i}: ${LONG}`));
-    await core.db.prisma.episode.updateMany({ where: { scopeId }, data: { consolidated: true, consolidatedAt: new Date('2026-03-02T02:00:00Z'), importance: 0.5 } });
+    await core.db.prisma.episode.updateMany({ where: { scopeId }, data: { importance: 0.5 } });
     for (let i = 0; i < 30; i++) {
       await core.db.prisma.memory.create({ data: { scopeId, category: 'fact', content: `Memory ${i}: ${LONG}`, confidence: 0.8, importance: 0.5, sourceType: 'stated' } });
     }
+    const window = 8_192;
+    const sleep = createSleepService({ prisma: core.db.prisma, llm: createOllamaModel({ host: ollama.url, model: 'llama3.2', contextWindow: window }), search: core.search, logger: memoryLogger().logger });
     ollama.reset();
-    const r = await reflectIfDue({ prisma: core.db.prisma, llm }, scopeId, { now: new Date('2026-03-02T03:00:00Z') });
-    expect(r.due).toBe(true);
-    expect(ollama.chatRequests).toHaveLength(1);
-    expect(tokensOnTheWire(ollama.chatRequests[0]!)).toBeLessThanOrEqual(WINDOW);
+    const r = await sleep.consolidateScope(scopeId, { now: new Date('2026-03-02T03:00:00Z'), runId: uuidv7(), shouldContinue: () => true, tokenBudgetLeft: Number.POSITIVE_INFINITY });
+    expect(r.episodes).toBe(40);
+    const calls = ollama.chatRequests.filter((c) => c.system?.includes('memory consolidation system'));
+    expect(calls.length).toBeGreaterThan(0);
+    // 40 turns at 0.5: 200 importance points, so reflection rides on the first prompt, and only there.
+    expect(calls.filter((c) => c.messages.at(-1)?.text.includes('## Reflection'))).toHaveLength(1);
+    for (const call of calls) expect(tokensOnTheWire(call)).toBeLessThanOrEqual(window);
   });
 
   it('capped mode reads the turns that fit and leaves the rest of a long conversation for later', async () => {

@@ -135,10 +135,10 @@ describe('sleep scheduler (SQLite, real file)', () => {
       expect(calledScopes('consolidate')).toEqual([due.id, neverTalked.id, quickSleeper.id, inWindow.id].sort());
       const statusOf = (id: string) => report.scopes.find((s) => s.scopeId === id);
       expect(statusOf(talking.id)).toMatchObject({ status: 'not-due', detail: expect.stringContaining('not idle') });
-      expect(statusOf(few.id)).toMatchObject({ status: 'not-due', detail: '9 unconsolidated episodes (needs 10, or one waiting 168 h)' });
+      expect(statusOf(few.id)).toMatchObject({ status: 'not-due', detail: '9 unconsolidated episodes (needs 10, or one waiting 504 h)' });
       expect(statusOf(outOfWindow.id)).toMatchObject({ status: 'not-due', detail: expect.stringContaining('outside the sleep window') });
       expect(statusOf(alreadyDone.id)).toMatchObject({ status: 'not-due' });
-      expect(statusOf(stuck.id)).toMatchObject({ status: 'not-due', detail: '7 unconsolidated episodes (needs 10, or one waiting 168 h)' });
+      expect(statusOf(stuck.id)).toMatchObject({ status: 'not-due', detail: '7 unconsolidated episodes (needs 10, or one waiting 504 h)' });
       expect(statusOf(paused.id)).toBeUndefined();
       expect(statusOf(broken.id)).toMatchObject({ status: 'invalid-settings', detail: expect.stringContaining('sleepWindow.startHour') });
       expect(report.exhausted).toEqual([{ scopeId: stuck.id, scopeKey: stuck.key, episodes: 5 }]);

@@ -125,6 +125,12 @@ export async function applyPlanInTransaction(tx: Tx, scopeId: string, plan: Plan
     created.push(statement.id);
     await contradictMemory(tx, scopeId, c.memoryId, statement.id, { ...origin, reason: c.reason || 'conflicting information' });
   }
+  // Reflection's insights, through the same guarded write as every memory (restatements fold there too).
+  let insights = 0;
+  for (const m of plan.insights) {
+    const written = await writeMemory(tx, { scopeId, ...m }, { ...origin, reason: `reflection: an insight from ${plural(m.sourceEpisodeIds.length, 'episode')}` });
+    if (written.action !== 'reinforced') created.push(written.memory.id), insights++;
+  }
   for (const d of plan.decay) await decayMemory(tx, scopeId, d.memoryId, d.confidence, { ...origin, reason: d.reason || 'less likely after new episodes' });
   let connected = 0;
   for (const c of plan.connect) if (await linkMemories(tx, scopeId, c.fromId, c.toId, 'related', null, { ...origin, reason: c.relationship })) connected++;
@@ -143,6 +149,7 @@ export async function applyPlanInTransaction(tx: Tx, scopeId: string, plan: Plan
       decayed: plan.decay.length,
       connected,
       observations,
+      insights,
       episodes: plan.episodeIds.length,
       rejected: plan.rejected.length,
     },

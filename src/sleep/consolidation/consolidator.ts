@@ -27,6 +27,7 @@ import { isBudgetError } from '../token-budget';
 import { resolveRelativeDates } from '../../shared/relative-dates';
 import { findNeighbours } from '../../memory/memories/restatements';
 import { plural } from '../../shared/plural';
+import { recordReflection, reflectionDue } from '../reflection';
 
 export interface ConsolidatorOptions {
   /** Episodes gathered per batch (seed 000: 100). */
@@ -72,6 +73,8 @@ export interface BatchResult {
   readonly retryLater?: number;
   /** What the planner refused in answers that could not be used (the plan holds the rest). */
   readonly refused?: Plan['rejected'];
+  /** Reflection was due and rode on this batch's call (its insights are in `applied.counts.insights`). */
+  readonly reflected?: { readonly accumulated: number };
   /** Short ids and rows of what the prompts showed, for the dry-run diff. */
   readonly shown: { readonly episodes: readonly Episode[]; readonly memories: readonly Memory[] };
 }
@@ -94,7 +97,7 @@ const SUBSTANTIVE_WORDS = 4;
  * answer without saying `nothing`. Importance scores alone count as "read, nothing learned".
  */
 export function answerProblem(answer: ConsolidationAnswer, plan: Plan, episodes: readonly Episode[]): string | undefined {
-  const learned = plan.create.length + plan.reinforce.length + plan.update.length + plan.contradict.length + plan.decay.length + plan.connect.length + plan.entities.length;
+  const learned = plan.create.length + plan.reinforce.length + plan.update.length + plan.contradict.length + plan.decay.length + plan.connect.length + plan.entities.length + plan.insights.length;
   if (learned > 0 || (answer.nothing !== undefined && answer.nothing !== false)) return undefined;
   const substantive = episodes.some((e) => e.role === 'user' && !looksLikeInjection(e.content) && e.content.trim().split(/\s+/).length >= SUBSTANTIVE_WORDS);
   if (!substantive) return undefined;
@@ -232,6 +235,11 @@ export function createConsolidator(deps: {
       const unusable: Episode[] = [];
       const refused: Plan['rejected'] = [];
       const handled = new Set<string>();
+      // Reflection (sleep/reflection.ts) rides on this batch's call when due: the first prompt whose
+      // answer is used asks for insights too; a prompt whose answer is not used passes the request on.
+      const reflection = await reflectionDue(prisma, scopeId, episodes);
+      let insightsWanted = reflection.due;
+      let reflected = false;
       let budget = request.tokenBudgetLeft ?? Number.POSITIVE_INFINITY;
 
       /**
@@ -244,7 +252,8 @@ export function createConsolidator(deps: {
         const episodeIds = new ShortIds();
         const memoryIds = new ShortIds();
         const memories = await relevantMemories(scopeId, groups, now);
-        const prompt = buildConsolidationPrompt({ memories, groups, memoryIds, episodeIds, timeZone: await timeZoneOf(scopeId) });
+        const insightsAsked = insightsWanted;
+        const prompt = buildConsolidationPrompt({ memories, groups, memoryIds, episodeIds, timeZone: await timeZoneOf(scopeId), insights: insightsAsked });
         const estimate = estimateTokens(CONSOLIDATION_SYSTEM_PROMPT) + estimateTokens(prompt) + options.maxAnswerTokens / 4;
         if (estimate > budget) return false;
         const promptEpisodes = groups.flatMap((g) => g.episodes);
@@ -273,7 +282,7 @@ export function createConsolidator(deps: {
         responses.push(...calls);
         budget -= calls.reduce((n, r) => n + r.usage.inputTokens + r.usage.outputTokens, 0);
         const relayed = await relayedTurns(scopeId, promptEpisodes);
-        const plan = withAbsoluteDates(makePlan({ answer: value, episodes: promptEpisodes, memories, episodeIds, memoryIds, relayed }), promptEpisodes, timeZone);
+        const plan = withAbsoluteDates(makePlan({ answer: value, episodes: promptEpisodes, memories, episodeIds, memoryIds, relayed, insightsAsked }), promptEpisodes, timeZone);
         for (const r of plan.rejected) log.warn('rejected a consolidation operation', { scopeId, runId, operation: r.operation, reason: r.reason });
         for (const e of promptEpisodes) handled.add(e.id);
         const problem = answerProblem(value, plan, promptEpisodes);
@@ -284,6 +293,7 @@ export function createConsolidator(deps: {
           return true;
         }
         plans.push(plan);
+        if (insightsAsked) (insightsWanted = false), (reflected = true);
         shownEpisodes.push(...promptEpisodes);
         for (const m of memories) shownMemories.set(m.id, m);
         return true;
@@ -315,12 +325,19 @@ export function createConsolidator(deps: {
       if (plans.length === 0) return { status: 'deferred', episodeCount: 0, responses, leftOver, shown };
       const merged = mergePlans(plans);
       // The writer folds restatements of current memories; their vectors are found here, before the transaction.
-      const near = await findNeighbours(deps, scopeId, merged.create.map((m) => m.content));
-      const plan: Plan = { ...merged, create: merged.create.map((m, i) => ({ ...m, neighbours: near[i] })) };
-      if (request.dryRun) return { status: 'planned', episodeCount: plan.episodeIds.length, plan, responses, leftOver, retryLater, refused, shown };
+      const near = await findNeighbours(deps, scopeId, [...merged.create, ...merged.insights].map((m) => m.content));
+      const plan: Plan = {
+        ...merged,
+        create: merged.create.map((m, i) => ({ ...m, neighbours: near[i] })),
+        insights: merged.insights.map((m, i) => ({ ...m, neighbours: near[merged.create.length + i] })),
+      };
+      const reflectedInfo = reflected ? { accumulated: reflection.accumulated } : undefined;
+      if (request.dryRun) return { status: 'planned', episodeCount: plan.episodeIds.length, plan, responses, leftOver, retryLater, refused, shown, reflected: reflectedInfo };
       let applied: AppliedPlan;
       try {
-        applied = await applyPlan(prisma, scopeId, plan, { runId, now });
+        // The reflection is recorded with its insights, in the batch's transaction.
+        const record = reflected ? (tx: Parameters<typeof recordReflection>[0]) => recordReflection(tx, scopeId, { runId, now }, { insights: plan.insights.length, accumulated: reflection.accumulated }) : undefined;
+        applied = await applyPlan(prisma, scopeId, plan, { runId, now }, record);
       } catch (error) {
         await countAttempt(scopeId, plan.episodeIds, runId, now);
         log.error('applying a consolidation batch failed; the transaction rolled back', { scopeId, runId, error });
@@ -328,7 +345,7 @@ export function createConsolidator(deps: {
       }
       await writeVectors(scopeId, applied.createdMemoryIds);
       log.info('consolidated a batch', { scopeId, runId, episodes: plan.episodeIds.length, retryLater, calls: responses.length, ...applied.counts });
-      return { status: 'applied', episodeCount: plan.episodeIds.length, plan, applied, responses, leftOver, retryLater, refused, shown };
+      return { status: 'applied', episodeCount: plan.episodeIds.length, plan, applied, responses, leftOver, retryLater, refused, shown, reflected: reflectedInfo };
     },
   };
 }

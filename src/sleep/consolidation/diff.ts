@@ -1,6 +1,7 @@
 /**
  * A dry run's plan as a readable diff: what would be learned (+), confirmed (=), corrected (~),
- * flagged as contradicted (!), weakened (v) and linked (<>), and what was refused (x) and why.
+ * flagged as contradicted (!), weakened (v) and linked (<>), reflection's insights (*), and what
+ * was refused (x) and why.
  */
 import type { Episode, Memory } from '../../storage/prisma';
 import type { Plan } from './plan';
@@ -24,6 +25,7 @@ export function renderPlanDiff(plan: Plan, shown: { episodes: readonly Episode[]
   for (const c of plan.contradict) lines.push(`! ${text(c.memoryId)}   (confidence ${conf(c.memoryId)} -> ${Math.max(0.1, (memory.get(c.memoryId)?.confidence ?? 0) - 0.2).toFixed(2)})`, `  conflicts with: ${cut(c.statement.content)}   (${c.reason || 'conflict'})`);
   for (const d of plan.decay) lines.push(`v ${text(d.memoryId)}   (confidence ${conf(d.memoryId)} -> ${d.confidence.toFixed(2)}; ${d.reason || 'less likely'})`);
   for (const c of plan.connect) lines.push(`<> ${text(c.fromId)}  <->  ${text(c.toId)}   (${c.relationship})`);
+  for (const m of plan.insights) lines.push(`* [insight ${m.confidence.toFixed(2)} inferred] ${cut(m.content)}   (from ${cite(m.sourceEpisodeIds)})`);
   for (const e of plan.entities) lines.push(`@ ${e.name} (${e.kind})${e.observations.length ? `: ${e.observations.map((o) => cut(o, 60)).join('; ')}` : ''}`);
   if (plan.summaries.length) lines.push(`  ${plural(plan.summaries.length, 'long episode')} summarized`);
   if (plan.importance.length) lines.push(`  ${plural(plan.importance.length, 'episode importance score')} from the model`);

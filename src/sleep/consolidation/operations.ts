@@ -29,7 +29,8 @@ export const consolidationAnswerSchema = z.object({
       z.object({
         category: z.string().trim().toLowerCase().pipe(z.enum(MEMORY_CATEGORIES)).catch('fact'),
         content: text,
-        confidence: score,
+        /** Left out, the planner takes the low end of the source's range (plan.ts `DEFAULT_CONFIDENCE`) instead of a repair turn. */
+        confidence: score.optional(),
         source: z.enum(['stated', 'observed', 'inferred']).catch('inferred'),
         importance: score.optional(),
         episodes: evidence,
@@ -57,6 +58,11 @@ export const consolidationAnswerSchema = z.object({
       }),
     )
     .default([]),
+  /**
+   * Reflection's insights (seed 003), only when the prompt asked for them (prompt.ts
+   * `INSIGHTS_REQUEST`); the planner keeps at most three and holds them to every memory rule.
+   */
+  insights: z.array(z.object({ content: z.string().trim().min(1).max(500), confidence: score.default(0.5), episodes: evidence })).max(20).default([]),
   /**
    * The model's explicit "nothing here is worth remembering" (a reason, or true): an answer
    * without a single operation is accepted only with it (see `answerProblem` in consolidator.ts).

@@ -53,6 +53,8 @@ export interface Plan {
   readonly importance: Array<{ episodeId: string; score: number }>;
   readonly summaries: Array<{ episodeId: string; summary: string }>;
   readonly entities: Array<{ name: string; kind: string; observations: string[]; favorability: number; episodeIds: string[]; aliases?: string[] }>;
+  /** Reflection's insights (category "insight", inferred, confidence capped), when the prompt asked for them. */
+  readonly insights: PlannedMemory[];
   /** Every episode the prompt showed: marked consolidated when the plan is applied. */
   readonly episodeIds: string[];
   readonly rejected: Array<{ operation: string; reason: string }>;
@@ -60,6 +62,16 @@ export interface Plan {
 
 /** Inferences never start confident (seed 000: lower confidence for inferred information). */
 export const INFERRED_CONFIDENCE_CAP = 0.6;
+/**
+ * The confidence of a new memory whose answer left it out: the low end of what the prompt asks
+ * for that source. A repair turn would re-send the whole prompt for one missing number (in the
+ * memory bench a 60-episode answer almost always lacked one: half its calls were repair turns).
+ */
+export const DEFAULT_CONFIDENCE: Readonly<Record<SourceType, number>> = { stated: 0.8, observed: 0.6, inferred: 0.5 };
+/** Insights one reflection may add (seed 003: "at most three"). */
+export const MAX_INSIGHTS = 3;
+/** Importance of an insight memory (a pattern across many episodes weighs more than one of them). */
+const INSIGHT_IMPORTANCE = 0.7;
 
 function normalized(text: string): string {
   return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
@@ -73,6 +85,8 @@ export function makePlan(params: {
   readonly memoryIds: ShortIds;
   /** The person's turns that the relayed notes among `episodes` name, by id (looked up in the scope). */
   readonly relayed?: ReadonlyMap<string, Episode>;
+  /** The prompt asked for insights (reflection due); insights in an answer that was not asked are refused. */
+  readonly insightsAsked?: boolean;
 }): Plan {
   const { answer } = params;
   const episodeById = new Map(params.episodes.map((e) => [e.id, e]));
@@ -158,7 +172,7 @@ export function makePlan(params: {
   };
 
   const known = new Map(params.memories.map((m) => [normalized(m.content), m]));
-  const plan: Plan = { create: [], reinforce: [], update: [], contradict: [], decay: [], connect: [], importance: [], summaries: [], entities: [], episodeIds: params.episodes.map((e) => e.id), rejected };
+  const plan: Plan = { create: [], reinforce: [], update: [], contradict: [], decay: [], connect: [], importance: [], summaries: [], entities: [], insights: [], episodeIds: params.episodes.map((e) => e.id), rejected };
 
   const planned = (operation: string, raw: { category: string; content: string; confidence: number; source: SourceType; importance?: number }, sources: string[]): PlannedMemory | undefined => {
     const problem = contentProblem(raw.content);
@@ -226,7 +240,7 @@ export function makePlan(params: {
       reject('new', `"${op.content.slice(0, 80)}" appears twice in the answer`);
       continue;
     }
-    const memory = planned('new', op, sources);
+    const memory = planned('new', { ...op, confidence: op.confidence ?? DEFAULT_CONFIDENCE[op.source] }, sources);
     if (memory) {
       seenNew.add(key);
       plan.create.push(memory);
@@ -261,6 +275,30 @@ export function makePlan(params: {
     else if (episodeIds.length === 0) reject('entities', `${op.name}: no evidence from the person's own turns`);
     else plan.entities.push({ name: op.name, kind: op.kind, observations, favorability: op.favorability ?? 0, episodeIds, aliases: op.aliases.filter((a) => !looksLikeInjection(a)) });
   }
+  // Reflection (seed 003): insights are inferences held to every rule a new memory is, and they
+  // never restate a memory already known (shown in the prompt) or learned in this answer.
+  for (const [i, op] of answer.insights.entries()) {
+    if (!params.insightsAsked) {
+      reject('insight', `"${op.content.slice(0, 80)}" was not asked for (reflection is not due); not stored`);
+      continue;
+    }
+    if (i >= MAX_INSIGHTS) {
+      reject('insight', `"${op.content.slice(0, 80)}" is beyond the ${MAX_INSIGHTS} insights a reflection may add`);
+      continue;
+    }
+    const sources = evidence('insight', op.episodes);
+    if (sources === null) continue;
+    const key = normalized(op.content);
+    if (known.has(key) || seenNew.has(key)) {
+      reject('insight', `"${op.content.slice(0, 80)}" restates a known memory; not stored again`);
+      continue;
+    }
+    const insight = planned('insight', { category: 'insight', content: op.content, confidence: op.confidence, source: 'inferred', importance: INSIGHT_IMPORTANCE }, sources);
+    if (insight) {
+      seenNew.add(key);
+      plan.insights.push(insight);
+    }
+  }
   return plan;
 }
 
@@ -271,7 +309,7 @@ export function makePlan(params: {
  */
 export function mergePlans(plans: readonly Plan[]): Plan {
   if (plans.length === 1) return plans[0]!;
-  const merged: Plan = { create: [], reinforce: [], update: [], contradict: [], decay: [], connect: [], importance: [], summaries: [], entities: [], episodeIds: [], rejected: [] };
+  const merged: Plan = { create: [], reinforce: [], update: [], contradict: [], decay: [], connect: [], importance: [], summaries: [], entities: [], insights: [], episodeIds: [], rejected: [] };
   const claimed = new Set<string>();
   const created = new Set<string>();
   const claim = (operation: string, id: string): boolean => {
@@ -296,6 +334,7 @@ export function mergePlans(plans: readonly Plan[]): Plan {
     merged.importance.push(...plan.importance);
     merged.summaries.push(...plan.summaries);
     merged.entities.push(...plan.entities);
+    merged.insights.push(...plan.insights);
     merged.episodeIds.push(...plan.episodeIds);
     merged.rejected.push(...plan.rejected);
   }

@@ -58,6 +58,16 @@ ${ANSWER_FORMAT}
 
 ${WORKED_EXAMPLE}`;
 
+/**
+ * Reflection (seed 003, Generative Agents style), folded into the consolidation call it runs with:
+ * when enough importance accumulated since the last reflection (sleep/reflection.ts), the prompt of
+ * the batch ends with this request, and the answer may carry up to three insights. One call reads
+ * the episodes once for both jobs. Part of the user turn, so only due prompts pay for it; the
+ * packing reserves room for it in every prompt (grouping.ts `packingFor`).
+ */
+export const INSIGHTS_REQUEST = `## Reflection (asked this time only)
+Also add "insights": at most three high-level insights about the owner (patterns, motivations, what matters to them) that the memories above do not already state, each with "content" (third person about the owner), "confidence" (0 to 1; an insight is an inference, so at most 0.6) and "episodes" (the E-ids of the owner's episodes that support it; never an M-id: a memory is not evidence). Example: "insights": [{"content": "The user plans their week around time with family", "confidence": 0.5, "episodes": ["E2", "E7"]}]. Leave "insights" out when nothing stands out.`;
+
 export interface PromptEpisodeGroup {
   readonly label: string;
   readonly episodes: readonly Episode[];
@@ -98,6 +108,8 @@ export function buildConsolidationPrompt(params: {
   readonly episodeIds: ShortIds;
   /** The scope's IANA zone (Scope.timezone ?? TZ): episode times are shown in it. */
   readonly timeZone?: string | null;
+  /** Reflection is due: the prompt also asks for insights ({@link INSIGHTS_REQUEST}). */
+  readonly insights?: boolean;
 }): string {
   const lines: string[] = ['## Current memories relevant to these episodes, under M-ids'];
   if (params.memories.length === 0) lines.push('(none yet)');
@@ -107,6 +119,7 @@ export function buildConsolidationPrompt(params: {
     lines.push(`### ${group.label}`);
     for (const e of group.episodes) lines.push(renderEpisodeLine(params.episodeIds.add(e.id), e, params.timeZone ?? null));
   }
+  if (params.insights) lines.push('', INSIGHTS_REQUEST);
   lines.push('', 'Answer with the JSON object now.');
   return lines.join('\n');
 }

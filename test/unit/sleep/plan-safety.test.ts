@@ -207,3 +207,46 @@ describe('a sleep job\u2019s token budget', () => {
     expect(unlimited.left()).toBe(Number.POSITIVE_INFINITY);
   });
 });
+
+describe("reflection's insights in a consolidation answer", () => {
+  const said = episode('I moved to Porto and started a new job the same month');
+  const agent = episode('Congratulations on the move!', 'agent');
+  const known = memory('The user is going through big changes');
+  const plan = (insights: unknown[], insightsAsked = true) => {
+    const episodeIds = new ShortIds();
+    const memoryIds = new ShortIds();
+    [said, agent].forEach((e) => episodeIds.add(e.id));
+    memoryIds.add(known.id);
+    return makePlan({ answer: consolidationAnswerSchema.parse({ insights }), episodes: [said, agent], memories: [known], episodeIds, memoryIds, insightsAsked });
+  };
+
+  it('keeps an insight with evidence from the person as an inference at confidence 0.6 at most', () => {
+    const p = plan([{ content: 'The user takes on several big changes at once', confidence: 0.9, episodes: ['E1'] }]);
+    expect(p.insights).toEqual([expect.objectContaining({ category: 'insight', sourceType: 'inferred', confidence: 0.6, sourceEpisodeIds: [said.id] })]);
+    expect(p.rejected).toEqual([]);
+  });
+
+  it('refuses insights not asked for, without the person as evidence, citing an M-id, or restating a known memory', () => {
+    expect(plan([{ content: 'The user likes change', confidence: 0.5, episodes: ['E1'] }], false).insights).toEqual([]);
+    const p = plan([
+      { content: 'The user likes being congratulated', confidence: 0.5, episodes: ['E2'] },
+      { content: 'The user plans their life carefully', confidence: 0.5, episodes: ['E1', 'M1'] },
+      { content: 'The user is going through big changes', confidence: 0.5, episodes: ['E1'] },
+    ]);
+    expect(p.insights).toEqual([]);
+    expect(p.rejected.map((r) => r.reason)).toEqual([
+      expect.stringContaining('an agent turn'),
+      expect.stringContaining('no evidence from the person'),
+      expect.stringContaining('cites M1 as evidence'),
+      expect.stringContaining('restates a known memory'),
+    ]);
+  });
+
+  it('takes the low end of the source range for a new memory whose confidence was left out (no repair turn)', () => {
+    const episodeIds = new ShortIds();
+    episodeIds.add(said.id);
+    const answer = consolidationAnswerSchema.parse({ new: [{ category: 'fact', content: 'The user lives in Porto', source: 'stated', episodes: ['E1'] }, { category: 'pattern', content: 'The user moves often', source: 'inferred', episodes: ['E1'] }] });
+    const p = makePlan({ answer, episodes: [said], memories: [], episodeIds, memoryIds: new ShortIds() });
+    expect(p.create.map((m) => m.confidence)).toEqual([0.8, 0.5]);
+  });
+});
