@@ -2,7 +2,8 @@
  * SQLite through better-sqlite3: the embedded default. One file under DATA_DIR, WAL mode so
  * readers never wait for the writer, a busy timeout so two processes on one file queue instead
  * of failing, foreign keys on (cascading deletes are how /forget reaches every row), and
- * secure_delete on (what /forget deletes is zeroed in the file, not left in free pages).
+ * secure_delete on (what /forget deletes is zeroed in the file, not left in free pages), and WAL
+ * checkpoints on a thread of their own (sqlite-checkpointer.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,6 +14,7 @@ import { PrismaClient as SqlitePrismaClient } from '../generated/sqlite/client';
 import { overrideMethods } from './adapter-proxy';
 import { withAtomicMigrations } from './migrations/atomic-migrations';
 import type { PrismaClient } from './prisma';
+import { DEFAULT_AUTOCHECKPOINT_PAGES, startSqliteCheckpointer } from './sqlite-checkpointer';
 import { applyKey, unlockSqlite } from './sqlite-encryption';
 
 /** How long a connection waits for a lock held by another connection or process. */
@@ -130,6 +132,17 @@ export async function createSqliteClient(target: SqliteFile): Promise<PrismaClie
   // Deleted and overwritten content is zeroed on disk, so forgotten text does not linger in freed
   // pages or cells of the file (forgetting promises the text is gone, not just unreachable).
   await prisma.$queryRawUnsafe('PRAGMA secure_delete = ON');
+  // Checkpoints run on a thread of their own, not inside a COMMIT on the event loop (a big import's
+  // COMMIT blocked it for the whole WAL copy): see sqlite-checkpointer.ts.
+  await prisma.$queryRawUnsafe('PRAGMA wal_autocheckpoint = 0');
+  const checkpointer = startSqliteCheckpointer(target, () => {
+    void prisma.$queryRawUnsafe(`PRAGMA wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`).catch(() => undefined);
+  });
+  const disconnect = prisma.$disconnect.bind(prisma);
+  prisma.$disconnect = async () => {
+    await checkpointer.stop();
+    await disconnect();
+  };
   return prisma;
 }
 
