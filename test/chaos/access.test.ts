@@ -233,9 +233,11 @@ describe('access and secrets (chaos)', () => {
         expect({ route: `${method} ${path}`, auth: auth?.slice(0, 10) ?? null, status: answer.status, body: answer.text }).toEqual({ route: `${method} ${path}`, auth: auth?.slice(0, 10) ?? null, status: 401, body: '{"error":"missing or wrong bearer token"}' });
       }
     }
-    // Only the health checks answer without the token, and they say nothing about the data.
+    // Only the health checks answer without the token, and they say nothing about the data: no scope
+    // id or key (`telegram:private:…`), no stored text. Whether the bot is polling is not data
+    // (/readyz reports it for the health check, issue 17).
     expect([...open].sort()).toEqual(['/healthz', '/readyz']);
-    for (const path of open) expect((await api('GET', path, { auth: null })).text).not.toMatch(new RegExp(`${scope.id}|${memory}|telegram|diary`));
+    for (const path of open) expect((await api('GET', path, { auth: null })).text).not.toMatch(new RegExp(`${scope.id}|${scope.key}|${memory}|telegram:|diary`));
     expect({ memories: await prisma.memory.count(), scopes: await prisma.scope.count(), runs: await prisma.sleepRun.count(), audit: await prisma.auditEvent.count(), requests: double.requests.length }).toEqual(before);
 
     // With the token every enumerated route is reached (matched and let through: neither 401 nor
