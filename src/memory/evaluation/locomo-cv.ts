@@ -19,18 +19,25 @@ import type { LocomoConversation } from './locomo';
 /**
  * The weights tuned, and their values: the keyword weight (0.5) is the scale and stays; recency
  * and importance carry no signal on LoCoMo (every turn's importance is the same, the questions
- * come after the last session) and stay. Each grid spans "off or half" to "double" of the
- * current value, so the search can also drop a part that does not pay.
+ * come after the last session) and stay. Each list spans "off" (or half) to double the value in
+ * its middle, which is where the search starts: a start that no conversation chose, so a fold's
+ * choice depends on its tuning conversations only.
  */
 export const CV_GRID: ParamGrid = {
-  semantic: [0.1, 0.25, 0.4],
+  semantic: [0.1, 0.25, 0.4, 0.6],
   context: [0.3, 0.6, 0.9],
-  session: [0, 0.2, 0.4, 0.8],
+  session: [0, 0.4, 0.8],
   passage: [0, 0.2, 0.4],
-  speaker: [0, 0.1, 0.2],
-  substance: [0, 0.1, 0.2],
-  time: [0, 0.25, 0.5, 1],
+  speaker: [0, 0.2, 0.4],
+  substance: [0, 0.2, 0.4],
+  time: [0.5, 1, 2],
+  spread: [0, 0.1, 0.2],
 };
+
+/** The middle value of each parameter's list (the lower middle of an even list). */
+export function gridMiddle(grid: ParamGrid): GridPoint {
+  return Object.fromEntries(Object.entries(grid).map(([name, values]) => [name, values[Math.floor((values.length - 1) / 2)]!]));
+}
 
 /** One question with everything needed to rank its turns again under other weights. */
 export interface CachedQuestion {
@@ -137,16 +144,18 @@ export async function evaluateLocomoCv(params: {
     if (++count % 5000 === 0) params.onProgress?.(count);
     return recallAt(ranked, q.evidence, k);
   };
-  const start: GridPoint = Object.fromEntries(Object.keys(grid).map((name) => [name, defaults[name as keyof SearchWeights]]));
+  const start = gridMiddle(grid);
+  const current: GridPoint = Object.fromEntries(Object.keys(grid).map((name) => [name, defaults[name as keyof SearchWeights]]));
   const outcome = await crossValidate({
     items: params.questions,
     grid,
     start,
     measure,
+    rounds: 2,
     objective: (means) => (i5 >= 0 && i10 >= 0 ? (means[i5]! + means[i10]!) / 2 : means.reduce((a, b) => a + b, 0) / means.length),
   });
   const replicaFigures: Array<{ category: number; figures: readonly number[] }> = [];
-  for (const q of params.questions) replicaFigures.push({ category: q.category, figures: await measure(start, q) });
+  for (const q of params.questions) replicaFigures.push({ category: q.category, figures: await measure(current, q) });
   const onAllFigures: Array<{ category: number; figures: readonly number[] }> = [];
   for (const q of params.questions) onAllFigures.push({ category: q.category, figures: await measure(outcome.onAll, q) });
   const heldOut = outcome.folds.flatMap((fold) => fold.measured.map(({ item, figures }) => ({ category: item.category, figures })));
