@@ -104,7 +104,7 @@ describe('CLI eval locomo --cv', () => {
     // Scoring the cached candidates with the defaults gives exactly what the search gave.
     expect(cv.replica).toEqual(report.recall);
     // Each fold's weights are a point of the grid (every tuned weight named).
-    for (const f of cv.folds) expect(Object.keys(f.weights).sort()).toEqual(['context', 'passage', 'semantic', 'session', 'speaker', 'spread', 'substance', 'time']);
+    for (const f of cv.folds) expect(Object.keys(f.weights).sort()).toEqual(['context', 'passage', 'semantic', 'session', 'speaker', 'substance', 'time']);
     for (const v of Object.values(report.recall)) expect(v).toBeGreaterThan(0);
   });
 

@@ -31,7 +31,6 @@ export const CV_GRID: ParamGrid = {
   speaker: [0, 0.2, 0.4],
   substance: [0, 0.2, 0.4],
   time: [0.5, 1, 2],
-  spread: [0, 0.1, 0.2],
 };
 
 /** The middle value of each parameter's list (the lower middle of an even list). */

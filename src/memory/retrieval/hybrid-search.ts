@@ -32,7 +32,7 @@ import { rankKnowledgeFirst } from './knowledge-first';
 import { datesInQuery } from './query-dates';
 import { episodePasses, memoryPasses, topicFilter as tagFilter } from './search-filters';
 import { DEFAULT_WEIGHTS, normalizedScores, recencyOf, round, type Scored, type SearchWeights } from './search-scoring';
-import { asksForSeveral, scoreTurns, type TurnEvidence } from './turn-scoring';
+import { scoreTurns, type TurnEvidence } from './turn-scoring';
 
 export interface SearchOutcome {
   readonly results: SearchResult[];
@@ -170,7 +170,6 @@ export function createHybridSearch(deps: HybridSearchDeps): InspectableSearch {
       semantic,
       dates: datesInQuery(text),
       queryWords: new Set(queryTerms(text)),
-      several: asksForSeveral(text),
       now,
     };
     return { evidence, rows };

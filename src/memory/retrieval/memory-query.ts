@@ -56,12 +56,6 @@ export interface ScoreParts {
   /** How much an episode says: its word count relative to a full sentence (20 words), at most 1. */
   substance?: number;
   /**
-   * For a question that asks for several things ("which cities has John visited?"): how many
-   * better-ranked turns of the same conversation (session) came before this one; each costs the
-   * `spread` weight, so one episode's turns do not fill the top of the list.
-   */
-  spread?: number;
-  /**
    * 1 when a memory was lifted just above the best matching episode it (or an earlier version of
    * it) was learned from: knowledge ranks before its evidence (see `knowledge-first.ts`).
    */

@@ -33,11 +33,6 @@ export interface SearchWeights {
    * BM25's length normalization favours it, but a fact takes a sentence.
    */
   readonly substance: number;
-  /**
-   * Per better-ranked turn of the same conversation, for questions that ask for several things
-   * (see `asksForSeveral`): their answers are spread over many sessions.
-   */
-  readonly spread: number;
 }
 
 /**
@@ -59,7 +54,6 @@ export const DEFAULT_WEIGHTS: SearchWeights = {
   speaker: 0.2,
   passage: 0.2,
   substance: 0.4,
-  spread: 0.1,
 };
 
 /** Recency half-life: a month-old item counts half as recent as one from today. */

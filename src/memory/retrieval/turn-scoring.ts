@@ -27,20 +27,7 @@ export interface TurnEvidence {
   readonly dates: readonly DateInterval[];
   /** The query's words (a speaker named in it). */
   readonly queryWords: ReadonlySet<string>;
-  /** The query asks for several things (`asksForSeveral`): the `spread` part applies. */
-  readonly several: boolean;
   readonly now: Date;
-}
-
-/**
- * Questions whose answer is a list or a count gathered over time ("which cities has John been
- * to?", "how many games has he won?", "what kinds of art does she make?", "what do both like?"):
- * read from the question's form, no model involved.
- */
-const SEVERAL = /\b(how many|both|which \w+s\b|what \w+s (has|have|does|do|did)\b|what (kinds?|types?|sorts?) of|what are\b.*\b(names|hobbies|activities)|in what ways|what activities|what things)/i;
-
-export function asksForSeveral(query: string): boolean {
-  return SEVERAL.test(query);
 }
 
 /**
@@ -53,9 +40,6 @@ function substanceOfRow(row: EpisodeSearchRow): number {
   if (value === undefined) substanceMemo.set(row, (value = substanceOf(row.content)));
   return value;
 }
-
-/** Turns at the top re-ordered with the `spread` part: greedily, each pick's score less `spread` per earlier pick of its conversation. */
-const SPREAD_TOP = 60;
 
 export interface ScoreTurnsParams {
   readonly evidence: TurnEvidence;
@@ -119,32 +103,5 @@ export async function scoreTurns(params: ScoreTurnsParams): Promise<Map<string, 
     score: base,
   });
   addSessionRelevance(scored, relevance, weights);
-  if (weights.spread > 0 && evidence.several) spreadOverSessions([...scored.values()], weights.spread);
   return scored;
-}
-
-/**
- * The `spread` part: the best {@link SPREAD_TOP} turns are picked greedily by their score less
- * `weight` for each turn of the same conversation picked before; a pick's score becomes that
- * value. Picked values never rise, so sorting by score keeps the greedy order.
- */
-function spreadOverSessions(all: Scored[], weight: number): void {
-  const pool = all.sort((a, b) => b.base - a.base || a.id.localeCompare(b.id)).slice(0, SPREAD_TOP);
-  const picked = new Map<string, number>();
-  while (pool.length > 0) {
-    let best = 0;
-    let bestValue = -Infinity;
-    pool.forEach((s, i) => {
-      const value = s.base - weight * (picked.get(s.episode?.conversationId ?? s.id) ?? 0);
-      if (value > bestValue) {
-        bestValue = value;
-        best = i;
-      }
-    });
-    const [s] = pool.splice(best, 1);
-    const session = s!.episode?.conversationId ?? s!.id;
-    s!.parts.spread = picked.get(session) ?? 0;
-    s!.base = bestValue;
-    picked.set(session, s!.parts.spread + 1);
-  }
 }
