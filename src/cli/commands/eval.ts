@@ -11,8 +11,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { createCore } from '../../core';
 import { evaluateLocomo, loadLocomo } from '../../memory/evaluation/locomo';
-import { cacheCandidates, evaluateLocomoCv, type CvReport } from '../../memory/evaluation/locomo-cv';
-import { createHybridSearch } from '../../memory/retrieval/hybrid-search';
+import type { CvReport } from '../../memory/evaluation/locomo-cv';
+import { crossValidateLocomo } from '../../evaluation/locomo-cv-run';
 import { ValidationError } from '../../shared/errors';
 import { writeResult, type Command } from '../command';
 import { createStatusLine } from '../progress';
@@ -62,7 +62,7 @@ export const evalCommand: Command = {
         },
         onProgress: (stage, done, total) => status(`${stage} ${done}/${total}`, done === total),
       });
-      const cv = ctx.values.cv ? await crossValidated(core, conversations, k, status) : undefined;
+      const cv = ctx.values.cv ? await crossValidateLocomo(core, conversations, k, status) : undefined;
       const lines = [
         `LoCoMo ${path.basename(file)}: ${plural(report.conversations, 'conversation')}, ${plural(report.turns, 'turn')}, ${plural(report.questions, 'question')} with evidence`,
         `embedder ${core.embedder.name}, vectors ${config.vectors.store}`,
@@ -79,30 +79,6 @@ export const evalCommand: Command = {
     }
   },
 };
-
-type Core = Awaited<ReturnType<typeof createCore>>;
-
-/**
- * Leave-one-conversation-out cross-validation of the search weights on the store the in-sample
- * run just filled: each question's candidates are gathered once by a search built from the same
- * parts as the service's, then scored again per grid point in memory (see locomo-cv.ts).
- */
-async function crossValidated(core: Core, conversations: ReturnType<typeof loadLocomo>, k: number[], status: ReturnType<typeof createStatusLine>): Promise<CvReport> {
-  const search = createHybridSearch({
-    prisma: core.db.prisma, episodes: core.episodes, memories: core.memories, fullText: core.fullText,
-    embedder: core.embedder, index: core.vectorIndex, guard: core.indexGuard, logger: core.logger, contextRadius: 2,
-  });
-  const cache = await cacheCandidates({
-    conversations,
-    search,
-    scopeIdOf: async (key) => (await core.directory.findByKey(key))!.id,
-    scopeRows: async (scopeId) => core.episodes.searchRows(scopeId, (await core.db.prisma.episode.findMany({ where: { scopeId }, select: { id: true } })).map((r) => r.id)),
-    onProgress: (done, total) => status(`cv: candidates ${done}/${total}`, done === total),
-  });
-  const report = await evaluateLocomoCv({ ...cache, defaults: search.weights, radius: search.radius, k, onProgress: (n) => status(`cv: ${n} rankings`) });
-  status(`cv: ${report.pointsMeasured} weight settings measured in ${report.seconds.toFixed(1)} s`, true);
-  return report;
-}
 
 const recallText = (recall: Record<string, number>) => Object.entries(recall).map(([x, v]) => `${x} ${v}`).join('  ');
 
