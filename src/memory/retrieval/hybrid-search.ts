@@ -29,19 +29,10 @@ import type { IndexGuard } from '../vectors/index-guard';
 import type { VectorHit, VectorIndex } from '../vectors/vector-index';
 import type { MemoryQuery, ResultKind, ScoreParts, SearchResult } from './memory-query';
 import { rankKnowledgeFirst } from './knowledge-first';
-import { closenessTo, datesInQuery } from './query-dates';
+import { datesInQuery } from './query-dates';
 import { episodePasses, memoryPasses, topicFilter as tagFilter } from './search-filters';
-import {
-  DEFAULT_WEIGHTS,
-  namedIn,
-  normalizedScores,
-  recencyOf,
-  round,
-  substanceOf,
-  type Scored,
-  type SearchWeights,
-} from './search-scoring';
-import { addSessionRelevance, lendTurnContext } from './turn-context';
+import { DEFAULT_WEIGHTS, normalizedScores, recencyOf, round, type Scored, type SearchWeights } from './search-scoring';
+import { scoreTurns, type TurnEvidence } from './turn-scoring';
 
 export interface SearchOutcome {
   readonly results: SearchResult[];
@@ -51,6 +42,21 @@ export interface SearchOutcome {
 
 export interface HybridSearch {
   search(query: MemoryQuery): Promise<SearchOutcome>;
+}
+
+/** A query's episode candidates before scoring: what `scoreTurns` needs besides the weights. */
+export interface TurnCandidates {
+  readonly evidence: TurnEvidence;
+  readonly rows: EpisodeSearchRow[];
+}
+
+/** Hybrid search with its episode candidates open to an evaluation (`eval locomo --cv`). */
+export interface InspectableSearch extends HybridSearch {
+  /** The hybrid strategy's episode candidates for a query, gathered exactly as `search` gathers them. */
+  turnCandidates(query: MemoryQuery): Promise<TurnCandidates>;
+  /** The weights and neighbour radius this search scores with. */
+  readonly weights: SearchWeights;
+  readonly radius: number;
 }
 
 export interface HybridSearchDeps {
@@ -86,7 +92,7 @@ export interface HybridSearchDeps {
  */
 const EXACT_VECTOR_TOP = 50;
 
-export function createHybridSearch(deps: HybridSearchDeps): HybridSearch {
+export function createHybridSearch(deps: HybridSearchDeps): InspectableSearch {
   const weights: SearchWeights = { ...DEFAULT_WEIGHTS, ...deps.weights };
   const candidateCount = deps.candidates ?? 300;
   const keywordCandidateCount = deps.keywordCandidates ?? 1000;
@@ -131,7 +137,12 @@ export function createHybridSearch(deps: HybridSearchDeps): HybridSearch {
     }
   }
 
-  async function scoreEpisodes(query: MemoryQuery, text: string, vector: Promise<Float32Array | undefined>, now: Date, notes: string[]): Promise<Scored[]> {
+  /**
+   * A query's episode candidates and what the indexes said about them (independent of the
+   * weights): the vector candidates, the full-text hits with their per-word scores, and the rows
+   * of the vector candidates and of the best full-text candidates.
+   */
+  async function gatherTurns(query: MemoryQuery, text: string, vector: Promise<Float32Array | undefined>, now: Date, notes: string[]): Promise<TurnCandidates> {
     const useKeyword = query.strategy !== 'semantic';
     const useVector = query.strategy !== 'keyword';
     // The keyword side (full-text query, then its rows) runs while the query is being embedded on
@@ -148,49 +159,26 @@ export function createHybridSearch(deps: HybridSearchDeps): HybridSearch {
     })();
     const vectorSide = (async () => (useVector ? vectorHits(query, await vector, 'episode', notes) : []))();
     const [{ termHits, kw, rows: keywordRows }, vec] = await Promise.all([keywordSide, vectorSide]);
-    const terms = termHits.terms;
-    const termScores = new Map(termHits.hits.map((hit) => [hit.id, hit.scores]));
-    const kwScore = normalizedScores(kw);
-    const semScore = normalizedScores(vec);
-    const dates = weights.time > 0 ? datesInQuery(text) : [];
-    const queryWords = new Set(queryTerms(text));
+    const semantic = normalizedScores(vec);
     const read = new Set(keywordRows.map((e) => e.id));
-    const vectorOnly = [...semScore.keys()].filter((id) => !read.has(id));
+    const vectorOnly = [...semantic.keys()].filter((id) => !read.has(id));
     const rows = vectorOnly.length > 0 ? [...keywordRows, ...(await deps.episodes.searchRows(query.scopeId, vectorOnly))] : keywordRows;
-    const tagged = await topicFilter(query, rows.map((e) => e.id));
-    // What the query's words and meaning say about a turn itself; the only thing neighbours and
-    // conversations lend (recency, importance and dates are the turn's own).
-    const relevance = new Map<string, number>();
-    const base = (e: EpisodeSearchRow): Scored => {
-      const parts: ScoreParts = {
-        semantic: semScore.get(e.id) ?? 0,
-        keyword: kwScore.get(e.id) ?? 0,
-        recency: recencyOf(e.timestamp, now),
-        importance: e.importance,
-      };
-      if (dates.length > 0) parts.time = closenessTo(dates, e.timestamp);
-      if (weights.speaker > 0 && e.author) parts.speaker = namedIn(queryWords, e.author) ? 1 : 0;
-      if (weights.substance > 0) parts.substance = substanceOf(e.content);
-      const own = weights.semantic * parts.semantic! + weights.keyword * parts.keyword!;
-      relevance.set(e.id, own);
-      const score = own + weights.recency * parts.recency! + weights.importance * parts.importance! + weights.time * (parts.time ?? 0) + weights.speaker * (parts.speaker ?? 0) + weights.substance * (parts.substance ?? 0);
-      return { kind: 'episode', id: e.id, base: score, parts, episode: e };
+    const evidence: TurnEvidence = {
+      terms: termHits.terms,
+      termScores: new Map(termHits.hits.map((hit) => [hit.id, hit.scores])),
+      keyword: normalizedScores(kw),
+      semantic,
+      dates: datesInQuery(text),
+      queryWords: new Set(queryTerms(text)),
+      now,
     };
-    const scored = new Map(rows.map((e) => [e.id, base(e)]));
+    return { evidence, rows };
+  }
 
-    // Neighbouring turns lend context, and the neighbours of the strongest candidates join the
-    // pool (the answer is often the next turn); then the conversation's own relevance.
-    await lendTurnContext({
-      scored,
-      relevance,
-      terms,
-      termScores,
-      weights,
-      radius,
-      atTurns: (positions) => deps.episodes.atTurns(query.scopeId, positions),
-      score: base,
-    });
-    addSessionRelevance(scored, relevance, weights);
+  async function scoreEpisodes(query: MemoryQuery, text: string, vector: Promise<Float32Array | undefined>, now: Date, notes: string[]): Promise<Scored[]> {
+    const { evidence, rows } = await gatherTurns(query, text, vector, now, notes);
+    const tagged = await topicFilter(query, rows.map((e) => e.id));
+    const scored = await scoreTurns({ evidence, rows, weights, radius, atTurns: (positions) => deps.episodes.atTurns(query.scopeId, positions) });
     const taggedAll = tagged ? await topicFilter(query, [...scored.keys()]) : undefined;
     return [...scored.values()].filter((s) => episodePasses(query, s.episode!, taggedAll));
   }
@@ -268,6 +256,14 @@ export function createHybridSearch(deps: HybridSearchDeps): HybridSearch {
   }
 
   return {
+    weights,
+    radius,
+    async turnCandidates(query) {
+      const text = query.semanticQuery?.trim() ?? '';
+      if (text === '') throw new ValidationError('a hybrid search needs a query text', { code: 'search.no_query' });
+      const notes: string[] = [];
+      return gatherTurns({ ...query, strategy: 'hybrid' }, text, queryVector(text, notes), query.now ?? clock(), notes);
+    },
     async search(query) {
       const strategy = query.strategy ?? 'hybrid';
       const limit = Math.max(1, Math.min(query.limit ?? 10, 200));
