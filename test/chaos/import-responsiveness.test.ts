@@ -14,6 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { tempDir } from '../support/databases';
+import { exportEpisode, exportMemory, exportTime } from '../support/export-rows';
 import { cleanEnv, startTs } from '../support/run-process';
 import { chaosSeed, createRng, freePort } from './chaos-support';
 
@@ -22,55 +23,28 @@ function bigExport(seed: number, episodes: number, bytes: number): { doc: Record
   const rng = createRng(seed);
   const words = ['river', 'lantern', 'orchard', 'violin', 'harbor', 'meadow', 'copper', 'thunder', 'saffron', 'glacier', 'pebble', 'compass'];
   const scopeId = `scope-big-${seed}`;
-  const at = (i: number) => new Date(Date.UTC(2025, 0, 1) + i * 60_000).toISOString();
+  const at = exportTime;
   const rows = [];
   for (let i = 0; i < episodes; i++) {
     let content = `message ${i}:`;
     while (content.length < bytes) content += ` ${rng.pick(words)}`;
-    rows.push({
-      id: `ep-${String(i).padStart(8, '0')}`,
-      channel: 'import',
-      role: i % 2 === 0 ? 'user' : 'agent',
-      author: 'ana',
-      content,
-      summary: null,
-      timestamp: at(i),
-      conversationId: null,
-      turn: null,
-      externalId: `x-${i}`,
-      metadata: { topics: [rng.pick(words), rng.pick(words)], importance: 0.5 },
-      importance: 0.5,
-      importanceSource: 'default',
-      consolidated: false,
-      consolidationAttempts: 0,
-      consolidatedAt: null,
-      contentHash: `hash-${i}`,
-      createdAt: at(i),
-      tags: [{ kind: 'topic', value: rng.pick(words) }],
-    });
+    rows.push(
+      exportEpisode(i, {
+        id: `ep-${String(i).padStart(8, '0')}`,
+        role: i % 2 === 0 ? 'user' : 'agent',
+        content,
+        metadata: { topics: [rng.pick(words), rng.pick(words)], importance: 0.5 },
+        tags: [{ kind: 'topic', value: rng.pick(words) }],
+      }),
+    );
   }
-  const memories = Array.from({ length: 200 }, (_, i) => ({
-    id: `mem-${String(i).padStart(6, '0')}`,
-    category: 'fact',
-    content: `Ana likes ${rng.pick(words)} number ${i}`,
-    confidence: 0.8,
-    importance: 0.5,
-    active: true,
-    reinforcementCount: 1,
-    lastReinforcedAt: at(i),
-    sourceType: 'episode',
-    sourceTrust: 1,
-    validFrom: at(i),
-    validTo: null,
-    supersededById: null,
-    linkedAt: null,
-    decaySteps: 0,
-    accessCount: 0,
-    lastAccessedAt: null,
-    createdAt: at(i),
-    updatedAt: at(i),
-    sourceEpisodeIds: [`ep-${String(i * 2).padStart(8, '0')}`],
-  }));
+  const memories = Array.from({ length: 200 }, (_, i) =>
+    exportMemory(i, {
+      id: `mem-${String(i).padStart(6, '0')}`,
+      content: `Ana likes ${rng.pick(words)} number ${i}`,
+      sourceEpisodeIds: [`ep-${String(i * 2).padStart(8, '0')}`],
+    }),
+  );
   const doc = {
     format: 'nocturne.scope-export',
     version: 1,

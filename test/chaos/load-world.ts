@@ -12,7 +12,7 @@
  * returns the final report; `stop` closes everything and exits.
  */
 import { startAnthropicDouble } from '../doubles/anthropic-server';
-import { lastUserText } from '../doubles/llm-script';
+import { lastUserText, likesPlan } from '../doubles/llm-script';
 import { startOllamaDouble } from '../doubles/ollama-server';
 import { startFakeTelegram, type FakeUser } from '../doubles/telegram-server';
 import { createRng } from './chaos-support';
@@ -108,18 +108,7 @@ async function main(): Promise<void> {
   const anthropic = await startAnthropicDouble({
     responder: (seen) => {
       modelRequests++;
-      if (seen.system?.includes('memory consolidation system')) {
-        const prompt = seen.messages[0]?.text ?? '';
-        const users = [...prompt.matchAll(/^E(\d+) \S+ \S+ user[^:]*: (.*)$/gm)];
-        const likes = users.filter((m) => /I really like/.test(m[2]!)).slice(0, 5);
-        return {
-          kind: 'text',
-          text: JSON.stringify({
-            new: likes.map((m) => ({ category: 'preference', content: `The user likes ${/I really like ([^.]+)/.exec(m[2]!)![1]!.trim()}`, confidence: 0.8, source: 'stated', episodes: [`E${m[1]}`] })),
-            importance: users.map((m) => ({ episode: `E${m[1]}`, score: 0.3 })),
-          }),
-        };
-      }
+      if (seen.system?.includes('memory consolidation system')) return likesPlan(seen.messages[0]?.text ?? '');
       if (seen.tools.length === 0) return { kind: 'text', text: '{}' };
       const said = lastUserText(seen.messages);
       const tags = [...said.matchAll(TAG)];

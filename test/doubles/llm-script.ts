@@ -118,3 +118,20 @@ export function heavyConsolidationAnswer(prompt: string): string {
     entities: users.slice(0, 20).map((u) => ({ name: `Friend ${u.n}`, kind: 'person', observations: [`met on turn ${u.n}`], episodes: [`E${u.n}`] })),
   });
 }
+
+/**
+ * A small valid consolidation answer for a prompt: each of the person's turns saying "I really
+ * like X" (at most five) becomes a preference memory citing its E-id, and every user turn gets a
+ * low importance. Load and replica tests use it so sleep learns something real at once.
+ */
+export function likesPlan(prompt: string): ScriptedLlmReply {
+  const users = [...prompt.matchAll(/^E(\d+) \S+ \S+ user[^:]*: (.*)$/gm)];
+  const likes = users.filter((m) => /I really like/.test(m[2]!)).slice(0, 5);
+  return {
+    kind: 'text',
+    text: JSON.stringify({
+      new: likes.map((m) => ({ category: 'preference', content: `The user likes ${/I really like ([^.]+)/.exec(m[2]!)![1]!.trim()}`, confidence: 0.8, source: 'stated', episodes: [`E${m[1]}`] })),
+      importance: users.map((m) => ({ episode: `E${m[1]}`, score: 0.3 })),
+    }),
+  };
+}

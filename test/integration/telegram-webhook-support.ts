@@ -5,7 +5,7 @@
  */
 import net from 'node:net';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
-import { lastUserText } from '../doubles/llm-script';
+import { lastUserText, likesPlan } from '../doubles/llm-script';
 import { startEntry, waitFor, type Entry } from '../chaos/crash-support';
 import { cleanEnv } from '../support/run-process';
 
@@ -32,18 +32,7 @@ export const TAG = /\bc(\d+)#(\d+)\b/;
 export function startTaggingModel(options: { replyDelayMs?: number } = {}): Promise<AnthropicDouble> {
   return startAnthropicDouble({
     responder: (seen) => {
-      if (seen.system?.includes('memory consolidation system')) {
-        const prompt = seen.messages[0]?.text ?? '';
-        const users = [...prompt.matchAll(/^E(\d+) \S+ \S+ user[^:]*: (.*)$/gm)];
-        const likes = users.filter((m) => /I really like/.test(m[2]!)).slice(0, 5);
-        return {
-          kind: 'text',
-          text: JSON.stringify({
-            new: likes.map((m) => ({ category: 'preference', content: `The user likes ${/I really like ([^.]+)/.exec(m[2]!)![1]!.trim()}`, confidence: 0.8, source: 'stated', episodes: [`E${m[1]}`] })),
-            importance: users.map((m) => ({ episode: `E${m[1]}`, score: 0.3 })),
-          }),
-        };
-      }
+      if (seen.system?.includes('memory consolidation system')) return likesPlan(seen.messages[0]?.text ?? '');
       if (seen.tools.length === 0) return { kind: 'text', text: '{}' };
       if (options.replyDelayMs) return { kind: 'hang', ms: options.replyDelayMs };
       const tag = TAG.exec(lastUserText(seen.messages))?.[0] ?? 'c?#?';

@@ -14,58 +14,22 @@ import { JsonScanner, JsonSyntaxError, type ByteReader } from '../../../src/expo
 import { planBatches } from '../../../src/export/stream-rows';
 import { scanScopeExport } from '../../../src/export/stream-validation';
 import { tempDir } from '../../support/databases';
+import { exportEpisode, exportMemory, exportTime } from '../../support/export-rows';
 
-const at = (i: number) => new Date(Date.UTC(2025, 0, 1) + i * 60_000).toISOString();
+const at = exportTime;
 
 function episode(i: number, extra: Record<string, unknown> = {}) {
-  return {
-    id: `ep-${i}`,
-    channel: 'import',
-    role: 'user',
-    author: 'ana',
+  return exportEpisode(i, {
     content: `message ${i} "quoted" \\ back\u00e9 \ud83d\ude00`,
-    summary: null,
-    timestamp: at(i),
     conversationId: i === 0 ? 'conv-1' : null,
-    turn: null,
-    externalId: `x-${i}`,
     metadata: { n: i, f: -1.5e-3, list: [true, false, null], nested: { a: [1, [2, [3]]] } },
-    importance: 0.5,
-    importanceSource: 'default',
-    consolidated: false,
-    consolidationAttempts: 0,
-    consolidatedAt: null,
-    contentHash: `hash-${i}`,
-    createdAt: at(i),
     tags: [{ kind: 'topic', value: `t${i % 3}` }],
     ...extra,
-  };
+  });
 }
 
 function memory(i: number, extra: Record<string, unknown> = {}) {
-  return {
-    id: `mem-${i}`,
-    category: 'fact',
-    content: `fact ${i}`,
-    confidence: 0.8,
-    importance: 0.5,
-    active: true,
-    reinforcementCount: 1,
-    lastReinforcedAt: at(i),
-    sourceType: 'episode',
-    sourceTrust: 1,
-    validFrom: at(i),
-    validTo: null,
-    supersededById: null,
-    linkedAt: null,
-    decaySteps: 0,
-    accessCount: 0,
-    lastAccessedAt: null,
-    createdAt: at(i),
-    updatedAt: at(i),
-    sourceEpisodeIds: [`ep-${i}`],
-    ...extra,
-  };
+  return exportMemory(i, extra);
 }
 
 /** A valid document with a bit of every table, and a supersession chain against document order. */
