@@ -144,6 +144,20 @@ describe('forget with the service running, killed at random moments (chaos)', ()
   }, 120_000);
 
   /** One trial: plants, starts the forget, kills it at a moment of `mode`; the record after the restart. */
+  /**
+   * The restarts of a pair's two trials take turns. They are two cores in this one process, each
+   * with its own connection to the file: while one waits for the other's write lock, better-sqlite3
+   * waits synchronously (the busy timeout) and so stops this process's event loop, the other's
+   * transaction included, until Prisma's transaction timeout ends it ("Operation has timed out").
+   * A service is one core per process; the two forget CLIs killed beside it still run at once.
+   */
+  let restarts: Promise<unknown> = Promise.resolve();
+  function inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const turn = restarts.then(work, work);
+    restarts = turn.catch(() => undefined);
+    return turn;
+  }
+
   async function trial(n: number, p: Planted, mode: 'anywhere' | 'transaction' | 'after commit', runMs: number) {
     const entry = forgetCli(p);
     let point: string;
@@ -171,6 +185,10 @@ describe('forget with the service running, killed at random moments (chaos)', ()
     const killed = entry.kill();
     await entry.ended;
     // The restart: createCore is the start path of the CLI and the service; it repairs.
+    return inTurn(() => verify(n, p, killed, point));
+  }
+
+  async function verify(n: number, p: Planted, killed: boolean, point: string) {
     const restarted = await createCore(config, memoryLogger().logger);
     try {
       const memories = await restarted.db.prisma.memory.count({ where: { id: { in: [...p.memoryIds] } } });

@@ -25,6 +25,7 @@ describe('Telegram bot under load and failure', () => {
     h = undefined;
   });
 
+  // The order is the promise, not the speed: ~9 s alone, past 30 s with the whole suite on 2 cores.
   it('keeps each chat in order with 50 chats x 20 messages in flight, chats in parallel', async () => {
     const people = users(50);
     h = await startHarness({ allowedUsers: people.map((p) => p.id) });
@@ -32,7 +33,7 @@ describe('Telegram bot under load and failure', () => {
     harness.handler.store = false;
     harness.handler.delayMs = () => Math.floor(Math.random() * 4);
     for (let i = 1; i <= 20; i++) for (const p of people) harness.fake.message(p, `m${i}`);
-    await harness.fake.waitFor(() => harness.handler.seen.length === 1000 && people.every((p) => harness.fake.sent(p.id).length === 20), 30_000, '1000 replies');
+    await harness.fake.waitFor(() => harness.handler.seen.length === 1000 && people.every((p) => harness.fake.sent(p.id).length === 20), 100_000, '1000 replies');
 
     const expected = Array.from({ length: 20 }, (_, i) => `m${i + 1}`);
     for (const p of people) {
@@ -41,7 +42,7 @@ describe('Telegram bot under load and failure', () => {
     }
     expect(harness.handler.maxConcurrent).toBeGreaterThan(1);
     expect(harness.handler.maxConcurrent).toBeLessThanOrEqual(50);
-  });
+  }, 120_000);
 
   it('retries a reply after 429 (waiting retry_after), a 502 and a dropped connection; polling survives them too', async () => {
     h = await startHarness();
