@@ -11,6 +11,7 @@
 import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { tempDir } from '../support/databases';
+import { exportEpisode } from '../support/export-rows';
 import { cleanEnv, startTs } from '../support/run-process';
 import { chaosSeed, createRng, freePort } from './chaos-support';
 
@@ -24,27 +25,9 @@ function exportOf(scopeId: string, key: string, texts: readonly string[]): Recor
     scope: { id: scopeId, key, channel: 'import', kind: 'private', title: null, ownerId: null, timezone: null, paused: false, settings: null, lastMessageAt: at(texts.length), createdAt: at(0), updatedAt: at(texts.length) },
     profile: null,
     conversations: [],
-    episodes: texts.map((content, i) => ({
-      id: `${scopeId}-ep-${String(i).padStart(6, '0')}`,
-      channel: 'import',
-      role: 'user',
-      author: 'someone',
-      content,
-      summary: null,
-      timestamp: at(i),
-      conversationId: null,
-      turn: null,
-      externalId: null,
-      metadata: null,
-      importance: 0.5,
-      importanceSource: 'default',
-      consolidated: false,
-      consolidationAttempts: 0,
-      consolidatedAt: null,
-      contentHash: `h${i}`,
-      createdAt: at(i),
-      tags: [],
-    })),
+    episodes: texts.map((content, i) =>
+      exportEpisode(i, { id: `${scopeId}-ep-${String(i).padStart(6, '0')}`, author: 'someone', content, timestamp: at(i), externalId: null, contentHash: `h${i}`, createdAt: at(i) }),
+    ),
     memories: [],
     memoryLinks: [],
     entities: [],
