@@ -3,23 +3,12 @@
  * message they answer (`re: <tag>`) and that gives consolidation a small valid plan, and
  * `npm start` (src/main.ts under node + tsx, as run-process does) in webhook mode.
  */
-import net from 'node:net';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
 import { lastUserText, likesPlan } from '../doubles/llm-script';
 import { startEntry, waitFor, type Entry } from '../chaos/crash-support';
 import { cleanEnv } from '../support/run-process';
 
-/** A port nobody listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../chaos/chaos-support';
 
 /** The tag a message carries (`c3#7`): its chat and its number there. */
 export const TAG = /\bc(\d+)#(\d+)\b/;
