@@ -1,14 +1,26 @@
 -- Full-text search for episodes and memories (SQLite FTS5), kept in sync by triggers in the same
 -- transaction as the rows. Idempotent: the migration runner re-applies it after any migration
--- that rebuilds the Episode or Memory table (SQLite rebuilds drop a table's triggers).
+-- that rebuilds the Episode, Memory or Scope table (SQLite rebuilds drop a table's triggers).
 --
 -- Episodes are indexed as "author: content" so a question that names the speaker finds their turns.
 --
--- search_doc gives every indexed row a stable integer key (FTS5 and sqlite-vec need integer
--- rowids; Prisma's rowids are not stable across table rebuilds or VACUUM). search_fts is
--- contentless: the text lives only in Episode/Memory, so a delete there leaves no copy behind.
+-- search_doc gives every indexed row a stable integer key (FTS5 needs integer rowids; Prisma's
+-- rowids are not stable across table rebuilds or VACUUM). search_fts is contentless: the text
+-- lives only in Episode/Memory, so a delete there leaves no copy behind.
+--
+-- Keys are numbered by scope (docs/retrieval.md, "Full text in a crowded store"): search_scope
+-- gives each scope a number, and a row's key is number * 2^32 (+ 2^31 for a memory) + its place
+-- among the scope's rows of its kind (search_scope counts them; keys are never reused). A scope's
+-- rows of one kind are one rowid range, which FTS5 reads without walking the rest of a word's
+-- posting list, so a search costs what the scope holds, not what the whole store holds.
+CREATE TABLE IF NOT EXISTS "search_scope" (
+    "no" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "scope_id" TEXT NOT NULL UNIQUE,
+    "episodes" INTEGER NOT NULL DEFAULT 0,
+    "memories" INTEGER NOT NULL DEFAULT 0
+);
 CREATE TABLE IF NOT EXISTS "search_doc" (
-    "rowid" INTEGER PRIMARY KEY AUTOINCREMENT,
+    "rowid" INTEGER PRIMARY KEY,
     "kind" TEXT NOT NULL,
     "ref_id" TEXT NOT NULL,
     "scope_id" TEXT NOT NULL,
@@ -22,8 +34,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS "search_fts" USING fts5(
     tokenize = 'porter unicode61 remove_diacritics 2'
 );
 
-CREATE TRIGGER IF NOT EXISTS "episode_search_insert_v2" AFTER INSERT ON "Episode" BEGIN
-    INSERT INTO "search_doc" ("kind", "ref_id", "scope_id") VALUES ('episode', NEW."id", NEW."scopeId");
+CREATE TRIGGER IF NOT EXISTS "episode_search_insert_v3" AFTER INSERT ON "Episode" BEGIN
+    INSERT OR IGNORE INTO "search_scope" ("scope_id") VALUES (NEW."scopeId");
+    UPDATE "search_scope" SET "episodes" = "episodes" + 1 WHERE "scope_id" = NEW."scopeId";
+    INSERT INTO "search_doc" ("rowid", "kind", "ref_id", "scope_id")
+        SELECT "no" * 4294967296 + "episodes", 'episode', NEW."id", NEW."scopeId" FROM "search_scope" WHERE "scope_id" = NEW."scopeId";
     INSERT INTO "search_fts" ("rowid", "content")
         VALUES ((SELECT "rowid" FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = NEW."id"), COALESCE(NEW."author" || ': ', '') || NEW."content");
 END;
@@ -37,8 +52,11 @@ CREATE TRIGGER IF NOT EXISTS "episode_search_delete" AFTER DELETE ON "Episode" B
     DELETE FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = OLD."id";
 END;
 
-CREATE TRIGGER IF NOT EXISTS "memory_search_insert" AFTER INSERT ON "Memory" BEGIN
-    INSERT INTO "search_doc" ("kind", "ref_id", "scope_id") VALUES ('memory', NEW."id", NEW."scopeId");
+CREATE TRIGGER IF NOT EXISTS "memory_search_insert_v3" AFTER INSERT ON "Memory" BEGIN
+    INSERT OR IGNORE INTO "search_scope" ("scope_id") VALUES (NEW."scopeId");
+    UPDATE "search_scope" SET "memories" = "memories" + 1 WHERE "scope_id" = NEW."scopeId";
+    INSERT INTO "search_doc" ("rowid", "kind", "ref_id", "scope_id")
+        SELECT "no" * 4294967296 + 2147483648 + "memories", 'memory', NEW."id", NEW."scopeId" FROM "search_scope" WHERE "scope_id" = NEW."scopeId";
     INSERT INTO "search_fts" ("rowid", "content")
         VALUES ((SELECT "rowid" FROM "search_doc" WHERE "kind" = 'memory' AND "ref_id" = NEW."id"), NEW."content");
 END;
@@ -50,4 +68,9 @@ END;
 CREATE TRIGGER IF NOT EXISTS "memory_search_delete" AFTER DELETE ON "Memory" BEGIN
     DELETE FROM "search_fts" WHERE "rowid" = (SELECT "rowid" FROM "search_doc" WHERE "kind" = 'memory' AND "ref_id" = OLD."id");
     DELETE FROM "search_doc" WHERE "kind" = 'memory' AND "ref_id" = OLD."id";
+END;
+
+-- A deleted scope's number goes with it (its rows went before it, by cascade); numbers are not reused.
+CREATE TRIGGER IF NOT EXISTS "scope_search_delete" AFTER DELETE ON "Scope" BEGIN
+    DELETE FROM "search_scope" WHERE "scope_id" = OLD."id";
 END;

@@ -2,6 +2,7 @@
  * Full-text queries over the search index the migrations create (SQLite FTS5, PostgreSQL
  * tsvector). The index rows carry the scope id, and every query filters on it.
  */
+import { ftsTokens, termFrequency } from './fts-tokens';
 import type { DatabaseProvider, PrismaClient } from './prisma';
 
 export type SearchKind = 'episode' | 'memory';
@@ -114,6 +115,15 @@ export function chooseTerms(terms: readonly string[], rows: readonly number[], t
 const K1 = 1.2;
 const B = 0.75;
 
+/**
+ * Index rows are numbered by scope (prisma/sqlite/search-index.sql): a scope's number times 2^32,
+ * plus 2^31 for memories, plus the row's place in its scope. One scope's rows of one kind are
+ * thus one rowid range, and FTS5 reads a word's rows within a range without walking the rest of
+ * its posting list.
+ */
+const SCOPE_SPAN = 2 ** 32;
+const KIND_SPAN = 2 ** 31;
+
 /** An FTS5 varint (SQLite's format: 7 bits a byte, high bit set while more follow, a 9th byte of 8 bits). */
 function readVarint(bytes: Uint8Array, at = 0): [number, number] {
   let value = 0;
@@ -136,61 +146,69 @@ function bm25(tf: number, rowLength: number, meanLength: number, weight: number)
   return (weight * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * rowLength) / meanLength));
 }
 
-/** Rows a scope's word lists may hold in one query, whatever else: bounds a query of one very common word. */
+/** Rows a scope's word lists may hold in one query, whatever else: bounds a query of one very common word (the newest are kept). */
 const MAX_TERM_ROWS = 20_000;
+
+/** A scope's rows of one kind: their rowid range, and a key for its statistics. */
+interface ScopeRange {
+  readonly lo: number;
+  readonly hi: number;
+  readonly key: string;
+}
+
+/** The indexed text of a row (the triggers index the same expression). */
+const ROW_TEXT: Record<SearchKind, { join: string; text: string }> = {
+  episode: { join: `JOIN "Episode" t ON t."id" = d."ref_id"`, text: `COALESCE(t."author" || ': ', '') || t."content"` },
+  memory: { join: `JOIN "Memory" t ON t."id" = d."ref_id"`, text: `t."content"` },
+};
 
 export function createFullTextIndex(prisma: PrismaClient, provider: DatabaseProvider): FullTextIndex {
   /**
-   * Per-scope statistics (issue 16, item 9): BM25 needs the number of rows, the rows holding each
-   * word and the mean row length. FTS5's bm25() takes them from the whole index, which all scopes
-   * share, so a scope's ranking moved with what other scopes held (and a word common elsewhere
-   * was left out of its query). Here every statistic is the scope's own: FTS5 only finds the
-   * scope's rows holding a word (with its bm25 for that word alone, from which the word's count
-   * in the row is recovered exactly), and the score is computed from the scope's statistics.
-   * PostgreSQL's ts_rank_cd uses no statistics of other rows, so it needs none of this.
+   * Per-scope statistics and per-scope cost (issues 16 and 18): BM25 needs the number of rows, the
+   * rows holding each word, the mean row length and each word's count in a row. FTS5's bm25()
+   * takes the first three from the whole index, which all scopes share, and walks a word's whole
+   * posting list to count its rows, so a scope's ranking moved with what other scopes held and its
+   * cost grew with theirs. Here every figure is the scope's own and every read stays in the
+   * scope's rowid range: FTS5 finds the scope's rows holding a word, their lengths come from
+   * `search_fts_docsize`, the word's count in a row from the row's text (fts-tokens.ts replays
+   * the tokenizer), and the score is computed here. PostgreSQL's ts_rank_cd uses no statistics of
+   * other rows; its lexemes carry the scope (search-index.sql), so its cost is the scope's too.
    */
   const scopeStatsCache = new Map<string, { rows: number; meanLength: number; at: number }>();
 
-  async function scopeStats(scopeId: string, kind: SearchKind): Promise<{ rows: number; meanLength: number }> {
-    const key = `${kind}\u0000${scopeId}`;
-    const cached = scopeStatsCache.get(key);
+  async function scopeRange(scopeId: string, kind: SearchKind): Promise<ScopeRange | undefined> {
+    const rows = await prisma.$queryRaw<Array<{ no: bigint | number }>>`SELECT "no" FROM "search_scope" WHERE "scope_id" = ${scopeId}`;
+    if (!rows[0]) return undefined;
+    const no = Number(rows[0].no);
+    const base = no * SCOPE_SPAN + (kind === 'memory' ? KIND_SPAN : 0);
+    return { lo: base + 1, hi: base + KIND_SPAN - 1, key: `${no}:${kind}` };
+  }
+
+  async function scopeStats(range: ScopeRange): Promise<{ rows: number; meanLength: number }> {
+    const cached = scopeStatsCache.get(range.key);
     if (cached && Date.now() - cached.at <= DOC_COUNT_TTL_MS) return cached;
-    const sizes = await prisma.$queryRaw<Array<{ sz: Uint8Array | null }>>`
-      SELECT z."sz" AS sz FROM "search_doc" d JOIN "search_fts_docsize" z ON z."id" = d."rowid"
-      WHERE d."scope_id" = ${scopeId} AND d."kind" = ${kind}`;
+    const sizes = await prisma.$queryRawUnsafe<Array<{ sz: Uint8Array | null }>>(
+      `SELECT "sz" FROM "search_fts_docsize" WHERE "id" BETWEEN ${range.lo} AND ${range.hi}`,
+    );
     let total = 0;
     for (const { sz } of sizes) if (sz) total += readVarint(sz)[0];
     const stats = { rows: sizes.length, meanLength: sizes.length > 0 ? total / sizes.length : 1, at: Date.now() };
     if (scopeStatsCache.size > 10_000) scopeStatsCache.clear();
-    scopeStatsCache.set(key, stats);
+    scopeStatsCache.set(range.key, stats);
     return stats;
   }
 
-  /** The whole index's row count and mean length (FTS5's 'averages' record), to undo bm25()'s use of them. */
-  async function indexStats(): Promise<{ rows: number; meanLength: number }> {
-    const rows = await prisma.$queryRawUnsafe<Array<{ block: Uint8Array }>>(`SELECT "block" FROM "search_fts_data" WHERE "id" = 1`);
-    const block = rows[0]?.block;
-    if (!block || block.length === 0) return { rows: 0, meanLength: 1 };
-    const [n, next] = readVarint(block);
-    const [tokens] = readVarint(block, next);
-    return { rows: n, meanLength: n > 0 ? tokens / n : 1 };
-  }
-
-  /** Rows holding each word: in the scope (its statistics) and in the whole index (to undo bm25()). */
-  async function termCounts(terms: readonly string[], scopeId: string, kind: SearchKind): Promise<{ scope: number[]; index: number[] }> {
-    if (terms.length === 0) return { scope: [], index: [] };
+  /** Rows of the scope holding each word. */
+  async function termCounts(terms: readonly string[], range: ScopeRange): Promise<number[]> {
+    if (terms.length === 0) return [];
     const counts = await prisma.$queryRawUnsafe<Array<Record<string, bigint | number>>>(
       `SELECT ${terms
-        .map(
-          (_, i) =>
-            `(SELECT COUNT(*) FROM "search_fts" JOIN "search_doc" d ON d."rowid" = "search_fts"."rowid" WHERE "search_fts" MATCH ? AND d."scope_id" = ? AND d."kind" = ?) AS s${i}, ` +
-            `(SELECT COUNT(*) FROM "search_fts" WHERE "search_fts" MATCH ?) AS g${i}`,
-        )
+        .map((_, i) => `(SELECT COUNT(*) FROM "search_fts" WHERE "search_fts" MATCH ? AND "rowid" BETWEEN ${range.lo} AND ${range.hi}) AS s${i}`)
         .join(', ')}`,
-      ...terms.flatMap((term) => [`"${term}"`, scopeId, kind, `"${term}"`]),
+      ...terms.map((term) => `"${term}"`),
     );
     const row = counts[0] ?? {};
-    return { scope: terms.map((_, i) => Number(row[`s${i}`] ?? 0)), index: terms.map((_, i) => Number(row[`g${i}`] ?? 0)) };
+    return terms.map((_, i) => Number(row[`s${i}`] ?? 0));
   }
 
   /**
@@ -199,38 +217,34 @@ export function createFullTextIndex(prisma: PrismaClient, provider: DatabaseProv
    */
   async function scopeScores(scopeId: string, kind: SearchKind, query: string): Promise<{ terms: string[]; perTerm: Array<Map<string, number>> }> {
     const all = queryTerms(query);
-    if (all.length === 0) return { terms: [], perTerm: [] };
-    const stats = await scopeStats(scopeId, kind);
-    const allCounts = await termCounts(all, scopeId, kind);
-    const terms = all.length <= 1 ? all : chooseTerms(all, allCounts.scope, stats.rows);
-    const index = await indexStats();
+    const range = all.length > 0 ? await scopeRange(scopeId, kind) : undefined;
+    if (!range) return { terms: [], perTerm: [] };
+    const stats = await scopeStats(range);
+    const counts = await termCounts(all, range);
+    const terms = all.length <= 1 ? all : chooseTerms(all, counts, stats.rows);
+    const { join, text } = ROW_TEXT[kind];
     const perTerm: Array<Map<string, number>> = [];
     for (const term of terms) {
-      const i = all.indexOf(term);
       const scores = new Map<string, number>();
       perTerm.push(scores);
-      const holding = allCounts.scope[i] ?? 0;
+      const holding = counts[all.indexOf(term)] ?? 0;
       if (holding === 0 || stats.rows === 0) continue;
-      const rows = await prisma.$queryRawUnsafe<Array<{ id: string; rank: number; sz: Uint8Array | null }>>(
-        `SELECT d."ref_id" AS id, bm25("search_fts") AS rank, z."sz" AS sz FROM "search_fts" ` +
-          `JOIN "search_doc" d ON d."rowid" = "search_fts"."rowid" JOIN "search_fts_docsize" z ON z."id" = "search_fts"."rowid" ` +
-          `WHERE "search_fts" MATCH ? AND d."scope_id" = ? AND d."kind" = ? LIMIT ?`,
+      const rows = await prisma.$queryRawUnsafe<Array<{ id: string; sz: Uint8Array | null; text: string }>>(
+        `SELECT d."ref_id" AS id, z."sz" AS sz, ${text} AS text FROM "search_fts" ` +
+          `JOIN "search_doc" d ON d."rowid" = "search_fts"."rowid" JOIN "search_fts_docsize" z ON z."id" = "search_fts"."rowid" ${join} ` +
+          `WHERE "search_fts" MATCH ? AND "search_fts"."rowid" BETWEEN ${range.lo} AND ${range.hi} AND d."scope_id" = ? ` +
+          `ORDER BY "search_fts"."rowid" DESC LIMIT ${MAX_TERM_ROWS}`,
         `"${term}"`,
         scopeId,
-        kind,
-        MAX_TERM_ROWS,
       );
-      const indexWeight = idf(index.rows, allCounts.index[i] ?? 0);
-      const scopeWeight = idf(stats.rows, holding);
+      const weight = idf(stats.rows, holding);
+      const stems = ftsTokens(term);
       for (const row of rows) {
         const length = row.sz ? readVarint(row.sz)[0] : 0;
-        // bm25() = -(w * tf * (k1 + 1) / (tf + L)), L from the row's length and the index's mean:
-        // solved for tf (a whole count, so rounding removes the float noise).
-        const s = -Number(row.rank);
-        const lengthPart = K1 * (1 - B + (B * length) / index.meanLength);
-        const denominator = indexWeight * (K1 + 1) - s;
-        const tf = denominator > 0 ? Math.max(1, Math.round((s * lengthPart) / denominator)) : 1;
-        scores.set(row.id, bm25(tf, length, stats.meanLength, scopeWeight));
+        // FTS5 matched the row, so the word is there at least once (a word the tokenizer splits
+        // in two is matched as a phrase: counted once).
+        const tf = stems.length === 1 ? Math.max(1, termFrequency(row.text, stems[0]!)) : 1;
+        scores.set(row.id, bm25(tf, length, stats.meanLength, weight));
       }
     }
     return { terms, perTerm };
@@ -248,10 +262,10 @@ export function createFullTextIndex(prisma: PrismaClient, provider: DatabaseProv
     }
     const terms = queryTerms(query);
     if (terms.length === 0) return [];
-    const tsquery = terms.join(' | ');
+    // The query's lexemes tagged with the scope and kind, as the rows' are (search-index.sql).
     const rows = await prisma.$queryRaw<Array<{ id: string; score: number }>>`
       SELECT d."ref_id" AS id, ts_rank_cd(d."tsv", q) AS score
-      FROM "search_doc" d, to_tsquery('english', ${tsquery}) q
+      FROM "search_doc" d, "nocturne_search_tsquery"(${scopeId}, ${kind}, ${terms.join(' ')}) q
       WHERE d."scope_id" = ${scopeId} AND d."kind" = ${kind} AND d."tsv" @@ q
       ORDER BY score DESC LIMIT ${limit}`;
     return rows.map((row) => ({ id: row.id, score: Number(row.score) }));

@@ -21,12 +21,12 @@ export const DEFAULT_PRISMA_DIR = path.join(PROJECT_ROOT, 'prisma');
 
 /** Tables Prisma's models do not describe (full-text search), per provider. */
 const EXTERNAL_TABLES: Record<DatabaseProvider, string[]> = {
-  sqlite: ['search_doc', 'search_fts', 'search_fts_data', 'search_fts_idx', 'search_fts_content', 'search_fts_docsize', 'search_fts_config', 'sqlite_sequence'],
+  sqlite: ['search_scope', 'search_doc', 'search_fts', 'search_fts_data', 'search_fts_idx', 'search_fts_content', 'search_fts_docsize', 'search_fts_config', 'sqlite_sequence'],
   postgres: ['public.search_doc'],
 };
 
-/** Tables whose rebuild drops the search triggers (SQLite only rebuilds tables). */
-const SEARCHED_TABLES = ['Episode', 'Memory'];
+/** Tables whose rebuild drops the search triggers (SQLite only rebuilds tables; Scope's trigger drops its number). */
+const SEARCHED_TABLES = ['Episode', 'Memory', 'Scope'];
 
 const LOCK_FILE = 'migration_lock.toml';
 

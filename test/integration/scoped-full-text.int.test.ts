@@ -1,0 +1,238 @@
+/**
+ * Issue 18: the full-text index kept per scope. On SQLite a scope's rows are one rowid range
+ * (search_scope numbers the scopes), on PostgreSQL its lexemes carry a tag of the scope and kind;
+ * either way a search reads only the scope's part of the index. Checked here against real
+ * databases:
+ * - the migration rebuilds an existing index into that shape, and search answers on the upgraded
+ *   database exactly as on a new database holding the same rows;
+ * - rows written later keep the numbering, a deleted scope's number goes with it, and a scope
+ *   made again under the same id finds only its new rows;
+ * - the term frequencies counted in JavaScript are FTS5's: the tokenizer replica gives FTS5's
+ *   own terms word by word.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from '@jest/globals';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { applyPendingMigrations, DEFAULT_PRISMA_DIR, readMigrations } from '../../src/storage/migrations/migration-runner';
+import { createFullTextIndex, type SearchKind } from '../../src/storage/full-text';
+import { ftsTokens } from '../../src/storage/fts-tokens';
+import { createSqliteClient, createSqliteMigrationAdapter } from '../../src/storage/sqlite-driver';
+import { createPostgresClient, createPostgresMigrationAdapter } from '../../src/storage/postgres-driver';
+import { createPostgresDatabase, postgresAvailable, tempDir } from '../support/databases';
+
+const MIGRATION = '20261126070000_scoped_full_text';
+const LOCOMO = path.resolve(__dirname, '../../../shared/datasets/locomo/locomo-dev.json');
+
+/** A copy of prisma/ without the scoped migration, and a function that puts it back. */
+function prismaBefore(provider: 'sqlite' | 'postgres'): { dir: string; restore(): void } {
+  const dir = path.join(tempDir(), 'prisma');
+  fs.cpSync(DEFAULT_PRISMA_DIR, dir, { recursive: true, verbatimSymlinks: true });
+  const migration = path.join(dir, provider, 'migrations', MIGRATION);
+  const aside = path.join(tempDir(), MIGRATION);
+  fs.renameSync(migration, aside);
+  return { dir, restore: () => fs.renameSync(aside, migration) };
+}
+
+const TEXTS = [
+  'I painted a sunset over the lake, painting is my way to relax',
+  'We adopted a puppy named Biscuit last spring',
+  'The painting class meets on Tuesdays; painters paint painted paintings',
+  'Caroline went hiking with her kids near the lake',
+  'My café serves crème brûlée on Sundays',
+  'Running a marathon was harder than painting',
+];
+const MEMORIES = ['Owns a dog called Biscuit', 'Paints landscapes at the lake', 'Likes crème brûlée'];
+const QUERIES = ['painting lake', 'puppy Biscuit', 'creme brulee cafe', 'hiking kids', 'dog', 'landscapes', 'marathon painting sunset'];
+
+/** Plain SQL rows for two scopes (the same on both databases). */
+function rowsSql(ts: (ms: number) => string): string {
+  const lines: string[] = [];
+  for (const scope of ['sa', 'sb']) {
+    lines.push(`INSERT INTO "Scope" ("id", "key", "channel", "kind", "createdAt", "updatedAt") VALUES ('${scope}', 'k-${scope}', 't', 'user', ${ts(0)}, ${ts(0)});`);
+    TEXTS.forEach((text, i) => {
+      const content = scope === 'sb' ? `${text} again` : text;
+      lines.push(
+        `INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "author", "content", "timestamp", "contentHash", "createdAt") ` +
+          `VALUES ('${scope}-e${i}', '${scope}', 't', 'user', 'Ana', '${content.replace(/'/g, "''")}', ${ts(i)}, 'h${i}', ${ts(i)});`,
+      );
+    });
+    MEMORIES.forEach((text, i) => {
+      lines.push(
+        `INSERT INTO "Memory" ("id", "scopeId", "category", "content", "confidence", "updatedAt") VALUES ('${scope}-m${i}', '${scope}', 'fact', '${text.replace(/'/g, "''")}', 0.8, ${ts(i)});`,
+      );
+    });
+  }
+  return lines.join('\n');
+}
+
+type Searchable = Parameters<typeof createFullTextIndex>[0];
+
+async function answers(prisma: Searchable, provider: 'sqlite' | 'postgres'): Promise<unknown[]> {
+  const index = createFullTextIndex(prisma, provider);
+  const out: unknown[] = [];
+  for (const scopeId of ['sa', 'sb']) {
+    for (const kind of ['episode', 'memory'] as SearchKind[]) {
+      for (const query of QUERIES) out.push({ scopeId, kind, query, hits: await index.search({ scopeId, kind, query, limit: 10 }) });
+    }
+  }
+  return out;
+}
+
+describe('scoped full text on SQLite', () => {
+  it('rebuilds an existing index per scope, and searches answer as on a new database', async () => {
+    const before = prismaBefore('sqlite');
+    const file = path.join(tempDir(), 'old.db');
+    await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }), prismaDir: before.dir });
+    const old = new Database(file);
+    old.exec(rowsSql(String));
+    expect(old.prepare(`SELECT name FROM sqlite_master WHERE name = 'search_scope'`).all()).toEqual([]);
+    old.close();
+    before.restore();
+    expect(await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }), prismaDir: before.dir })).toEqual([MIGRATION]);
+
+    const fresh = path.join(tempDir(), 'new.db');
+    await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file: fresh }) });
+    const db = new Database(fresh);
+    db.exec(rowsSql(String));
+    db.close();
+
+    const upgraded = await createSqliteClient({ file });
+    const created = await createSqliteClient({ file: fresh });
+    try {
+      const a = await answers(upgraded, 'sqlite');
+      expect(a).toEqual(await answers(created, 'sqlite'));
+      const hits = a as Array<{ scopeId: string; kind: string; query: string; hits: Array<{ id: string; score: number }> }>;
+      // Each scope finds its own rows only, with positive scores, the best first.
+      for (const q of hits) {
+        for (const hit of q.hits) expect(hit.id.startsWith(`${q.scopeId}-${q.kind === 'episode' ? 'e' : 'm'}`)).toBe(true);
+        expect(q.hits.every((h, i) => h.score > 0 && (i === 0 || q.hits[i - 1]!.score >= h.score))).toBe(true);
+      }
+      expect(hits.find((q) => q.scopeId === 'sa' && q.kind === 'episode' && q.query === 'painting lake')!.hits.map((h) => h.id)).toEqual(
+        expect.arrayContaining(['sa-e0', 'sa-e2', 'sa-e3', 'sa-e5']),
+      );
+      expect(hits.find((q) => q.scopeId === 'sb' && q.kind === 'episode' && q.query === 'painting lake')!.hits.length).toBe(4);
+    } finally {
+      await upgraded.$disconnect();
+      await created.$disconnect();
+    }
+
+    const check = new Database(file);
+    try {
+      const scopes = check.prepare(`SELECT "no", "scope_id" AS scopeId, "episodes", "memories" FROM "search_scope" ORDER BY "no"`).all() as Array<{ no: number; scopeId: string; episodes: number; memories: number }>;
+      expect(scopes.map((s) => [s.scopeId, s.episodes, s.memories])).toEqual([['sa', 6, 3], ['sb', 6, 3]]);
+      const docs = check.prepare(`SELECT "rowid" AS rowid, "kind", "ref_id" AS refId, "scope_id" AS scopeId FROM "search_doc"`).all() as Array<{ rowid: number; kind: string; refId: string; scopeId: string }>;
+      expect(docs).toHaveLength(18);
+      for (const doc of docs) {
+        const no = scopes.find((s) => s.scopeId === doc.scopeId)!.no;
+        const base = no * 2 ** 32 + (doc.kind === 'memory' ? 2 ** 31 : 0);
+        expect(doc.rowid).toBeGreaterThan(base);
+        expect(doc.rowid).toBeLessThanOrEqual(base + 6);
+      }
+      // Later rows continue the scope's numbering.
+      check.exec(`INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "content", "timestamp", "contentHash", "createdAt") VALUES ('sa-e6', 'sa', 't', 'user', 'a new oboe', 9, 'h9', 9)`);
+      const sa = scopes.find((s) => s.scopeId === 'sa')!.no;
+      expect(check.prepare(`SELECT "rowid" AS rowid FROM "search_doc" WHERE "ref_id" = 'sa-e6'`).get()).toEqual({ rowid: sa * 2 ** 32 + 7 });
+      expect(check.prepare(`SELECT "rowid" AS rowid FROM "search_fts" WHERE "search_fts" MATCH 'oboe'`).all()).toEqual([{ rowid: sa * 2 ** 32 + 7 }]);
+    } finally {
+      check.close();
+    }
+  });
+
+  it("drops a deleted scope's number; the same id made again starts a new range and finds only its new rows", async () => {
+    const file = path.join(tempDir(), 'scopes.db');
+    await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }) });
+    const prisma = await createSqliteClient({ file });
+    try {
+      const index = createFullTextIndex(prisma, 'sqlite');
+      const scope = await prisma.scope.create({ data: { id: 'again', key: 'k-again', channel: 't' } });
+      const episode = (content: string, id: string) =>
+        prisma.episode.create({ data: { id, scopeId: scope.id, channel: 't', role: 'user', content, timestamp: new Date(), contentHash: id } });
+      await episode('the harbor at dawn', 'old-1');
+      expect((await index.search({ scopeId: 'again', kind: 'episode', query: 'harbor', limit: 5 })).map((h) => h.id)).toEqual(['old-1']);
+      const [first] = await prisma.$queryRawUnsafe<Array<{ no: bigint | number }>>(`SELECT "no" FROM "search_scope" WHERE "scope_id" = 'again'`);
+      await prisma.scope.delete({ where: { id: 'again' } });
+      expect(await prisma.$queryRawUnsafe(`SELECT * FROM "search_scope" WHERE "scope_id" = 'again'`)).toEqual([]);
+      expect(await index.search({ scopeId: 'again', kind: 'episode', query: 'harbor', limit: 5 })).toEqual([]);
+
+      await prisma.scope.create({ data: { id: 'again', key: 'k-again', channel: 't' } });
+      await episode('a harbor seal', 'new-1');
+      const [second] = await prisma.$queryRawUnsafe<Array<{ no: bigint | number }>>(`SELECT "no" FROM "search_scope" WHERE "scope_id" = 'again'`);
+      expect(Number(second!.no)).toBeGreaterThan(Number(first!.no));
+      expect((await index.search({ scopeId: 'again', kind: 'episode', query: 'harbor', limit: 5 })).map((h) => h.id)).toEqual(['new-1']);
+      expect(await index.countDocuments('again', 'episode')).toBe(1);
+    } finally {
+      await prisma.$disconnect();
+    }
+  });
+
+  it("counts words as FTS5's tokenizer makes them, word by word", () => {
+    const words = new Set<string>(['running', 'painted', 'Café', 'crème', 'BRÛLÉE', 'naïve', 'x', 'ab', 'Ωmega', '東京', '12th', 'x'.repeat(70) + 'ing', 'generalizations', 'happily', 'skies']);
+    if (fs.existsSync(LOCOMO)) for (const w of fs.readFileSync(LOCOMO, 'utf8').match(/[\p{L}\p{N}]+/gu) ?? []) words.add(w);
+    const list = [...words];
+    const db = new Database(':memory:');
+    try {
+      db.exec(`CREATE VIRTUAL TABLE f USING fts5(c, tokenize = 'porter unicode61 remove_diacritics 2'); CREATE VIRTUAL TABLE v USING fts5vocab(f, 'instance');`);
+      const insert = db.prepare('INSERT INTO f (rowid, c) VALUES (?, ?)');
+      db.transaction(() => list.forEach((word, i) => insert.run(i + 1, word)))();
+      const fts = new Map<number, string[]>();
+      for (const row of db.prepare('SELECT "doc", "term" FROM v ORDER BY "doc", "offset"').all() as Array<{ doc: number; term: string }>) {
+        fts.set(row.doc, [...(fts.get(row.doc) ?? []), row.term]);
+      }
+      const differ = list.filter((word, i) => JSON.stringify(fts.get(i + 1) ?? []) !== JSON.stringify(ftsTokens(word)));
+      expect(list.length).toBeGreaterThan(fs.existsSync(LOCOMO) ? 5_000 : 10);
+      expect(differ).toEqual([]);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+const pgDescribe = postgresAvailable() ? describe : describe.skip;
+
+pgDescribe('scoped full text on PostgreSQL', () => {
+  it("re-indexes existing rows with their scope's lexemes, and searches answer as on a new database", async () => {
+    const before = prismaBefore('postgres');
+    const url = await createPostgresDatabase();
+    await applyPendingMigrations({ provider: 'postgres', adapterFactory: createPostgresMigrationAdapter(url), prismaDir: before.dir });
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(rowsSql((ms) => `to_timestamp(${ms})`));
+      before.restore();
+      expect(await applyPendingMigrations({ provider: 'postgres', adapterFactory: createPostgresMigrationAdapter(url), prismaDir: before.dir })).toEqual([MIGRATION]);
+      // Every lexeme carries its row's scope and kind; a plain lexeme finds nothing.
+      const tsv = await client.query(`SELECT "scope_id", "kind", "tsv"::text AS tsv FROM "search_doc" WHERE "ref_id" = 'sa-e1'`);
+      expect(tsv.rows[0].tsv).toMatch(/^'[0-9a-f]{8}:adopt':\d/);
+      const tags = await client.query(`SELECT DISTINCT "nocturne_search_tag"("scope_id", "kind") AS tag FROM "search_doc"`);
+      expect(tags.rowCount).toBe(4);
+      expect((await client.query(`SELECT COUNT(*)::int AS n FROM "search_doc" WHERE "tsv" @@ to_tsquery('english', 'puppy')`)).rows[0].n).toBe(0);
+      // No GIN pending list, which every search would read whole whoever filled it.
+      const options = await client.query(`SELECT reloptions FROM pg_class WHERE relname = 'search_doc_tsv'`);
+      expect(options.rows[0].reloptions).toEqual(['fastupdate=off']);
+    } finally {
+      await client.end();
+    }
+
+    const fresh = await createPostgresDatabase();
+    await applyPendingMigrations({ provider: 'postgres', adapterFactory: createPostgresMigrationAdapter(fresh) });
+    const freshClient = new pg.Client({ connectionString: fresh });
+    await freshClient.connect();
+    await freshClient.query(rowsSql((ms) => `to_timestamp(${ms})`));
+    await freshClient.end();
+
+    const upgraded = await createPostgresClient(url);
+    const created = await createPostgresClient(fresh);
+    try {
+      const a = (await answers(upgraded, 'postgres')) as Array<{ scopeId: string; kind: string; query: string; hits: Array<{ id: string; score: number }> }>;
+      expect(a).toEqual(await answers(created, 'postgres'));
+      for (const q of a) for (const hit of q.hits) expect(hit.id.startsWith(`${q.scopeId}-${q.kind === 'episode' ? 'e' : 'm'}`)).toBe(true);
+      expect(a.find((q) => q.scopeId === 'sa' && q.kind === 'memory' && q.query === 'dog')!.hits.map((h) => h.id)).toEqual(['sa-m0']);
+      expect(a.find((q) => q.scopeId === 'sb' && q.kind === 'episode' && q.query === 'puppy Biscuit')!.hits.map((h) => h.id)).toEqual(['sb-e1']);
+    } finally {
+      await upgraded.$disconnect();
+      await created.$disconnect();
+    }
+  });
+});
