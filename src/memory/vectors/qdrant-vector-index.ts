@@ -90,18 +90,26 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
     }
   }
 
-  async function ensureCollection(name: string, vectors: { size: number; distance: 'Cosine' | 'Dot' }, indexes: string[]): Promise<void> {
+  /**
+   * Many people in one collection (Qdrant's payload-based multitenancy, issue 18): `scope_id` is
+   * a tenant index (`is_tenant`: a scope's points are stored together and read sequentially), and
+   * the HNSW graph is built per scope (`payload_m` 16) instead of over the whole collection
+   * (`m` 0), so every search, always filtered on one scope, walks that scope's graph only.
+   * Applied when a collection is created; docs/deploy.md says how to move an existing one.
+   */
+  async function ensureCollection(name: string, vectors: { size: number; distance: 'Cosine' | 'Dot' }, indexes: string[], perScope = false): Promise<void> {
     const { exists } = await api().collectionExists(name);
     if (!exists) {
       try {
-        await api().createCollection(name, { vectors });
+        await api().createCollection(name, { vectors, ...(perScope && { hnsw_config: { m: 0, payload_m: 16 } }) });
       } catch (error) {
         // Another process may have created it between the check and the creation.
         if (!isAlreadyExists(error)) throw error;
       }
     }
     for (const field of indexes) {
-      await api().createPayloadIndex(name, { field_name: field, field_schema: 'keyword', wait: true });
+      const tenant = perScope && field === 'scope_id';
+      await api().createPayloadIndex(name, { field_name: field, field_schema: tenant ? { type: 'keyword', is_tenant: true } : 'keyword', wait: true });
     }
   }
 
@@ -146,7 +154,7 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
           // A collection of that name can be left over from an earlier identity: start empty.
           await deleteCollectionIfExists(name);
         }
-        await ensureCollection(name, { size: next.dimension, distance: 'Cosine' }, ['scope_id', 'kind']);
+        await ensureCollection(name, { size: next.dimension, distance: 'Cosine' }, ['scope_id', 'kind'], true);
         if (!same) {
           await api().upsert(metaCollection, {
             wait: true,
