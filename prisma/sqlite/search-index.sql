@@ -36,6 +36,7 @@ CREATE VIRTUAL TABLE IF NOT EXISTS "search_fts" USING fts5(
 
 CREATE TRIGGER IF NOT EXISTS "episode_search_insert_v3" AFTER INSERT ON "Episode" BEGIN
     INSERT OR IGNORE INTO "search_scope" ("scope_id") VALUES (NEW."scopeId");
+    SELECT RAISE(ABORT, 'full-text index: a scope holds at most 2147483647 episodes') FROM "search_scope" WHERE "scope_id" = NEW."scopeId" AND "episodes" >= 2147483647;
     UPDATE "search_scope" SET "episodes" = "episodes" + 1 WHERE "scope_id" = NEW."scopeId";
     INSERT INTO "search_doc" ("rowid", "kind", "ref_id", "scope_id")
         SELECT "no" * 4294967296 + "episodes", 'episode', NEW."id", NEW."scopeId" FROM "search_scope" WHERE "scope_id" = NEW."scopeId";
@@ -54,6 +55,7 @@ END;
 
 CREATE TRIGGER IF NOT EXISTS "memory_search_insert_v3" AFTER INSERT ON "Memory" BEGIN
     INSERT OR IGNORE INTO "search_scope" ("scope_id") VALUES (NEW."scopeId");
+    SELECT RAISE(ABORT, 'full-text index: a scope holds at most 2147483647 memories') FROM "search_scope" WHERE "scope_id" = NEW."scopeId" AND "memories" >= 2147483647;
     UPDATE "search_scope" SET "memories" = "memories" + 1 WHERE "scope_id" = NEW."scopeId";
     INSERT INTO "search_doc" ("rowid", "kind", "ref_id", "scope_id")
         SELECT "no" * 4294967296 + 2147483648 + "memories", 'memory', NEW."id", NEW."scopeId" FROM "search_scope" WHERE "scope_id" = NEW."scopeId";

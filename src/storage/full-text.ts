@@ -121,8 +121,8 @@ const B = 0.75;
  * thus one rowid range, and FTS5 reads a word's rows within a range without walking the rest of
  * its posting list.
  */
-const SCOPE_SPAN = 2 ** 32;
-const KIND_SPAN = 2 ** 31;
+const SCOPE_SPAN = 2n ** 32n;
+const KIND_SPAN = 2n ** 31n;
 
 /** An FTS5 varint (SQLite's format: 7 bits a byte, high bit set while more follow, a 9th byte of 8 bits). */
 function readVarint(bytes: Uint8Array, at = 0): [number, number] {
@@ -151,8 +151,8 @@ const MAX_TERM_ROWS = 20_000;
 
 /** A scope's rows of one kind: their rowid range, and a key for its statistics. */
 interface ScopeRange {
-  readonly lo: number;
-  readonly hi: number;
+  readonly lo: bigint;
+  readonly hi: bigint;
   readonly key: string;
 }
 
@@ -179,9 +179,9 @@ export function createFullTextIndex(prisma: PrismaClient, provider: DatabaseProv
   async function scopeRange(scopeId: string, kind: SearchKind): Promise<ScopeRange | undefined> {
     const rows = await prisma.$queryRaw<Array<{ no: bigint | number }>>`SELECT "no" FROM "search_scope" WHERE "scope_id" = ${scopeId}`;
     if (!rows[0]) return undefined;
-    const no = Number(rows[0].no);
-    const base = no * SCOPE_SPAN + (kind === 'memory' ? KIND_SPAN : 0);
-    return { lo: base + 1, hi: base + KIND_SPAN - 1, key: `${no}:${kind}` };
+    const no = BigInt(rows[0].no);
+    const base = no * SCOPE_SPAN + (kind === 'memory' ? KIND_SPAN : 0n);
+    return { lo: base + 1n, hi: base + KIND_SPAN - 1n, key: `${no}:${kind}` };
   }
 
   async function scopeStats(range: ScopeRange): Promise<{ rows: number; meanLength: number }> {

@@ -167,6 +167,27 @@ describe('scoped full text on SQLite', () => {
     }
   });
 
+  it("refuses a row past a scope's range with a clear error, and stores nothing of it", async () => {
+    const file = path.join(tempDir(), 'full.db');
+    await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }) });
+    const db = new Database(file);
+    try {
+      db.exec(`INSERT INTO "Scope" ("id", "key", "channel", "kind", "createdAt", "updatedAt") VALUES ('full', 'k', 't', 'user', 0, 0);
+        INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "content", "timestamp", "contentHash", "createdAt") VALUES ('e1', 'full', 't', 'user', 'first', 0, 'h', 0);
+        UPDATE "search_scope" SET "episodes" = 2147483647 WHERE "scope_id" = 'full';`);
+      expect(() =>
+        db.exec(`INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "content", "timestamp", "contentHash", "createdAt") VALUES ('e2', 'full', 't', 'user', 'second', 0, 'h', 0)`),
+      ).toThrow('full-text index: a scope holds at most 2147483647 episodes');
+      expect(db.prepare(`SELECT COUNT(*) AS n FROM "Episode"`).get()).toEqual({ n: 1 });
+      expect(db.prepare(`SELECT COUNT(*) AS n FROM "search_doc"`).get()).toEqual({ n: 1 });
+      // A memory has a range of its own.
+      db.exec(`INSERT INTO "Memory" ("id", "scopeId", "category", "content", "confidence", "updatedAt") VALUES ('m1', 'full', 'fact', 'still fine', 0.8, 0)`);
+      expect(db.prepare(`SELECT COUNT(*) AS n FROM "search_fts" WHERE "search_fts" MATCH 'fine'`).get()).toEqual({ n: 1 });
+    } finally {
+      db.close();
+    }
+  });
+
   it("counts words as FTS5's tokenizer makes them, word by word", () => {
     const words = new Set<string>(['running', 'painted', 'Café', 'crème', 'BRÛLÉE', 'naïve', 'x', 'ab', 'Ωmega', '東京', '12th', 'x'.repeat(70) + 'ing', 'generalizations', 'happily', 'skies']);
     if (fs.existsSync(LOCOMO)) for (const w of fs.readFileSync(LOCOMO, 'utf8').match(/[\p{L}\p{N}]+/gu) ?? []) words.add(w);
