@@ -61,6 +61,7 @@ interface MigrationMarks {
 
 function migrationMarks(): MigrationMarks[] {
   const columns = new Map<string, Set<string>>();
+  const created = new Set<string>();
   const columnsOf = (body: string) => new Set([...body.matchAll(/^\s+"([^"]+)"\s+[A-Z]/gm)].map((m) => m[1]!));
   return readMigrations('sqlite', DEFAULT_PRISMA_DIR).migrationDirectories.map((dir) => {
     const sql = fs.readFileSync(path.join(DEFAULT_PRISMA_DIR, 'sqlite', 'migrations', dir.path, 'migration.sql'), 'utf8');
@@ -73,11 +74,14 @@ function migrationMarks(): MigrationMarks[] {
         const before = columns.get(base) ?? new Set();
         for (const c of cols) if (!before.has(c)) marks.columns.push([base, c]);
         columns.set(base, cols);
-      } else {
+      } else if (!created.has(table)) {
         marks.tables.push(table);
         columns.set(table, cols);
       }
+      // (A table an earlier migration created, dropped and made again here, marks nothing: it is
+      // there before this migration as after it.)
     }
+    for (const m of sql.matchAll(/CREATE (?:VIRTUAL )?TABLE (?:IF NOT EXISTS )?"([^"]+)"/g)) created.add(m[1]!);
     for (const m of sql.matchAll(/ALTER TABLE "([^"]+)" ADD COLUMN "([^"]+)"/g)) {
       marks.columns.push([m[1]!, m[2]!]);
       columns.get(m[1]!)?.add(m[2]!);
