@@ -75,7 +75,6 @@ export interface FullTextIndex {
  */
 const COMMON_WORD_ROWS = 2_000;
 const COMMON_WORD_SHARE = 0.05;
-const DOC_COUNT_TTL_MS = 60_000;
 const MAX_QUERY_WORDS = 6;
 /**
  * Rows a query's words may hold together. Scoring a query costs ~2.5 µs per row its words hold
@@ -149,11 +148,12 @@ function bm25(tf: number, rowLength: number, meanLength: number, weight: number)
 /** Rows a scope's word lists may hold in one query, whatever else: bounds a query of one very common word (the newest are kept). */
 const MAX_TERM_ROWS = 20_000;
 
-/** A scope's rows of one kind: their rowid range, and a key for its statistics. */
+/** A scope's rows of one kind: their rowid range, how many there are and their mean length in tokens. */
 interface ScopeRange {
   readonly lo: bigint;
   readonly hi: bigint;
-  readonly key: string;
+  readonly rows: number;
+  readonly meanLength: number;
 }
 
 /** The indexed text of a row (the triggers index the same expression). */
@@ -169,33 +169,25 @@ export function createFullTextIndex(prisma: PrismaClient, provider: DatabaseProv
    * takes the first three from the whole index, which all scopes share, and walks a word's whole
    * posting list to count its rows, so a scope's ranking moved with what other scopes held and its
    * cost grew with theirs. Here every figure is the scope's own and every read stays in the
-   * scope's rowid range: FTS5 finds the scope's rows holding a word, their lengths come from
+   * scope's rowid range: the scope's row count and total length are kept by the triggers in
+   * `search_scope`, FTS5 finds the scope's rows holding a word, their lengths come from
    * `search_fts_docsize`, the word's count in a row from the row's text (fts-tokens.ts replays
    * the tokenizer), and the score is computed here. PostgreSQL's ts_rank_cd uses no statistics of
    * other rows; its lexemes carry the scope (search-index.sql), so its cost is the scope's too.
    */
-  const scopeStatsCache = new Map<string, { rows: number; meanLength: number; at: number }>();
 
+  /** The scope's rowid range for a kind, with its BM25 statistics (kept current by the triggers). */
   async function scopeRange(scopeId: string, kind: SearchKind): Promise<ScopeRange | undefined> {
-    const rows = await prisma.$queryRaw<Array<{ no: bigint | number }>>`SELECT "no" FROM "search_scope" WHERE "scope_id" = ${scopeId}`;
-    if (!rows[0]) return undefined;
-    const no = BigInt(rows[0].no);
-    const base = no * SCOPE_SPAN + (kind === 'memory' ? KIND_SPAN : 0n);
-    return { lo: base + 1n, hi: base + KIND_SPAN - 1n, key: `${no}:${kind}` };
-  }
-
-  async function scopeStats(range: ScopeRange): Promise<{ rows: number; meanLength: number }> {
-    const cached = scopeStatsCache.get(range.key);
-    if (cached && Date.now() - cached.at <= DOC_COUNT_TTL_MS) return cached;
-    const sizes = await prisma.$queryRawUnsafe<Array<{ sz: Uint8Array | null }>>(
-      `SELECT "sz" FROM "search_fts_docsize" WHERE "id" BETWEEN ${range.lo} AND ${range.hi}`,
+    const [rowsColumn, tokensColumn] = kind === 'memory' ? ['memory_rows', 'memory_tokens'] : ['episode_rows', 'episode_tokens'];
+    const found = await prisma.$queryRawUnsafe<Array<{ no: bigint | number; rows: bigint | number; tokens: bigint | number }>>(
+      `SELECT "no", "${rowsColumn}" AS rows, "${tokensColumn}" AS tokens FROM "search_scope" WHERE "scope_id" = ?`,
+      scopeId,
     );
-    let total = 0;
-    for (const { sz } of sizes) if (sz) total += readVarint(sz)[0];
-    const stats = { rows: sizes.length, meanLength: sizes.length > 0 ? total / sizes.length : 1, at: Date.now() };
-    if (scopeStatsCache.size > 10_000) scopeStatsCache.clear();
-    scopeStatsCache.set(range.key, stats);
-    return stats;
+    const row = found[0];
+    if (!row) return undefined;
+    const base = BigInt(row.no) * SCOPE_SPAN + (kind === 'memory' ? KIND_SPAN : 0n);
+    const rows = Number(row.rows);
+    return { lo: base + 1n, hi: base + KIND_SPAN - 1n, rows, meanLength: rows > 0 ? Number(row.tokens) / rows : 1 };
   }
 
   /** Rows of the scope holding each word. */
@@ -219,7 +211,7 @@ export function createFullTextIndex(prisma: PrismaClient, provider: DatabaseProv
     const all = queryTerms(query);
     const range = all.length > 0 ? await scopeRange(scopeId, kind) : undefined;
     if (!range) return { terms: [], perTerm: [] };
-    const stats = await scopeStats(range);
+    const stats = range;
     const counts = await termCounts(all, range);
     const terms = all.length <= 1 ? all : chooseTerms(all, counts, stats.rows);
     const { join, text } = ROW_TEXT[kind];

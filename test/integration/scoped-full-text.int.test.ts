@@ -188,6 +188,71 @@ describe('scoped full text on SQLite', () => {
     }
   });
 
+  it('keeps each scope\'s row count and token total equal to what FTS5 holds, through inserts, edits and deletes', () => {
+    const file = path.join(tempDir(), 'stats.db');
+    return applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }) }).then(() => {
+      const db = new Database(file);
+      try {
+        let seed = 7;
+        const rand = (n: number) => {
+          seed = (seed + 0x6d2b79f5) >>> 0;
+          let t = Math.imul(seed ^ (seed >>> 15), seed | 1);
+          t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+          return (((t ^ (t >>> 14)) >>> 0) % n);
+        };
+        // Lengths of 0 to 20,000 tokens: one-, two- and three-byte varints in the docsize record.
+        let made = 0;
+        const text = () => Array.from({ length: [0, 3, 40, 130, 900, 20_000][made++ % 6]! }, (_, i) => `w${(i * 7 + rand(50)) % 300}`).join(' ');
+        db.exec(`INSERT INTO "Scope" ("id", "key", "channel", "kind", "createdAt", "updatedAt") VALUES ('s1', 'k1', 't', 'user', 0, 0), ('s2', 'k2', 't', 'user', 0, 0)`);
+        const live: Array<{ table: 'Episode' | 'Memory'; id: string }> = [];
+        for (let i = 0; i < 120; i++) {
+          const scope = rand(2) ? 's1' : 's2';
+          const op = live.length === 0 ? 0 : rand(4);
+          if (op <= 1) {
+            const id = `r${i}`;
+            if (rand(2)) {
+              db.prepare(`INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "author", "content", "timestamp", "contentHash", "createdAt") VALUES (?, ?, 't', 'user', ?, ?, 0, 'h', 0)`).run(id, scope, rand(2) ? 'Ana' : null, text());
+              live.push({ table: 'Episode', id });
+            } else {
+              db.prepare(`INSERT INTO "Memory" ("id", "scopeId", "category", "content", "confidence", "updatedAt") VALUES (?, ?, 'fact', ?, 0.8, 0)`).run(id, scope, text());
+              live.push({ table: 'Memory', id });
+            }
+          } else {
+            const [row] = live.splice(rand(live.length), 1);
+            if (op === 2) {
+              db.prepare(`UPDATE "${row!.table}" SET "content" = ? WHERE "id" = ?`).run(text(), row!.id);
+              live.push(row!);
+            } else {
+              db.prepare(`DELETE FROM "${row!.table}" WHERE "id" = ?`).run(row!.id);
+            }
+          }
+        }
+        const varint = (bytes: Buffer) => {
+          let value = 0;
+          for (const byte of bytes) {
+            value = value * 128 + (byte & 0x7f);
+            if ((byte & 0x80) === 0) break;
+          }
+          return value;
+        };
+        let longest = 0;
+        const kept = db.prepare(`SELECT "scope_id" AS scope, "episode_rows" AS er, "episode_tokens" AS et, "memory_rows" AS mr, "memory_tokens" AS mt FROM "search_scope" ORDER BY "scope_id"`).all();
+        const actual = ['s1', 's2'].map((scope) => {
+          const sizes = (kind: string) =>
+            (db.prepare(`SELECT z."sz" AS sz FROM "search_doc" d JOIN "search_fts_docsize" z ON z."id" = d."rowid" WHERE d."scope_id" = ? AND d."kind" = ?`).all(scope, kind) as Array<{ sz: Buffer }>).map((r) => varint(r.sz));
+          const [e, m] = [sizes('episode'), sizes('memory')];
+          longest = Math.max(longest, ...e, ...m);
+          return { scope, er: e.length, et: e.reduce((a, b) => a + b, 0), mr: m.length, mt: m.reduce((a, b) => a + b, 0) };
+        });
+        expect(longest).toBeGreaterThan(16_383);
+        expect(kept).toEqual(actual);
+        expect(actual.map((a) => a.er + a.mr).reduce((a, b) => a + b)).toBe(live.length);
+      } finally {
+        db.close();
+      }
+    });
+  });
+
   it("counts words as FTS5's tokenizer makes them, word by word", () => {
     const words = new Set<string>(['running', 'painted', 'Café', 'crème', 'BRÛLÉE', 'naïve', 'x', 'ab', 'Ωmega', '東京', '12th', 'x'.repeat(70) + 'ing', 'generalizations', 'happily', 'skies']);
     if (fs.existsSync(LOCOMO)) for (const w of fs.readFileSync(LOCOMO, 'utf8').match(/[\p{L}\p{N}]+/gu) ?? []) words.add(w);

@@ -1,6 +1,7 @@
 -- Full text numbered by scope (issue 18): a scope's index rows take one rowid range, so a search
--- reads only the scope's part of each posting list (prisma/sqlite/search-index.sql explains the
--- numbering). The index is rebuilt from Episode and Memory with the new keys.
+-- reads only the scope's part of each posting list, and search_scope keeps the scope's BM25
+-- statistics (prisma/sqlite/search-index.sql explains both). The index is rebuilt from Episode and
+-- Memory with the new keys.
 DROP TRIGGER IF EXISTS "episode_search_insert_v2";
 DROP TRIGGER IF EXISTS "episode_search_update_v2";
 DROP TRIGGER IF EXISTS "episode_search_delete";
@@ -14,12 +15,13 @@ CREATE TABLE "search_scope" (
     "no" INTEGER PRIMARY KEY AUTOINCREMENT,
     "scope_id" TEXT NOT NULL UNIQUE,
     "episodes" INTEGER NOT NULL DEFAULT 0,
-    "memories" INTEGER NOT NULL DEFAULT 0
+    "episode_rows" INTEGER NOT NULL DEFAULT 0,
+    "episode_tokens" INTEGER NOT NULL DEFAULT 0,
+    "memories" INTEGER NOT NULL DEFAULT 0,
+    "memory_rows" INTEGER NOT NULL DEFAULT 0,
+    "memory_tokens" INTEGER NOT NULL DEFAULT 0
 );
 INSERT INTO "search_scope" ("scope_id") SELECT "id" FROM "Scope" ORDER BY "createdAt", "id";
-UPDATE "search_scope" SET
-    "episodes" = (SELECT COUNT(*) FROM "Episode" WHERE "scopeId" = "search_scope"."scope_id"),
-    "memories" = (SELECT COUNT(*) FROM "Memory" WHERE "scopeId" = "search_scope"."scope_id");
 
 CREATE TABLE "search_doc" (
     "rowid" INTEGER PRIMARY KEY,
@@ -46,6 +48,13 @@ INSERT INTO "search_fts" ("rowid", "content")
     SELECT d."rowid", COALESCE(e."author" || ': ', '') || e."content" FROM "search_doc" d JOIN "Episode" e ON e."id" = d."ref_id" WHERE d."kind" = 'episode';
 INSERT INTO "search_fts" ("rowid", "content")
     SELECT d."rowid", m."content" FROM "search_doc" d JOIN "Memory" m ON m."id" = d."ref_id" WHERE d."kind" = 'memory';
+UPDATE "search_scope" SET
+    "episodes" = (SELECT COUNT(*) FROM "search_doc" WHERE "scope_id" = "search_scope"."scope_id" AND "kind" = 'episode'),
+    "episode_rows" = (SELECT COUNT(*) FROM "search_doc" WHERE "scope_id" = "search_scope"."scope_id" AND "kind" = 'episode'),
+    "episode_tokens" = COALESCE((SELECT SUM(COALESCE((SELECT CASE WHEN ((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) < 128 THEN ((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) WHEN ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) < 128 THEN (((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) ELSE ((((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 5, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 6, 1)) - 1) END FROM (SELECT hex("sz") AS "h" FROM "search_fts_docsize" WHERE "id" = d."rowid")), 0)) FROM "search_doc" d WHERE d."scope_id" = "search_scope"."scope_id" AND d."kind" = 'episode'), 0),
+    "memories" = (SELECT COUNT(*) FROM "search_doc" WHERE "scope_id" = "search_scope"."scope_id" AND "kind" = 'memory'),
+    "memory_rows" = (SELECT COUNT(*) FROM "search_doc" WHERE "scope_id" = "search_scope"."scope_id" AND "kind" = 'memory'),
+    "memory_tokens" = COALESCE((SELECT SUM(COALESCE((SELECT CASE WHEN ((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) < 128 THEN ((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) WHEN ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) < 128 THEN (((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) ELSE ((((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 5, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 6, 1)) - 1) END FROM (SELECT hex("sz") AS "h" FROM "search_fts_docsize" WHERE "id" = d."rowid")), 0)) FROM "search_doc" d WHERE d."scope_id" = "search_scope"."scope_id" AND d."kind" = 'memory'), 0);
 
 -- Full-text search (prisma/sqlite/search-index.sql)
 -- Full-text search for episodes and memories (SQLite FTS5), kept in sync by triggers in the same
@@ -60,14 +69,23 @@ INSERT INTO "search_fts" ("rowid", "content")
 --
 -- Keys are numbered by scope (docs/retrieval.md, "Full text in a crowded store"): search_scope
 -- gives each scope a number, and a row's key is number * 2^32 (+ 2^31 for a memory) + its place
--- among the scope's rows of its kind (search_scope counts them; keys are never reused). A scope's
--- rows of one kind are one rowid range, which FTS5 reads without walking the rest of a word's
--- posting list, so a search costs what the scope holds, not what the whole store holds.
+-- among the scope's rows of its kind ("episodes" and "memories" count them; keys are never
+-- reused). A scope's rows of one kind are one rowid range, which FTS5 reads without walking the
+-- rest of a word's posting list, so a search costs what the scope holds, not what the whole store
+-- holds. search_scope also keeps the scope's BM25 statistics current: its rows of each kind and
+-- their length in tokens. A row's length is the first varint of FTS5's own docsize record (7 bits a
+-- byte, high bit set while more follow; three bytes hold up to 2,097,151 tokens), decoded from its
+-- hex digits in the triggers below (SQLite has no byte functions, and a view would confuse the
+-- migration engine).
 CREATE TABLE IF NOT EXISTS "search_scope" (
     "no" INTEGER PRIMARY KEY AUTOINCREMENT,
     "scope_id" TEXT NOT NULL UNIQUE,
     "episodes" INTEGER NOT NULL DEFAULT 0,
-    "memories" INTEGER NOT NULL DEFAULT 0
+    "episode_rows" INTEGER NOT NULL DEFAULT 0,
+    "episode_tokens" INTEGER NOT NULL DEFAULT 0,
+    "memories" INTEGER NOT NULL DEFAULT 0,
+    "memory_rows" INTEGER NOT NULL DEFAULT 0,
+    "memory_tokens" INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS "search_doc" (
     "rowid" INTEGER PRIMARY KEY,
@@ -90,15 +108,17 @@ CREATE TRIGGER IF NOT EXISTS "episode_search_insert_v3" AFTER INSERT ON "Episode
     UPDATE "search_scope" SET "episodes" = "episodes" + 1 WHERE "scope_id" = NEW."scopeId";
     INSERT INTO "search_doc" ("rowid", "kind", "ref_id", "scope_id")
         SELECT "no" * 4294967296 + "episodes", 'episode', NEW."id", NEW."scopeId" FROM "search_scope" WHERE "scope_id" = NEW."scopeId";
-    INSERT INTO "search_fts" ("rowid", "content")
-        VALUES ((SELECT "rowid" FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = NEW."id"), COALESCE(NEW."author" || ': ', '') || NEW."content");
+    INSERT INTO "search_fts" ("rowid", "content") VALUES ((SELECT "rowid" FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = NEW."id"), COALESCE(NEW."author" || ': ', '') || NEW."content");
+    UPDATE "search_scope" SET "episode_rows" = "episode_rows" + 1, "episode_tokens" = "episode_tokens" + COALESCE((SELECT CASE WHEN ((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) < 128 THEN ((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) WHEN ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) < 128 THEN (((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) ELSE ((((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 5, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 6, 1)) - 1) END FROM (SELECT hex("sz") AS "h" FROM "search_fts_docsize" WHERE "id" = (SELECT "rowid" FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = NEW."id"))), 0) WHERE "scope_id" = NEW."scopeId";
 END;
-CREATE TRIGGER IF NOT EXISTS "episode_search_update_v2" AFTER UPDATE OF "content", "author" ON "Episode" BEGIN
+CREATE TRIGGER IF NOT EXISTS "episode_search_update_v3" AFTER UPDATE OF "content", "author" ON "Episode" BEGIN
+    UPDATE "search_scope" SET "episode_tokens" = "episode_tokens" - COALESCE((SELECT CASE WHEN ((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) < 128 THEN ((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) WHEN ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) < 128 THEN (((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) ELSE ((((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 5, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 6, 1)) - 1) END FROM (SELECT hex("sz") AS "h" FROM "search_fts_docsize" WHERE "id" = (SELECT "rowid" FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = OLD."id"))), 0) WHERE "scope_id" = OLD."scopeId";
     DELETE FROM "search_fts" WHERE "rowid" = (SELECT "rowid" FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = OLD."id");
-    INSERT INTO "search_fts" ("rowid", "content")
-        VALUES ((SELECT "rowid" FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = NEW."id"), COALESCE(NEW."author" || ': ', '') || NEW."content");
+    INSERT INTO "search_fts" ("rowid", "content") VALUES ((SELECT "rowid" FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = NEW."id"), COALESCE(NEW."author" || ': ', '') || NEW."content");
+    UPDATE "search_scope" SET "episode_tokens" = "episode_tokens" + COALESCE((SELECT CASE WHEN ((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) < 128 THEN ((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) WHEN ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) < 128 THEN (((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) ELSE ((((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 5, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 6, 1)) - 1) END FROM (SELECT hex("sz") AS "h" FROM "search_fts_docsize" WHERE "id" = (SELECT "rowid" FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = NEW."id"))), 0) WHERE "scope_id" = NEW."scopeId";
 END;
-CREATE TRIGGER IF NOT EXISTS "episode_search_delete" AFTER DELETE ON "Episode" BEGIN
+CREATE TRIGGER IF NOT EXISTS "episode_search_delete_v3" AFTER DELETE ON "Episode" BEGIN
+    UPDATE "search_scope" SET "episode_rows" = "episode_rows" - 1, "episode_tokens" = "episode_tokens" - COALESCE((SELECT CASE WHEN ((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) < 128 THEN ((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) WHEN ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) < 128 THEN (((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) ELSE ((((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 5, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 6, 1)) - 1) END FROM (SELECT hex("sz") AS "h" FROM "search_fts_docsize" WHERE "id" = (SELECT "rowid" FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = OLD."id"))), 0) WHERE "scope_id" = OLD."scopeId";
     DELETE FROM "search_fts" WHERE "rowid" = (SELECT "rowid" FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = OLD."id");
     DELETE FROM "search_doc" WHERE "kind" = 'episode' AND "ref_id" = OLD."id";
 END;
@@ -109,15 +129,17 @@ CREATE TRIGGER IF NOT EXISTS "memory_search_insert_v3" AFTER INSERT ON "Memory" 
     UPDATE "search_scope" SET "memories" = "memories" + 1 WHERE "scope_id" = NEW."scopeId";
     INSERT INTO "search_doc" ("rowid", "kind", "ref_id", "scope_id")
         SELECT "no" * 4294967296 + 2147483648 + "memories", 'memory', NEW."id", NEW."scopeId" FROM "search_scope" WHERE "scope_id" = NEW."scopeId";
-    INSERT INTO "search_fts" ("rowid", "content")
-        VALUES ((SELECT "rowid" FROM "search_doc" WHERE "kind" = 'memory' AND "ref_id" = NEW."id"), NEW."content");
+    INSERT INTO "search_fts" ("rowid", "content") VALUES ((SELECT "rowid" FROM "search_doc" WHERE "kind" = 'memory' AND "ref_id" = NEW."id"), NEW."content");
+    UPDATE "search_scope" SET "memory_rows" = "memory_rows" + 1, "memory_tokens" = "memory_tokens" + COALESCE((SELECT CASE WHEN ((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) < 128 THEN ((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) WHEN ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) < 128 THEN (((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) ELSE ((((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 5, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 6, 1)) - 1) END FROM (SELECT hex("sz") AS "h" FROM "search_fts_docsize" WHERE "id" = (SELECT "rowid" FROM "search_doc" WHERE "kind" = 'memory' AND "ref_id" = NEW."id"))), 0) WHERE "scope_id" = NEW."scopeId";
 END;
-CREATE TRIGGER IF NOT EXISTS "memory_search_update" AFTER UPDATE OF "content" ON "Memory" BEGIN
+CREATE TRIGGER IF NOT EXISTS "memory_search_update_v3" AFTER UPDATE OF "content" ON "Memory" BEGIN
+    UPDATE "search_scope" SET "memory_tokens" = "memory_tokens" - COALESCE((SELECT CASE WHEN ((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) < 128 THEN ((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) WHEN ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) < 128 THEN (((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) ELSE ((((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 5, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 6, 1)) - 1) END FROM (SELECT hex("sz") AS "h" FROM "search_fts_docsize" WHERE "id" = (SELECT "rowid" FROM "search_doc" WHERE "kind" = 'memory' AND "ref_id" = OLD."id"))), 0) WHERE "scope_id" = OLD."scopeId";
     DELETE FROM "search_fts" WHERE "rowid" = (SELECT "rowid" FROM "search_doc" WHERE "kind" = 'memory' AND "ref_id" = OLD."id");
-    INSERT INTO "search_fts" ("rowid", "content")
-        VALUES ((SELECT "rowid" FROM "search_doc" WHERE "kind" = 'memory' AND "ref_id" = NEW."id"), NEW."content");
+    INSERT INTO "search_fts" ("rowid", "content") VALUES ((SELECT "rowid" FROM "search_doc" WHERE "kind" = 'memory' AND "ref_id" = NEW."id"), NEW."content");
+    UPDATE "search_scope" SET "memory_tokens" = "memory_tokens" + COALESCE((SELECT CASE WHEN ((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) < 128 THEN ((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) WHEN ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) < 128 THEN (((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) ELSE ((((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 5, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 6, 1)) - 1) END FROM (SELECT hex("sz") AS "h" FROM "search_fts_docsize" WHERE "id" = (SELECT "rowid" FROM "search_doc" WHERE "kind" = 'memory' AND "ref_id" = NEW."id"))), 0) WHERE "scope_id" = NEW."scopeId";
 END;
-CREATE TRIGGER IF NOT EXISTS "memory_search_delete" AFTER DELETE ON "Memory" BEGIN
+CREATE TRIGGER IF NOT EXISTS "memory_search_delete_v3" AFTER DELETE ON "Memory" BEGIN
+    UPDATE "search_scope" SET "memory_rows" = "memory_rows" - 1, "memory_tokens" = "memory_tokens" - COALESCE((SELECT CASE WHEN ((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) < 128 THEN ((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) WHEN ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) < 128 THEN (((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) ELSE ((((instr('0123456789ABCDEF', substr("h", 1, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 2, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 3, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 4, 1)) - 1) - 128) * 128 + ((instr('0123456789ABCDEF', substr("h", 5, 1)) - 1) * 16 + instr('0123456789ABCDEF', substr("h", 6, 1)) - 1) END FROM (SELECT hex("sz") AS "h" FROM "search_fts_docsize" WHERE "id" = (SELECT "rowid" FROM "search_doc" WHERE "kind" = 'memory' AND "ref_id" = OLD."id"))), 0) WHERE "scope_id" = OLD."scopeId";
     DELETE FROM "search_fts" WHERE "rowid" = (SELECT "rowid" FROM "search_doc" WHERE "kind" = 'memory' AND "ref_id" = OLD."id");
     DELETE FROM "search_doc" WHERE "kind" = 'memory' AND "ref_id" = OLD."id";
 END;
