@@ -71,19 +71,20 @@ export interface FullTextIndex {
  * query of several words: its BM25 weight is small (idf below ln 19 = 2.9, against 7-10 for a
  * word in a few rows), yet matching it means scoring every row that holds it — 20-40 ms for a
  * name in a fifth of 100,000 rows, against 1-3 ms for an informative word. Of the rest, the
- * `MAX_QUERY_WORDS` rarest are kept. Counting a word's rows only walks its posting list (~1 ms).
+ * `MAX_QUERY_WORDS` rarest are kept. Counting a word's rows in the scope's range is cheap
+ * (~0.02 ms for 60 rows).
  */
 const COMMON_WORD_ROWS = 2_000;
 const COMMON_WORD_SHARE = 0.05;
 const MAX_QUERY_WORDS = 6;
 /**
- * Rows a query's words may hold together. Scoring a query costs ~2.5 µs per row its words hold
- * in the whole index (the index is shared by all scopes; each row is matched, checked for the
- * scope and ranked), so this bounds the full-text part of a search to ~15 ms however large the
- * store grows: the rarest words are taken first and the commonest left out once their rows
- * would pass it (the first word is always kept). No LoCoMo question comes near it (2,760 rows in
- * all); in the 100k-episode benchmark, whose word lists are long, it leaves a word out of half
- * the queries (docs/retrieval.md).
+ * Rows of the scope a query's words may hold together. Scoring costs a few µs per row its words
+ * hold in the scope (each row's key, length and text are read, and the word counted in the
+ * text), so this bounds the full-text part of a search however large the scope grows: the
+ * rarest words are taken first and the commonest left out once their rows would pass it (the
+ * first word is always kept). No LoCoMo question comes near it (2,760 rows in all); in the
+ * 100k-episode benchmark, whose word lists are long, it leaves a word out of half the queries
+ * (docs/retrieval.md). Other scopes' rows never count.
  */
 const MAX_QUERY_ROWS = 6_000;
 /** A checkpoint held back by another process's reader is retried this often, this far apart. */
