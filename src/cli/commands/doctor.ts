@@ -20,7 +20,7 @@ interface Check {
 }
 
 const SEARCH_TRIGGERS: Record<'sqlite' | 'postgres', string[]> = {
-  sqlite: ['episode_search_insert_v3', 'episode_search_update_v2', 'episode_search_delete', 'memory_search_insert_v3', 'memory_search_update', 'memory_search_delete', 'scope_search_delete'],
+  sqlite: ['episode_search_insert_v3', 'episode_search_update_v3', 'episode_search_delete_v3', 'memory_search_insert_v3', 'memory_search_update_v3', 'memory_search_delete_v3', 'scope_search_delete'],
   postgres: ['episode_search_sync', 'memory_search_sync'],
 };
 
