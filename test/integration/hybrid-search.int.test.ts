@@ -155,6 +155,19 @@ describe(`hybrid search (${name})`, () => {
     expect(results[0]!.parts.semantic).toBeGreaterThan(0.5);
   });
 
+  it("embeds a question's content words, not its form", async () => {
+    const embedded: string[] = [];
+    const hash = createHashEmbedder({ dimension: 256 });
+    const recording: Embedder = { ...hash, embed: async (texts) => (embedded.push(...texts), hash.embed(texts)) };
+    const guard = createIndexGuard({ index, embedder: recording, prisma: core.db.prisma });
+    expect((await guard.init()).status).toBe('ready');
+    const search = createHybridSearch({ prisma: core.db.prisma, episodes: core.episodes, memories: core.memories, fullText: core.fullText, embedder: recording, index, guard, logger: memoryLogger().logger });
+    const { results } = await search.search({ scopeId: alice, semanticQuery: 'What puppy did Alice adopt?', limit: 3, kinds: ['episode'] });
+    expect(embedded).toEqual(['puppy alice adopt']);
+    expect(results[0]!.externalId).toBe('a1');
+    expect(results[0]!.parts.semantic).toBeGreaterThan(0);
+  });
+
   it('refuses vector search after an embedder change until reindex, and keeps keyword search working', async () => {
     const other = createHashEmbedder({ dimension: 128 });
     const guard = createIndexGuard({ index, embedder: other, prisma: core.db.prisma });

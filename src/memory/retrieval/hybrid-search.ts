@@ -86,6 +86,17 @@ export interface HybridSearchDeps {
 }
 
 /**
+ * What a query's vector is made from: its content words, as the full-text index reads them ("what
+ * activities does Melanie partake in?" -> "activities melanie partake"). USE-lite embeds a
+ * question's form ("what ... does ... in?") with its topic, and a question's form is shared by
+ * every question but by no turn that answers it; measured on LoCoMo with the weights chosen by
+ * cross-validation, the content words find more of the evidence (docs/retrieval.md).
+ */
+export function embeddingText(query: string): string {
+  return queryTerms(query).join(' ') || query;
+}
+
+/**
  * Vector candidates whose cosine must be exact; the rest of the candidates may carry the index's
  * estimate (~0.01 off: a 0.0025 change of a score weighted 0.25), which spares the sqlite-vec
  * index ~4 ms of re-ranking per search at 100,000 vectors. The few best by meaning stay exact.
@@ -118,7 +129,7 @@ export function createHybridSearch(deps: HybridSearchDeps): InspectableSearch {
       return undefined;
     }
     try {
-      return (await deps.embedder.embed([text]))[0];
+      return (await deps.embedder.embed([embeddingText(text)]))[0];
     } catch (error) {
       log.warn('query embedding failed; searching without vectors', { error });
       notes.push('vector search failed for this query (embedder unavailable)');
