@@ -52,7 +52,7 @@ export interface CrowdReport {
 }
 
 /** Episodes per stored batch: one transaction each, and the most the loader holds at a time. */
-const BATCH = 2_000;
+const BATCH = 1_000;
 const TURNS_PER_CONVERSATION = 20;
 const MINUTES_BETWEEN_TURNS = 3;
 /** Half-width of the uniform noise added to each coordinate (cosine ~0.95 to the source at 512-d). */
@@ -121,7 +121,7 @@ function noisy(vector: Float32Array, rand: () => number): Float32Array {
 
 /**
  * Writes the crowd through `store`, scope after scope (keys `crowd:0`, `crowd:1`, ...), in batches
- * of 2,000 episodes with their vectors; holds at most one batch in memory.
+ * of 1,000 episodes with their vectors; holds at most one batch in memory.
  */
 export async function loadCrowd(params: {
   store: CrowdStore;
