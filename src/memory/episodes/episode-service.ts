@@ -37,9 +37,10 @@ export interface EpisodeService {
   ingest(scope: ScopeDescriptor, input: unknown): Promise<IngestResult>;
   /**
    * Stores many already-normalized episodes of one scope in one transaction; duplicates by
-   * external id are skipped. Use {@link EpisodeService.normalize} first.
+   * external id are skipped. Use {@link EpisodeService.normalize} first. `ids` are the stored
+   * episodes' ids in the order given (duplicates left out), for callers that attach vectors.
    */
-  ingestMany(scope: ScopeDescriptor, episodes: readonly NewEpisode[]): Promise<{ inserted: number; duplicates: number; scope: Scope }>;
+  ingestMany(scope: ScopeDescriptor, episodes: readonly NewEpisode[]): Promise<{ inserted: number; duplicates: number; scope: Scope; ids: string[] }>;
   /**
    * Validation and normalization alone, for callers that batch (the importer). `checkTime`
    * refuses a timestamp more than 5 minutes ahead of the clock or before 1970 (outsiders' times).
@@ -122,7 +123,7 @@ export function createEpisodeService(deps: EpisodeServiceDeps): EpisodeService {
     get: (scopeId, id) => deps.episodes.get(scopeId, id),
     async ingestMany(scope, episodes) {
       const { row, result } = await store(scope, episodes);
-      return { inserted: result.inserted.length, duplicates: result.duplicates, scope: row };
+      return { inserted: result.inserted.length, duplicates: result.duplicates, scope: row, ids: result.inserted.map((e) => e.id) };
     },
   };
 }

@@ -132,46 +132,40 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-/**
- * Ingests every conversation, waits for the vectors (`embedAll`), asks every question and
- * computes recall@k. `search` must be wired to the same store as `episodes`.
- */
-export async function evaluateLocomo(params: {
+/** What asking every question gives: recall@k, per category, and the query times. */
+export type QuestionReport = Pick<RecallReport, 'questions' | 'recall' | 'byCategory' | 'queryMs'> & {
+  /**
+   * Results that are not turns of the asked conversation (0 when search keeps to the asked scope;
+   * a crowded store must not change that).
+   */
+  readonly foreignResults: number;
+};
+
+/** Asks every question of every conversation (already ingested and embedded) and scores recall@k. */
+export async function askLocomo(params: {
   conversations: readonly LocomoConversation[];
   k: readonly number[];
-  episodes: EpisodeService;
   search: HybridSearch;
   scopeIdOf: (key: string) => Promise<string>;
-  embedAll: () => Promise<void>;
   onProgress?: (stage: string, done: number, total: number) => void;
-}): Promise<RecallReport> {
+}): Promise<QuestionReport> {
   const { conversations, k } = params;
-  const ingestStarted = Date.now();
-  for (const [i, conversation] of conversations.entries()) {
-    const episodes: NewEpisode[] = conversation.episodes.map((turn) =>
-      params.episodes.normalize({ content: turn.content, author: turn.author, timestamp: turn.timestamp.toISOString(), externalId: turn.externalId, conversationId: turn.conversationId }, 'locomo'),
-    );
-    await params.episodes.ingestMany({ key: `locomo:${conversation.id}`, channel: 'locomo' }, episodes);
-    params.onProgress?.('ingest', i + 1, conversations.length);
-  }
-  const ingestSeconds = (Date.now() - ingestStarted) / 1000;
-  const embedStarted = Date.now();
-  await params.embedAll();
-  const embedSeconds = (Date.now() - embedStarted) / 1000;
-
   const maxK = Math.max(...k);
   const sums = new Map<number, number>(k.map((x) => [x, 0]));
   const byCategory = new Map<number, { n: number; sums: Map<number, number> }>();
   const latencies: number[] = [];
   const total = conversations.reduce((n, c) => n + c.questions.length, 0);
   let asked = 0;
+  let foreignResults = 0;
   for (const conversation of conversations) {
     const scopeId = await params.scopeIdOf(`locomo:${conversation.id}`);
+    const own = new Set(conversation.episodes.map((e) => e.externalId));
     for (const q of conversation.questions) {
       const started = performance.now();
       const { results } = await params.search.search({ scopeId, semanticQuery: q.question, limit: maxK, kinds: ['episode'] });
       latencies.push(performance.now() - started);
       const ranked = results.map((r) => r.externalId);
+      foreignResults += ranked.filter((id) => id === null || !own.has(id)).length;
       const category = byCategory.get(q.category) ?? { n: 0, sums: new Map(k.map((x) => [x, 0])) };
       category.n += 1;
       for (const x of k) {
@@ -188,16 +182,56 @@ export async function evaluateLocomo(params: {
   const pct = (value: number, n: number) => Math.round((1000 * value) / Math.max(1, n)) / 10;
   latencies.sort((a, b) => a - b);
   return {
-    conversations: conversations.length,
-    turns: conversations.reduce((n, c) => n + c.episodes.length, 0),
     questions: asked,
-    k,
     recall: Object.fromEntries(k.map((x) => [`@${x}`, pct(sums.get(x)!, asked)])),
     byCategory: Object.fromEntries(
       [...byCategory.entries()].sort(([a], [b]) => a - b).map(([cat, v]) => [String(cat), { questions: v.n, recall: Object.fromEntries(k.map((x) => [`@${x}`, pct(v.sums.get(x)!, v.n)])) }]),
     ),
+    queryMs: { p50: Math.round(percentile(latencies, 50) * 10) / 10, p95: Math.round(percentile(latencies, 95) * 10) / 10 },
+    foreignResults,
+  };
+}
+
+/**
+ * Ingests every conversation, waits for the vectors (`embedAll`), runs `beforeQuestions` (e.g.
+ * fills the store around the conversations), then asks every question and computes recall@k.
+ * `search` must be wired to the same store as `episodes`.
+ */
+export async function evaluateLocomo(params: {
+  conversations: readonly LocomoConversation[];
+  k: readonly number[];
+  episodes: EpisodeService;
+  search: HybridSearch;
+  scopeIdOf: (key: string) => Promise<string>;
+  embedAll: () => Promise<void>;
+  beforeQuestions?: () => Promise<void>;
+  onProgress?: (stage: string, done: number, total: number) => void;
+}): Promise<RecallReport & Pick<QuestionReport, 'foreignResults'>> {
+  const { conversations, k } = params;
+  const ingestStarted = Date.now();
+  for (const [i, conversation] of conversations.entries()) {
+    const episodes: NewEpisode[] = conversation.episodes.map((turn) =>
+      params.episodes.normalize({ content: turn.content, author: turn.author, timestamp: turn.timestamp.toISOString(), externalId: turn.externalId, conversationId: turn.conversationId }, 'locomo'),
+    );
+    await params.episodes.ingestMany({ key: `locomo:${conversation.id}`, channel: 'locomo' }, episodes);
+    params.onProgress?.('ingest', i + 1, conversations.length);
+  }
+  const ingestSeconds = (Date.now() - ingestStarted) / 1000;
+  const embedStarted = Date.now();
+  await params.embedAll();
+  const embedSeconds = (Date.now() - embedStarted) / 1000;
+  await params.beforeQuestions?.();
+  const asked = await askLocomo(params);
+  return {
+    conversations: conversations.length,
+    turns: conversations.reduce((n, c) => n + c.episodes.length, 0),
+    questions: asked.questions,
+    k,
+    recall: asked.recall,
+    byCategory: asked.byCategory,
     ingestSeconds,
     embedSeconds,
-    queryMs: { p50: Math.round(percentile(latencies, 50) * 10) / 10, p95: Math.round(percentile(latencies, 95) * 10) / 10 },
+    queryMs: asked.queryMs,
+    foreignResults: asked.foreignResults,
   };
 }
