@@ -16,7 +16,7 @@ export interface Config {
     | { readonly provider: 'sqlite'; readonly url: string; readonly file: string; readonly encryptionKey?: string }
     | { readonly provider: 'postgres'; readonly url: string };
   readonly vectors:
-    | { readonly store: 'sqlite-vec'; readonly file: string; readonly encryptionKey?: string }
+    | { readonly store: 'sqlite-vec'; readonly file: string; readonly encryptionKey?: string; readonly scanMemoryBytes?: number }
     | { readonly store: 'qdrant'; readonly url: string; readonly apiKey?: string };
   readonly embedder: { readonly kind: 'local' | 'ollama'; readonly model: string; readonly ollamaHost: string; readonly dimension?: number };
   readonly llm: {
@@ -190,7 +190,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   }
   const vectors: Config['vectors'] = env.VECTOR_STORE === 'qdrant'
     ? { store: 'qdrant', url: env.QDRANT_URL ?? '', apiKey: env.QDRANT_API_KEY }
-    : { store: 'sqlite-vec', file: path.join(dataDir, 'vectors.db'), ...(env.DATABASE_ENCRYPTION_KEY && { encryptionKey: env.DATABASE_ENCRYPTION_KEY }) };
+    : { store: 'sqlite-vec', file: path.join(dataDir, 'vectors.db'), scanMemoryBytes: env.VECTOR_SCAN_MEMORY_MB * 1024 * 1024, ...(env.DATABASE_ENCRYPTION_KEY && { encryptionKey: env.DATABASE_ENCRYPTION_KEY }) };
   const provider = env.LLM_PROVIDER ?? (env.ANTHROPIC_API_KEY ? 'anthropic' : 'ollama');
 
   const secrets = [env.ANTHROPIC_API_KEY, env.TELEGRAM_BOT_TOKEN, env.TELEGRAM_WEBHOOK_SECRET, env.ADMIN_TOKEN, env.WEBHOOK_SECRET, env.QDRANT_API_KEY, env.DATABASE_ENCRYPTION_KEY, passwordOf(env.DATABASE_URL)]

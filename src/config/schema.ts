@@ -60,6 +60,7 @@ export const envSchema = z.object({
   VECTOR_STORE: z.enum(['sqlite-vec', 'qdrant']).default('sqlite-vec'),
   QDRANT_URL: url.optional(),
   QDRANT_API_KEY: optionalString,
+  VECTOR_SCAN_MEMORY_MB: int(0, 65_536).default(256),
 
   // Embeddings and the language model
   EMBEDDER: z.enum(['local', 'ollama']).default('local'),
@@ -140,6 +141,7 @@ export const settingDocs: Record<keyof Env, string> = {
   DATABASE_URL: 'file:PATH for SQLite (default file:DATA_DIR/nocturne.db); postgresql://user:pass@host:5432/db for PostgreSQL.',
   VECTOR_STORE: 'sqlite-vec (embedded, default) or qdrant.',
   QDRANT_URL: 'Qdrant REST URL, required when VECTOR_STORE=qdrant, e.g. http://qdrant:6333.',
+  VECTOR_SCAN_MEMORY_MB: 'Memory for the in-memory int8 copies of large scopes (sqlite-vec), all scopes together, in MiB (default 256, about 500,000 vectors; 0 searches every scope from the file).',
   QDRANT_API_KEY: 'Qdrant API key, if the server requires one.',
   EMBEDDER: 'local (in-process, default) or ollama.',
   EMBEDDING_MODEL: 'Ollama embedding model when EMBEDDER=ollama.',

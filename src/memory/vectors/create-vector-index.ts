@@ -10,8 +10,8 @@ type VectorConfig = Config['vectors'];
 
 const indexes = {
   'sqlite-vec': (config: VectorConfig, dimension: number) => {
-    const { file, encryptionKey } = config as Extract<VectorConfig, { store: 'sqlite-vec' }>;
-    return createSqliteVecVectorIndex({ file, encryptionKey, dimension });
+    const { file, encryptionKey, scanMemoryBytes } = config as Extract<VectorConfig, { store: 'sqlite-vec' }>;
+    return createSqliteVecVectorIndex({ file, encryptionKey, dimension, scanMemoryBytes });
   },
   qdrant: (config: VectorConfig) => {
     const qdrant = config as Extract<VectorConfig, { store: 'qdrant' }>;

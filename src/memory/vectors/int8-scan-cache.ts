@@ -2,7 +2,7 @@
  * The int8 copies of large scopes kept in memory, under one budget, and kept current with the file.
  *
  * Why a budget: a copy costs ~512 bytes per 512-dimension vector, so all scopes together stay under
- * `budgetBytes` (512 MiB by default, about one million vectors); the least recently searched
+ * `budgetBytes` (256 MiB by default, about 500,000 vectors); the least recently searched
  * scopes are dropped first, and a scope too large to fit is searched exactly (slow, still correct).
  *
  * Why versions: several processes may write to the same file. Each copy remembers the scope's

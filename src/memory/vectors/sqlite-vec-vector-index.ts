@@ -11,7 +11,8 @@
  * vec0 scan for small scopes, and an int8 scan with exact re-ranking for large ones
  * (`sqlite-vec-search.ts`, `int8-scope-scan.ts`).
  *
- * Memory: the int8 copies of all scopes together stay under `scanMemoryBytes` (512 MiB by default);
+ * Memory: the int8 copies of all scopes together stay under `scanMemoryBytes` (256 MiB by default,
+ * `VECTOR_SCAN_MEMORY_MB`: a bound on the process's memory whatever the number of scopes);
  * see `int8-scan-cache.ts`.
  *
  * Concurrency: WAL and a busy timeout let several processes share the file. A process notices
@@ -82,7 +83,7 @@ export interface SqliteVecVectorIndex extends VectorIndex {
 }
 
 const DEFAULT_EXACT_SCAN_BELOW = 5_000;
-const DEFAULT_SCAN_MEMORY_BYTES = 512 * 1024 * 1024;
+const DEFAULT_SCAN_MEMORY_BYTES = 256 * 1024 * 1024;
 /** sqlite-vec refuses KNN queries with k above 4096; larger limits are clamped to it. */
 const MAX_LIMIT = 4096;
 const MAX_DIMENSION = 8192;

@@ -25,11 +25,19 @@ describe('loadConfig', () => {
     const config = load({}, cwd);
     expect(config.dataDir).toBe(path.join(cwd, 'data'));
     expect(config.database).toEqual({ provider: 'sqlite', url: `file:${path.join(cwd, 'data', 'nocturne.db')}`, file: path.join(cwd, 'data', 'nocturne.db') });
-    expect(config.vectors).toEqual({ store: 'sqlite-vec', file: path.join(cwd, 'data', 'vectors.db') });
+    expect(config.vectors).toEqual({ store: 'sqlite-vec', file: path.join(cwd, 'data', 'vectors.db'), scanMemoryBytes: 256 * 1024 * 1024 });
     expect(config.embedder.kind).toBe('local');
     expect(config.llm.provider).toBe('ollama');
     expect(config.telegram).toBeUndefined();
     expect(config.ingest.maxEpisodeBytes).toBe(4 * 1024 * 1024);
+  });
+
+  it('bounds the int8 copies of large scopes by VECTOR_SCAN_MEMORY_MB, and refuses what is not a size', () => {
+    expect(load({ VECTOR_SCAN_MEMORY_MB: '64' }).vectors).toMatchObject({ store: 'sqlite-vec', scanMemoryBytes: 64 * 1024 * 1024 });
+    expect(load({ VECTOR_SCAN_MEMORY_MB: '0' }).vectors).toMatchObject({ scanMemoryBytes: 0 });
+    for (const bad of ['-1', 'lots', '1.5', '70000']) {
+      expect(problems({ VECTOR_SCAN_MEMORY_MB: bad })).toEqual([expect.stringMatching(/^VECTOR_SCAN_MEMORY_MB: /)]);
+    }
   });
 
   it('reports every problem at once, naming the setting and what is allowed', () => {
