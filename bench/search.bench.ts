@@ -26,21 +26,11 @@ import { normalizeVector } from '../src/memory/embeddings/embedder';
 import { loadLocomo } from '../src/memory/evaluation/locomo';
 import type { NewEpisode } from '../src/storage/episode-repository';
 import { createSilentLogger } from '../src/shared/logger';
+import { seededRandom } from '../src/shared/seeded-random';
 
 const BASE_TURNS = 1_500;
 const QUERIES = 100;
 const DATA = process.env.LOCOMO_FILE ?? path.resolve(__dirname, '../../shared/datasets/locomo/locomo-dev.json');
-
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function percentile(values: readonly number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
@@ -54,7 +44,7 @@ function ms(value: number): string {
 async function main(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nocturne-bench-'));
   const core: Core = await createCore(loadConfig({ env: { DATA_DIR: dir, LOG_LEVEL: 'error' }, envFile: false }), createSilentLogger());
-  const rand = random(7);
+  const rand = seededRandom(7);
   try {
     const conversations = loadLocomo(DATA);
     const turns = conversations.flatMap((c) => c.episodes).slice(0, BASE_TURNS);

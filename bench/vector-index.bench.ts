@@ -20,6 +20,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createSqliteVecVectorIndex, type VectorSearchStats } from '../src/memory/vectors/sqlite-vec-vector-index';
 import type { VectorHit, VectorRecord } from '../src/memory/vectors/vector-index';
+import { seededRandom } from '../src/shared/seeded-random';
 
 const DIMENSION = 512;
 const COUNT = 100_000;
@@ -30,17 +31,6 @@ const LIMITS = [10, 100, 200] as const;
 type Limit = (typeof LIMITS)[number];
 
 // ---- data ----
-
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function gaussians(next: () => number): () => number {
   let spare: number | null = null;
@@ -68,10 +58,10 @@ function normalize(vector: Float32Array): Float32Array {
 type Generator = () => Float32Array;
 
 function clustered(seed: number, clusters: number, noise: number): Generator {
-  const gauss = gaussians(random(seed));
+  const gauss = gaussians(seededRandom(seed));
   const offset = 1 / Math.sqrt(DIMENSION);
   const centroids = Array.from({ length: clusters }, () => normalize(Float32Array.from({ length: DIMENSION }, gauss)));
-  const pick = random(seed + 1);
+  const pick = seededRandom(seed + 1);
   return () => {
     const centroid = centroids[Math.floor(pick() * clusters)]!;
     const vector = new Float32Array(DIMENSION);
@@ -81,7 +71,7 @@ function clustered(seed: number, clusters: number, noise: number): Generator {
 }
 
 function uniform(seed: number): Generator {
-  const gauss = gaussians(random(seed));
+  const gauss = gaussians(seededRandom(seed));
   return () => normalize(Float32Array.from({ length: DIMENSION }, gauss));
 }
 
@@ -189,8 +179,8 @@ async function main(): Promise<void> {
 
   async function measureLargeScope(name: string, generate: Generator, seed: number): Promise<void> {
     await load(name, generate, () => name);
-    const gauss = gaussians(random(seed));
-    const pick = random(seed + 2);
+    const gauss = gaussians(seededRandom(seed));
+    const pick = seededRandom(seed + 2);
     const fresh = Array.from({ length: FRESH_QUERIES }, generate);
     const near = Array.from({ length: NEAR_QUERIES }, () => {
       const row = Math.floor(pick() * COUNT);
@@ -252,7 +242,7 @@ async function main(): Promise<void> {
 
   // 100 scopes of 1,000: every search is the exact path on one small partition.
   await load('spread', clustered(13, 200, 1), (i) => `spread-${i % 100}`);
-  const pick = random(23);
+  const pick = seededRandom(23);
   const generate = clustered(13, 200, 1);
   const ms: Record<10 | 100, number[]> = { 10: [], 100: [] };
   let wrongScope = 0;

@@ -10,6 +10,7 @@ import {
 } from '../../src/memory/vectors/sqlite-vec-vector-index';
 import type { VectorKind, VectorRecord } from '../../src/memory/vectors/vector-index';
 import { describeVectorIndexContract } from '../contracts/vector-index-contract';
+import { seededRandom } from '../../src/shared/seeded-random';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nocturne-vectors-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -19,18 +20,6 @@ describeVectorIndexContract({
   create: async () => createSqliteVecVectorIndex({ file: path.join(dir, 'contract', 'vectors.db'), dimension: 8 }),
   destroy: async (index) => index.clear(),
 });
-
-/** Deterministic pseudo-random numbers (mulberry32), so a failure can be replayed. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function gaussian(next: () => number): number {
   return Math.sqrt(-2 * Math.log(1 - next())) * Math.cos(2 * Math.PI * next());
@@ -48,7 +37,7 @@ function normalized(vector: Float32Array): Float32Array {
 function clusteredVectors(options: { seed: number; dimension: number; clusters: number; noise: number }): {
   sample(): Float32Array;
 } {
-  const next = random(options.seed);
+  const next = seededRandom(options.seed);
   const d = options.dimension;
   const offset = 1 / Math.sqrt(d);
   const centroids = Array.from({ length: options.clusters }, () => normalized(Float32Array.from({ length: d }, () => gaussian(next))));

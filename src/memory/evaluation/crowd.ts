@@ -11,6 +11,7 @@
  * Nothing here knows the database: the episodes and their vectors go through {@link CrowdStore}.
  */
 import { normalizeVector } from '../embeddings/embedder';
+import { seededRandom } from '../../shared/seeded-random';
 
 /** A real turn the crowd copies: its text, the names of its conversation's speakers, its vector. */
 export interface CrowdSourceTurn {
@@ -67,18 +68,6 @@ const NAMES = [
   'Olga', 'Pablo', 'Quinn', 'Rosa', 'Sami', 'Tara', 'Umar', 'Vera', 'Wes', 'Xenia', 'Yusuf', 'Zoe', 'Aiko', 'Bram', 'Cleo',
   'Dario', 'Elif', 'Femi', 'Gil', 'Hedda', 'Ivan', 'Jade', 'Kofi', 'Lena', 'Marco', 'Nadia',
 ];
-
-/** A small seeded generator (mulberry32): the same seed gives the same crowd. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * Sizes of `scopes` scopes holding `episodes` in all: with `largest`, the first scope holds that
