@@ -82,3 +82,14 @@ export function explainStorageFailure(error: unknown, database?: Config['databas
     hint: 'Check the permissions of the data folder (DATA_DIR) and its files for the user running Nocturne, and that the disk is not mounted read-only.',
   });
 }
+
+/**
+ * A transaction PostgreSQL rolled back as a deadlock's victim or for a serialization conflict
+ * (Prisma's P2034; the driver's 40P01 / 40001). Nothing of it was applied, so it can run again:
+ * replicas' concurrent writers (the embedding worker marking episodes, a consolidation marking
+ * the same episodes) can lock rows in different orders, and PostgreSQL then picks one to abort.
+ */
+export function isWriteConflict(error: unknown): boolean {
+  const { codes } = driverFacts(error);
+  return codes.some((code) => code === 'P2034' || code === '40P01' || code === '40001');
+}

@@ -12,6 +12,7 @@ import type { Plan } from './plan';
 import { redactSecrets } from '../../shared/redact';
 import { queryTerms } from '../../storage/full-text';
 import { plural } from '../../shared/plural';
+import { isWriteConflict } from '../../storage/storage-errors';
 
 export interface AppliedPlan {
   /** Ids of memories created (including new versions and contradicting statements). */
@@ -156,13 +157,25 @@ export async function applyPlanInTransaction(tx: Tx, scopeId: string, plan: Plan
   };
 }
 
+/** How often a batch is tried when PostgreSQL aborts it for a write conflict (a deadlock with another replica's writer). */
+const WRITE_CONFLICT_ATTEMPTS = 3;
+
 export async function applyPlan(prisma: PrismaClient, scopeId: string, plan: Plan, origin: ChangeOrigin, extra?: (tx: Tx) => Promise<void>): Promise<AppliedPlan> {
-  return prisma.$transaction(
-    async (tx) => {
-      const applied = await applyPlanInTransaction(tx, scopeId, plan, origin);
-      if (extra) await extra(tx);
-      return applied;
-    },
-    { timeout: 60_000, maxWait: 30_000 },
-  );
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await prisma.$transaction(
+        async (tx) => {
+          const applied = await applyPlanInTransaction(tx, scopeId, plan, origin);
+          if (extra) await extra(tx);
+          return applied;
+        },
+        { timeout: 60_000, maxWait: 30_000 },
+      );
+    } catch (error) {
+      // A deadlock's victim rolled back whole (storage-errors.ts): run it again, after a pause
+      // that lets the other transaction finish.
+      if (!isWriteConflict(error) || attempt >= WRITE_CONFLICT_ATTEMPTS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50 * attempt + Math.random() * 100));
+    }
+  }
 }
