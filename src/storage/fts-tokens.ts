@@ -16,9 +16,9 @@ export function ftsTokens(text: string): string[] {
   return (folded.match(WORD) ?? []).map(porterStem);
 }
 
-/** How many times the indexed form of `term` occurs in `text`; `stem` is `ftsTokens(term)[0]`. */
-export function termFrequency(text: string, stem: string): number {
+/** How many times the indexed form of a word occurs in a text's `ftsTokens`; `stem` is `ftsTokens(word)[0]`. */
+export function termFrequency(tokens: readonly string[], stem: string): number {
   let n = 0;
-  for (const token of ftsTokens(text)) if (token === stem) n++;
+  for (const token of tokens) if (token === stem) n++;
   return n;
 }

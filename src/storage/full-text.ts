@@ -212,16 +212,17 @@ export function createFullTextIndex(prisma: PrismaClient, provider: DatabaseProv
     const all = queryTerms(query);
     const range = all.length > 0 ? await scopeRange(scopeId, kind) : undefined;
     if (!range) return { terms: [], perTerm: [] };
-    const stats = range;
     const counts = await termCounts(all, range);
-    const terms = all.length <= 1 ? all : chooseTerms(all, counts, stats.rows);
+    const terms = all.length <= 1 ? all : chooseTerms(all, counts, range.rows);
     const { join, text } = ROW_TEXT[kind];
     const perTerm: Array<Map<string, number>> = [];
+    // A row holding several of the query's words is tokenized once.
+    const tokensOf = new Map<string, string[]>();
     for (const term of terms) {
       const scores = new Map<string, number>();
       perTerm.push(scores);
       const holding = counts[all.indexOf(term)] ?? 0;
-      if (holding === 0 || stats.rows === 0) continue;
+      if (holding === 0 || range.rows === 0) continue;
       const rows = await prisma.$queryRawUnsafe<Array<{ id: string; sz: Uint8Array | null; text: string }>>(
         `SELECT d."ref_id" AS id, z."sz" AS sz, ${text} AS text FROM "search_fts" ` +
           `JOIN "search_doc" d ON d."rowid" = "search_fts"."rowid" JOIN "search_fts_docsize" z ON z."id" = "search_fts"."rowid" ${join} ` +
@@ -230,14 +231,16 @@ export function createFullTextIndex(prisma: PrismaClient, provider: DatabaseProv
         `"${term}"`,
         scopeId,
       );
-      const weight = idf(stats.rows, holding);
+      const weight = idf(range.rows, holding);
       const stems = ftsTokens(term);
       for (const row of rows) {
         const length = row.sz ? readVarint(row.sz)[0] : 0;
         // FTS5 matched the row, so the word is there at least once (a word the tokenizer splits
         // in two is matched as a phrase: counted once).
-        const tf = stems.length === 1 ? Math.max(1, termFrequency(row.text, stems[0]!)) : 1;
-        scores.set(row.id, bm25(tf, length, stats.meanLength, weight));
+        let tokens = tokensOf.get(row.id);
+        if (!tokens) tokensOf.set(row.id, (tokens = ftsTokens(row.text)));
+        const tf = stems.length === 1 ? Math.max(1, termFrequency(tokens, stems[0]!)) : 1;
+        scores.set(row.id, bm25(tf, length, range.meanLength, weight));
       }
     }
     return { terms, perTerm };

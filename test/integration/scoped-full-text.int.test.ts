@@ -18,6 +18,7 @@ import pg from 'pg';
 import { applyPendingMigrations, DEFAULT_PRISMA_DIR, readMigrations } from '../../src/storage/migrations/migration-runner';
 import { createFullTextIndex, type SearchKind } from '../../src/storage/full-text';
 import { ftsTokens } from '../../src/storage/fts-tokens';
+import { seededRandom } from '../../src/shared/seeded-random';
 import { createSqliteClient, createSqliteMigrationAdapter } from '../../src/storage/sqlite-driver';
 import { createPostgresClient, createPostgresMigrationAdapter } from '../../src/storage/postgres-driver';
 import { createPostgresDatabase, postgresAvailable, tempDir } from '../support/databases';
@@ -193,13 +194,8 @@ describe('scoped full text on SQLite', () => {
     return applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }) }).then(() => {
       const db = new Database(file);
       try {
-        let seed = 7;
-        const rand = (n: number) => {
-          seed = (seed + 0x6d2b79f5) >>> 0;
-          let t = Math.imul(seed ^ (seed >>> 15), seed | 1);
-          t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-          return (((t ^ (t >>> 14)) >>> 0) % n);
-        };
+        const next = seededRandom(7);
+        const rand = (n: number) => Math.floor(next() * n);
         // Lengths of 0 to 20,000 tokens: one-, two- and three-byte varints in the docsize record.
         let made = 0;
         const text = () => Array.from({ length: [0, 3, 40, 130, 900, 20_000][made++ % 6]! }, (_, i) => `w${(i * 7 + rand(50)) % 300}`).join(' ');

@@ -67,7 +67,8 @@ export interface EvalStore {
 /** A fresh temporary store of the chosen kind, with the configured embedder and vector store kind. */
 export async function openEvalStore(config: Config, database: EvalDatabase): Promise<EvalStore> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nocturne-eval-'));
-  const vectors: Config['vectors'] = config.vectors.store === 'sqlite-vec' ? { store: 'sqlite-vec', file: path.join(dir, 'vectors.db') } : config.vectors;
+  const vectors: Config['vectors'] =
+    config.vectors.store === 'sqlite-vec' ? { store: 'sqlite-vec', file: path.join(dir, 'vectors.db'), scanMemoryBytes: config.vectors.scanMemoryBytes } : config.vectors;
   const removeDir = () => fs.rmSync(dir, { recursive: true, force: true });
   if (database === 'sqlite') {
     const file = path.join(dir, 'eval.db');
