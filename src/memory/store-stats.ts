@@ -24,6 +24,8 @@ export interface StoreStats {
   ping(): Promise<boolean>;
   /** The names of the triggers present in the database. */
   triggers(): Promise<string[]>;
+  /** Whether full-text search folds accents ("creme" finds "crème"): always on SQLite; on PostgreSQL with the unaccent extension. */
+  foldsAccents(): Promise<boolean>;
   counts(): Promise<StoreCounts>;
 }
 
@@ -43,6 +45,11 @@ export function createStoreStats(prisma: PrismaClient, provider: DatabaseProvide
         ? await prisma.$queryRaw<Array<{ name: string }>>`SELECT name FROM sqlite_master WHERE type = 'trigger'`
         : await prisma.$queryRaw<Array<{ name: string }>>`SELECT tgname AS name FROM pg_trigger WHERE NOT tgisinternal`;
       return rows.map((row) => row.name);
+    },
+    async foldsAccents() {
+      if (provider === 'sqlite') return true;
+      const rows = await prisma.$queryRaw<Array<{ folded: string }>>`SELECT "nocturne_search_fold"('crème') AS folded`;
+      return rows[0]?.folded === 'creme';
     },
     async counts() {
       const [created, memories, runs, tokens, calls, replies, episodes, compactions] = await Promise.all([

@@ -22,18 +22,24 @@ import { seededRandom } from '../../src/shared/seeded-random';
 import { createSqliteClient, createSqliteMigrationAdapter } from '../../src/storage/sqlite-driver';
 import { createPostgresClient, createPostgresMigrationAdapter } from '../../src/storage/postgres-driver';
 import { createPostgresDatabase, postgresAvailable, tempDir } from '../support/databases';
+import { createStoreStats } from '../../src/memory/store-stats';
 
 const MIGRATION = '20261126070000_scoped_full_text';
 const LOCOMO = path.resolve(__dirname, '../../../shared/datasets/locomo/locomo-dev.json');
 
-/** A copy of prisma/ without the scoped migration, and a function that puts it back. */
-function prismaBefore(provider: 'sqlite' | 'postgres'): { dir: string; restore(): void } {
+/**
+ * A copy of prisma/ as it was before the scoped migration (it and every later migration set
+ * aside), the migrations set aside, and a function that puts them back.
+ */
+function prismaBefore(provider: 'sqlite' | 'postgres'): { dir: string; later: string[]; restore(): void } {
   const dir = path.join(tempDir(), 'prisma');
   fs.cpSync(DEFAULT_PRISMA_DIR, dir, { recursive: true, verbatimSymlinks: true });
-  const migration = path.join(dir, provider, 'migrations', MIGRATION);
-  const aside = path.join(tempDir(), MIGRATION);
-  fs.renameSync(migration, aside);
-  return { dir, restore: () => fs.renameSync(aside, migration) };
+  const migrations = path.join(dir, provider, 'migrations');
+  const later = readMigrations(provider, dir).migrationDirectories.map((m) => m.path).filter((name) => name >= MIGRATION);
+  const asideDir = path.join(tempDir(), `aside-${provider}`);
+  fs.mkdirSync(asideDir);
+  for (const name of later) fs.renameSync(path.join(migrations, name), path.join(asideDir, name));
+  return { dir, later, restore: () => later.forEach((name) => fs.renameSync(path.join(asideDir, name), path.join(migrations, name))) };
 }
 
 const TEXTS = [
@@ -91,7 +97,7 @@ describe('scoped full text on SQLite', () => {
     expect(old.prepare(`SELECT name FROM sqlite_master WHERE name = 'search_scope'`).all()).toEqual([]);
     old.close();
     before.restore();
-    expect(await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }), prismaDir: before.dir })).toEqual([MIGRATION]);
+    expect(await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }), prismaDir: before.dir })).toEqual(before.later);
 
     const fresh = path.join(tempDir(), 'new.db');
     await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file: fresh }) });
@@ -283,7 +289,7 @@ pgDescribe('scoped full text on PostgreSQL', () => {
     try {
       await client.query(rowsSql((ms) => `to_timestamp(${ms})`));
       before.restore();
-      expect(await applyPendingMigrations({ provider: 'postgres', adapterFactory: createPostgresMigrationAdapter(url), prismaDir: before.dir })).toEqual([MIGRATION]);
+      expect(await applyPendingMigrations({ provider: 'postgres', adapterFactory: createPostgresMigrationAdapter(url), prismaDir: before.dir })).toEqual(before.later);
       // Every lexeme carries its row's scope and kind; a plain lexeme finds nothing.
       const tsv = await client.query(`SELECT "scope_id", "kind", "tsv"::text AS tsv FROM "search_doc" WHERE "ref_id" = 'sa-e1'`);
       expect(tsv.rows[0].tsv).toMatch(/^'[0-9a-f]{8}:adopt':\d/);
@@ -312,9 +318,154 @@ pgDescribe('scoped full text on PostgreSQL', () => {
       for (const q of a) for (const hit of q.hits) expect(hit.id.startsWith(`${q.scopeId}-${q.kind === 'episode' ? 'e' : 'm'}`)).toBe(true);
       expect(a.find((q) => q.scopeId === 'sa' && q.kind === 'memory' && q.query === 'dog')!.hits.map((h) => h.id)).toEqual(['sa-m0']);
       expect(a.find((q) => q.scopeId === 'sb' && q.kind === 'episode' && q.query === 'puppy Biscuit')!.hits.map((h) => h.id)).toEqual(['sb-e1']);
+      // Accents are folded, as on SQLite: "creme brulee" finds "crème brûlée", in rows and memories.
+      expect(a.find((q) => q.scopeId === 'sa' && q.kind === 'episode' && q.query === 'creme brulee cafe')!.hits.map((h) => h.id)).toEqual(['sa-e4']);
+      expect(a.find((q) => q.scopeId === 'sa' && q.kind === 'memory' && q.query === 'creme brulee cafe')!.hits.map((h) => h.id)).toEqual(['sa-m2']);
     } finally {
       await upgraded.$disconnect();
       await created.$disconnect();
+    }
+  });
+  /** Occurrences of each lexeme of a tsvector as PostgreSQL prints it ('tag:word':1,5 'tag:x' ...), counted here. */
+  function lexemeCounts(tsv: string): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const m of tsv.matchAll(/'((?:[^']|'')*)'(?::([\d,A-D]+))?/g)) out.set(m[1]!.replace(/''/g, "'"), m[2] ? m[2].split(',').length : 1);
+    return out;
+  }
+
+  it("keeps each scope's row count and length total equal to a recount, through inserts, edits, deletes and a scope's deletion", async () => {
+    const url = await createPostgresDatabase();
+    await applyPendingMigrations({ provider: 'postgres', adapterFactory: createPostgresMigrationAdapter(url) });
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const next = seededRandom(11);
+      const rand = (n: number) => Math.floor(next() * n);
+      const words = ['paint', 'painting', 'lake', 'the', 'and', 'hike', 'crème', "o'neil", 'dog', 'w1', 'w2', 'w3'];
+      const text = () => Array.from({ length: [0, 1, 5, 40, 300][rand(5)]! }, () => words[rand(words.length)]).join(' ');
+      await client.query(`INSERT INTO "Scope" ("id", "key", "channel", "kind", "createdAt", "updatedAt") VALUES ('s1', 'k1', 't', 'user', now(), now()), ('s2', 'k2', 't', 'user', now(), now()), ('s3', 'k3', 't', 'user', now(), now())`);
+      const live: Array<{ table: 'Episode' | 'Memory'; id: string }> = [];
+      for (let i = 0; i < 150; i++) {
+        const scope = ['s1', 's2', 's3'][rand(3)]!;
+        const op = live.length === 0 ? 0 : rand(4);
+        if (op <= 1) {
+          const id = `r${i}`;
+          if (rand(2)) {
+            await client.query(`INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "author", "content", "timestamp", "contentHash", "createdAt") VALUES ($1, $2, 't', 'user', $3, $4, now(), 'h', now())`, [id, scope, rand(2) ? 'Ana' : null, text()]);
+            live.push({ table: 'Episode', id });
+          } else {
+            await client.query(`INSERT INTO "Memory" ("id", "scopeId", "category", "content", "confidence", "updatedAt") VALUES ($1, $2, 'fact', $3, 0.8, now())`, [id, scope, text()]);
+            live.push({ table: 'Memory', id });
+          }
+        } else {
+          const [row] = live.splice(rand(live.length), 1);
+          if (op === 2) {
+            await client.query(`UPDATE "${row!.table}" SET "content" = $1 WHERE "id" = $2`, [text(), row!.id]);
+            live.push(row!);
+          } else {
+            await client.query(`DELETE FROM "${row!.table}" WHERE "id" = $1`, [row!.id]);
+          }
+        }
+      }
+      await client.query(`DELETE FROM "Scope" WHERE "id" = 's3'`);
+      const recount = async () => {
+        const docs = await client.query(`SELECT "scope_id" AS scope, "kind", "tsv"::text AS tsv FROM "search_doc"`);
+        const out = new Map<string, { scope: string; er: number; et: number; mr: number; mt: number }>();
+        for (const d of docs.rows as Array<{ scope: string; kind: string; tsv: string }>) {
+          const entry = out.get(d.scope) ?? { scope: d.scope, er: 0, et: 0, mr: 0, mt: 0 };
+          const length = [...lexemeCounts(d.tsv).values()].reduce((a, b) => a + b, 0);
+          if (d.kind === 'episode') [entry.er, entry.et] = [entry.er + 1, entry.et + length];
+          else [entry.mr, entry.mt] = [entry.mr + 1, entry.mt + length];
+          out.set(d.scope, entry);
+        }
+        return [...out.values()].sort((a, b) => a.scope.localeCompare(b.scope));
+      };
+      const kept = await client.query(
+        `SELECT "scope_id" AS scope, "episode_rows"::int AS er, "episode_tokens"::int AS et, "memory_rows"::int AS mr, "memory_tokens"::int AS mt FROM "search_scope" ORDER BY "scope_id"`,
+      );
+      const actual = await recount();
+      expect(actual.map((a) => a.scope)).toEqual(['s1', 's2']);
+      expect(kept.rows).toEqual(actual);
+      expect(actual.some((a) => a.et > 100)).toBe(true);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it("scores a word by BM25 from the scope's own rows, whatever another scope holds", async () => {
+    const url = await createPostgresDatabase();
+    await applyPendingMigrations({ provider: 'postgres', adapterFactory: createPostgresMigrationAdapter(url) });
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const prisma = await createPostgresClient(url);
+    try {
+      await client.query(rowsSql((ms) => `to_timestamp(${ms})`));
+      // Rows without the query's words, so that a word in three rows is informative (idf > 0).
+      const filler = Array.from({ length: 14 }, (_, i) => `('sa-f${i}', 'sa', 't', 'user', 'Ana', 'we talked about the weather for ${i + 1} minutes', now(), 'h', now())`);
+      await client.query(`INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "author", "content", "timestamp", "contentHash", "createdAt") VALUES ${filler.join(', ')}`);
+      const index = createFullTextIndex(prisma, 'postgres');
+      const query = 'painting lake';
+      const before = await index.search({ scopeId: 'sa', kind: 'episode', query, limit: 10 });
+
+      // BM25 by hand (k1 1.2, b 0.75, FTS5's idf), from the scope's rows as PostgreSQL indexed them.
+      const docs = (await client.query(`SELECT "ref_id" AS id, "tsv"::text AS tsv FROM "search_doc" WHERE "scope_id" = 'sa' AND "kind" = 'episode'`)).rows as Array<{ id: string; tsv: string }>;
+      const counted = docs.map((d) => ({ id: d.id, lexemes: new Map([...lexemeCounts(d.tsv)].map(([k, v]) => [k.slice(9), v])) }));
+      const lengths = counted.map((d) => [...d.lexemes.values()].reduce((a, b) => a + b, 0));
+      const mean = lengths.reduce((a, b) => a + b, 0) / counted.length;
+      const expected = new Map<string, number>();
+      for (const lexeme of ['paint', 'lake']) {
+        const holding = counted.filter((d) => d.lexemes.has(lexeme)).length;
+        const idf = Math.max(1e-6, Math.log((counted.length - holding + 0.5) / (holding + 0.5)));
+        counted.forEach((d, i) => {
+          const tf = d.lexemes.get(lexeme);
+          if (tf) expected.set(d.id, (expected.get(d.id) ?? 0) + (idf * tf * 2.2) / (tf + 1.2 * (0.25 + (0.75 * lengths[i]!) / mean)));
+        });
+      }
+      expect(before.map((h) => h.id).sort()).toEqual([...expected.keys()].sort());
+      for (const hit of before) expect(hit.score).toBeCloseTo(expected.get(hit.id)!, 9);
+      // The turn holding both words first; a turn holding "paint" four times above one holding it once.
+      expect(before[0]!.id).toBe('sa-e0');
+      expect(before.findIndex((h) => h.id === 'sa-e2')).toBeLessThan(before.findIndex((h) => h.id === 'sa-e5'));
+
+      // Another scope fills up with the query's words: the first scope's answers do not move.
+      const crowd = Array.from({ length: 300 }, (_, i) => `('sc-e${i}', 'sc', 't', 'user', 'Bo', 'painting by the lake ${i}', now(), 'h', now())`);
+      await client.query(`INSERT INTO "Scope" ("id", "key", "channel", "kind", "createdAt", "updatedAt") VALUES ('sc', 'k-sc', 't', 'user', now(), now())`);
+      await client.query(`INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "author", "content", "timestamp", "contentHash", "createdAt") VALUES ${crowd.join(', ')}`);
+      expect(await index.search({ scopeId: 'sa', kind: 'episode', query, limit: 10 })).toEqual(before);
+    } finally {
+      await prisma.$disconnect();
+      await client.end();
+    }
+  });
+  it('migrates on a server where the unaccent extension cannot be created; words keep their accents, and the store says so', async () => {
+    const url = new URL(await createPostgresDatabase());
+    const database = url.pathname.slice(1);
+    const role = `${database}_limited`;
+    const admin = new pg.Client({ connectionString: url.toString() });
+    await admin.connect();
+    try {
+      // A role that owns nothing: it may create tables in the schema, not extensions in the database.
+      await admin.query(`CREATE ROLE "${role}" LOGIN PASSWORD 'limited'`);
+      await admin.query(`GRANT ALL ON SCHEMA public TO "${role}"`);
+    } finally {
+      await admin.end();
+    }
+    const limited = new URL(url.toString());
+    [limited.username, limited.password] = [role, 'limited'];
+    await applyPendingMigrations({ provider: 'postgres', adapterFactory: createPostgresMigrationAdapter(limited.toString()) });
+    const client = new pg.Client({ connectionString: limited.toString() });
+    await client.connect();
+    const prisma = await createPostgresClient(limited.toString());
+    try {
+      expect((await client.query(`SELECT count(*)::int AS n FROM pg_extension WHERE extname = 'unaccent'`)).rows[0].n).toBe(0);
+      await client.query(rowsSql((ms) => `to_timestamp(${ms})`));
+      const index = createFullTextIndex(prisma, 'postgres');
+      expect((await index.search({ scopeId: 'sa', kind: 'episode', query: 'crème brûlée', limit: 10 })).map((h) => h.id)).toEqual(['sa-e4']);
+      expect(await index.search({ scopeId: 'sa', kind: 'episode', query: 'creme brulee', limit: 10 })).toEqual([]);
+      expect(await createStoreStats(prisma, 'postgres').foldsAccents()).toBe(false);
+    } finally {
+      await prisma.$disconnect();
+      await client.end();
     }
   });
 });

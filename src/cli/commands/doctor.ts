@@ -21,7 +21,7 @@ interface Check {
 
 const SEARCH_TRIGGERS: Record<'sqlite' | 'postgres', string[]> = {
   sqlite: ['episode_search_insert_v3', 'episode_search_update_v3', 'episode_search_delete_v3', 'memory_search_insert_v3', 'memory_search_update_v3', 'memory_search_delete_v3', 'scope_search_delete'],
-  postgres: ['episode_search_sync', 'memory_search_sync'],
+  postgres: ['episode_search_sync', 'memory_search_sync', 'scope_search_delete'],
 };
 
 async function reachable(url: string, init: RequestInit = {}): Promise<{ ok: boolean; detail: string }> {
@@ -77,6 +77,14 @@ async function storageChecks(ctx: CommandContext): Promise<Check[]> {
           fix: `Re-apply ${searchIndexScript(provider)} to the database (it is idempotent).`,
         },
   );
+  if (provider === 'postgres' && missing.length === 0 && !(await core.storeStats.foldsAccents())) {
+    checks.push({
+      name: 'full-text accents',
+      status: 'warn',
+      detail: 'the unaccent extension is not installed: "creme" does not find "crème"',
+      fix: `Install PostgreSQL's contrib package (it holds unaccent) and re-apply ${searchIndexScript(provider)}; rows indexed before keep their accents until they change.`,
+    });
+  }
   return checks;
 }
 

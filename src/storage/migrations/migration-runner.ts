@@ -22,7 +22,7 @@ export const DEFAULT_PRISMA_DIR = path.join(PROJECT_ROOT, 'prisma');
 /** Tables Prisma's models do not describe (full-text search), per provider. */
 const EXTERNAL_TABLES: Record<DatabaseProvider, string[]> = {
   sqlite: ['search_scope', 'search_doc', 'search_fts', 'search_fts_data', 'search_fts_idx', 'search_fts_content', 'search_fts_docsize', 'search_fts_config', 'sqlite_sequence'],
-  postgres: ['public.search_doc'],
+  postgres: ['public.search_doc', 'public.search_scope'],
 };
 
 /** Tables whose rebuild drops the search triggers (SQLite only rebuilds tables; Scope's trigger drops its number). */

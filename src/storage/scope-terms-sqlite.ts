@@ -1,0 +1,81 @@
+/**
+ * A scope's full-text statistics on SQLite (see scope-terms.ts). Index rows are numbered by scope
+ * (prisma/sqlite/search-index.sql): a scope's number times 2^32, plus 2^31 for memories, plus the
+ * row's place in its scope. One scope's rows of one kind are thus one rowid range, and FTS5 reads a
+ * word's rows within a range without walking the rest of its posting list. The scope's row count
+ * and total length are kept by the triggers in `search_scope`, a row's length comes from
+ * `search_fts_docsize`, and a word's count in a row from the row's text (fts-tokens.ts replays
+ * FTS5's tokenizer).
+ */
+import { ftsTokens, termFrequency } from './fts-tokens';
+import type { PrismaClient } from './prisma';
+import { meanLength, statisticsColumns, type ScopeTerms, type SearchKind, type TermRow } from './scope-terms';
+
+const SCOPE_SPAN = 2n ** 32n;
+const KIND_SPAN = 2n ** 31n;
+
+/** An FTS5 varint (SQLite's format: 7 bits a byte, high bit set while more follow, a 9th byte of 8 bits). */
+function readVarint(bytes: Uint8Array, at = 0): [number, number] {
+  let value = 0;
+  for (let i = 0; i < 8; i++) {
+    const byte = bytes[at + i] ?? 0;
+    value = value * 128 + (byte & 0x7f);
+    if ((byte & 0x80) === 0) return [value, at + i + 1];
+  }
+  return [value * 256 + (bytes[at + 8] ?? 0), at + 9];
+}
+
+/** The indexed text of a row (the triggers index the same expression). */
+const ROW_TEXT: Record<SearchKind, { join: string; text: string }> = {
+  episode: { join: `JOIN "Episode" t ON t."id" = d."ref_id"`, text: `COALESCE(t."author" || ': ', '') || t."content"` },
+  memory: { join: `JOIN "Memory" t ON t."id" = d."ref_id"`, text: `t."content"` },
+};
+
+/** The scope's statistics for one kind, or undefined when the scope has never had a row indexed. */
+export async function openSqliteScopeTerms(prisma: PrismaClient, scopeId: string, kind: SearchKind): Promise<ScopeTerms | undefined> {
+  const columns = statisticsColumns(kind);
+  const found = await prisma.$queryRawUnsafe<Array<{ no: bigint | number; rows: bigint | number; tokens: bigint | number }>>(
+    `SELECT "no", "${columns.rows}" AS rows, "${columns.tokens}" AS tokens FROM "search_scope" WHERE "scope_id" = ?`,
+    scopeId,
+  );
+  const row = found[0];
+  if (!row) return undefined;
+  const base = BigInt(row.no) * SCOPE_SPAN + (kind === 'memory' ? KIND_SPAN : 0n);
+  const [lo, hi] = [base + 1n, base + KIND_SPAN - 1n];
+  const rows = Number(row.rows);
+  const { join, text } = ROW_TEXT[kind];
+  // A row holding several of the query's words is tokenized once.
+  const tokensOf = new Map<string, string[]>();
+  return {
+    rows,
+    meanLength: meanLength(rows, Number(row.tokens)),
+    async counts(terms) {
+      if (terms.length === 0) return [];
+      const counts = await prisma.$queryRawUnsafe<Array<Record<string, bigint | number>>>(
+        `SELECT ${terms.map((_, i) => `(SELECT COUNT(*) FROM "search_fts" WHERE "search_fts" MATCH ? AND "rowid" BETWEEN ${lo} AND ${hi}) AS s${i}`).join(', ')}`,
+        ...terms.map((term) => `"${term}"`),
+      );
+      const first = counts[0] ?? {};
+      return terms.map((_, i) => Number(first[`s${i}`] ?? 0));
+    },
+    async holding(term, limit) {
+      const found = await prisma.$queryRawUnsafe<Array<{ id: string; sz: Uint8Array | null; text: string }>>(
+        `SELECT d."ref_id" AS id, z."sz" AS sz, ${text} AS text FROM "search_fts" ` +
+          `JOIN "search_doc" d ON d."rowid" = "search_fts"."rowid" JOIN "search_fts_docsize" z ON z."id" = "search_fts"."rowid" ${join} ` +
+          `WHERE "search_fts" MATCH ? AND "search_fts"."rowid" BETWEEN ${lo} AND ${hi} AND d."scope_id" = ? ` +
+          `ORDER BY "search_fts"."rowid" DESC LIMIT ${limit}`,
+        `"${term}"`,
+        scopeId,
+      );
+      const stems = ftsTokens(term);
+      return found.map((r): TermRow => {
+        let tokens = tokensOf.get(r.id);
+        if (!tokens) tokensOf.set(r.id, (tokens = ftsTokens(r.text)));
+        // FTS5 matched the row, so the word is there at least once (a word the tokenizer splits
+        // in two is matched as a phrase: counted once).
+        const tf = stems.length === 1 ? Math.max(1, termFrequency(tokens, stems[0]!)) : 1;
+        return { id: r.id, length: r.sz ? readVarint(r.sz)[0] : 0, tf };
+      });
+    },
+  };
+}
