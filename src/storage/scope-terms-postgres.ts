@@ -8,7 +8,7 @@
  * PostgreSQL's `english` stemming and stopwords.
  */
 import type { PrismaClient } from './prisma';
-import { meanLength, statisticsColumns, type ScopeTerms, type SearchKind, type TermRow } from './scope-terms';
+import { countsOf, meanLength, statisticsColumns, type ScopeTerms, type SearchKind, type TermRow } from './scope-terms';
 
 /** The scope's statistics for one kind, or undefined when the scope has never had a row indexed. */
 export async function openPostgresScopeTerms(prisma: PrismaClient, scopeId: string, kind: SearchKind): Promise<ScopeTerms | undefined> {
@@ -24,18 +24,16 @@ export async function openPostgresScopeTerms(prisma: PrismaClient, scopeId: stri
     rows,
     meanLength: meanLength(rows, Number(row.tokens)),
     async counts(terms) {
-      if (terms.length === 0) return [];
       // Each word's tsquery is made once (a word PostgreSQL's `english` configuration drops, a
       // stopword there, makes none and counts 0), then matched through the GIN index.
-      const counts = await prisma.$queryRawUnsafe<Array<Record<string, bigint | number>>>(
+      const result = await prisma.$queryRawUnsafe<Array<Record<string, bigint | number>>>(
         `WITH w AS MATERIALIZED (SELECT ${terms.map((_, i) => `"nocturne_search_tsquery"($1, $2, $${i + 3}) AS q${i}`).join(', ')}) ` +
           `SELECT ${terms.map((_, i) => `(SELECT COUNT(*) FROM "search_doc" d, w WHERE d."tsv" @@ w.q${i} AND d."scope_id" = $1 AND d."kind" = $2) AS s${i}`).join(', ')}`,
         scopeId,
         kind,
         ...terms,
       );
-      const first = counts[0] ?? {};
-      return terms.map((_, i) => Number(first[`s${i}`] ?? 0));
+      return countsOf(result, terms.length);
     },
     async holding(term, limit) {
       // The word's count in a row is the number of its positions in the row's tsvector.

@@ -9,7 +9,7 @@
  */
 import { ftsTokens, termFrequency } from './fts-tokens';
 import type { PrismaClient } from './prisma';
-import { meanLength, statisticsColumns, type ScopeTerms, type SearchKind, type TermRow } from './scope-terms';
+import { countsOf, meanLength, statisticsColumns, type ScopeTerms, type SearchKind, type TermRow } from './scope-terms';
 
 const SCOPE_SPAN = 2n ** 32n;
 const KIND_SPAN = 2n ** 31n;
@@ -50,13 +50,11 @@ export async function openSqliteScopeTerms(prisma: PrismaClient, scopeId: string
     rows,
     meanLength: meanLength(rows, Number(row.tokens)),
     async counts(terms) {
-      if (terms.length === 0) return [];
-      const counts = await prisma.$queryRawUnsafe<Array<Record<string, bigint | number>>>(
+      const result = await prisma.$queryRawUnsafe<Array<Record<string, bigint | number>>>(
         `SELECT ${terms.map((_, i) => `(SELECT COUNT(*) FROM "search_fts" WHERE "search_fts" MATCH ? AND "rowid" BETWEEN ${lo} AND ${hi}) AS s${i}`).join(', ')}`,
         ...terms.map((term) => `"${term}"`),
       );
-      const first = counts[0] ?? {};
-      return terms.map((_, i) => Number(first[`s${i}`] ?? 0));
+      return countsOf(result, terms.length);
     },
     async holding(term, limit) {
       const found = await prisma.$queryRawUnsafe<Array<{ id: string; sz: Uint8Array | null; text: string }>>(

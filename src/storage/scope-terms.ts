@@ -18,7 +18,7 @@ export interface ScopeTerms {
   readonly rows: number;
   /** Their mean length in tokens (1 when there are none). */
   readonly meanLength: number;
-  /** Rows of the scope holding each word. */
+  /** Rows of the scope holding each word (at least one word). */
   counts(terms: readonly string[]): Promise<number[]>;
   /** The rows of the scope holding a word, newest first, at most `limit`. */
   holding(term: string, limit: number): Promise<TermRow[]>;
@@ -32,4 +32,10 @@ export function statisticsColumns(kind: SearchKind): { rows: string; tokens: str
 /** Mean row length from a scope's row count and total length (1 for an empty scope). */
 export function meanLength(rows: number, tokens: number): number {
   return rows > 0 ? tokens / rows : 1;
+}
+
+/** The counts of a query that returns one row with a column `s<i>` for each of `n` words. */
+export function countsOf(result: ReadonlyArray<Record<string, bigint | number>>, n: number): number[] {
+  const first = result[0] ?? {};
+  return Array.from({ length: n }, (_, i) => Number(first[`s${i}`] ?? 0));
 }
