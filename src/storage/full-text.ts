@@ -72,27 +72,32 @@ export interface FullTextIndex {
 /**
  * A word held by more than this many rows (and more than one row in 20) is left out of a
  * query of several words: its BM25 weight is small (idf below ln 19 = 2.9, against 7-10 for a
- * word in a few rows), yet matching it means scoring every row that holds it — 20-40 ms for a
- * name in a fifth of 100,000 rows, against 1-3 ms for an informative word. Of the rest, the
- * `MAX_QUERY_WORDS` rarest are kept. Counting a word's rows in the scope's range is cheap
- * (~0.02 ms for 60 rows).
+ * word in a few rows), yet matching it means scoring every row that holds it. Of the rest, the
+ * `MAX_QUERY_WORDS` rarest are kept. A word's rows are counted in the scope's range only up to
+ * the point that makes it common (a name in 20,000 rows of a scope took ~14 ms to count in full).
  */
 const COMMON_WORD_ROWS = 2_000;
 const COMMON_WORD_SHARE = 0.05;
 const MAX_QUERY_WORDS = 6;
 /**
- * Rows of the scope a query's words may hold together. Scoring costs a few µs per row its words
- * hold in the scope (each row's key, length and text are read, and the word counted in the
- * text), so this bounds the full-text part of a search however large the scope grows: the
- * rarest words are taken first and the commonest left out once their rows would pass it (the
- * first word is always kept). No LoCoMo question comes near it (2,760 rows in all); in the
- * 100k-episode benchmark, whose word lists are long, it leaves a word out of half the queries
- * (docs/retrieval.md). Other scopes' rows never count.
+ * Rows of the scope a query's words may hold together. Scoring costs ~5-7 µs per row its words
+ * hold in the scope (each row's key, length and text are read through Prisma, ~3.5-5.5 µs, and the
+ * word counted in its words, ~1-2 µs), so this bounds the full-text part of a search however large
+ * the scope grows (3,000 rows: ~15-20 ms): the rarest words are taken first and the commonest left
+ * out once their rows would pass it (the first word is always kept). No LoCoMo question comes
+ * near it (2,760 rows in all); in a 100,000-episode scope whose word lists are long it leaves out
+ * 193 of the 503 words of the benchmark's 100 questions (6,000 left out 138, at twice the cost;
+ * docs/retrieval.md). Other scopes' rows never count.
  */
-const MAX_QUERY_ROWS = 6_000;
+const MAX_QUERY_ROWS = 3_000;
 /** A checkpoint held back by another process's reader is retried this often, this far apart. */
 const CHECKPOINT_ATTEMPTS = 20;
 const CHECKPOINT_RETRY_MS = 100;
+
+/** Rows of a scope (of `totalRows`) above which a word of a query of several words is common. */
+export function commonWordRows(totalRows: number): number {
+  return Math.max(COMMON_WORD_ROWS, COMMON_WORD_SHARE * totalRows);
+}
 
 /**
  * Which of the query's words to score, from the number of rows holding each: without the common
@@ -101,7 +106,7 @@ const CHECKPOINT_RETRY_MS = 100;
  */
 export function chooseTerms(terms: readonly string[], rows: readonly number[], totalRows: number): string[] {
   if (terms.length === 0) return [];
-  const limit = Math.max(COMMON_WORD_ROWS, COMMON_WORD_SHARE * totalRows);
+  const limit = commonWordRows(totalRows);
   const rarest = terms.map((term, i) => ({ term, rows: rows[i] ?? 0 })).sort((a, b) => a.rows - b.rows);
   const kept = new Set<string>();
   let held = 0;
@@ -148,7 +153,12 @@ export function createFullTextIndex(prisma: PrismaClient, provider: DatabaseProv
     const all = queryTerms(query);
     const scope = all.length > 0 ? await openScope(scopeId, kind) : undefined;
     if (!scope) return { terms: [], perTerm: [] };
-    const counts = await scope.counts(all);
+    // In a query of several words a common word is left out whatever its exact count.
+    const cap = all.length > 1 ? Math.floor(commonWordRows(scope.rows)) + 1 : undefined;
+    let counts = await scope.counts(all, cap);
+    // When every word is common the rarest is kept alone: which one it is, and its idf, need the
+    // whole counts.
+    if (cap !== undefined && counts.every((n) => n >= cap)) counts = await scope.counts(all);
     const terms = all.length <= 1 ? all : chooseTerms(all, counts, scope.rows);
     // The words' rows are read together (on PostgreSQL, over several pooled connections).
     const perTerm = await Promise.all(

@@ -8,7 +8,7 @@
  * PostgreSQL's `english` stemming and stopwords.
  */
 import type { PrismaClient } from './prisma';
-import { countsOf, meanLength, statisticsColumns, type ScopeTerms, type SearchKind, type TermRow } from './scope-terms';
+import { capClause, countsOf, meanLength, statisticsColumns, type ScopeTerms, type SearchKind, type TermRow } from './scope-terms';
 
 /** The scope's statistics for one kind, or undefined when the scope has never had a row indexed. */
 export async function openPostgresScopeTerms(prisma: PrismaClient, scopeId: string, kind: SearchKind): Promise<ScopeTerms | undefined> {
@@ -23,12 +23,12 @@ export async function openPostgresScopeTerms(prisma: PrismaClient, scopeId: stri
   return {
     rows,
     meanLength: meanLength(rows, Number(row.tokens)),
-    async counts(terms) {
+    async counts(terms, cap) {
       // Each word's tsquery is made once (a word PostgreSQL's `english` configuration drops, a
       // stopword there, makes none and counts 0), then matched through the GIN index.
       const result = await prisma.$queryRawUnsafe<Array<Record<string, bigint | number>>>(
         `WITH w AS MATERIALIZED (SELECT ${terms.map((_, i) => `"nocturne_search_tsquery"($1, $2, $${i + 3}) AS q${i}`).join(', ')}) ` +
-          `SELECT ${terms.map((_, i) => `(SELECT COUNT(*) FROM "search_doc" d, w WHERE d."tsv" @@ w.q${i} AND d."scope_id" = $1 AND d."kind" = $2) AS s${i}`).join(', ')}`,
+          `SELECT ${terms.map((_, i) => `(SELECT COUNT(*) FROM (SELECT 1 FROM "search_doc" d, w WHERE d."tsv" @@ w.q${i} AND d."scope_id" = $1 AND d."kind" = $2${capClause(cap)}) c) AS s${i}`).join(', ')}`,
         scopeId,
         kind,
         ...terms,

@@ -3,13 +3,13 @@
  * (prisma/sqlite/search-index.sql): a scope's number times 2^32, plus 2^31 for memories, plus the
  * row's place in its scope. One scope's rows of one kind are thus one rowid range, and FTS5 reads a
  * word's rows within a range without walking the rest of its posting list. The scope's row count
- * and total length are kept by the triggers in `search_scope`, a row's length comes from
- * `search_fts_docsize`, and a word's count in a row from the row's text (fts-tokens.ts replays
- * FTS5's tokenizer).
+ * and total length are kept by the triggers in `search_scope`, a row's length comes from FTS5's
+ * docsize record, and a word's count in a row from the row's text (fts-tokens.ts replays FTS5's
+ * tokenizer for words of letters and digits, the only words a query has).
  */
-import { ftsTokens, termFrequency } from './fts-tokens';
+import { ftsTokens, ftsWords, stemCount } from './fts-tokens';
 import type { PrismaClient } from './prisma';
-import { countsOf, meanLength, statisticsColumns, type ScopeTerms, type SearchKind, type TermRow } from './scope-terms';
+import { capClause, countsOf, meanLength, statisticsColumns, type ScopeTerms, type SearchKind, type TermRow } from './scope-terms';
 
 const SCOPE_SPAN = 2n ** 32n;
 const KIND_SPAN = 2n ** 31n;
@@ -24,6 +24,9 @@ function readVarint(bytes: Uint8Array, at = 0): [number, number] {
   }
   return [value * 256 + (bytes[at + 8] ?? 0), at + 9];
 }
+
+/** The first byte of a row's docsize record (a 1-byte blob read as a character: its code is the byte below 128). */
+const FIRST_BYTE = `unicode(CAST(substr(z."sz", 1, 1) AS TEXT))`;
 
 /** The indexed text of a row (the triggers index the same expression). */
 const ROW_TEXT: Record<SearchKind, { join: string; text: string }> = {
@@ -44,21 +47,24 @@ export async function openSqliteScopeTerms(prisma: PrismaClient, scopeId: string
   const [lo, hi] = [base + 1n, base + KIND_SPAN - 1n];
   const rows = Number(row.rows);
   const { join, text } = ROW_TEXT[kind];
-  // A row holding several of the query's words is tokenized once.
-  const tokensOf = new Map<string, string[]>();
+  // A row holding several of the query's words is split into words once.
+  const wordsOf = new Map<string, string[]>();
   return {
     rows,
     meanLength: meanLength(rows, Number(row.tokens)),
-    async counts(terms) {
+    async counts(terms, cap) {
       const result = await prisma.$queryRawUnsafe<Array<Record<string, bigint | number>>>(
-        `SELECT ${terms.map((_, i) => `(SELECT COUNT(*) FROM "search_fts" WHERE "search_fts" MATCH ? AND "rowid" BETWEEN ${lo} AND ${hi}) AS s${i}`).join(', ')}`,
+        `SELECT ${terms.map((_, i) => `(SELECT COUNT(*) FROM (SELECT 1 FROM "search_fts" WHERE "search_fts" MATCH ? AND "rowid" BETWEEN ${lo} AND ${hi}${capClause(cap)})) AS s${i}`).join(', ')}`,
         ...terms.map((term) => `"${term}"`),
       );
       return countsOf(result, terms.length);
     },
     async holding(term, limit) {
-      const found = await prisma.$queryRawUnsafe<Array<{ id: string; sz: Uint8Array | null; text: string }>>(
-        `SELECT d."ref_id" AS id, z."sz" AS sz, ${text} AS text FROM "search_fts" ` +
+      // A length below 128 is the docsize record's first byte, read as a number in SQL (turning
+      // the record into a JavaScript buffer cost ~1.2 µs a row); a longer row's record comes as hex
+      // and is decoded here (a blob column that is NULL in some rows confuses Prisma's adapter).
+      const found = await prisma.$queryRawUnsafe<Array<{ id: string; b0: bigint | number; sz: string | null; text: string }>>(
+        `SELECT d."ref_id" AS id, ${FIRST_BYTE} AS b0, CASE WHEN ${FIRST_BYTE} >= 128 THEN hex(z."sz") END AS sz, ${text} AS text FROM "search_fts" ` +
           `JOIN "search_doc" d ON d."rowid" = "search_fts"."rowid" JOIN "search_fts_docsize" z ON z."id" = "search_fts"."rowid" ${join} ` +
           `WHERE "search_fts" MATCH ? AND "search_fts"."rowid" BETWEEN ${lo} AND ${hi} AND d."scope_id" = ? ` +
           `ORDER BY "search_fts"."rowid" DESC LIMIT ${limit}`,
@@ -67,12 +73,13 @@ export async function openSqliteScopeTerms(prisma: PrismaClient, scopeId: string
       );
       const stems = ftsTokens(term);
       return found.map((r): TermRow => {
-        let tokens = tokensOf.get(r.id);
-        if (!tokens) tokensOf.set(r.id, (tokens = ftsTokens(r.text)));
+        let words = wordsOf.get(r.id);
+        if (!words) wordsOf.set(r.id, (words = ftsWords(r.text)));
         // FTS5 matched the row, so the word is there at least once (a word the tokenizer splits
-        // in two is matched as a phrase: counted once).
-        const tf = stems.length === 1 ? Math.max(1, termFrequency(tokens, stems[0]!)) : 1;
-        return { id: r.id, length: r.sz ? readVarint(r.sz)[0] : 0, tf };
+        // in two is matched as a phrase: counted once). The length is FTS5's own (docsize): it
+        // also counts what the JavaScript words leave out, such as emoji newer than Unicode 6.1.
+        const tf = stems.length === 1 ? Math.max(1, stemCount(words, stems[0]!)) : 1;
+        return { id: r.id, length: r.sz ? readVarint(Buffer.from(r.sz, 'hex'))[0] : Number(r.b0), tf };
       });
     },
   };

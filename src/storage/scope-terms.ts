@@ -18,8 +18,8 @@ export interface ScopeTerms {
   readonly rows: number;
   /** Their mean length in tokens (1 when there are none). */
   readonly meanLength: number;
-  /** Rows of the scope holding each word (at least one word). */
-  counts(terms: readonly string[]): Promise<number[]>;
+  /** Rows of the scope holding each word (at least one word), each counted up to `cap` when given. */
+  counts(terms: readonly string[], cap?: number): Promise<number[]>;
   /** The rows of the scope holding a word, newest first, at most `limit`. */
   holding(term: string, limit: number): Promise<TermRow[]>;
 }
@@ -38,4 +38,9 @@ export function meanLength(rows: number, tokens: number): number {
 export function countsOf(result: ReadonlyArray<Record<string, bigint | number>>, n: number): number[] {
   const first = result[0] ?? {};
   return Array.from({ length: n }, (_, i) => Number(first[`s${i}`] ?? 0));
+}
+
+/** A cap on a count as SQL (`LIMIT n` inside the counted subquery), or nothing. */
+export function capClause(cap: number | undefined): string {
+  return cap === undefined ? '' : ` LIMIT ${Math.max(1, Math.floor(cap))}`;
 }

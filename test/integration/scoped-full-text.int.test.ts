@@ -17,7 +17,7 @@ import Database from 'better-sqlite3';
 import pg from 'pg';
 import { applyPendingMigrations, DEFAULT_PRISMA_DIR, readMigrations } from '../../src/storage/migrations/migration-runner';
 import { createFullTextIndex, type SearchKind } from '../../src/storage/full-text';
-import { ftsTokens } from '../../src/storage/fts-tokens';
+import { ftsTokens, ftsWords, stemCount } from '../../src/storage/fts-tokens';
 import { seededRandom } from '../../src/shared/seeded-random';
 import { createSqliteClient, createSqliteMigrationAdapter } from '../../src/storage/sqlite-driver';
 import { createPostgresClient, createPostgresMigrationAdapter } from '../../src/storage/postgres-driver';
@@ -255,6 +255,72 @@ describe('scoped full text on SQLite', () => {
     });
   });
 
+  it('scores BM25 by hand from the scope\'s rows, short rows and rows of thousands of words alike', async () => {
+    const file = path.join(tempDir(), 'bm25.db');
+    await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }) });
+    const db = new Database(file);
+    // Lengths of 1, 2 and 3 bytes in FTS5's docsize record; "paint" 0-3 times in each.
+    const rows = [
+      { words: 4, paint: 1 }, { words: 9, paint: 0 }, { words: 127, paint: 2 }, { words: 128, paint: 1 },
+      { words: 300, paint: 3 }, { words: 16_383, paint: 1 }, { words: 16_384, paint: 2 }, { words: 40_000, paint: 1 },
+      ...Array.from({ length: 12 }, (_, i) => ({ words: 5 + i, paint: 0 })),
+    ];
+    try {
+      db.exec(`INSERT INTO "Scope" ("id", "key", "channel", "kind", "createdAt", "updatedAt") VALUES ('s', 'k', 't', 'user', 0, 0)`);
+      const insert = db.prepare(`INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "author", "content", "timestamp", "contentHash", "createdAt") VALUES (?, 's', 't', 'user', NULL, ?, 0, 'h', 0)`);
+      rows.forEach((r, i) => insert.run(`e${i}`, [...Array.from({ length: r.words - r.paint }, (_, j) => `w${j % 50}`), ...Array.from({ length: r.paint }, () => 'painting')].join(' ')));
+    } finally {
+      db.close();
+    }
+    const prisma = await createSqliteClient({ file });
+    try {
+      const hits = await createFullTextIndex(prisma, 'sqlite').search({ scopeId: 's', kind: 'episode', query: 'paint', limit: 50 });
+      const mean = rows.reduce((n, r) => n + r.words, 0) / rows.length;
+      const holding = rows.filter((r) => r.paint > 0).length;
+      const idf = Math.log((rows.length - holding + 0.5) / (holding + 0.5));
+      const expected = rows
+        .map((r, i) => ({ id: `e${i}`, score: (idf * r.paint * 2.2) / (r.paint + 1.2 * (0.25 + (0.75 * r.words) / mean)) }))
+        .filter((h) => h.score > 0)
+        .sort((a, b) => b.score - a.score);
+      expect(hits.map((h) => h.id)).toEqual(expected.map((h) => h.id));
+      hits.forEach((hit, i) => expect(hit.score).toBeCloseTo(expected[i]!.score, 9));
+    } finally {
+      await prisma.$disconnect();
+    }
+  });
+
+  it('leaves out a common word without counting all its rows, and scores a query of common words alone by their whole counts', async () => {
+    const file = path.join(tempDir(), 'common.db');
+    await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }) });
+    const db = new Database(file);
+    // 6,000 rows: "melanie" in 2,400 (common: above 2,000 rows), "paint" in 2,200, "lake" in 4.
+    const total = 6_000;
+    try {
+      db.exec(`INSERT INTO "Scope" ("id", "key", "channel", "kind", "createdAt", "updatedAt") VALUES ('s', 'k', 't', 'user', 0, 0)`);
+      const insert = db.prepare(`INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "author", "content", "timestamp", "contentHash", "createdAt") VALUES (?, 's', 't', 'user', NULL, ?, 0, 'h', 0)`);
+      db.transaction(() => {
+        for (let i = 0; i < total; i++) insert.run(`e${i}`, [i < 2_400 ? 'melanie' : 'ana', i >= 400 && i < 2_600 ? 'paints' : 'sings', i < 4 ? 'lake' : 'sea', 'today'].join(' '));
+      })();
+    } finally {
+      db.close();
+    }
+    const prisma = await createSqliteClient({ file });
+    try {
+      const index = createFullTextIndex(prisma, 'sqlite');
+      const rare = await index.searchTerms({ scopeId: 's', kind: 'episode', query: 'melanie lake', limit: 10 });
+      expect(rare.terms).toEqual(['lake']);
+      expect(rare.hits.map((h) => h.id).sort()).toEqual(['e0', 'e1', 'e2', 'e3']);
+      // Both words common: the rarer is kept, scored with its whole count (2,200 rows, not the cap).
+      const common = await index.search({ scopeId: 's', kind: 'episode', query: 'melanie paint', limit: 5 });
+      const idf = Math.log((total - 2_200 + 0.5) / (2_200 + 0.5));
+      expect(common).toHaveLength(5);
+      expect(idf).toBeGreaterThan(0.5);
+      for (const hit of common) expect(hit.score).toBeCloseTo((idf * 2.2) / (1 + 1.2), 9);
+    } finally {
+      await prisma.$disconnect();
+    }
+  });
+
   it("counts words as FTS5's tokenizer makes them, word by word", () => {
     const words = new Set<string>(['running', 'painted', 'Café', 'crème', 'BRÛLÉE', 'naïve', 'x', 'ab', 'Ωmega', '東京', '12th', 'x'.repeat(70) + 'ing', 'generalizations', 'happily', 'skies']);
     if (fs.existsSync(LOCOMO)) for (const w of fs.readFileSync(LOCOMO, 'utf8').match(/[\p{L}\p{N}]+/gu) ?? []) words.add(w);
@@ -271,6 +337,35 @@ describe('scoped full text on SQLite', () => {
       const differ = list.filter((word, i) => JSON.stringify(fts.get(i + 1) ?? []) !== JSON.stringify(ftsTokens(word)));
       expect(list.length).toBeGreaterThan(fs.existsSync(LOCOMO) ? 5_000 : 10);
       expect(differ).toEqual([]);
+      // Counting a stem only among the words sharing its first letter relies on stemming never
+      // changing a word's first letter.
+      expect(list.filter((word) => ftsTokens(word).some((stem, i) => stem[0] !== ftsWords(word)[i]![0]))).toEqual([]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it("counts each word of every turn as often as FTS5 holds it, from the turn's text", () => {
+    const texts = fs.existsSync(LOCOMO)
+      ? (fs.readFileSync(LOCOMO, 'utf8').match(/"text": "((?:[^"\\]|\\.)*)"/g) ?? []).map((t) => JSON.parse(t.slice(8)) as string)
+      : TEXTS;
+    texts.push('Ana: painters paint painted paintings; PAINT!', 'x', '', 'naïve café crème, naive cafe creme', '東京 12th ' + 'y'.repeat(300));
+    const db = new Database(':memory:');
+    try {
+      db.exec(`CREATE VIRTUAL TABLE f USING fts5(c, tokenize = 'porter unicode61 remove_diacritics 2'); CREATE VIRTUAL TABLE v USING fts5vocab(f, 'instance');`);
+      const insert = db.prepare('INSERT INTO f (rowid, c) VALUES (?, ?)');
+      db.transaction(() => texts.forEach((text, i) => insert.run(i + 1, text)))();
+      const counts = new Map<string, number>();
+      for (const row of db.prepare('SELECT "doc", "term", COUNT(*) AS n FROM v GROUP BY "doc", "term"').all() as Array<{ doc: number; term: string; n: number }>) counts.set(`${row.doc} ${row.term}`, row.n);
+      const wrong: string[] = [];
+      texts.forEach((text, i) => {
+        const words = ftsWords(text);
+        for (const stem of new Set(ftsTokens(text))) {
+          if (stemCount(words, stem) !== counts.get(`${i + 1} ${stem}`)) wrong.push(`"${stem}" in ${JSON.stringify(text)}`);
+        }
+      });
+      expect(texts.length).toBeGreaterThan(fs.existsSync(LOCOMO) ? 2_000 : 5);
+      expect(wrong).toEqual([]);
     } finally {
       db.close();
     }

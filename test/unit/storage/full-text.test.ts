@@ -19,10 +19,10 @@ describe('chooseTerms (which query words the full-text index scores)', () => {
     expect(chooseTerms(['melanie', 'went'], [12_000, 11_000], 211_500)).toEqual(['went']);
   });
 
-  it('stops adding words once their rows together would pass 6,000, rarest first', () => {
-    // 1,200 + 2,100 = 3,300 rows; adding 3,000 more would pass 6,000, and so would 4,000.
-    expect(chooseTerms(['melanie', 'painted', 'sunset', 'lake'], [4_000, 2_100, 1_200, 3_000], 211_500)).toEqual(['painted', 'sunset']);
-    expect(chooseTerms(['melanie', 'painted', 'sunset'], [3_000, 2_000, 1_000], 211_500)).toEqual(['melanie', 'painted', 'sunset']);
+  it('stops adding words once their rows together would pass 3,000, rarest first', () => {
+    // 1,200 + 1,500 = 2,700 rows; adding 2,100 more would pass 3,000, and so would 4,000.
+    expect(chooseTerms(['melanie', 'painted', 'sunset', 'lake'], [4_000, 2_100, 1_200, 1_500], 211_500)).toEqual(['sunset', 'lake']);
+    expect(chooseTerms(['melanie', 'painted', 'sunset'], [1_000, 1_200, 800], 211_500)).toEqual(['melanie', 'painted', 'sunset']);
   });
 
   it('keeps the rarest word alone when it passes the budget by itself', () => {
