@@ -101,12 +101,10 @@ BEGIN
         "memory_tokens" = "memory_tokens" + CASE WHEN "is_memory" THEN "p_tokens" ELSE 0 END
         WHERE "scope_id" = "p_scope";
     IF NOT FOUND AND "p_rows" > 0 THEN
-        INSERT INTO "search_scope" ("scope_id", "episode_rows", "episode_tokens", "memory_rows", "memory_tokens")
-            VALUES ("p_scope", CASE WHEN "is_memory" THEN 0 ELSE "p_rows" END, CASE WHEN "is_memory" THEN 0 ELSE "p_tokens" END,
-                    CASE WHEN "is_memory" THEN "p_rows" ELSE 0 END, CASE WHEN "is_memory" THEN "p_tokens" ELSE 0 END)
-            ON CONFLICT ("scope_id") DO UPDATE SET
-                "episode_rows" = "search_scope"."episode_rows" + EXCLUDED."episode_rows", "episode_tokens" = "search_scope"."episode_tokens" + EXCLUDED."episode_tokens",
-                "memory_rows" = "search_scope"."memory_rows" + EXCLUDED."memory_rows", "memory_tokens" = "search_scope"."memory_tokens" + EXCLUDED."memory_tokens";
+        -- The scope's first row: its statistics start at zero (another transaction may have just
+        -- made them), then the addition goes through the update above.
+        INSERT INTO "search_scope" ("scope_id") VALUES ("p_scope") ON CONFLICT ("scope_id") DO NOTHING;
+        PERFORM "nocturne_search_count"("p_scope", "p_kind", "p_rows", "p_tokens");
     END IF;
 END
 $$;
