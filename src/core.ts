@@ -107,6 +107,12 @@ export interface CoreOverrides {
   readonly clock?: () => Date;
 }
 
+/** The embedded store's files with their journals and write-ahead logs: nothing but the store may write them. */
+function storeFiles(config: Config): string[] {
+  const files = [config.database.provider === 'sqlite' ? config.database.file : null, config.vectors.store === 'sqlite-vec' ? config.vectors.file : null];
+  return files.flatMap((file) => (file ? [file, `${file}-wal`, `${file}-shm`, `${file}-journal`] : []));
+}
+
 export async function createCore(config: Config, logger: Logger, overrides: CoreOverrides = {}): Promise<Core> {
   const db = await openDatabase({ database: config.database, logger: logger.child({ component: 'storage' }) });
   const scopes = createScopeRepository(db.prisma);
@@ -158,6 +164,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     fullText,
     logger,
     exportsDir: path.join(config.dataDir, 'exports'),
+    protectedFiles: storeFiles(config),
     pendingFile: path.join(config.dataDir, FORGET_PENDING_FILE),
     soul: { maxTokens: config.sleep.soulMaxTokens, defaultTimeZone: config.timeZone },
   });

@@ -13,6 +13,7 @@
  * the store migration), the new ids of `copy` in `scope-copy.ts`.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { normalizeScopeKey } from '../memory/scopes/scope-key';
 import { AppError, NotFoundError, ValidationError } from '../shared/errors';
 import type { PrismaClient } from '../storage/prisma';
 import { parseScopeExport } from './import-validation';
@@ -130,10 +131,12 @@ export async function importScopeFile(prisma: PrismaClient, file: ImportFile, op
 /** The checks against the database, then the one transaction that writes every batch. */
 async function write(prisma: PrismaClient, prepared: Prepared, options: ImportOptions): Promise<ImportResult> {
   const mode = options.mode ?? 'exact';
-  const key = options.scopeKey ?? prepared.scope.key;
-  if (key.trim() === '') throw new ValidationError('A scope key cannot be empty.', { code: 'import.invalid_key' });
-
-  const existing = await prisma.scope.findUnique({ where: { key } });
+  // A new scope's key passes the same rule as at every other door (scope-key.ts), for the
+  // export's key and for `--as`; an existing scope keeps the key it has.
+  const given = options.scopeKey ?? prepared.scope.key;
+  const existing = await prisma.scope.findUnique({ where: { key: given } })
+    ?? await prisma.scope.findUnique({ where: { key: normalizeScopeKey(given, 'import.invalid_key') } });
+  const key = existing?.key ?? normalizeScopeKey(given, 'import.invalid_key');
   if (existing && (await rowsInScope(prisma, existing.id)) > 0) {
     throw conflict(`The scope "${key}" already has data; an import only fills an empty scope.`, 'Import under a new key: `npm run cli -- import-scope FILE --as NEW_KEY`.');
   }

@@ -253,7 +253,7 @@ describe('bad input (chaos)', () => {
     const empty = await post(JSON.stringify({ user: 'u1', text: '\u0000\u0007 ' }));
     expect(empty.json.issues).toEqual([{ field: 'text', problem: 'text must not be empty (control characters and surrounding spaces do not count)' }]);
     const badUser = await post(JSON.stringify({ user: 'a\u0000b', text: 'hi' }));
-    expect(badUser.json.issues).toEqual([{ field: 'user', problem: 'user must not contain control characters (it names the person\u2019s memory)' }]);
+    expect(badUser.json.issues).toEqual([{ field: 'user', problem: 'user names the person\u2019s memory: it cannot hold control or invisible characters' }]);
     // Hostile text that is still a message: stored, normalized. JSON escapes carry the NUL and
     // the lone surrogates; raw bytes that are not UTF-8 arrive as U+FFFD.
     const hostile = '{"user":"u2","name":"E\\u0000ve\\u0007","messageId":"m\\u00001","text":"NUL \\u0000 lone \\ud800 low \\udc00 esc \\u001b[2J cafe\\u0301 \\ufeff end\\r\\n"}';

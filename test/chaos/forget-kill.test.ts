@@ -91,7 +91,7 @@ describe('forget with the service running, killed at random moments (chaos)', ()
     await prisma.entityObservation.create({ data: { scopeId, entityId: bea.id, episodeId: said, content: `Bea also wants a ${phrase}` } });
     await regenerateSoul(prisma, scopeId, { now: new Date(t.getTime() + 120_000) });
     await markSent(prisma, (await buildDigest(prisma, scopeId, { periodEnd: new Date(t.getTime() + 180_000), now: new Date(t.getTime() + 180_000) })).id);
-    await writeMarkdownExport(path.join(dataDir, 'exports', exportFolderName(key)), renderMarkdownExport(await exportScope(prisma, scopeId), { defaultTimeZone: 'UTC' }));
+    await writeMarkdownExport(path.join(dataDir, 'exports', exportFolderName({ id: scopeId, key })), renderMarkdownExport(await exportScope(prisma, scopeId), { defaultTimeZone: 'UTC' }));
     await core.embeddingWorker.drain();
     return { key, scopeId, words, memoryIds };
   }

@@ -5,6 +5,7 @@
  * stored text only through the output filter.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTerminalChannel, type TerminalChannel } from '../../src/channels/terminal/terminal-channel';
@@ -129,7 +130,9 @@ describe('secrets pasted into a chat', () => {
       expect(await say('/forget notebook')).toContain('• Ana keeps her key [REDACTED] in a notebook');
       expect(await say('/digest')).toContain('Ana keeps her key [REDACTED] in a notebook');
       await say('/export');
-      for (const file of fs.readdirSync(exportDir)) expect(fs.readFileSync(`${exportDir}/${file}`, 'utf8')).not.toContain(SECRET);
+      const written = fs.readdirSync(exportDir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
+      expect(written.length).toBe(2);
+      for (const file of written) expect(fs.readFileSync(path.join(file.parentPath, file.name), 'utf8')).not.toContain(SECRET);
       expect(printed).not.toContain(SECRET);
     });
   });

@@ -290,8 +290,11 @@ describe('terminal channel', () => {
 
   it('/export writes the JSON export and the Markdown file, and prints their paths', async () => {
     const printed = await session.say('/export');
-    const jsonPath = path.join(exportDir, 'nocturne-terminal-ana.json');
-    const markdownPath = path.join(exportDir, 'nocturne-terminal-ana.md');
+    // In the scope's own folder under the export directory, named from its id (export-paths.ts).
+    const [folder] = fs.readdirSync(exportDir);
+    expect(folder).toMatch(/^terminal-ana-[0-9a-f]{16}$/);
+    const jsonPath = path.join(exportDir, folder!, 'nocturne-terminal-ana.json');
+    const markdownPath = path.join(exportDir, folder!, 'nocturne-terminal-ana.md');
     expect(printed).toContain(`  ${jsonPath} — as JSON`);
     expect(printed).toContain(`  ${markdownPath} — the same, to read`);
     const doc = JSON.parse(fs.readFileSync(jsonPath, 'utf8')) as { format: string; scope: { key: string }; memories: Array<{ content: string }>; episodes: Array<{ content: string }> };

@@ -49,7 +49,7 @@ export interface TerminalChannelOptions extends CommandServices {
   readonly logger: Logger;
   /** Zone for dates of a scope without one (Config.timeZone). */
   readonly defaultTimeZone: string;
-  /** Where `/export` writes its files (default: the current directory). */
+  /** `DATA_DIR/exports`: `/export` writes into the scope's folder there, where forgetting finds it (default: the current directory). */
   readonly exportDir?: string;
   /** Least time between two looks for new digests after a line (default one minute). */
   readonly digestCheckMs?: number;

@@ -10,6 +10,7 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { exportFolderName } from '../../export/export-paths';
 import type { Logger } from '../../shared/logger';
 import type { ForgetPreview } from '../../memory/forget/forget-service';
 import type { CommandScope, CommandServices } from '../commands/command-scope';
@@ -115,7 +116,8 @@ export function createTerminalCommands(deps: TerminalCommandDeps): TerminalComma
 
   async function exportFiles(scope: CommandScope): Promise<CommandAnswer> {
     const files = await buildExportFiles(archive, scope);
-    const dir = path.resolve(deps.exportDir);
+    // The scope's own folder (export-paths.ts), where a later forget finds and scrubs the files.
+    const dir = path.join(path.resolve(deps.exportDir), exportFolderName(scope));
     await fs.mkdir(dir, { recursive: true });
     const jsonPath = path.join(dir, `${files.stem}.json`);
     const markdownPath = path.join(dir, `${files.stem}.md`);

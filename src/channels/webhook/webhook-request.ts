@@ -5,16 +5,25 @@
  */
 import { z } from 'zod';
 import { normalizeText, timestampProblem } from '../../memory/episodes/normalize';
+import { scopeKeyProblem } from '../../memory/scopes/scope-key';
 
 export const SOURCE_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
-
-/** C0 and C1 control characters (NUL included): never part of a scope key. */
-const CONTROL = /[\u0000-\u001F\u007F-\u009F]/;
 
 export const webhookRequestSchema = z
   .object({
     /** The person on the source's side (their id there); optional for single-user sources. Part of the scope key. */
-    user: z.string().trim().min(1).max(200).refine((user) => !CONTROL.test(user), 'user must not contain control characters (it names the person\u2019s memory)').optional(),
+    user: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .superRefine((user, ctx) => {
+        // The same rule as every scope key: broken Unicode (which PostgreSQL would fold into one
+        // replacement character, joining two people) and invisible characters are refused.
+        const problem = scopeKeyProblem(user);
+        if (problem) ctx.addIssue({ code: 'custom', message: `user names the person\u2019s memory: ${problem.replace('a scope key', 'it')}` });
+      })
+      .optional(),
     /** Display name of the person. */
     name: z.string().trim().min(1).max(200).optional(),
     text: z

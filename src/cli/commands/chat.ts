@@ -9,6 +9,8 @@ import os from 'node:os';
 import { createAgent } from '../../agent/agent';
 import { agentServices } from '../../service';
 import type { ConversationHandler } from '../../channels/conversation-handler';
+import path from 'node:path';
+import { normalizeScopeKey } from '../../memory/scopes/scope-key';
 import { createTerminalChannel } from '../../channels/terminal/terminal-channel';
 import { ValidationError } from '../../shared/errors';
 import type { Command } from '../command';
@@ -21,7 +23,8 @@ export const chatCommand: Command = {
   async run(ctx) {
     if (ctx.json) throw new ValidationError('chat is a conversation on the terminal and has no --json output; the admin API and the webhook channel are the machine interfaces', { code: 'cli.usage' });
     const authorName = (ctx.values.name as string | undefined)?.trim() || os.userInfo().username;
-    const scopeKey = (ctx.values.scope as string | undefined)?.trim() || `terminal:${authorName}`;
+    // Checked before the conversation opens: a bad key is bad usage (exit 2), not a failed first line.
+    const scopeKey = normalizeScopeKey((ctx.values.scope as string | undefined)?.trim() || `terminal:${authorName}`, 'cli.usage');
     const core = await ctx.core();
     const agent = createAgent(agentServices(core));
     const handler: ConversationHandler = {
@@ -36,7 +39,7 @@ export const chatCommand: Command = {
     const sweeper = agent.startIdleSweep();
     const { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule } = core;
     const services = { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule };
-    const terminal = createTerminalChannel({ ...services, handler, input: process.stdin, output: ctx.out, scopeKey, authorName, logger: ctx.logger, defaultTimeZone: ctx.config.timeZone });
+    const terminal = createTerminalChannel({ ...services, handler, input: process.stdin, output: ctx.out, scopeKey, authorName, logger: ctx.logger, defaultTimeZone: ctx.config.timeZone, exportDir: path.join(ctx.config.dataDir, 'exports') });
     try {
       await terminal.run();
     } finally {

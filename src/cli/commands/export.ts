@@ -48,7 +48,7 @@ export const exportCommand: Command = {
       return 0;
     }
 
-    const dir = out ?? path.join(ctx.config.dataDir, 'exports', exportFolderName(scope.key));
+    const dir = out ?? path.join(ctx.config.dataDir, 'exports', exportFolderName(scope));
     const files = renderMarkdownExport(doc, { defaultTimeZone: ctx.config.timeZone });
     const written = await writeMarkdownExport(dir, files);
     writeResult(

@@ -14,7 +14,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import { plural } from '../../shared/plural';
 import { AppError, StorageError, ValidationError } from '../../shared/errors';
-import { checkScopeKey } from '../../memory/episodes/episode-service';
+import { normalizeScopeKey } from '../../memory/scopes/scope-key';
 import type { NewEpisode } from '../../storage/episode-repository';
 import { writeResult, type Command } from '../command';
 import { createProgressBar } from '../progress';
@@ -116,7 +116,9 @@ export const importCommand: Command = {
     } catch {
       throw new ValidationError(`cannot read ${file}: no such file`, { code: 'cli.no_file' });
     }
-    const defaultScope = ctx.values.scope as string | undefined;
+    const given = ctx.values.scope as string | undefined;
+    // A bad --scope is bad usage (exit 2, nothing read); a line's own bad scope rejects that line.
+    const defaultScope = given === undefined ? undefined : normalizeScopeKey(given, 'cli.usage');
     const defaultChannel = (ctx.values.channel as string | undefined) ?? 'import';
     const core = await ctx.core();
     const started = Date.now();
@@ -133,7 +135,7 @@ export const importCommand: Command = {
     /** The last line of the last batch stored. */
     let storedThrough = 0;
     /** Scope keys found valid (a bad key on one line must not fail the batch of the others). */
-    const validScopes = new Set<string>();
+    const validScopes = new Map<string, string>();
     const progress = createProgressBar({ total: size, label: 'importing' });
 
     const flush = async () => {
@@ -191,11 +193,11 @@ export const importCommand: Command = {
         reject(lineNo, found.error);
         continue;
       }
-      const { scope } = found;
       try {
-        if (!validScopes.has(scope)) {
-          checkScopeKey(scope);
-          validScopes.add(scope);
+        let scope = validScopes.get(found.scope);
+        if (scope === undefined) {
+          scope = normalizeScopeKey(found.scope);
+          validScopes.set(found.scope, scope);
         }
         const normalized = core.episodeService.normalize(value, defaultChannel, { checkTime: true });
         const episode = normalized.externalId === null ? { ...normalized, externalId: lineIdentity(fileHead, lineNo, line) } : normalized;

@@ -10,6 +10,7 @@ import type { ScopeDescriptor, ScopeRepository } from '../../storage/scope-repos
 import type { Scope } from '../../storage/prisma';
 import { ValidationError } from '../../shared/errors';
 import { MAX_FUTURE_SKEW_MS, normalizeEpisode } from './normalize';
+import { normalizeScopeKey } from '../scopes/scope-key';
 
 /** A stored turn, as the domain hands it out (callers above the domain do not import storage types). */
 export type Episode = EpisodeRecord;
@@ -56,17 +57,6 @@ export interface EpisodeService {
   get(scopeId: string, id: string): Promise<Episode | null>;
 }
 
-const SCOPE_KEY = /^[^\u0000-\u001F\u007F]{1,200}$/;
-
-/** Throws {@link ValidationError} unless `key` is a valid scope key. */
-export function checkScopeKey(key: string): void {
-  if (!SCOPE_KEY.test(key) || key.trim() !== key) {
-    throw new ValidationError(`scope ${JSON.stringify(key.slice(0, 50))} is not a valid scope key (1-200 characters, no control characters or surrounding spaces)`, {
-      code: 'scope.invalid_key',
-    });
-  }
-}
-
 /** The latest lastMessageAt that can be true at `now`; a later one is replaced (scope-repository touch). */
 const ceilingOf = (now: Date) => new Date(now.getTime() + MAX_FUTURE_SKEW_MS);
 
@@ -75,9 +65,9 @@ export function createEpisodeService(deps: EpisodeServiceDeps): EpisodeService {
   const log = deps.logger.child({ component: 'episodes' });
 
   async function store(scope: ScopeDescriptor, episodes: readonly NewEpisode[]) {
-    checkScopeKey(scope.key);
+    const key = normalizeScopeKey(scope.key);
     try {
-      const row = await deps.scopes.ensure(scope);
+      const row = await deps.scopes.ensure({ ...scope, key });
       const result = await deps.episodes.insertMany(row.id, episodes);
       let latest = result.inserted.reduce<Date | undefined>((max, e) => (!max || e.timestamp > max ? e.timestamp : max), undefined);
       // Messages already stored: a process that stopped between storing a batch and this write

@@ -29,7 +29,8 @@ import { regenerateSoulIn } from '../profiles/soul';
 import { flushTombstones, writeTombstones } from '../vectors/tombstones';
 import type { VectorIndex } from '../vectors/vector-index';
 import { forgetMemory } from '../memories/memory-writer';
-import { scrubExportFiles } from './export-files';
+import { removeExportFiles, scrubExportFiles } from './export-files';
+import { adoptLegacyExports } from './legacy-exports';
 import { episodesHolding, forgetWordsEverywhere } from './forget-words';
 import { describeRemoval, quotesRemoval, redactDerived, REDACTED, scrubRelatedReasons, type Tx } from './redact-derived';
 import { wordsMatcher } from './text-match';
@@ -41,6 +42,8 @@ export interface ForgetServiceDeps {
   readonly fullText?: Pick<FullTextIndex, 'purgeDeleted'>;
   /** `DATA_DIR/exports`: the export files Nocturne wrote there for the scope lose the forgotten text. */
   readonly exportsDir?: string;
+  /** The store's own files (database, write-ahead logs, vectors): never edited or deleted by the export scrub. */
+  readonly protectedFiles?: readonly string[];
   /**
    * Where markers live while a forget's after-commit work (full-text purge, checkpoints, vector
    * deletes) is unfinished: one file `<pendingFile>.<pid>.<n>` per forget, so concurrent forgets of
@@ -242,7 +245,26 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
     return marked((marker) => forgetMarked(scopeId, request, marker));
   }
 
+  let adopted: Promise<void> | undefined;
+  /** Once per process, before the first forget: export files of earlier versions moved to where the scrub looks. */
+  function adoptOldExports(): Promise<void> {
+    const exportsDir = deps.exportsDir;
+    if (!exportsDir) return Promise.resolve();
+    adopted ??= adoptLegacyExports(exportsDir, () => prisma.scope.findMany({ select: { id: true, key: true } })).then(
+      ({ moved, shared }) => {
+        if (moved.length > 0) log.info('export files of an earlier version moved into their scope\u2019s folder', { count: moved.length });
+        if (shared.length > 0) log.warn('old export files several scopes could have written are left in exports/ (forgetting cannot tell whose they are)', { names: shared.length });
+      },
+      (error: unknown) => {
+        adopted = undefined;
+        log.warn('could not move the export files of an earlier version', { error });
+      },
+    );
+    return adopted;
+  }
+
   async function forgetMarked(scopeId: string, request: ForgetRequest, marker: string | null): Promise<ForgetResult> {
+    await adoptOldExports();
     const now = clock();
     const done = await prisma.$transaction(async (tx) => {
       const roots: string[] = [];
@@ -278,9 +300,9 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
       // Before the commit: a crash after it must not leave the text in an export (a crash before it leaves less text, never more).
       let files = 0;
       if (deps.exportsDir) {
-        const scope = await tx.scope.findUniqueOrThrow({ where: { id: scopeId }, select: { key: true } });
+        const scope = await tx.scope.findUniqueOrThrow({ where: { id: scopeId }, select: { id: true, key: true } });
         const holds = request.holds ?? ((text: string) => quotesRemoval(text, removal));
-        const scrub = await scrubExportFiles({ exportsDir: deps.exportsDir, scopeKey: scope.key, holds });
+        const scrub = await scrubExportFiles({ exportsDir: deps.exportsDir, scope, protectedFiles: deps.protectedFiles, holds });
         files = scrub.rewritten.length + scrub.deleted.length;
       }
       return { removed: [...removed], redacted, scrubbed, soulVersion: soul.version, files };
@@ -346,9 +368,10 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
 
     purgeScope(scopeId, options = {}) {
       return marked(async (marker) => {
+        await adoptOldExports();
         const now = clock();
         const ids = await prisma.$transaction(async (tx) => {
-          const scope = await tx.scope.findUnique({ where: { id: scopeId }, select: { id: true } });
+          const scope = await tx.scope.findUnique({ where: { id: scopeId }, select: { id: true, key: true } });
           if (!scope) throw new NotFoundError(`no scope ${scopeId}`, { code: 'scope.not_found' });
           const ids = (await tx.memory.findMany({ where: { scopeId }, select: { id: true } })).map((m) => m.id);
           if (ids.length === 0) return ids;
@@ -366,6 +389,8 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
             data: { scopeId, action: 'forget', subjectType: 'scope', subjectId: scopeId, after: { removed: ids.length }, reason: options.reason ?? 'every memory purged at the owner\u2019s request', createdAt: now },
           });
           await regenerateSoulIn(tx, scopeId, { ...deps.soul, now });
+          // Before the commit, as for a forget: the exports Nocturne wrote quote what was learned.
+          if (deps.exportsDir) await removeExportFiles({ exportsDir: deps.exportsDir, scope, protectedFiles: deps.protectedFiles });
           return ids;
         }, TX_OPTIONS);
         if (ids.length > 0) log.info('scope purged', { scopeId, count: ids.length });

@@ -6,13 +6,14 @@
  */
 import { NotFoundError, ValidationError } from '../../shared/errors';
 import type { Prisma, PrismaClient, Scope } from '../../storage/prisma';
+import { normalizeScopeKey, scopeKeyProblem } from './scope-key';
 import { GROUP_REPLIES, isGroupReplies, type GroupReplies } from './group-replies';
 import type { ScopeDescriptor, ScopeRepository, ScopeSummary } from '../../storage/scope-repository';
 
 export type { ScopeDescriptor, ScopeSummary };
 
 export interface ScopeDirectory {
-  /** The scope with this key, created on first use. */
+  /** The scope with this key, created on first use; a key that breaks the rule of scope-key.ts is a ValidationError. */
   ensure(scope: ScopeDescriptor): Promise<Scope>;
   findByKey(key: string): Promise<Scope | null>;
   findById(id: string): Promise<Scope | null>;
@@ -31,12 +32,29 @@ export interface ScopeDirectory {
 
 export function createScopeDirectory(prisma: PrismaClient, repository: ScopeRepository): ScopeDirectory {
   const findById = (id: string) => prisma.scope.findUnique({ where: { id } });
+  // A key is stored NFC-normalized (scope-key.ts); a lookup tries it as given first, for a key
+  // stored before keys were normalized.
+  async function findByKey(key: string): Promise<Scope | null> {
+    const found = await repository.findByKey(key);
+    if (found || !key.isWellFormed()) return found;
+    const nfc = key.normalize('NFC');
+    return nfc === key ? null : repository.findByKey(nfc);
+  }
   async function find(keyOrId: string): Promise<Scope | null> {
-    return (await repository.findByKey(keyOrId)) ?? (await findById(keyOrId));
+    return (await findByKey(keyOrId)) ?? (await findById(keyOrId));
   }
   return {
-    ensure: (scope) => repository.ensure(scope),
-    findByKey: (key) => repository.findByKey(key),
+    async ensure(scope) {
+      const problem = scopeKeyProblem(scope.key);
+      // A scope stored before the key rule existed keeps working under the key it has; a new
+      // scope is created only under a key that passes the rule, in its normalized form.
+      if (problem !== null || scope.key.normalize('NFC') !== scope.key) {
+        const stored = await repository.findByKey(scope.key);
+        if (stored) return stored;
+      }
+      return repository.ensure({ ...scope, key: normalizeScopeKey(scope.key) });
+    },
+    findByKey,
     findById,
     find,
     async require(keyOrId) {
