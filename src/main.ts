@@ -6,11 +6,11 @@
  * terminal conversation is left. Invalid configuration prints
  * every problem and exits with status 2.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig, type Config } from './config/load-config';
 import { startService, wantsTerminal } from './service';
 import { AppError } from './shared/errors';
+import { openLogFile } from './shared/log-file';
 import { createLogger } from './shared/logger';
 import { registerSecrets, setLogPseudonymKey } from './shared/redact';
 import { describeDatabase } from './storage/database';
@@ -61,8 +61,8 @@ async function main(): Promise<void> {
   setLogPseudonymKey(config.database.provider === 'sqlite' ? config.database.encryptionKey : undefined);
   const logFile = logDestination(config, wantsTerminal(config, process.stdin));
   const io = { input: process.stdin, output: process.stdout, ...(logFile ? { logFile } : {}) };
-  if (logFile) fs.mkdirSync(path.dirname(logFile), { recursive: true });
-  const logStream = logFile ? fs.createWriteStream(logFile, { flags: 'a' }) : undefined;
+  // A log file that cannot be written (full disk, permissions) sends its lines to stderr instead.
+  const logStream = logFile ? openLogFile(logFile) : undefined;
   const logger = createLogger({ ...config.log, ...(logStream ? { stream: logStream } : {}) });
   const log = logger.child({ component: 'main' });
   const signal = nextSignal();

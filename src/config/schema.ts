@@ -191,5 +191,5 @@ export const settingDocs: Record<keyof Env, string> = {
   TZ: 'Default IANA time zone for schedules and digests (default: the system zone).',
   LOG_LEVEL: 'error, warn, info or debug.',
   LOG_FORMAT: 'auto (pretty on a terminal, JSON otherwise), pretty or json.',
-  LOG_FILE: 'Write logs to this file instead of stderr (default while the terminal conversation runs: DATA_DIR/nocturne.log).',
+  LOG_FILE: 'Write logs to this file instead of stderr (default while the terminal conversation runs: DATA_DIR/nocturne.log); when it cannot be written, lines go to stderr and it is tried again every 5 s.',
 };

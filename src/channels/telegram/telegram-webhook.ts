@@ -5,7 +5,10 @@
  * The route (served on the webhook listener, API_HOST:WEBHOOK_PORT, at the URL's path):
  * 1. checks `X-Telegram-Bot-Api-Secret-Token` against TELEGRAM_WEBHOOK_SECRET in constant time:
  *    401 when it is missing or wrong, before the body is read; nothing is stored;
- * 2. reads the update (at most 1 MiB of JSON with an integer `update_id`; else 400/413);
+ * 2. reads the update (at most 1 MiB of JSON with an integer `update_id`; else 400/413); an update
+ *    nested deeper than any Telegram sends (garbled or hostile, yet carrying the secret) is
+ *    acknowledged with 200 and dropped, logged without its content: storing it would overflow the
+ *    stack, and any other answer makes Telegram deliver it again, forever;
  * 3. records it in the database (a second copy of an update_id is recognized there) and answers
  *    200 as soon as the record is committed; when the database cannot take it the answer is 500,
  *    and Telegram delivers the update again;
@@ -20,6 +23,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type http from 'node:http';
 import type { Update } from 'grammy/types';
+import { MAX_JSON_DEPTH, pathDeeperThan } from '../../shared/json-depth';
 import type { Logger } from '../../shared/logger';
 import { BOT_COMMANDS } from './help-commands';
 import { toStartError, type TelegramBot } from './telegram-bot';
@@ -126,6 +130,10 @@ export function createTelegramWebhook(options: TelegramWebhookOptions): Telegram
       if (raw === null) return answer(response, 413, `the body is larger than ${MAX_BODY_BYTES} bytes`);
       const update = parseUpdate(raw);
       if (typeof update === 'string') return answer(response, 400, update);
+      if (pathDeeperThan(update, MAX_JSON_DEPTH) !== null) {
+        log.warn('a webhook update nested too deep to be a Telegram update was acknowledged and dropped', { updateId: update.update_id, bytes: raw.length, maxDepth: MAX_JSON_DEPTH });
+        return answer(response, 200);
+      }
       const chatKey = chatKeyOf(update);
       let outcome: 'recorded' | 'duplicate';
       try {
