@@ -200,7 +200,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     digestSchedule: createDigestScheduleService(db.prisma, { digestTime: config.sleep.digestTime, timeZone: config.timeZone }, overrides.clock),
     auditLog: createAuditLog(db.prisma),
     profiles: createProfileReader(db.prisma),
-    archive: createScopeArchive(db.prisma),
+    archive: createScopeArchive(db.prisma, config.ingest),
     storeStats: createStoreStats(db.prisma, db.provider, db.appliedMigrations),
     memoryStore,
     conversations,
