@@ -128,9 +128,12 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
   } else if (state.status === 'unavailable') {
     logger.warn('the vector index is unavailable: searching by keywords only; episodes are stored and get their vectors when it answers', { reason: state.reason });
   }
-  const embeddingWorker = createEmbeddingWorker({ prisma: db.prisma, embedder, index: vectorIndex, guard: indexGuard, logger });
+  const metrics = createMetrics({
+    nocturne_search_seconds: 'Hybrid search latency, query embedding included.',
+    nocturne_embedding_set_aside_total: 'Episodes and memories the embedder kept refusing, set aside so the queue goes on (`doctor` lists them).',
+  });
+  const embeddingWorker = createEmbeddingWorker({ prisma: db.prisma, embedder, index: vectorIndex, guard: indexGuard, logger, metrics });
   const episodeService = createEpisodeService({ scopes, episodes, logger, maxEpisodeBytes: config.ingest.maxEpisodeBytes, database: config.database, ...(overrides.clock && { clock: overrides.clock }) });
-  const metrics = createMetrics({ nocturne_search_seconds: 'Hybrid search latency, query embedding included.' });
   const hybrid = createHybridSearch({ prisma: db.prisma, episodes, memories, fullText, embedder, index: vectorIndex, guard: indexGuard, logger, contextRadius: 2 });
   // The domain boundary of search: every caller (agent prompt, memory tools, CLI, admin API,
   // sleep) gets the results' texts through the output filter, never a stored secret.
@@ -207,7 +210,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     digestSchedule: createDigestScheduleService(db.prisma, { digestTime: config.sleep.digestTime, timeZone: config.timeZone }, overrides.clock),
     auditLog: createAuditLog(db.prisma),
     profiles: createProfileReader(db.prisma),
-    archive: createScopeArchive(db.prisma),
+    archive: createScopeArchive(db.prisma, config.ingest),
     storeStats: createStoreStats(db.prisma, db.provider, db.appliedMigrations),
     memoryStore,
     conversations,

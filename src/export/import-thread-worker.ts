@@ -48,7 +48,7 @@ async function run(): Promise<void> {
     file = openImportFile(start.file);
     let outcome: ScanOutcome;
     try {
-      outcome = scanScopeExport(file.from(0));
+      outcome = scanScopeExport(file.from(0), start.limits);
     } catch (error) {
       if (!(error instanceof JsonSyntaxError)) throw error;
       send({ type: 'failed', error: { message: `The body is not JSON: ${error.message}`, code: 'import.invalid_json', category: 'user', details: { syntax: error.message } } });

@@ -9,12 +9,13 @@
  */
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import type { EpisodeLimits } from '../memory/episodes/episode-limits';
 import { AppError } from '../shared/errors';
 import type { ImportFile } from './import-file';
 import type { RowBatch } from './insert-scope';
 import type { ScopeCounts, ScopeExport } from './scope-document';
 
-export type ToThread = { type: 'start'; file: ImportFile; mode: 'exact' | 'copy'; batchSize: number } | { type: 'go' } | { type: 'next' } | { type: 'stop' };
+export type ToThread = { type: 'start'; file: ImportFile; mode: 'exact' | 'copy'; batchSize: number; limits: EpisodeLimits } | { type: 'go' } | { type: 'next' } | { type: 'stop' };
 
 export interface ThreadError {
   readonly message: string;
@@ -52,8 +53,8 @@ function rebuild(error: ThreadError): Error {
   return new Error(error.message);
 }
 
-/** Starts a thread for the export in `file`. */
-export function startImportThread(file: ImportFile, mode: 'exact' | 'copy', batchSize: number): ImportThread {
+/** Starts a thread for the export in `file`, its episodes checked against `limits`. */
+export function startImportThread(file: ImportFile, mode: 'exact' | 'copy', batchSize: number, limits: EpisodeLimits): ImportThread {
   const script = path.join(__dirname, `import-thread-worker${path.extname(__filename)}`);
   const worker = new Worker(script, { execArgv: threadArgs(script) });
   const inbox: FromThread[] = [];
@@ -77,7 +78,7 @@ export function startImportThread(file: ImportFile, mode: 'exact' | 'copy', batc
   worker.on('message', deliver);
   worker.on('error', (error) => end(error));
   worker.on('exit', (code) => end(new Error(`the import thread ended (exit code ${code})`)));
-  worker.postMessage({ type: 'start', file, mode, batchSize } satisfies ToThread);
+  worker.postMessage({ type: 'start', file, mode, batchSize, limits: { maxEpisodeBytes: limits.maxEpisodeBytes } } satisfies ToThread);
   return {
     receive() {
       const message = inbox.shift();

@@ -3,6 +3,7 @@
  * zod cannot see (unique ids, references between rows, supersession cycles, texts no store keeps
  * as written). Every problem is listed with its path, so a user can fix a hand-edited file.
  */
+import { contentSizeProblem, metadataSizeProblem, type EpisodeLimits } from '../memory/episodes/episode-limits';
 import { ValidationError } from '../shared/errors';
 import { MAX_JSON_DEPTH, pathDeeperThan } from '../shared/json-depth';
 import { scopeExportSchema, type ScopeExport } from './scope-document';
@@ -81,6 +82,21 @@ function referenceIssues(doc: ScopeExport): string[] {
   return issues;
 }
 
+/**
+ * An exported episode (`value`, at `index`, nested no deeper than allowed) measured by the limits
+ * every other door applies (`episode-limits.ts`): its content against EPISODE_MAX_BYTES, its
+ * metadata against the metadata cap. Each issue goes to `add`. A value that is not an episode
+ * adds nothing here; the schema says what is wrong with it.
+ */
+export function episodeSizeIssues(value: unknown, index: number, limits: EpisodeLimits, add: (issue: string) => void): void {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return;
+  const { content, metadata } = value as { content?: unknown; metadata?: unknown };
+  const text = typeof content === 'string' ? contentSizeProblem(Buffer.byteLength(content, 'utf8'), limits) : null;
+  if (text) add(`episodes[${index}].content: ${text}`);
+  const meta = metadataSizeProblem(metadata);
+  if (meta) add(`episodes[${index}].metadata: ${meta}`);
+}
+
 /** C0 and C1 control characters but tab and newline: never part of a stored message. */
 const CONTROL = /[\u0001-\u0008\u000B-\u001F\u007F-\u009F]/;
 
@@ -126,13 +142,20 @@ function textIssues(doc: ScopeExport): string[] {
 }
 
 /**
- * Validates an untrusted value as a scope export. Throws `import.invalid_document` naming the path
- * of every bad field (`memories[3].confidence: ...`).
+ * Validates an untrusted value as a scope export, its episodes against `limits`. Throws
+ * `import.invalid_document` naming the path of every bad field (`memories[3].confidence: ...`);
+ * episodes too large to store are listed first and alone, as the streamed import does.
  */
-export function parseScopeExport(value: unknown): ScopeExport {
+export function parseScopeExport(value: unknown, limits: EpisodeLimits): ScopeExport {
   // Before zod (z.json() recurses) or any other walk: 20,000 levels overflowed the stack (a 500).
   const deep = pathDeeperThan(value, MAX_DOCUMENT_DEPTH);
   if (deep) throw invalidDocument([`${fieldOf(deep)}: nested more than ${MAX_DOCUMENT_DEPTH} levels deep (a message's metadata may have ${MAX_JSON_DEPTH})`]);
+  const episodes = value !== null && typeof value === 'object' ? (value as { episodes?: unknown }).episodes : undefined;
+  if (Array.isArray(episodes)) {
+    const sizes: string[] = [];
+    episodes.forEach((episode, i) => episodeSizeIssues(episode, i, limits, (issue) => sizes.push(issue)));
+    if (sizes.length > 0) throw invalidDocument(sizes);
+  }
   const parsed = scopeExportSchema.safeParse(value);
   if (!parsed.success) throw invalidDocument(parsed.error.issues.map((issue) => `${pathText(issue.path)}: ${issue.message}`));
   const issues = [...textIssues(parsed.data), ...referenceIssues(parsed.data)];

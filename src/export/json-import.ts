@@ -14,6 +14,7 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { normalizeScopeKey } from '../memory/scopes/scope-key';
+import type { EpisodeLimits } from '../memory/episodes/episode-limits';
 import { AppError, NotFoundError, ValidationError } from '../shared/errors';
 import type { PrismaClient } from '../storage/prisma';
 import { parseScopeExport } from './import-validation';
@@ -80,13 +81,14 @@ interface Prepared {
 const STREAM_BATCH = 25;
 
 /**
- * Validates `value` and imports it as one scope, in one transaction. Throws
- * `import.invalid_document` (bad document) or `import.conflict` (the scope has data, or ids are
- * taken); in both cases nothing was written.
+ * Validates `value` and imports it as one scope, in one transaction; its episodes must keep the
+ * `limits` every door applies. Throws `import.invalid_document` (bad document, or an episode too
+ * large) or `import.conflict` (the scope has data, or ids are taken); in both cases nothing was
+ * written.
  */
-export async function importScope(prisma: PrismaClient, value: unknown, options: ImportOptions = {}): Promise<ImportResult> {
+export async function importScope(prisma: PrismaClient, value: unknown, limits: EpisodeLimits, options: ImportOptions = {}): Promise<ImportResult> {
   const mode = options.mode ?? 'exact';
-  const parsed = parseScopeExport(value);
+  const parsed = parseScopeExport(value, limits);
   const doc = mode === 'copy' ? withNewIds(parsed) : parsed;
   const batches = scopeBatches(doc);
   return write(prisma, { scope: doc.scope, counts: countScopeExport(doc), nextBatch: async () => batches.next().value ?? undefined }, options);
@@ -96,13 +98,14 @@ export async function importScope(prisma: PrismaClient, value: unknown, options:
  * The same import from an export file (the admin API's spooled request body, the CLI's file),
  * streamed: a worker thread reads it one element at a time, checks it whole, then reads it again
  * and hands the rows back a batch at a time; between batches the event loop serves other
- * requests. Memory is bounded by the largest element and the ids, not by the document. Same
+ * requests. Memory is bounded by the largest element a valid message can take and the ids, not
+ * by the document (a larger element is refused without being held). Same
  * errors, same single transaction, same result as {@link importScope}; bad JSON is
  * `import.invalid_json` (its `details.syntax` names the line and column).
  */
-export async function importScopeFile(prisma: PrismaClient, file: ImportFile, options: ImportOptions = {}): Promise<ImportResult> {
+export async function importScopeFile(prisma: PrismaClient, file: ImportFile, limits: EpisodeLimits, options: ImportOptions = {}): Promise<ImportResult> {
   const mode = options.mode ?? 'exact';
-  const thread = startImportThread(file, mode, STREAM_BATCH);
+  const thread = startImportThread(file, mode, STREAM_BATCH, limits);
   try {
     const peeked = await thread.receive();
     if (peeked.type !== 'peeked') throw new Error(`import thread: unexpected ${peeked.type}`);

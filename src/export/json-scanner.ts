@@ -7,6 +7,10 @@
  * It checks the whole grammar (so a syntax error anywhere is found before anything is written,
  * as with one `JSON.parse`), counts how deep each value nests without recursion (a 20,000-level
  * value costs a bit per level), and names a syntax error by line and column.
+ *
+ * A capture can be bounded ({@link JsonScanner.captureBounded}): past its bound the value is
+ * still read to its end (its grammar checked, its largest string measured) but no longer kept, so
+ * a 200 MiB string in an export costs one chunk of memory, not 200 MiB three times over.
  */
 
 /** Where the scanner's bytes come from: the next chunk (never reused afterwards), or null at the end. */
@@ -28,6 +32,32 @@ export class JsonSyntaxError extends Error {
 const EMPTY = Buffer.alloc(0);
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+/** Longest field name a bounded capture decodes to name where its largest string is. */
+const MAX_FIELD_NAME_BYTES = 256;
+
+/** The largest string of a captured value, and the field of the value it is in. */
+export interface LargestString {
+  /** Its size decoded (escapes resolved), in UTF-8 bytes. */
+  readonly bytes: number;
+  /** The value's own key it is under (`content` of an episode), when the value is an object. */
+  readonly field?: string;
+}
+
+/** A bounded capture: the bytes, or (past the bound) only what was measured. */
+export type BoundedCapture =
+  | { readonly bytes: Buffer; readonly depth: number; readonly start: number; readonly size: number; readonly largest: LargestString }
+  | { readonly bytes: null; readonly depth: number; readonly start: number; readonly size: number; readonly largest: LargestString };
+
+/** UTF-8 bytes of the code unit a `\uXXXX` escape stands for (each half of a surrogate pair counts 2). */
+function escapedBytes(unit: number): number {
+  if (unit < 0x80) return 1;
+  if (unit < 0x800 || (unit >= 0xd800 && unit <= 0xdfff)) return 2;
+  return 3;
+}
+
+function hexValue(c: number): number {
+  return c <= 0x39 ? c - 0x30 : (c | 0x20) - 0x61 + 10;
+}
 
 function isHex(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
@@ -46,6 +76,15 @@ export class JsonScanner {
   private lineStart: number;
   private parts: Buffer[] | null = null;
   private captureFrom = 0;
+  /** Bytes of the capture in progress kept in `parts`, and how many it may keep. */
+  private kept = 0;
+  private keepAtMost = Infinity;
+  /** The capture in progress passed its bound: nothing more is kept. */
+  private dropped = false;
+  /** Measuring strings (a bounded capture): the largest so far and the current field. */
+  private measuring = false;
+  private largest: LargestString = { bytes: 0 };
+  private field: string | undefined;
   /** One bit per open container: 1 for an object, 0 for an array. */
   private kinds = new Uint8Array(16);
 
@@ -102,13 +141,47 @@ export class JsonScanner {
     if (this.peek() !== -1) throw this.unexpected();
   }
 
-  /** A string (an object key), decoded. */
-  readString(): string {
+  /** A string (an object key), decoded; null (read, not kept) when it takes more than `maxBytes` as JSON. */
+  readString(maxBytes = Infinity): string | null {
     this.skipWhitespace();
     if (this.peek() !== QUOTE) throw this.unexpected();
-    this.startCapture();
-    this.scanString();
-    return JSON.parse(this.endCapture().toString('utf8')) as string;
+    const start = this.offset();
+    this.startCapture(maxBytes);
+    try {
+      this.scanString();
+      const bytes = this.endCapture();
+      return bytes === null || this.offset() - start > maxBytes ? null : (JSON.parse(bytes.toString('utf8')) as string);
+    } finally {
+      this.parts = null;
+      this.dropped = false;
+      this.keepAtMost = Infinity;
+    }
+  }
+
+  /**
+   * Consumes one value and returns its bytes while they are at most `maxBytes` (give or take a
+   * chunk); past that, reads it to the end without keeping it and returns `bytes: null`. Either
+   * way says how large it was and its largest string (decoded size, and the value's field it is
+   * under), so the caller can say what was too large without holding it.
+   */
+  captureBounded(maxBytes: number): BoundedCapture {
+    this.skipWhitespace();
+    const start = this.offset();
+    this.startCapture(maxBytes);
+    this.measuring = true;
+    this.largest = { bytes: 0 };
+    this.field = undefined;
+    try {
+      const depth = this.skipValue();
+      const size = this.offset() - start;
+      const bytes = this.endCapture();
+      return { bytes: bytes !== null && size <= maxBytes ? bytes : null, depth, start, size, largest: this.largest };
+    } finally {
+      this.measuring = false;
+      this.parts = null;
+      this.dropped = false;
+      this.keepAtMost = Infinity;
+    }
   }
 
   /** Consumes one value and returns its bytes. */
@@ -117,7 +190,7 @@ export class JsonScanner {
     const start = this.offset();
     this.startCapture();
     const depth = this.skipValue();
-    return { bytes: this.endCapture(), depth, start };
+    return { bytes: this.endCapture()!, depth, start };
   }
 
   /**
@@ -142,14 +215,14 @@ export class JsonScanner {
             this.pos++;
             depth--;
           } else {
-            this.key();
+            this.key(depth);
             continue;
           }
         } else if (this.peek() === 0x5d) {
           this.pos++;
           depth--;
         } else continue;
-      } else if (c === QUOTE) this.scanString();
+      } else if (c === QUOTE) this.measure(this.scanString(), depth);
       else if (c === 0x74) this.literal('true');
       else if (c === 0x66) this.literal('false');
       else if (c === 0x6e) this.literal('null');
@@ -163,7 +236,7 @@ export class JsonScanner {
         const inObject = this.isObject(depth - 1);
         if (next === 0x2c) {
           this.pos++;
-          if (inObject) this.key();
+          if (inObject) this.key(depth);
           break;
         }
         if (next === (inObject ? 0x7d : 0x5d)) {
@@ -176,12 +249,27 @@ export class JsonScanner {
     }
   }
 
-  /** A key and its colon, inside an object. */
-  private key(): void {
+  /** A key and its colon, inside an object `depth` levels into the value being read. */
+  private key(depth: number): void {
     this.skipWhitespace();
     if (this.peek() !== QUOTE) throw this.unexpected();
-    this.scanString();
+    const chunk = this.buf;
+    const from = this.pos;
+    const bytes = this.scanString();
+    if (this.measuring) {
+      if (depth === 1) {
+        // The value's own field names where its largest string is; a key split across chunks (or
+        // absurdly long) is left unnamed rather than kept.
+        this.field = this.buf === chunk && this.pos - from <= MAX_FIELD_NAME_BYTES ? (JSON.parse(chunk.toString('utf8', from, this.pos)) as string) : undefined;
+      }
+      this.measure(bytes, depth);
+    }
     this.expect(0x3a);
+  }
+
+  /** Notes a string of `bytes` decoded bytes read `depth` levels into a measured value. */
+  private measure(bytes: number, depth: number): void {
+    if (this.measuring && bytes > this.largest.bytes) this.largest = depth === 0 ? { bytes } : { bytes, field: this.field };
   }
 
   private push(depth: number, isObject: boolean): void {
@@ -199,8 +287,10 @@ export class JsonScanner {
     return (this.kinds[depth >> 3]! & (1 << (depth & 7))) !== 0;
   }
 
-  private scanString(): void {
+  /** Consumes a string; returns its size decoded, in UTF-8 bytes. */
+  private scanString(): number {
     this.pos++;
+    let decoded = 0;
     for (;;) {
       const buf = this.buf;
       const n = buf.length;
@@ -210,6 +300,7 @@ export class JsonScanner {
         if (c === QUOTE || c === BACKSLASH || c < 0x20) break;
         i++;
       }
+      decoded += i - this.pos;
       this.pos = i;
       if (i >= n) {
         if (!this.fill()) throw this.unexpected('Unterminated string');
@@ -218,19 +309,25 @@ export class JsonScanner {
       const c = buf[i]!;
       if (c === QUOTE) {
         this.pos++;
-        return;
+        return decoded;
       }
       if (c < 0x20) throw this.unexpected('Bad control character in string');
       this.pos++;
       const e = this.peek();
       if (e === 0x75) {
         this.pos++;
+        let unit = 0;
         for (let k = 0; k < 4; k++) {
-          if (!isHex(this.peek())) throw this.unexpected('Bad Unicode escape');
+          const h = this.peek();
+          if (!isHex(h)) throw this.unexpected('Bad Unicode escape');
+          unit = unit * 16 + hexValue(h);
           this.pos++;
         }
-      } else if (e === QUOTE || e === BACKSLASH || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) this.pos++;
-      else throw this.unexpected('Bad escaped character');
+        decoded += escapedBytes(unit);
+      } else if (e === QUOTE || e === BACKSLASH || e === 0x2f || e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74) {
+        this.pos++;
+        decoded += 1;
+      } else throw this.unexpected('Bad escaped character');
     }
   }
 
@@ -266,22 +363,36 @@ export class JsonScanner {
     }
   }
 
-  private startCapture(): void {
+  private startCapture(keepAtMost = Infinity): void {
     this.parts = [];
     this.captureFrom = this.pos;
+    this.kept = 0;
+    this.keepAtMost = keepAtMost;
+    this.dropped = false;
   }
 
-  private endCapture(): Buffer {
-    const parts = this.parts ?? [];
-    parts.push(this.buf.subarray(this.captureFrom, this.pos));
+  /** The captured bytes, or null when the capture passed its bound. */
+  private endCapture(): Buffer | null {
+    const parts = this.parts;
     this.parts = null;
+    if (this.dropped || !parts) return null;
+    parts.push(this.buf.subarray(this.captureFrom, this.pos));
     return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
   }
 
   /** Moves to the next non-empty chunk; false at the end of the input. */
   private fill(): boolean {
     if (this.pos < this.buf.length) return true;
-    if (this.parts && this.captureFrom < this.buf.length) this.parts.push(this.buf.subarray(this.captureFrom));
+    if (this.parts && this.captureFrom < this.buf.length) {
+      const part = this.buf.subarray(this.captureFrom);
+      this.parts.push(part);
+      this.kept += part.length;
+      if (this.kept > this.keepAtMost) {
+        // Past the bound: what was kept goes, and nothing more is.
+        this.parts = null;
+        this.dropped = true;
+      }
+    }
     this.captureFrom = 0;
     for (;;) {
       const next = this.reader.read();

@@ -7,14 +7,17 @@
  *
  * What it keeps is bounded by the number of rows, not by their texts: ids (and hashes of other
  * keys), the byte range of each array and of each memory, counts, and the first issues of each
- * kind. The largest thing held at once is one element. The second pass (`stream-rows.ts`) reads
- * the rows again from the ranges it records.
+ * kind. The largest thing held at once is one element, and no element is kept past the most a
+ * valid message can take as JSON (`maxEncodedEpisodeBytes`): a larger one is read to its end,
+ * measured and refused, naming EPISODE_MAX_BYTES, without ever being held. The second pass
+ * (`stream-rows.ts`) reads the rows again from the ranges it records.
  */
 import { createHash } from 'node:crypto';
 import type { ValidationError } from '../shared/errors';
+import { contentSizeProblem, ENCODED_LIMIT_RULE, formatBytes, maxEncodedEpisodeBytes, type EpisodeLimits } from '../memory/episodes/episode-limits';
 import { MAX_JSON_DEPTH, pathDeeperThan } from '../shared/json-depth';
-import { MAX_DOCUMENT_DEPTH, MAX_LISTED_ISSUES, controlCharacters, fieldOf, invalidDocument, pathText, supersessionOrder, unstorableTexts } from './import-validation';
-import { JsonScanner, type ByteReader } from './json-scanner';
+import { MAX_DOCUMENT_DEPTH, MAX_LISTED_ISSUES, controlCharacters, episodeSizeIssues, fieldOf, invalidDocument, pathText, supersessionOrder, unstorableTexts } from './import-validation';
+import { JsonScanner, type BoundedCapture, type ByteReader } from './json-scanner';
 import { scopeExportSchema, type ScopeCounts, type ScopeExport } from './scope-document';
 
 /** The arrays of rows, in the schema's (and the export's) order. */
@@ -158,6 +161,17 @@ function standIn(byte: number): unknown {
   return 0;
 }
 
+/**
+ * The issue of a value too large to keep (`at` names it): its largest string when that alone is
+ * over EPISODE_MAX_BYTES (no text of a scope is larger than a message may be), else its size.
+ */
+function tooLarge(at: string, capture: BoundedCapture, limits: EpisodeLimits, maxBytes: number): string {
+  const { largest } = capture;
+  const text = contentSizeProblem(largest.bytes, limits);
+  if (text) return `${at}${largest.field === undefined ? '' : `.${largest.field}`}: ${text}`;
+  return `${at}: is ${formatBytes(capture.size)} of JSON; no row of an export can be larger than ${formatBytes(maxBytes)} (${ENCODED_LIMIT_RULE})`;
+}
+
 /** Sets `key` as JSON.parse would (an own property, even `__proto__`). */
 function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
@@ -171,11 +185,15 @@ function errorOf(groups: readonly Issues[]): ValidationError | undefined {
 }
 
 /**
- * Reads the export in `reader` once and checks it whole. Throws `JsonSyntaxError` for bad JSON
- * (anywhere: checked before anything else, as JSON.parse would be).
+ * Reads the export in `reader` once and checks it whole, its episodes against `limits` (the same
+ * as every other door's). Throws `JsonSyntaxError` for bad JSON (anywhere: checked before
+ * anything else, as JSON.parse would be).
  */
-export function scanScopeExport(reader: ByteReader): ScanOutcome {
+export function scanScopeExport(reader: ByteReader, limits: EpisodeLimits): ScanOutcome {
   const scanner = new JsonScanner(reader);
+  const maxRow = maxEncodedEpisodeBytes(limits);
+  /** Values too large to store (or to hold): reported first, and alone. */
+  const sizes = new Issues();
   const skeleton: Record<string, unknown> = {};
   const sections = new Map<RowSection, SectionState>();
   const isSection = (key: string): key is RowSection => (ROW_SECTIONS as readonly string[]).includes(key);
@@ -193,8 +211,13 @@ export function scanScopeExport(reader: ByteReader): ScanOutcome {
     scanner.expect(0x7b);
     if (!scanner.take(0x7d)) {
       do {
-        const key = scanner.readString();
+        const key = scanner.readString(maxRow);
         scanner.expect(0x3a);
+        if (key === null) {
+          sizes.add(`(document): a key is longer than ${formatBytes(maxRow)} (${ENCODED_LIMIT_RULE})`);
+          scanner.skipValue();
+          continue;
+        }
         scanner.skipWhitespace();
         if (isSection(key) && scanner.peek() === 0x5b) {
           const state = new SectionState(key);
@@ -210,11 +233,20 @@ export function scanScopeExport(reader: ByteReader): ScanOutcome {
                 scanner.skipValue();
                 continue;
               }
-              const element = scanner.captureValue();
+              const element = scanner.captureBounded(maxRow);
+              if (element.bytes === null) {
+                sizes.add(tooLarge(`${key}[${i}]`, element, limits, maxRow));
+                continue;
+              }
               const value: unknown = JSON.parse(element.bytes.toString('utf8'));
               if (element.depth + 2 > MAX_DOCUMENT_DEPTH) {
                 deep = [key, i, ...(pathDeeperThan(value, MAX_DOCUMENT_DEPTH - 2) ?? [])];
                 continue;
+              }
+              if (key === 'episodes') {
+                const before = sizes.total;
+                episodeSizeIssues(value, i, limits, sizes.add);
+                if (sizes.total > before) continue;
               }
               const parsed = schema.safeParse(value);
               if (!parsed.success) {
@@ -233,7 +265,11 @@ export function scanScopeExport(reader: ByteReader): ScanOutcome {
           if (deep) {
             scanner.skipValue();
           } else {
-            const captured = scanner.captureValue();
+            const captured = scanner.captureBounded(maxRow);
+            if (captured.bytes === null) {
+              sizes.add(tooLarge(key, captured, limits, maxRow));
+              continue;
+            }
             const value: unknown = JSON.parse(captured.bytes.toString('utf8'));
             if (captured.depth + 1 > MAX_DOCUMENT_DEPTH) deep = [key, ...(pathDeeperThan(value, MAX_DOCUMENT_DEPTH - 1) ?? [])];
             setOwn(skeleton, key, value);
@@ -254,6 +290,8 @@ export function scanScopeExport(reader: ByteReader): ScanOutcome {
     return { scopeId, result: { ok: false, error } };
   }
   const outcome = (error: ValidationError | undefined, plan?: ImportPlan): ScanOutcome => ({ scopeId, result: error ? { ok: false, error } : { ok: true, plan: plan! } });
+  const sizeError = errorOf([sizes]);
+  if (sizeError) return outcome(sizeError);
 
   // The fields zod refuses, in the order zod lists them for a whole document: by the schema's
   // keys (each array's elements in place of the array), unknown keys last.

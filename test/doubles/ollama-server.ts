@@ -59,6 +59,11 @@ export interface OllamaDoubleOptions {
   readonly chatModels?: readonly string[];
   /** Answers chat requests when the chat script is empty. */
   readonly responder?: LlmResponder;
+  /**
+   * A text this model always refuses, like one past its context: an embedding request with any
+   * input containing `containing` answers `status` (default 400), every time.
+   */
+  readonly refuse?: { readonly containing: string; readonly status?: number };
 }
 
 function readBody(request: http.IncomingMessage): Promise<string> {
@@ -224,6 +229,11 @@ export async function startOllamaDouble(doubleOptions: OllamaDoubleOptions = {})
     }
     if (model === undefined || !models.has(model)) {
       sendJson(response, 404, { error: `model "${model}" not found, try pulling it first` });
+      return;
+    }
+    const refuse = options.refuse;
+    if (refuse && inputs.some((text) => text.includes(refuse.containing))) {
+      sendJson(response, refuse.status ?? 400, { error: 'the input length exceeds the context length' });
       return;
     }
     const size = fault?.kind === 'wrong_dimension' ? fault.dimension : dimension;

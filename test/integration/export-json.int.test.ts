@@ -21,6 +21,9 @@ import { createFullTextIndex } from '../../src/storage/full-text';
 import { postgresAvailable, postgresDatabase, postgresSkipReason, sqliteDatabase } from '../support/databases';
 import { seedScope, type SeededScope } from '../support/scope-fixture';
 
+/** The ingest limits of a default configuration (EPISODE_MAX_BYTES 4 MiB). */
+const LIMITS = { maxEpisodeBytes: 4 * 1024 * 1024 };
+
 type DatabaseFactory = () => Promise<Config['database']>;
 
 const kinds: Array<{ name: string; create: DatabaseFactory; skip?: string }> = [
@@ -82,7 +85,7 @@ describe.each(kinds)('JSON export round trip on $name', ({ create, skip }) => {
 
   it('export -> import into an empty database -> export is byte-identical; keyword search works at once', async () => {
     const target = await open(create);
-    const result = await importScope(target.prisma, JSON.parse(text), {});
+    const result = await importScope(target.prisma, JSON.parse(text), LIMITS, {});
     expect(result).toMatchObject({ scopeId: seeded.scopeId, scopeKey: 'ana', mode: 'exact', counts: { episodes: 4, memories: 4, memoryLinks: 2, profile: 1 } });
     expect(serializeScopeExport(await exportScope(target.prisma, seeded.scopeId))).toBe(text);
     const hits = await createFullTextIndex(target.prisma, target.provider).search({ scopeId: seeded.scopeId, kind: 'episode', query: 'nurse night shifts', limit: 5 });
@@ -103,7 +106,7 @@ describe.each(kinds)('JSON export round trip on $name', ({ create, skip }) => {
   it('imports into an existing empty scope of that key, keeping the row ids', async () => {
     const target = await open(create);
     const empty = await target.prisma.scope.create({ data: { key: 'ana', channel: 'terminal' } });
-    const result = await importScope(target.prisma, JSON.parse(text));
+    const result = await importScope(target.prisma, JSON.parse(text), LIMITS);
     expect(result.scopeId).toBe(empty.id);
     const again = JSON.parse(serializeScopeExport(await exportScope(target.prisma, empty.id))) as ScopeExport;
     const original = JSON.parse(text) as ScopeExport;
@@ -116,41 +119,41 @@ describe.each(kinds)('JSON export round trip on $name', ({ create, skip }) => {
     const bad = JSON.parse(text) as ScopeExport & Record<string, unknown>;
     (bad.memories[1] as Record<string, unknown>).confidence = 'high';
     (bad.episodes[2] as Record<string, unknown>).timestamp = 'yesterday';
-    await expect(importScope(target.prisma, bad)).rejects.toMatchObject({
+    await expect(importScope(target.prisma, bad, LIMITS)).rejects.toMatchObject({
       code: 'import.invalid_document',
       message: expect.stringMatching(/episodes\[2\]\.timestamp: must be an ISO 8601[\s\S]*memories\[1\]\.confidence: .*number/),
     });
     const dangling = JSON.parse(text) as ScopeExport;
     dangling.memoryLinks[0]!.toId = '00000000-0000-7000-8000-000000000000';
-    await expect(importScope(target.prisma, dangling)).rejects.toThrow(/memoryLinks\[0\]\.toId: no memory 00000000-0000-7000-8000-000000000000 in the document/);
-    await expect(importScope(target.prisma, { ...JSON.parse(text), version: 2 })).rejects.toThrow(/version: must be 1/);
-    await expect(importScope(target.prisma, [])).rejects.toMatchObject({ code: 'import.invalid_document' });
+    await expect(importScope(target.prisma, dangling, LIMITS)).rejects.toThrow(/memoryLinks\[0\]\.toId: no memory 00000000-0000-7000-8000-000000000000 in the document/);
+    await expect(importScope(target.prisma, { ...JSON.parse(text), version: 2 }, LIMITS)).rejects.toThrow(/version: must be 1/);
+    await expect(importScope(target.prisma, [], LIMITS)).rejects.toMatchObject({ code: 'import.invalid_document' });
     expect(await totals(target)).toEqual(before);
   });
 
   it('a clash found by the database mid-import rolls everything back', async () => {
     const target = await open(create);
-    await importScope(target.prisma, JSON.parse(text));
+    await importScope(target.prisma, JSON.parse(text), LIMITS);
     const before = await totals(target);
     // Same rows, another scope id and key: passes every check, then the first episode id clashes.
     const clash = JSON.parse(text) as ScopeExport;
     clash.scope.id = '00000000-0000-7000-8000-0000000000aa';
     clash.scope.key = 'ana-again';
-    await expect(importScope(target.prisma, clash)).rejects.toMatchObject({ code: 'import.conflict' });
+    await expect(importScope(target.prisma, clash, LIMITS)).rejects.toMatchObject({ code: 'import.conflict' });
     expect(await target.prisma.scope.findUnique({ where: { key: 'ana-again' } })).toBeNull();
     expect(await totals(target)).toEqual(before);
     // The same export again: the scope has data.
-    await expect(importScope(target.prisma, JSON.parse(text))).rejects.toThrow(/already has data/);
+    await expect(importScope(target.prisma, JSON.parse(text), LIMITS)).rejects.toThrow(/already has data/);
     expect(await totals(target)).toEqual(before);
   });
 
   it('imports a copy with new ids under a new key, references following', async () => {
     const target = await open(create);
-    await importScope(target.prisma, JSON.parse(text));
-    const result = await importScope(target.prisma, JSON.parse(text), { mode: 'copy', scopeKey: 'ana-copy' });
+    await importScope(target.prisma, JSON.parse(text), LIMITS);
+    const result = await importScope(target.prisma, JSON.parse(text), LIMITS, { mode: 'copy', scopeKey: 'ana-copy' });
     expect(result.scopeId).not.toBe(seeded.scopeId);
     const copy = await readScope(target.prisma, result.scopeId);
-    const original = parseScopeExport(JSON.parse(text));
+    const original = parseScopeExport(JSON.parse(text), LIMITS);
     expect(copy.scope.key).toBe('ana-copy');
     const originalIds = new Set([...original.episodes, ...original.memories, ...original.auditEvents].map((r) => r.id));
     expect([...copy.episodes, ...copy.memories, ...copy.auditEvents].some((r) => originalIds.has(r.id))).toBe(false);
@@ -175,11 +178,11 @@ describe('JSON export across databases', () => {
     const { scopeId } = await seedScope(sqlite.prisma, 'ana');
     const text = serializeScopeExport(await exportScope(sqlite.prisma, scopeId));
     const pg = await open(postgresDatabase);
-    await importScope(pg.prisma, JSON.parse(text));
+    await importScope(pg.prisma, JSON.parse(text), LIMITS);
     const fromPg = serializeScopeExport(await exportScope(pg.prisma, scopeId));
     expect(fromPg).toBe(text);
     const back = await open(async () => sqliteDatabase());
-    await importScope(back.prisma, JSON.parse(fromPg));
+    await importScope(back.prisma, JSON.parse(fromPg), LIMITS);
     expect(serializeScopeExport(await exportScope(back.prisma, scopeId))).toBe(text);
   });
 });
@@ -194,7 +197,7 @@ describe('secrets in an export', () => {
     expect(text).not.toContain('sk-ant-api03-');
     expect(text).toContain('my key is [REDACTED]');
     const target = await open(async () => sqliteDatabase());
-    await importScope(target.prisma, JSON.parse(text));
+    await importScope(target.prisma, JSON.parse(text), LIMITS);
     expect(serializeScopeExport(await exportScope(target.prisma, scopeId))).toBe(text);
   });
 });

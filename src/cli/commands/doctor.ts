@@ -10,6 +10,9 @@ import { readMigrations, searchIndexScript } from '../../storage/migrations/migr
 import { writeResult, type Command, type CommandContext } from '../command';
 import { plural } from '../../shared/plural';
 
+/** Rows set aside that doctor names; the rest are counted. */
+const SET_ASIDE_LISTED = 5;
+
 type Status = 'ok' | 'warn' | 'fail';
 
 interface Check {
@@ -77,6 +80,18 @@ async function storageChecks(ctx: CommandContext): Promise<Check[]> {
           fix: `Re-apply ${searchIndexScript(provider)} to the database (it is idempotent).`,
         },
   );
+  // Rows the embedder kept refusing left its queue (so the others go on); said here so they are
+  // not forgotten. Reported only when there are some: most stores never have one.
+  const aside = await core.embeddingWorker.setAside(SET_ASIDE_LISTED);
+  if (aside.count > 0) {
+    const listed = aside.rows.map((row) => `${row.kind} ${row.id} (scope ${row.scopeId})`).join(', ');
+    checks.push({
+      name: 'embeddings',
+      status: 'warn',
+      detail: `${plural(aside.count, 'row')} the embedder could not embed ${aside.count === 1 ? 'was' : 'were'} set aside (found by keywords only): ${listed}${aside.count > aside.rows.length ? ', ...' : ''}`,
+      fix: 'The log line "a row cannot be embedded" gives the embedder\'s error code; `npm run cli -- reindex` tries them again (after changing the embedder or its model, say).',
+    });
+  }
   if (provider === 'postgres' && missing.length === 0 && !(await core.storeStats.foldsAccents())) {
     checks.push({
       name: 'full-text accents',

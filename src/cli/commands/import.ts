@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import { plural } from '../../shared/plural';
 import { AppError, StorageError, ValidationError } from '../../shared/errors';
 import { normalizeScopeKey } from '../../memory/scopes/scope-key';
+import { ENCODED_LIMIT_RULE, formatBytes, maxEncodedEpisodeBytes } from '../../memory/episodes/episode-limits';
 import type { NewEpisode } from '../../storage/episode-repository';
 import { writeResult, type Command } from '../command';
 import { createProgressBar } from '../progress';
@@ -31,12 +32,6 @@ interface InvalidLine {
 interface FileLine {
   readonly text: string | null;
   readonly bytes: number;
-}
-
-function formatBytes(bytes: number): string {
-  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
-  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${bytes} bytes`;
 }
 
 /**
@@ -153,9 +148,9 @@ export const importCommand: Command = {
       if (invalid.length < MAX_REPORTED_INVALID) invalid.push({ line, error });
     };
 
-    // A line may hold content of EPISODE_MAX_BYTES written with JSON escapes (up to 3 bytes per
-    // byte for \uXXXX of a 2-byte character), and metadata; anything longer cannot be valid.
-    const maxLineBytes = 4 * ctx.config.ingest.maxEpisodeBytes + 1024 * 1024;
+    // A line may hold content of EPISODE_MAX_BYTES written with JSON escapes, and metadata;
+    // anything longer cannot be valid (the same bound as an export's rows).
+    const maxLineBytes = maxEncodedEpisodeBytes(ctx.config.ingest);
     const stream = fs.createReadStream(file);
     stream.on('data', (chunk) => {
       bytesRead += chunk.length;
@@ -174,7 +169,7 @@ export const importCommand: Command = {
       if (lineNo === 1) fileHead = createHash('sha256').update(line ?? `(a line of ${bytes} bytes)`).digest('hex');
       progress.update(bytesRead, plural(imported + pendingCount, 'episode'));
       if (line === null) {
-        reject(lineNo, `the line is ${formatBytes(bytes)}, longer than any valid episode can be (${formatBytes(maxLineBytes)}: 4 x EPISODE_MAX_BYTES + 1 MiB); skipped without reading it`);
+        reject(lineNo, `the line is ${formatBytes(bytes)}, longer than any valid episode can be (${formatBytes(maxLineBytes)}: ${ENCODED_LIMIT_RULE}); skipped without reading it`);
         continue;
       }
       if (line.trim() === '') {

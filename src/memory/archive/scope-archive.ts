@@ -8,13 +8,14 @@ import type { ImportFile } from '../../export/import-file';
 import { importScope, importScopeFile, type ImportOptions, type ImportResult } from '../../export/json-import';
 import type { ScopeExport } from '../../export/scope-document';
 import type { PrismaClient } from '../../storage/prisma';
+import type { EpisodeLimits } from '../episodes/episode-limits';
 
 export type { ImportFile, ImportOptions, ImportResult, ScopeExport };
 
 export interface ScopeArchive {
   /** The scope's export document (secrets redacted). */
   export(scopeId: string): Promise<ScopeExport>;
-  /** Imports an export document (validated whole; a clash or a bad document writes nothing). */
+  /** Imports an export document (validated whole, episodes by the ingest limits; a clash or a bad document writes nothing). */
   import(document: unknown, options?: ImportOptions): Promise<ImportResult>;
   /**
    * The same from an export file, streamed off the event loop with bounded memory (the admin
@@ -23,10 +24,14 @@ export interface ScopeArchive {
   importFile(file: ImportFile, options?: ImportOptions): Promise<ImportResult>;
 }
 
-export function createScopeArchive(prisma: PrismaClient): ScopeArchive {
+/**
+ * The archive of a store. `limits` are the ones every door applies to a message (the config's
+ * EPISODE_MAX_BYTES): an export is one more way for messages to come in.
+ */
+export function createScopeArchive(prisma: PrismaClient, limits: EpisodeLimits): ScopeArchive {
   return {
     export: (scopeId) => exportScope(prisma, scopeId),
-    import: (document, options) => importScope(prisma, document, options),
-    importFile: (file, options) => importScopeFile(prisma, file, options),
+    import: (document, options) => importScope(prisma, document, limits, options),
+    importFile: (file, options) => importScopeFile(prisma, file, limits, options),
   };
 }

@@ -6,12 +6,23 @@
  *
  * Order of writes: vectors first, then the rows are marked; a crash in between only means a
  * vector is written twice (upserts are idempotent).
+ *
+ * A row the embedder keeps refusing while it embeds others (`isolate-failures.ts` finds it by
+ * splitting the batch) is tried {@link DEFAULT_MAX_ROW_FAILURES} times, then set aside:
+ * `embeddedWith` becomes {@link setAsideMark} of the embedder, so it leaves the queue and every
+ * row after it goes on being embedded. It keeps its keyword search; the record is the row's own
+ * state (`doctor` lists such rows), a log line with its id, scope and size but never its text,
+ * and the `nocturne_embedding_set_aside_total` counter. A reindex or another embedder tries it
+ * again; so does a change of its text (a forget).
  */
+import { AppError } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
+import type { Metrics } from '../../shared/metrics';
 import type { PrismaClient } from '../../storage/prisma';
 import type { IndexGuard } from '../vectors/index-guard';
 import type { VectorIndex, VectorKind, VectorRecord } from '../vectors/vector-index';
 import type { Embedder } from './embedder';
+import { embedIsolating } from './isolate-failures';
 import { flushTombstones } from '../vectors/tombstones';
 
 export interface EmbeddingWorkerOptions {
@@ -20,6 +31,23 @@ export interface EmbeddingWorkerOptions {
   readonly idleMs?: number;
   /** Pause after a failed batch, doubled per consecutive failure up to 5 minutes. */
   readonly retryMs?: number;
+  /** Times a row may fail alone (the embedder working for the others) before it is set aside. */
+  readonly maxRowFailures?: number;
+}
+
+/** Times a row may fail alone before it is set aside: more than a passing fault, fewer than forever. */
+export const DEFAULT_MAX_ROW_FAILURES = 3;
+
+/** What `embeddedWith` holds for a row the embedder named `embedderName` could not embed. */
+export function setAsideMark(embedderName: string): string {
+  return `set-aside:${embedderName}`;
+}
+
+/** A row set aside (no text: ids and size only). */
+export interface SetAsideRow {
+  readonly kind: VectorKind;
+  readonly id: string;
+  readonly scopeId: string;
 }
 
 export interface EmbeddingWorker {
@@ -29,6 +57,8 @@ export interface EmbeddingWorker {
   drain(onProgress?: (done: number, pending: number) => void): Promise<number>;
   /** Rows still waiting for a vector. */
   pending(): Promise<number>;
+  /** Rows the configured embedder could not embed and that were set aside: how many, and the first `limit`. */
+  setAside(limit?: number): Promise<{ count: number; rows: SetAsideRow[] }>;
   /** Runs in the background until stop(). */
   start(): void;
   /** Tells a sleeping background loop that new rows arrived. */
@@ -52,6 +82,8 @@ export function createEmbeddingWorker(deps: {
   index: VectorIndex;
   guard: IndexGuard;
   logger: Logger;
+  /** Where rows set aside are counted (`nocturne_embedding_set_aside_total`). */
+  metrics?: Pick<Metrics, 'inc'>;
   options?: EmbeddingWorkerOptions;
 }): EmbeddingWorker {
   const { prisma, embedder, index, guard } = deps;
@@ -59,7 +91,12 @@ export function createEmbeddingWorker(deps: {
   const batchSize = deps.options?.batchSize ?? 64;
   const idleMs = deps.options?.idleMs ?? 2_000;
   const retryMs = deps.options?.retryMs ?? 1_000;
-  const pendingWhere = { OR: [{ embeddedWith: null }, { embeddedWith: { not: embedder.name } }] };
+  const maxRowFailures = deps.options?.maxRowFailures ?? DEFAULT_MAX_ROW_FAILURES;
+  const setAsideWith = setAsideMark(embedder.name);
+  const pendingWhere = { OR: [{ embeddedWith: null }, { embeddedWith: { notIn: [embedder.name, setAsideWith] } }] };
+  const setAsideWhere = { embeddedWith: setAsideWith };
+  /** Times each row version failed alone in this process (cleared once it is embedded or set aside). */
+  const rowFailures = new Map<string, number>();
 
   let running = false;
   let loop: Promise<void> | undefined;
@@ -90,10 +127,12 @@ export function createEmbeddingWorker(deps: {
     await guard.ensure();
     guard.assertReady();
     await flushTombstones(prisma, index);
-    const rows = await nextBatch();
-    if (rows.length === 0) return 0;
-    const vectors = await embedder.embed(rows.map((row) => row.content));
-    const records: VectorRecord[] = rows.map((row, i) => ({ id: row.id, kind: row.kind, scopeId: row.scopeId, vector: vectors[i] as Float32Array }));
+    const batch = await nextBatch();
+    if (batch.length === 0) return 0;
+    const { vectors, failures } = await embedIsolating(embedder, batch.map((row) => row.content));
+    if (failures.size > 0) await noteFailures(batch, failures);
+    const rows = batch.filter((_, i) => vectors[i] !== undefined);
+    const records: VectorRecord[] = rows.map((row) => ({ id: row.id, kind: row.kind, scopeId: row.scopeId, vector: vectors[batch.indexOf(row)] as Float32Array }));
     // A text with no words ("...", "!!!") embeds to a vector with no direction, which no index
     // takes: such a row is marked like the others but holds no vector (keywords still find it),
     // instead of failing every batch that reaches it and holding up every row after it.
@@ -114,7 +153,44 @@ export function createEmbeddingWorker(deps: {
       ),
     );
     await deleteVectorsOfChangedRows(rows.filter((_, i) => marked[i]!.count === 0));
-    return rows.length;
+    for (const row of rows) rowFailures.delete(versionKey(row));
+    // Every row of the batch was dealt with: embedded, set aside, or one failure nearer to it.
+    return batch.length;
+  }
+
+  const versionKey = (row: PendingRow) => `${row.kind}:${row.id}:${row.version instanceof Date ? row.version.toISOString() : row.version}`;
+
+  /** Counts the rows that failed alone; those that failed {@link maxRowFailures} times are set aside. */
+  async function noteFailures(batch: readonly PendingRow[], failures: ReadonlyMap<number, unknown>): Promise<void> {
+    for (const [i, error] of failures) {
+      const row = batch[i]!;
+      const key = versionKey(row);
+      const times = (rowFailures.get(key) ?? 0) + 1;
+      // What the embedder said, without its message: an error may quote the text it was given.
+      const reason = error instanceof AppError ? { code: error.code, status: error.details?.status } : { code: (error as Error)?.name ?? 'unknown' };
+      if (times < maxRowFailures) {
+        rowFailures.set(key, times);
+        log.warn('a row failed to embed on its own while the others were embedded; it is tried again', { kind: row.kind, id: row.id, scopeId: row.scopeId, failures: times, ...reason });
+        continue;
+      }
+      rowFailures.delete(key);
+      const marked =
+        row.kind === 'episode'
+          ? await prisma.episode.updateMany({ where: { id: row.id, contentHash: row.version as string }, data: { embeddedWith: setAsideWith } })
+          : await prisma.memory.updateMany({ where: { id: row.id, updatedAt: row.version as Date }, data: { embeddedWith: setAsideWith, updatedAt: row.version as Date } });
+      if (marked.count === 0) continue;
+      await index.delete(row.scopeId, [row.id]);
+      deps.metrics?.inc('nocturne_embedding_set_aside_total', { kind: row.kind });
+      log.error('a row cannot be embedded: set aside (it keeps keyword search; a reindex or another embedder tries it again), the queue goes on', {
+        kind: row.kind,
+        id: row.id,
+        scopeId: row.scopeId,
+        bytes: Buffer.byteLength(row.content, 'utf8'),
+        embedder: embedder.name,
+        failures: times,
+        ...reason,
+      });
+    }
   }
 
   /** The ids of `rows` whose stored version is still the one that was embedded. */
@@ -188,9 +264,22 @@ export function createEmbeddingWorker(deps: {
     }
   }
 
+  async function setAside(limit = 10): Promise<{ count: number; rows: SetAsideRow[] }> {
+    const select = { id: true, scopeId: true } as const;
+    const [episodes, memories, episodeRows, memoryRows] = await Promise.all([
+      prisma.episode.count({ where: setAsideWhere }),
+      prisma.memory.count({ where: setAsideWhere }),
+      prisma.episode.findMany({ where: setAsideWhere, select, orderBy: { id: 'asc' }, take: limit }),
+      prisma.memory.findMany({ where: setAsideWhere, select, orderBy: { id: 'asc' }, take: limit }),
+    ]);
+    const rows = [...episodeRows.map((r) => ({ kind: 'episode' as const, ...r })), ...memoryRows.map((r) => ({ kind: 'memory' as const, ...r }))];
+    return { count: episodes + memories, rows: rows.slice(0, limit) };
+  }
+
   return {
     runOnce,
     pending,
+    setAside,
     async drain(onProgress) {
       let total = 0;
       for (;;) {

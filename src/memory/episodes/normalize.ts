@@ -15,6 +15,7 @@ import { z } from 'zod';
 import { ValidationError } from '../../shared/errors';
 import { MAX_JSON_DEPTH, pathDeeperThan } from '../../shared/json-depth';
 import type { NewEpisode } from '../../storage/episode-repository';
+import { contentSizeProblem, metadataSizeProblem } from './episode-limits';
 import { estimateImportance } from './importance';
 
 /** The shape accepted from outside (JSONL lines, webhook bodies). */
@@ -86,8 +87,6 @@ export interface NormalizeOptions {
   readonly checkTime?: boolean;
 }
 
-const MAX_METADATA_BYTES = 64 * 1024;
-
 /** Cleans message text: NFC, well-formed, no control characters but newline and tab, trimmed. */
 export function normalizeText(text: string): string {
   return text
@@ -97,12 +96,6 @@ export function normalizeText(text: string): string {
     // C0 controls except \t and \n, DEL, C1 controls, and the zero-width no-break space (BOM).
     .replace(/[\u0000-\u0008\u000B-\u001F\u007F-\u009F\uFEFF]/g, '')
     .trim();
-}
-
-function formatBytes(bytes: number): string {
-  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
-  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
-  return `${bytes} bytes`;
 }
 
 function describeIssues(error: z.ZodError): string {
@@ -148,18 +141,17 @@ export function normalizeEpisode(input: unknown, options: NormalizeOptions): New
   const raw = parsed.data;
 
   // Measure before cleaning too: a 10 MB message must be refused, not scanned character by character.
+  const limits = { maxEpisodeBytes: options.maxBytes };
   const rawBytes = Buffer.byteLength(raw.content, 'utf8');
   if (rawBytes > options.maxBytes * 2) {
-    throw new ValidationError(`content is ${formatBytes(rawBytes)}; the limit is ${formatBytes(options.maxBytes)} (EPISODE_MAX_BYTES)`, { code: 'episode.too_large' });
+    throw new ValidationError(`content ${contentSizeProblem(rawBytes, limits)}`, { code: 'episode.too_large' });
   }
   const content = normalizeText(raw.content);
   if (content.length === 0) {
     throw new ValidationError('content is empty (after removing control characters and surrounding spaces)', { code: 'episode.empty' });
   }
-  const bytes = Buffer.byteLength(content, 'utf8');
-  if (bytes > options.maxBytes) {
-    throw new ValidationError(`content is ${formatBytes(bytes)}; the limit is ${formatBytes(options.maxBytes)} (EPISODE_MAX_BYTES)`, { code: 'episode.too_large' });
-  }
+  const tooLarge = contentSizeProblem(Buffer.byteLength(content, 'utf8'), limits);
+  if (tooLarge) throw new ValidationError(`content ${tooLarge}`, { code: 'episode.too_large' });
 
   const now = options.now ?? new Date();
   const timestamp = raw.timestamp === undefined ? now : new Date(raw.timestamp);
@@ -173,9 +165,8 @@ export function normalizeEpisode(input: unknown, options: NormalizeOptions): New
   const role = raw.role === 'assistant' ? 'agent' : (raw.role ?? 'user');
   // (Cleaning the JSON text instead would miss them: JSON.stringify writes them as \u escapes.)
   const metadata = raw.metadata ? (normalizeJson(raw.metadata) as Record<string, unknown>) : null;
-  if (metadata && Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES) {
-    throw new ValidationError(`metadata is larger than ${formatBytes(MAX_METADATA_BYTES)}`, { code: 'episode.invalid' });
-  }
+  const metadataProblem = metadataSizeProblem(metadata);
+  if (metadataProblem) throw new ValidationError(`metadata ${metadataProblem}`, { code: 'episode.invalid' });
   const channel = raw.channel === undefined ? options.defaultChannel : normalizeText(raw.channel);
   if (channel.length === 0) throw new ValidationError('channel is empty (after removing control characters and surrounding spaces)', { code: 'episode.invalid' });
   const author = raw.author ? normalizeText(raw.author) || null : null;

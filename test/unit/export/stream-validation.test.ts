@@ -16,6 +16,9 @@ import { scanScopeExport } from '../../../src/export/stream-validation';
 import { tempDir } from '../../support/databases';
 import { exportEpisode, exportMemory, exportTime } from '../../support/export-rows';
 
+/** The ingest limits of a default configuration (EPISODE_MAX_BYTES 4 MiB). */
+const LIMITS = { maxEpisodeBytes: 4 * 1024 * 1024 };
+
 const at = exportTime;
 
 function episode(i: number, extra: Record<string, unknown> = {}) {
@@ -74,7 +77,7 @@ function whole(text: string): { error: string } | { rows: Record<string, unknown
     return { error: 'not JSON' };
   }
   try {
-    return { rows: byTable(scopeBatches(parseScopeExport(value), 3)) };
+    return { rows: byTable(scopeBatches(parseScopeExport(value, LIMITS), 3)) };
   } catch (error) {
     return { error: (error as Error).message };
   }
@@ -84,7 +87,7 @@ function whole(text: string): { error: string } | { rows: Record<string, unknown
 function streamed(text: string, size: number): { error: string } | { rows: Record<string, unknown[]> } {
   let outcome;
   try {
-    outcome = scanScopeExport(chunks(Buffer.from(text), size));
+    outcome = scanScopeExport(chunks(Buffer.from(text), size), LIMITS);
   } catch (error) {
     if (error instanceof JsonSyntaxError) return { error: 'not JSON' };
     throw error;
@@ -131,6 +134,7 @@ const variants: Array<[string, (doc: Record<string, unknown>) => unknown]> = [
   ['metadata nested too deep', (d) => ({ ...d, episodes: [episode(0, { metadata: JSON.parse(`${'['.repeat(80)}${']'.repeat(80)}`) as unknown }), episode(1, { importance: 'x' })] })],
   ['settings nested too deep', (d) => ({ ...d, scope: { ...(d.scope as object), settings: JSON.parse(`${'{"a":'.repeat(75)}1${'}'.repeat(75)}`) as unknown } })],
   ['a __proto__ key', (d) => JSON.parse(JSON.stringify(d).replace('{"format"', '{"__proto__":{"x":1},"format"')) as unknown],
+  ['metadata over 64 KiB', (d) => ({ ...d, episodes: [episode(0, { metadata: { blob: 'x'.repeat(70_000) } }), ...(d.episodes as unknown[]).slice(1)] })],
   ['a __proto__ key in a row', (d) => JSON.parse(JSON.stringify(d).replace('{"id":"conv-1"', '{"__proto__":{"x":1},"id":"conv-1"')) as unknown],
 ];
 
@@ -155,9 +159,9 @@ describe('the streamed import reads what the whole-document import reads', () =>
     const bad = [good.replace('"kind": "person"', '"kind": person'), good.replace(/\}\s*$/, ''), `${good} x`, good.replace('"ana"', '"a\\qna"'), good.replace('0.8', '08'), good.replace('"sent"', '"se\nnt"'), '', '{', '{"a":1,}', '[1,]'];
     for (const text of bad) {
       expect(() => JSON.parse(text)).toThrow();
-      expect(() => scanScopeExport(chunks(Buffer.from(text), 3))).toThrow(JsonSyntaxError);
+      expect(() => scanScopeExport(chunks(Buffer.from(text), 3), LIMITS)).toThrow(JsonSyntaxError);
     }
-    expect(() => scanScopeExport(chunks(Buffer.from(bad[0]!), 3))).toThrow(/unexpected "p" at line \d+, column \d+/);
+    expect(() => scanScopeExport(chunks(Buffer.from(bad[0]!), 3), LIMITS)).toThrow(/unexpected "p" at line \d+, column \d+/);
   });
 
   it('accepts what JSON.parse accepts, at any depth, without recursion', () => {
@@ -171,10 +175,51 @@ describe('the streamed import reads what the whole-document import reads', () =>
 
   it('a copy keeps the rows and gives them new ids', () => {
     const text = JSON.stringify(validDoc());
-    const outcome = scanScopeExport(chunks(Buffer.from(text), 64));
+    const outcome = scanScopeExport(chunks(Buffer.from(text), 64), LIMITS);
     if (!outcome.result.ok) throw outcome.result.error;
     expect(outcome.result.plan.oldIds.slice(0, 3)).toEqual(['scope-1', 'conv-1', 'ep-0']);
     expect(outcome.result.plan.counts).toMatchObject({ episodes: 7, episodeTags: 7, memories: 4, memorySources: 4, entityObservations: 1, profile: 1 });
+  });
+});
+
+describe('a value too large to hold', () => {
+  const MIB = 1024 * 1024;
+  /** The document with `change` applied, as bytes (no 20 MiB string is built twice). */
+  const bytesOf = (change: (d: Record<string, unknown>) => unknown) => Buffer.from(JSON.stringify(change(validDoc())));
+  const errorOf = (bytes: Buffer) => {
+    const outcome = scanScopeExport(chunks(bytes, 64 * 1024), LIMITS);
+    return outcome.result.ok ? 'imported' : outcome.result.error.message;
+  };
+
+  it('is refused by the size of its largest string, decoded, naming the field and EPISODE_MAX_BYTES', () => {
+    const huge = 'a'.repeat(20 * MIB);
+    expect(errorOf(bytesOf((d) => ({ ...d, episodes: [episode(0), episode(1, { content: huge })] })))).toBe(
+      'The scope export is not valid; nothing was imported:\n  episodes[1].content: is 20.0 MiB; the limit is 4.0 MiB (EPISODE_MAX_BYTES)',
+    );
+    expect(errorOf(bytesOf((d) => ({ ...d, memories: [memory(0, { content: huge })], profile: { ...(d.profile as object), soul: huge } })))).toMatch(
+      /profile\.soul: is 20\.0 MiB; the limit is 4\.0 MiB \(EPISODE_MAX_BYTES\)\n {2}memories\[0\]\.content: is 20\.0 MiB/,
+    );
+    // 18 MiB of JSON escapes decode to 3 MiB: under the limit, but more JSON than any row can take.
+    expect(errorOf(bytesOf((d) => ({ ...d, episodes: [episode(0, { content: '\u0001'.repeat(3 * MIB) })] })))).toMatch(/episodes\[0\]: is 18\.\d MiB of JSON; no row of an export can be larger than 17\.0 MiB \(4 x EPISODE_MAX_BYTES \+ 1 MiB\)/);
+  });
+
+  it('an episode over EPISODE_MAX_BYTES but small enough to read: the same error as the whole-document import', () => {
+    const text = JSON.stringify({ ...validDoc(), episodes: [episode(0), episode(1, { content: '\u00e9\n'.repeat(1_600_000) }), episode(2, { importance: 'x' })] });
+    const expected = whole(text);
+    expect(expected).toEqual({ error: 'The scope export is not valid; nothing was imported:\n  episodes[1].content: is 4.6 MiB; the limit is 4.0 MiB (EPISODE_MAX_BYTES)' });
+    for (const size of [7, 4096]) expect(streamed(text, size)).toEqual(expected);
+  });
+
+  it('counts escapes as the bytes they decode to', () => {
+    const text = `{"a":"\\u00e9\\n\\u4e2d\\ud83d\\ude00xy","b":[{"c":"${'z'.repeat(100)}"}]}`;
+    expect(JSON.parse(text)).toBeTruthy();
+    const capture = new JsonScanner(chunks(Buffer.from(text), 3)).captureBounded(10);
+    expect(capture.bytes).toBeNull();
+    expect(capture.size).toBe(Buffer.byteLength(text));
+    expect(capture.largest).toEqual({ bytes: 100, field: 'b' });
+    const small = new JsonScanner(chunks(Buffer.from(text), 3)).captureBounded(1_000);
+    expect(small.bytes?.toString()).toBe(text);
+    expect(new JsonScanner(chunks(Buffer.from('"\\u00e9\\n\\u4e2d\\ud83d\\ude00xy"'), 2)).captureBounded(1).largest).toEqual({ bytes: Buffer.byteLength('\u00e9\n\u4e2d\ud83d\ude00xy') });
   });
 });
 
