@@ -2,8 +2,8 @@
  * The copies of forgotten memories outside their own rows, removed inside the forgetting
  * transaction: the messages they were learned from and the replies to them, replies that quoted
  * them, entity observations taken from those messages with the attributes folded from them and
- * the entity's audit text (and an entity left with nothing of its own), a conversation's working state and running summary, and audit reasons that paraphrase
- * them. Forgetting by words reaches further (forget-words.ts); both redact episodes the same way
+ * the entity's audit text (and an entity left with nothing of its own), a conversation's working
+ * state and running summary, and audit reasons that paraphrase them. Forgetting by words reaches further (forget-words.ts); both redact episodes the same way
  * ({@link redactEpisodes}).
  */
 import { createHash } from 'node:crypto';
@@ -94,25 +94,34 @@ const ALIASES_ATTRIBUTE = 'aliases';
  */
 export async function forgetObservationsOf(tx: Tx, scopeId: string, episodeIds: readonly string[]): Promise<string[]> {
   if (episodeIds.length === 0) return [];
-  const lost = await tx.entityObservation.findMany({ where: { scopeId, episodeId: { in: [...episodeIds] } }, select: { entityId: true, consolidated: true } });
+  const onEpisodes = { scopeId, episodeId: { in: [...episodeIds] } };
+  const lost = await tx.entityObservation.findMany({ where: onEpisodes, select: { entityId: true, consolidated: true } });
   if (lost.length === 0) return [];
-  await tx.entityObservation.deleteMany({ where: { scopeId, episodeId: { in: [...episodeIds] } } });
+  await tx.entityObservation.deleteMany({ where: onEpisodes });
   const touched = [...new Set(lost.map((o) => o.entityId))];
   const folded = new Set(lost.filter((o) => o.consolidated).map((o) => o.entityId));
-  const entities = await tx.entity.findMany({ where: { scopeId, id: { in: touched } }, select: { id: true, attributes: true, _count: { select: { observations: true } } } });
+  const entities = await tx.entity.findMany({
+    where: { scopeId, id: { in: touched } },
+    select: { id: true, attributes: true, _count: { select: { observations: true } } },
+  });
   const empty: string[] = [];
   for (const e of entities) {
     let attributes = jsonObject(e.attributes);
     if (folded.has(e.id)) {
-      attributes = typeof attributes[ALIASES_ATTRIBUTE] === 'string' ? { [ALIASES_ATTRIBUTE]: attributes[ALIASES_ATTRIBUTE] } : {};
+      const aliases = attributes[ALIASES_ATTRIBUTE];
+      attributes = typeof aliases === 'string' ? { [ALIASES_ATTRIBUTE]: aliases } : {};
       await tx.entity.update({ where: { id: e.id }, data: { attributes: attributes as Prisma.InputJsonObject } });
+      // Folded again by the next sleep from what is left (sleep/entities.ts folds unconsolidated observations).
       await tx.entityObservation.updateMany({ where: { scopeId, entityId: e.id, consolidated: true }, data: { consolidated: false } });
     }
     const own = Object.keys(attributes).filter((k) => k !== ALIASES_ATTRIBUTE);
     if (e._count.observations === 0 && own.length === 0) empty.push(e.id);
   }
   if (empty.length > 0) await tx.entity.deleteMany({ where: { scopeId, id: { in: empty } } });
-  await tx.auditEvent.updateMany({ where: { scopeId, subjectType: 'entity', subjectId: { in: touched } }, data: { before: REDACTED, after: REDACTED, reason: null } });
+  await tx.auditEvent.updateMany({
+    where: { scopeId, subjectType: 'entity', subjectId: { in: touched } },
+    data: { before: REDACTED, after: REDACTED, reason: null },
+  });
   return empty;
 }
 
