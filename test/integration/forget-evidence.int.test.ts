@@ -5,6 +5,8 @@
  *   the observation taken from that message, keeps the one another message supports, and the next
  *   fold of Priya's profile never sees the forgotten one;
  * - an entity known only from the forgotten message goes with it (the API's DELETE of a memory);
+ * - an entity's folded attributes go when a forgotten observation was folded into them (the rest
+ *   is folded again later); attributes no forgotten observation was folded into stay;
  * - a reply whose prompt showed the memory (the soul is in every prompt) is redacted only when it
  *   quotes the memory, not every reply of the day;
  * - the soul no longer holds the memory the moment the forget commits, even if what follows the
@@ -111,6 +113,29 @@ describe('forgetting one memory removes what came from it, and only that', () =>
     const names = (await core.db.prisma.entity.findMany({ where: { scopeId }, select: { name: true } })).map((e) => e.name).sort();
     expect(names).toEqual(['Priya', 'Tom']);
     expect(JSON.stringify(await core.db.prisma.auditEvent.findMany({ where: { scopeId } }))).not.toMatch(/theremin/i);
+  });
+
+  it('keeps attributes no forgotten observation was folded into, and empties those one was', async () => {
+    const kite = await episode('user', 'Hana flew her red kite on the beach with me.', 50);
+    const other = await episode('user', 'Hana is my cousin, she teaches maths.', 51);
+    const plan = emptyPlan([kite, other]);
+    plan.create.push({ category: 'relationship', content: 'Ana flew a red kite with Hana on the beach', confidence: 0.9, importance: 0.5, sourceType: 'stated', sourceEpisodeIds: [kite] });
+    plan.entities.push({ name: 'Hana', kind: 'person', favorability: 0.1, episodeIds: [kite, other], observations: ['Hana flew a red kite on the beach', 'Hana is a cousin', 'Hana teaches maths'] });
+    plan.entities.push({ name: 'Omar', kind: 'person', favorability: 0.1, episodeIds: [kite], observations: ['Omar watched the red kite on the beach'] });
+    const { createdMemoryIds } = await applyPlan(core.db.prisma, scopeId, plan, { now: at(52) });
+    const prisma = core.db.prisma;
+    // Hana's profile is folded (the kite among its sources); Omar's attribute was set with no observation folded.
+    const model = recordingModel('{"entities": [{"entity": 1, "attributes": {"relation": "cousin", "hobby": "red kites"}}]}');
+    await foldEntityObservations({ prisma, llm: model }, scopeId, { now: at(53) });
+    await prisma.entity.update({ where: { scopeId_key: { scopeId, key: 'omar' } }, data: { attributes: { relation: 'friend' } } });
+    expect((await prisma.entity.findFirstOrThrow({ where: { scopeId, key: 'hana' } })).attributes).toEqual({ relation: 'cousin', hobby: 'red kites' });
+
+    await core.forget.forgetMemory(scopeId, createdMemoryIds[0]!);
+    const hana = await prisma.entity.findFirstOrThrow({ where: { scopeId, key: 'hana' }, include: { observations: true } });
+    expect(hana.attributes).toEqual({});
+    expect(hana.observations.map((o) => [o.content, o.consolidated]).sort()).toEqual([['Hana is a cousin', false], ['Hana teaches maths', false]]);
+    expect((await prisma.entity.findFirstOrThrow({ where: { scopeId, key: 'omar' } })).attributes).toEqual({ relation: 'friend' });
+    expect(JSON.stringify(await prisma.auditEvent.findMany({ where: { scopeId, subjectType: 'entity' } }))).not.toMatch(/kite/i);
   });
 
   it('redacts a reply that showed the memory only where the reply quotes it', async () => {

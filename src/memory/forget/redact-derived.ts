@@ -1,9 +1,9 @@
 /**
  * The copies of forgotten memories outside their own rows, removed inside the forgetting
  * transaction: the messages they were learned from and the replies to them, replies that quoted
- * them, entity observations taken from those messages (and an entity left with nothing of its
- * own), a conversation's working state and running summary, and audit reasons that paraphrase
- * them. Forgetting by words reaches further (forget-words.ts); both redact episodes the same way
+ * them, entity observations taken from those messages with the attributes folded from them and
+ * the entity's audit text (and an entity left with nothing of its own), a conversation's working
+ * state and running summary, and audit reasons that paraphrase them. Forgetting by words reaches further (forget-words.ts); both redact episodes the same way
  * ({@link redactEpisodes}).
  */
 import { createHash } from 'node:crypto';
@@ -71,25 +71,57 @@ export async function redactEpisodes(tx: Tx, scopeId: string, episodeIds: Iterab
 }
 
 /**
- * Deletes entity observations whose evidence is one of `episodeIds`. An entity that loses
- * observations this way and is left with no observation at all and no attributes goes too: all
- * it was known from is forgotten (its name alone, e.g. "Japanese food", would still say it). An
- * entity with other evidence or folded attributes stays. Returns the ids of deleted entities.
+ * The attribute holding an entity's other names (written by consolidation, never by the fold):
+ * names the person calls the entity by, not something folded from what they said, so it stays
+ * while the entity has evidence left.
+ */
+const ALIASES_ATTRIBUTE = 'aliases';
+
+/**
+ * Deletes entity observations whose evidence is one of `episodeIds`, and what was derived from
+ * them. An observation names its message (`episodeId`); the attributes do not name theirs: the
+ * fold writes them from the observations it read and marks those consolidated. So an attribute is
+ * taken to derive from every observation folded before it: when a folded observation goes, the
+ * entity's folded attributes go too (its aliases stay) and its remaining observations are marked
+ * unfolded, so the next sleep folds the profile again from the evidence that is left. Observations
+ * not folded yet have nothing derived from them.
+ *
+ * An entity left with no observation at all and no attribute of its own goes: all it was known
+ * from is forgotten (its name alone, e.g. "Japanese food", would still say it). Every entity that
+ * lost an observation loses the text of its audit events (a fold's snapshots quote the old
+ * attributes, a merge names the merged entity); the events themselves stay. Returns the ids of
+ * deleted entities.
  */
 export async function forgetObservationsOf(tx: Tx, scopeId: string, episodeIds: readonly string[]): Promise<string[]> {
   if (episodeIds.length === 0) return [];
-  const touched = await tx.entityObservation.findMany({ where: { scopeId, episodeId: { in: [...episodeIds] } }, select: { entityId: true } });
-  if (touched.length === 0) return [];
-  await tx.entityObservation.deleteMany({ where: { scopeId, episodeId: { in: [...episodeIds] } } });
-  const candidates = await tx.entity.findMany({
-    where: { scopeId, id: { in: [...new Set(touched.map((o) => o.entityId))] }, observations: { none: {} } },
-    select: { id: true, attributes: true },
+  const onEpisodes = { scopeId, episodeId: { in: [...episodeIds] } };
+  const lost = await tx.entityObservation.findMany({ where: onEpisodes, select: { entityId: true, consolidated: true } });
+  if (lost.length === 0) return [];
+  await tx.entityObservation.deleteMany({ where: onEpisodes });
+  const touched = [...new Set(lost.map((o) => o.entityId))];
+  const folded = new Set(lost.filter((o) => o.consolidated).map((o) => o.entityId));
+  const entities = await tx.entity.findMany({
+    where: { scopeId, id: { in: touched } },
+    select: { id: true, attributes: true, _count: { select: { observations: true } } },
   });
-  const empty = candidates.filter((e) => Object.keys(jsonObject(e.attributes)).length === 0).map((e) => e.id);
-  if (empty.length > 0) {
-    await tx.entity.deleteMany({ where: { scopeId, id: { in: empty } } });
-    await tx.auditEvent.updateMany({ where: { scopeId, subjectType: 'entity', subjectId: { in: empty } }, data: { before: REDACTED, after: REDACTED, reason: null } });
+  const empty: string[] = [];
+  for (const e of entities) {
+    let attributes = jsonObject(e.attributes);
+    if (folded.has(e.id)) {
+      const aliases = attributes[ALIASES_ATTRIBUTE];
+      attributes = typeof aliases === 'string' ? { [ALIASES_ATTRIBUTE]: aliases } : {};
+      await tx.entity.update({ where: { id: e.id }, data: { attributes: attributes as Prisma.InputJsonObject } });
+      // Folded again by the next sleep from what is left (sleep/entities.ts folds unconsolidated observations).
+      await tx.entityObservation.updateMany({ where: { scopeId, entityId: e.id, consolidated: true }, data: { consolidated: false } });
+    }
+    const own = Object.keys(attributes).filter((k) => k !== ALIASES_ATTRIBUTE);
+    if (e._count.observations === 0 && own.length === 0) empty.push(e.id);
   }
+  if (empty.length > 0) await tx.entity.deleteMany({ where: { scopeId, id: { in: empty } } });
+  await tx.auditEvent.updateMany({
+    where: { scopeId, subjectType: 'entity', subjectId: { in: touched } },
+    data: { before: REDACTED, after: REDACTED, reason: null },
+  });
   return empty;
 }
 
@@ -122,7 +154,8 @@ async function repliesToSources(tx: Tx, scopeId: string, sourceIds: ReadonlySet<
  *   and the agent's later replies whose prompt showed one of the memories
  *   (`metadata.injectedMemoryIds`) *and* that quote it (text-match.ts): the soul is shown in every
  *   prompt, so being shown alone does not mean a reply repeated the memory;
- * - entity observations taken from those episodes ({@link forgetObservationsOf});
+ * - entity observations taken from those episodes, what was folded from them and the entity's
+ *   audit text ({@link forgetObservationsOf});
  * - conversations: the memories' texts among the active goals of the working state, and a running
  *   summary that compacted one of those episodes (a summary cannot be partly unsaid).
  *
