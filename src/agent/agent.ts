@@ -39,6 +39,7 @@ import { createEndMemoryWriter, END_TURNS } from './conversation-end';
 import { EMPTY_ANSWER_TEXT, emptyReply, INTERNAL_ERROR_TEXT, INVALID_MESSAGE_TEXT, LLM_UNAVAILABLE_TEXT } from './degraded-replies';
 import { contentOf, parseInboundMessage, scopeOf, type InboundMessage } from './inbound-message';
 import { createMemoryTools } from './memory-tools';
+import { createReplyLimits } from './reply-limits';
 import { createReplyPrompts } from './reply-prompt';
 import { createScopeQueue } from './scope-queue';
 import { createScopeRowCache } from './scope-row-cache';
@@ -73,7 +74,7 @@ export interface AgentReply {
   readonly memoryIds: readonly string[];
   readonly toolCalls: readonly string[];
   /** Why the reply is not a normal one. */
-  readonly degraded?: 'invalid_message' | 'llm_unavailable' | 'error';
+  readonly degraded?: 'invalid_message' | 'llm_unavailable' | 'error' | 'reply_limit';
   /** The message was a redelivery of one already handled (same external id): nothing was done. */
   readonly duplicate?: boolean;
   readonly compaction?: CompactionOutcome['status'];
@@ -158,6 +159,7 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
     config, context: params.context, conversations: store, memories: memoryStore, soul: params.soul, logger: log, budget, estimator,
     systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, tools: tools.definitions,
   });
+  const limits = createReplyLimits({ episodes, settings, defaultTimeZone: config.timeZone });
   const scopes = createScopeRowCache(params.scopes);
   const serialized = createScopeQueue();
   const agentName = options.agentName ?? 'Nocturne';
@@ -238,6 +240,13 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
     const userEpisode = stored.episode!;
     turns ??= await store.recentTurns(memory);
     memory = { ...memory, lastActivityAt: now, state: { ...memory.state, recentTurnIds: turns.map((t) => t.id), lastTurn: Math.max(memory.state.lastTurn, ...turns.map((t) => t.turn ?? -1)) } };
+    // Stored, and in the working memory for the next reply; but no model call past a reply limit.
+    const limited = await limits.check(scope, now);
+    if (limited) {
+      await store.save(memory);
+      log.warn('reply limit reached; message stored, not answered', { scope: scope.key, reason: limited.reason, until: limited.until.toISOString(), told: limited.text !== '' });
+      return emptyReply(limited.text, { degraded: 'reply_limit', conversationId: memory.conversationId, episodeIds: { user: userEpisode.id, reply: null, notes: [] } });
+    }
     const { built, memories, shownInSoul, goals, notes } = await prompts.assemble({ scope, memory, content, turns, now, showAuthors: message.scopeKind === 'group' });
     memory = { ...memory, state: { ...memory.state, goals } };
 

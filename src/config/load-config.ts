@@ -32,7 +32,7 @@ export interface Config {
   /** Where the admin API listens (served only when adminToken is set). */
   readonly api: { readonly host: string; readonly port: number };
   /** The webhook channel, when WEBHOOK_SECRET is set. */
-  readonly webhook?: { readonly secret: string; readonly host: string; readonly port: number };
+  readonly webhook?: { readonly secret: string; readonly host: string; readonly port: number; readonly callbackHosts: readonly string[] };
   /** The terminal conversation: `auto` runs it when no Telegram token is set and stdin is a TTY. */
   readonly terminal: { readonly mode: Env['TERMINAL']; readonly user: string };
   readonly ingest: { readonly maxEpisodeBytes: number };
@@ -105,6 +105,10 @@ export interface AgentConfig {
   readonly endSummary: boolean;
   readonly compactionStrategy: CompactionStrategyName;
   readonly compactionCooldownMs: number;
+  /** REPLY_RATE_PER_MINUTE: replies to one scope in any 60 s (0 = unlimited). */
+  readonly replyRatePerMinute: number;
+  /** REPLY_DAILY_BUDGET: replies to one scope per local day (0 = unlimited). */
+  readonly replyDailyBudget: number;
 }
 
 /** One problem with one setting, printed to the person who has to fix it. */
@@ -221,7 +225,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       : undefined,
     adminToken: env.ADMIN_TOKEN,
     api: { host: env.API_HOST, port: env.API_PORT },
-    webhook: env.WEBHOOK_SECRET ? { secret: env.WEBHOOK_SECRET, host: env.API_HOST, port: env.WEBHOOK_PORT } : undefined,
+    webhook: env.WEBHOOK_SECRET ? { secret: env.WEBHOOK_SECRET, host: env.API_HOST, port: env.WEBHOOK_PORT, callbackHosts: env.WEBHOOK_CALLBACK_HOSTS } : undefined,
     terminal: { mode: env.TERMINAL, user: env.TERMINAL_USER ?? loginName() },
     ingest: { maxEpisodeBytes: env.EPISODE_MAX_BYTES },
     timeZone: env.TZ ?? Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'UTC',
@@ -249,6 +253,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       endSummary: env.AGENT_END_SUMMARY,
       compactionStrategy: env.AGENT_COMPACTION_STRATEGY,
       compactionCooldownMs: env.AGENT_COMPACTION_COOLDOWN_SECONDS * 1000,
+      replyRatePerMinute: env.REPLY_RATE_PER_MINUTE,
+      replyDailyBudget: env.REPLY_DAILY_BUDGET,
     },
     log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT, ...(env.LOG_FILE ? { file: path.resolve(cwd, env.LOG_FILE) } : {}) },
     secrets,

@@ -94,6 +94,12 @@ export const envSchema = z.object({
   API_PORT: int(1, 65_535).default(8787),
   WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   WEBHOOK_PORT: int(1, 65_535).default(8788),
+  WEBHOOK_CALLBACK_HOSTS: z
+    .string()
+    .trim()
+    .default('')
+    .transform((value) => value.split(',').map((host) => host.trim().toLowerCase()).filter((host) => host !== ''))
+    .refine((hosts) => hosts.every((host) => /^(\*\.)?[a-z0-9._:[\]-]+$/.test(host)), 'must be a comma-separated list of host names or IP addresses, e.g. hooks.example.com,*.example.org,10.0.0.7'),
   TERMINAL: z.enum(['auto', 'on', 'off']).default('auto'),
   TERMINAL_USER: z.string().trim().min(1).max(64).regex(/^[\p{L}\p{N}_.@-]+$/u, 'letters, digits, _ . @ - only').optional(),
 
@@ -123,6 +129,8 @@ export const envSchema = z.object({
   AGENT_END_SUMMARY: bool.default(false),
   AGENT_COMPACTION_STRATEGY: z.enum(['hybrid', 'progressive-summary', 'sliding-window', 'importance-based']).default('hybrid'),
   AGENT_COMPACTION_COOLDOWN_SECONDS: int(0, 86_400).default(300),
+  REPLY_RATE_PER_MINUTE: int(0, 10_000).default(20),
+  REPLY_DAILY_BUDGET: int(0, 1_000_000).default(500),
 
   // Runtime
   TZ: timeZone.optional(),
@@ -165,6 +173,7 @@ export const settingDocs: Record<keyof Env, string> = {
   API_PORT: 'Port of the admin API.',
   WEBHOOK_SECRET: 'Shared secret of the webhook channel (HMAC-SHA256 of the body; at least 16 characters; never logged); when set, npm start serves POST /webhook/<source>.',
   WEBHOOK_PORT: 'Port of the webhook channel, and of the Telegram webhook route when TELEGRAM_MODE=webhook.',
+  WEBHOOK_CALLBACK_HOSTS: 'Hosts a webhook callbackUrl may name (comma-separated names or IP addresses; *.example.com for names under a domain, which must resolve to public addresses only). Empty (default): requests with a callbackUrl are refused (400).',
   TERMINAL: 'The terminal conversation of npm start: auto (when no TELEGRAM_BOT_TOKEN is set and stdin is a terminal), on or off.',
   TERMINAL_USER: 'Who talks in the terminal; the scope is terminal:<name> (default: the login name).',
   EPISODE_MAX_BYTES: 'Largest message accepted, in UTF-8 bytes; larger ones are refused with a clear error.',
@@ -188,6 +197,8 @@ export const settingDocs: Record<keyof Env, string> = {
   AGENT_END_SUMMARY: 'Write a one-sentence summary of every ended conversation with a model call (true), or leave its turns to sleep consolidation (false, default). Capped scopes always remember ended conversations.',
   AGENT_COMPACTION_STRATEGY: 'How older turns are compacted: hybrid (default), progressive-summary, sliding-window or importance-based.',
   AGENT_COMPACTION_COOLDOWN_SECONDS: 'Least time between two compactions of one conversation, in seconds.',
+  REPLY_RATE_PER_MINUTE: 'Most replies the agent writes to one person (scope) in any 60 seconds; further messages are stored, not answered, and the person is told once when they can continue. 0 = unlimited.',
+  REPLY_DAILY_BUDGET: 'Most replies the agent writes to one person (scope) per local day (counted from stored turns, so a restart does not reset it); then messages are stored and answered from the next local midnight. 0 = unlimited.',
   TZ: 'Default IANA time zone for schedules and digests (default: the system zone).',
   LOG_LEVEL: 'error, warn, info or debug.',
   LOG_FORMAT: 'auto (pretty on a terminal, JSON otherwise), pretty or json.',

@@ -6,6 +6,7 @@
 import { contentSizeProblem, metadataSizeProblem, type EpisodeLimits } from '../memory/episodes/episode-limits';
 import { ValidationError } from '../shared/errors';
 import { MAX_JSON_DEPTH, pathDeeperThan } from '../shared/json-depth';
+import { EMPTY_CONTENT_PROBLEM, isBlankText, normalizeText, timestampProblem } from '../memory/episodes/normalize';
 import { scopeExportSchema, type ScopeExport } from './scope-document';
 
 /** Issues an error lists; the rest are counted. */
@@ -78,6 +79,7 @@ function referenceIssues(doc: ScopeExport): string[] {
     if (!memories.has(l.fromId)) issues.push(`memoryLinks[${i}].fromId: no memory ${l.fromId} in the document`);
     if (!memories.has(l.toId)) issues.push(`memoryLinks[${i}].toId: no memory ${l.toId} in the document`);
   });
+  doc.entities.forEach((e, i) => e.observations.forEach((o, j) => observationReference(o.episodeId, i, j, episodes, (issue) => issues.push(issue))));
   if (supersessionOrder(doc.memories) === null) issues.push('memories: the supersededById references form a cycle');
   return issues;
 }
@@ -132,12 +134,36 @@ export function controlCharacters(episode: ScopeExport['episodes'][number], inde
   }
 }
 
-/** The text issues of a whole document: {@link unstorableTexts}, then {@link controlCharacters}. */
+/**
+ * An entity observation's episode must be an episode of the document: the import writes every row
+ * under one scope, and an id from elsewhere names another scope's episode (or none). The database
+ * refuses it too (a composite key); this says which row, before anything is written.
+ */
+export function observationReference(episodeId: string | null, entity: number, index: number, episodes: ReadonlySet<string>, add: (issue: string) => void): void {
+  if (episodeId !== null && !episodes.has(episodeId)) add(`entities[${entity}].observations[${index}].episodeId: no episode ${episodeId} in the document (an observation cites an episode of its own scope)`);
+}
+
+/**
+ * What every door refuses in a message, here for an exported one: control characters, content
+ * that shows nothing (the ingest path's {@link isBlankText}) and a time out of the plausible range
+ * (the ingest path's {@link timestampProblem}: more than 5 minutes ahead of `now`, or before 1970).
+ */
+export function episodeIssues(episode: ScopeExport['episodes'][number], index: number, now: Date, add: (issue: string) => void): void {
+  controlCharacters(episode, index, add);
+  if (isBlankText(normalizeText(episode.content))) add(`episodes[${index}].content: ${EMPTY_CONTENT_PROBLEM}`);
+  for (const field of ['timestamp', 'createdAt'] as const) {
+    const problem = timestampProblem(new Date(episode[field]), now, episode[field]);
+    if (problem) add(`episodes[${index}].${field}: ${problem}`);
+  }
+}
+
+/** The text issues of a whole document: {@link unstorableTexts}, then {@link episodeIssues}. */
 function textIssues(doc: ScopeExport): string[] {
   const issues: string[] = [];
   const add = (issue: string) => issues.push(issue);
   unstorableTexts(doc, '', add);
-  doc.episodes.forEach((episode, i) => controlCharacters(episode, i, add));
+  const now = new Date();
+  doc.episodes.forEach((episode, i) => episodeIssues(episode, i, now, add));
   return issues;
 }
 

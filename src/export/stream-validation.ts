@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import type { ValidationError } from '../shared/errors';
 import { contentSizeProblem, ENCODED_LIMIT_RULE, formatBytes, maxEncodedEpisodeBytes, type EpisodeLimits } from '../memory/episodes/episode-limits';
 import { MAX_JSON_DEPTH, pathDeeperThan } from '../shared/json-depth';
-import { MAX_DOCUMENT_DEPTH, MAX_LISTED_ISSUES, controlCharacters, episodeSizeIssues, fieldOf, invalidDocument, pathText, supersessionOrder, unstorableTexts } from './import-validation';
+import { MAX_DOCUMENT_DEPTH, MAX_LISTED_ISSUES, episodeIssues, episodeSizeIssues, fieldOf, invalidDocument, observationReference, pathText, supersessionOrder, unstorableTexts } from './import-validation';
 import { JsonScanner, type BoundedCapture, type ByteReader } from './json-scanner';
 import { scopeExportSchema, type ScopeCounts, type ScopeExport } from './scope-document';
 
@@ -91,6 +91,10 @@ class SectionState {
   readonly refA: Array<string | null> = [];
   readonly refB: Array<string[] | string> = [];
   readonly spans: Span[] = [];
+  /** Entities: the episode each observation cites (entity index, observation index, episode id). */
+  readonly observationEpisodes: Array<readonly [number, number, string]> = [];
+  /** The clock episode times are checked against, read once per import. */
+  readonly now = new Date();
 
   constructor(readonly name: RowSection) {}
 
@@ -110,7 +114,7 @@ function checkRow(state: SectionState, row: unknown, i: number, span: Span): voi
   switch (name) {
     case 'episodes': {
       const e = row as Row<'episodes'>;
-      controlCharacters(e, i, state.controls.add);
+      episodeIssues(e, i, state.now, state.controls.add);
       const tags = new Set<string>();
       e.tags.forEach((t, j) => state.unique(tags, `${t.kind}:${t.value}`, `${t.kind}:${t.value}`, state.tags, `episodes[${i}].tags[${j}]`, 'tag'));
       state.nested += e.tags.length;
@@ -138,6 +142,9 @@ function checkRow(state: SectionState, row: unknown, i: number, span: Span): voi
       const e = row as Row<'entities'>;
       state.unique(state.keys, e.key, digest(e.key), state.duplicateKeys, at, 'key');
       for (const o of e.observations) state.unique(state.innerIds, o.id, o.id, state.duplicateInnerIds, `entities.observations[${state.innerIndex++}]`, 'id');
+      e.observations.forEach((o, j) => {
+        if (o.episodeId !== null) state.observationEpisodes.push([i, j, o.episodeId]);
+      });
       state.nested += e.observations.length;
       return;
     }
@@ -336,6 +343,7 @@ export function scanScopeExport(reader: ByteReader, limits: EpisodeLimits): Scan
     if (!memories.ids.has(fromId!)) references.add(`memoryLinks[${i}].fromId: no memory ${fromId} in the document`);
     if (!memories.ids.has(toId)) references.add(`memoryLinks[${i}].toId: no memory ${toId} in the document`);
   });
+  for (const [entity, j, episodeId] of s('entities').observationEpisodes) observationReference(episodeId, entity, j, episodes.ids, references.add);
   const order = supersessionOrder(memories.rowIds.map((id, index) => ({ id, supersededById: memories.refA[index]!, index })));
   if (order === null) references.add('memories: the supersededById references form a cycle');
 

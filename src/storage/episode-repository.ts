@@ -80,6 +80,8 @@ export interface EpisodeRepository {
   count(scopeId: string): Promise<number>;
   /** The time of the scope's latest episode (null when it has none). */
   latestTimestamp(scopeId: string): Promise<Date | null>;
+  /** Times of the scope's episodes of `role` at or after `since`, newest first, at most `limit`. */
+  timesSince(scopeId: string, role: string, since: Date, limit: number): Promise<Date[]>;
   /** Topics and entities stored for an episode. */
   tags(scopeId: string, episodeId: string): Promise<{ topics: string[]; entities: string[] }>;
 }
@@ -237,6 +239,10 @@ export function createEpisodeRepository(prisma: PrismaClient): EpisodeRepository
     async latestTimestamp(scopeId) {
       const found = await prisma.episode.aggregate({ where: { scopeId }, _max: { timestamp: true } });
       return found._max.timestamp ?? null;
+    },
+    async timesSince(scopeId, role, since, limit) {
+      const rows = await prisma.episode.findMany({ where: { scopeId, role, timestamp: { gte: since } }, orderBy: { timestamp: 'desc' }, take: limit, select: { timestamp: true } });
+      return rows.map((row) => row.timestamp);
     },
     async tags(scopeId, episodeId) {
       const rows = await prisma.episodeTag.findMany({ where: { scopeId, episodeId }, orderBy: { value: 'asc' } });

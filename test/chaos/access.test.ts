@@ -158,6 +158,7 @@ describe('access and secrets (chaos)', () => {
         ADMIN_TOKEN: secrets.admin.value,
         API_PORT: String(apiPort),
         WEBHOOK_SECRET: secrets.webhook.value,
+        WEBHOOK_CALLBACK_HOSTS: '127.0.0.1',
         WEBHOOK_PORT: String(webhookPort),
         TERMINAL: 'off',
         SLEEP_ENABLED: 'false',
@@ -382,9 +383,11 @@ describe('access and secrets (chaos)', () => {
     // Telegram misbehaves while the bot answers.
     fake.fail('sendMessage', { kind: 'bad-gateway' }, { kind: 'drop' });
     await say(ANA, '/help');
-    // A callback that cannot be reached, with credentials in its address.
+    // A callback that cannot be reached, with credentials in its address (refused: a callback
+    // URL may not carry them), and one with a secret in its query.
     const closed = await freePort();
-    expect((await hook('call me back', { callbackUrl: `http://hook:${secrets.webhook.value}@127.0.0.1:${closed}/cb?token=${secrets.admin.value}` })).status).toBe(202);
+    expect((await hook('call me back', { callbackUrl: `http://hook:${secrets.webhook.value}@127.0.0.1:${closed}/cb?token=${secrets.admin.value}` })).status).toBe(400);
+    expect((await hook('call me back', { callbackUrl: `http://127.0.0.1:${closed}/cb?token=${secrets.admin.value}` })).status).toBe(202);
     // Wrong requests naming secrets.
     await api('GET', `/scopes/${secrets.admin.value}/memories`);
     await api('GET', `/scopes/${scope.id}/memories/${secrets.anthropic.value}`);

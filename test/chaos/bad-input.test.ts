@@ -251,7 +251,7 @@ describe('bad input (chaos)', () => {
     }
     // The 400s say which field and why.
     const empty = await post(JSON.stringify({ user: 'u1', text: '\u0000\u0007 ' }));
-    expect(empty.json.issues).toEqual([{ field: 'text', problem: 'text must not be empty (control characters and surrounding spaces do not count)' }]);
+    expect(empty.json.issues).toEqual([{ field: 'text', problem: 'text must not be empty (spaces, control and invisible characters such as zero-width spaces do not count)' }]);
     const badUser = await post(JSON.stringify({ user: 'a\u0000b', text: 'hi' }));
     expect(badUser.json.issues).toEqual([{ field: 'user', problem: 'user names the person\u2019s memory: it cannot hold control or invisible characters' }]);
     // Hostile text that is still a message: stored, normalized. JSON escapes carry the NUL and

@@ -35,7 +35,8 @@ describe('a 2,000-turn conversation', () => {
 
   it('stays within the window, compacts once per cycle and loses no turn', async () => {
     let now = new Date('2026-04-01T08:00:00Z');
-    const agent = createAgent({ ...agentServices(h.core), options: { clock: () => now } });
+    // 2,000 turns on a fast simulated clock: past any reply limit, which is not what this measures.
+    const agent = createAgent({ ...agentServices(h.core), options: { clock: () => now, settings: { replyRatePerMinute: 0, replyDailyBudget: 0 } } });
     const started = Date.now();
     let maxTotal = 0;
     const sizes: number[] = [];

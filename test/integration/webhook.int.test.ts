@@ -29,6 +29,7 @@ describe('webhook channel', () => {
       logger: logs.logger,
       maxBytes: 4_096,
       callbackRetryMs: 10,
+      callbackHosts: ['127.0.0.1'],
       handler: async (message) => {
         await core.episodeService.ingestMany({ key: message.scopeKey, channel: 'webhook' }, [core.episodeService.normalize({ content: message.text, author: message.name ?? message.user, externalId: message.externalId, timestamp: message.timestamp.toISOString() }, 'webhook')]);
         return `noted: ${message.text}`;

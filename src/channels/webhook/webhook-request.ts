@@ -4,7 +4,7 @@
  * source has a memory of their own.
  */
 import { z } from 'zod';
-import { normalizeText, timestampProblem } from '../../memory/episodes/normalize';
+import { isBlankText, normalizeText, timestampProblem } from '../../memory/episodes/normalize';
 import { scopeKeyProblem } from '../../memory/scopes/scope-key';
 
 export const SOURCE_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
@@ -29,7 +29,7 @@ export const webhookRequestSchema = z
     text: z
       .string()
       .min(1, 'text must not be empty')
-      .refine((text) => text === '' || normalizeText(text) !== '', 'text must not be empty (control characters and surrounding spaces do not count)'),
+      .refine((text) => text === '' || !isBlankText(normalizeText(text)), 'text must not be empty (spaces, control and invisible characters such as zero-width spaces do not count)'),
     /**
      * ISO 8601; defaults to the time of arrival. At most 5 minutes ahead of our clock and not
      * before 1970 (a future time would keep the person's memory from ever being consolidated).

@@ -4,9 +4,11 @@
  * accepted once (the nonce store remembers it past the timestamp window), so a captured request
  * sent again, here or at another source's path, is refused. Answers:
  * - 200 `{ "reply": "..." }` — the agent's reply, or
- * - 202 `{ "accepted": true }` when the request names a `callbackUrl`: the reply is POSTed
- *   there, signed, with bounded retries;
+ * - 202 `{ "accepted": true }` when the request names a `callbackUrl` the service may call
+ *   (callback-target.ts: a host of WEBHOOK_CALLBACK_HOSTS, internal addresses refused): the reply
+ *   is POSTed there, signed, with bounded retries, no redirect followed;
  * - 400 a path that is not valid percent-encoding, invalid JSON or fields (every problem listed),
+ *   a `callbackUrl` the service may not call (nothing stored, nothing called),
  *   401 bad or missing signature or timestamp, a timestamp outside the window, a replay (the
  *   reason given), 404 unknown path, 405 other methods, 413 body over the limit, 415 not JSON,
  *   500 our failure (no details).
@@ -16,6 +18,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AppError } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
+import { checkCallbackUrl, postToCallback, type CallbackTarget } from './callback-target';
 import { SIGNATURE_HEADER, SIGNATURE_WINDOW_MS, TIMESTAMP_HEADER, signRequest, verifyRequest } from './signature';
 import { SOURCE_PATTERN, webhookRequestSchema, webhookScopeKey } from './webhook-request';
 
@@ -62,7 +65,11 @@ export interface WebhookServerOptions {
   /** Callback delivery: attempts and the first retry delay (doubled each time). */
   readonly callbackAttempts?: number;
   readonly callbackRetryMs?: number;
-  readonly fetch?: typeof fetch;
+  /**
+   * Hosts a `callbackUrl` may name (WEBHOOK_CALLBACK_HOSTS: names, IP addresses, `*.domain`);
+   * empty or unset, a request with a callbackUrl is refused.
+   */
+  readonly callbackHosts?: readonly string[];
 }
 
 export interface WebhookServer {
@@ -112,27 +119,29 @@ function send(response: http.ServerResponse, status: number, body: unknown): voi
   response.end(text);
 }
 
+/** How long one callback attempt may take. */
+const CALLBACK_TIMEOUT_MS = 10_000;
+
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
   const log = options.logger.child({ component: 'webhook' });
   const maxBytes = options.maxBytes ?? 64 * 1024;
   const attempts = options.callbackAttempts ?? 3;
   const retryMs = options.callbackRetryMs ?? 1_000;
-  const doFetch = options.fetch ?? fetch;
+  const callbackHosts = options.callbackHosts ?? [];
   const inFlight = new Set<Promise<unknown>>();
 
-  async function deliver(secret: string, callbackUrl: string, payload: Record<string, unknown>): Promise<void> {
+  async function deliver(secret: string, target: CallbackTarget, payload: Record<string, unknown>): Promise<void> {
     const body = JSON.stringify(payload);
     for (let attempt = 1; attempt <= attempts; attempt++) {
       try {
-        const target = new URL(callbackUrl);
-        const headers = { 'content-type': 'application/json', ...signRequest({ secret, method: 'POST', path: `${target.pathname}${target.search}`, body }) };
-        const answer = await doFetch(callbackUrl, { method: 'POST', headers, body, signal: AbortSignal.timeout(10_000) });
-        if (answer.ok) return;
-        if (answer.status < 500 && answer.status !== 429) {
-          log.warn('the callback refused the reply; not retried', { status: answer.status, scopeKey: payload.scopeKey });
+        const headers = { 'content-type': 'application/json', ...signRequest({ secret, method: 'POST', path: `${target.url.pathname}${target.url.search}`, body }) };
+        const status = await postToCallback(target, headers, body, CALLBACK_TIMEOUT_MS);
+        if (status >= 200 && status < 300) return;
+        if (status < 500 && status !== 429) {
+          log.warn('the callback refused the reply; not retried', { status, scopeKey: payload.scopeKey });
           return;
         }
-        log.warn('the callback failed; will retry', { status: answer.status, attempt });
+        log.warn('the callback failed; will retry', { status, attempt });
       } catch (error) {
         log.warn('the callback could not be reached; will retry', { attempt, error });
       }
@@ -182,6 +191,16 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       throw new HttpError(400, 'invalid request', { issues: parsed.error.issues.map((i) => ({ field: i.path.join('.') || '(body)', problem: i.message })) });
     }
     const body = parsed.data;
+    // Before anything is stored: a callback this service may not call refuses the whole request.
+    let callback: CallbackTarget | undefined;
+    if (body.callbackUrl) {
+      const checked = await checkCallbackUrl(body.callbackUrl, callbackHosts);
+      if (!checked.ok) {
+        log.warn('a webhook callbackUrl was refused', { source, reason: checked.reason });
+        throw new HttpError(400, checked.reason);
+      }
+      callback = checked.target;
+    }
     const message: WebhookMessage = {
       scopeKey: webhookScopeKey(source, body.user),
       source,
@@ -191,11 +210,11 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       timestamp: body.timestamp ? new Date(body.timestamp) : new Date(),
       externalId: body.messageId,
     };
-    if (body.callbackUrl) {
-      const callbackUrl = body.callbackUrl;
+    if (callback) {
+      const target = callback;
       send(response, 202, { accepted: true });
       const job = handler(message)
-        .then((reply) => deliver(secret, callbackUrl, { scopeKey: message.scopeKey, messageId: message.externalId ?? null, reply }))
+        .then((reply) => deliver(secret, target, { scopeKey: message.scopeKey, messageId: message.externalId ?? null, reply }))
         .catch((error: unknown) => log.error('the webhook message could not be answered', { scopeKey: message.scopeKey, error }))
         .finally(() => inFlight.delete(job));
       inFlight.add(job);

@@ -129,6 +129,8 @@ export async function runQaEval(ctx: CommandContext, file: string): Promise<numb
     terminal: { ...ctx.config.terminal, mode: 'off' },
     sleep: { ...ctx.config.sleep, enabled: false },
     log: { ...ctx.config.log, file: undefined },
+    // The evaluation asks its questions in a burst on a simulated clock: reply limits would refuse them.
+    agent: { ...ctx.config.agent, replyRatePerMinute: 0, replyDailyBudget: 0 },
   };
   const usage: Record<string, { calls: number; tokens: number }> = {};
   let now = new Date(0);

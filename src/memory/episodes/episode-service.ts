@@ -55,6 +55,11 @@ export interface EpisodeService {
   recordTurn(scopeId: string, input: unknown, defaultChannel: string): Promise<IngestResult>;
   /** One episode of the scope, or null (an id of another scope is not found). */
   get(scopeId: string, id: string): Promise<Episode | null>;
+  /**
+   * Times of the scope's turns by `role` at or after `since`, newest first, at most `limit`: what
+   * the agent's reply limits count (stored turns, so a restart forgets nothing).
+   */
+  turnTimesSince(scopeId: string, role: 'user' | 'agent', since: Date, limit: number): Promise<Date[]>;
 }
 
 /** The latest lastMessageAt that can be true at `now`; a later one is replaced (scope-repository touch). */
@@ -111,6 +116,7 @@ export function createEpisodeService(deps: EpisodeServiceDeps): EpisodeService {
       return { episode: episode.externalId ? await deps.episodes.findByExternalId(scopeId, episode.externalId) : null, duplicate: true };
     },
     get: (scopeId, id) => deps.episodes.get(scopeId, id),
+    turnTimesSince: (scopeId, role, since, limit) => deps.episodes.timesSince(scopeId, role, since, limit),
     async ingestMany(scope, episodes) {
       const { row, result } = await store(scope, episodes);
       return { inserted: result.inserted.length, duplicates: result.duplicates, scope: row, ids: result.inserted.map((e) => e.id) };

@@ -98,6 +98,26 @@ export function normalizeText(text: string): string {
     .trim();
 }
 
+/**
+ * Characters that show nothing on their own: whitespace and separators, controls, format
+ * characters (zero-width space and joiners, word joiner, soft hyphen, bidirectional marks), the
+ * Hangul fillers, the blank Braille pattern, variation selectors and the combining grapheme joiner.
+ */
+const INVISIBLE = /[\s\p{Z}\p{Cc}\p{Cf}\u034F\u115F\u1160\u17B4\u17B5\u180B-\u180F\u2800\u3164\uFE00-\uFE0F\uFFA0\u{E0100}-\u{E01EF}]/gu;
+
+/**
+ * Whether `text` holds nothing a reader could see: made only of whitespace, control, format
+ * (zero-width) and other invisible characters. Such a message would be stored, searched and
+ * consolidated as if it said something, so every door refuses it as empty. The text itself is
+ * stored as written when it is not blank: a zero-width joiner inside an emoji or a word is kept.
+ */
+export function isBlankText(text: string): boolean {
+  return text.replace(INVISIBLE, '').length === 0;
+}
+
+/** Why a message's content is empty, as every door says it. */
+export const EMPTY_CONTENT_PROBLEM = 'content is empty (nothing but spaces, control or invisible characters such as zero-width spaces)';
+
 function describeIssues(error: z.ZodError): string {
   return error.issues
     .map((issue) => {
@@ -147,9 +167,7 @@ export function normalizeEpisode(input: unknown, options: NormalizeOptions): New
     throw new ValidationError(`content ${contentSizeProblem(rawBytes, limits)}`, { code: 'episode.too_large' });
   }
   const content = normalizeText(raw.content);
-  if (content.length === 0) {
-    throw new ValidationError('content is empty (after removing control characters and surrounding spaces)', { code: 'episode.empty' });
-  }
+  if (isBlankText(content)) throw new ValidationError(EMPTY_CONTENT_PROBLEM, { code: 'episode.empty' });
   const tooLarge = contentSizeProblem(Buffer.byteLength(content, 'utf8'), limits);
   if (tooLarge) throw new ValidationError(`content ${tooLarge}`, { code: 'episode.too_large' });
 

@@ -5,10 +5,11 @@ import { tempDir } from '../../support/databases';
 const load = (env: Record<string, string>) => loadConfig({ env, envFile: false, cwd: tempDir() });
 
 describe('agent settings', () => {
-  it('defaults: the model window, 2,000 memory tokens, 20 recent turns, 1,024 answer tokens, 60 idle minutes, no model summary of ended conversations, hybrid', () => {
+  it('defaults: the model window, 2,000 memory tokens, 20 recent turns, 1,024 answer tokens, 60 idle minutes, no model summary of ended conversations, hybrid, 20 replies a minute and 500 a day', () => {
     expect(load({}).agent).toEqual({
       contextTokens: undefined, memoryTokens: 2_000, summaryTokens: 1_000, goalTokens: 300, recentTurns: 20, answerTokens: 1_024,
       idleEndMinutes: 60, endSummary: false, compactionStrategy: 'hybrid', compactionCooldownMs: 300_000,
+      replyRatePerMinute: 20, replyDailyBudget: 500,
     });
   });
 

@@ -130,6 +130,14 @@ const variants: Array<[string, (doc: Record<string, unknown>) => unknown]> = [
     }),
   ],
   ['dangling references and a cycle', (d) => ({ ...d, memories: [memory(0, { supersededById: 'mem-1' }), memory(1, { supersededById: 'mem-0', sourceEpisodeIds: ['ep-99', 'ep-1', 'ep-1'] }), memory(2, { supersededById: 'mem-2' }), memory(3, { supersededById: 'nope' })], memoryLinks: [{ id: 'l', fromId: 'mem-0', toId: 'gone', kind: 'k', score: null, reason: null, createdAt: at(0) }] })],
+  [
+    'an observation of another scope\u2019s episode, a year-9999 time and invisible content',
+    (d) => ({
+      ...d,
+      episodes: [episode(0, { timestamp: '9999-12-31T00:00:00.000Z' }), episode(1, { createdAt: '1969-12-31T23:59:59.000Z', content: '\u200b\u200c\u2060\u00ad \u3164' }), ...Array.from({ length: 5 }, (_, i) => episode(i + 2))],
+      entities: [{ ...(d.entities as Array<Record<string, unknown>>)[0], observations: [{ id: 'obs-1', episodeId: 'ep-elsewhere', content: 'likes tea', consolidated: false, createdAt: at(1) }, { id: 'obs-2', episodeId: 'ep-2', content: 'x', consolidated: false, createdAt: at(1) }] }],
+    }),
+  ],
   ['more than 20 issues', (d) => ({ ...d, episodes: Array.from({ length: 30 }, (_, i) => episode(i, { importance: 'x' })) })],
   ['metadata nested too deep', (d) => ({ ...d, episodes: [episode(0, { metadata: JSON.parse(`${'['.repeat(80)}${']'.repeat(80)}`) as unknown }), episode(1, { importance: 'x' })] })],
   ['settings nested too deep', (d) => ({ ...d, scope: { ...(d.scope as object), settings: JSON.parse(`${'{"a":'.repeat(75)}1${'}'.repeat(75)}`) as unknown } })],
@@ -143,8 +151,10 @@ describe('the streamed import reads what the whole-document import reads', () =>
     it(`${name}: the same rows or the same error, in chunks of 1, 7 and 4096 bytes`, () => {
       const doc = make(validDoc());
       const text = JSON.stringify(doc, null, 2);
-      const expected = whole(text);
-      for (const size of [1, 7, 4096]) expect(streamed(text, size)).toEqual(expected);
+      // The clock an out-of-range time is measured against is named in the message; each pass reads it.
+      const clockless = (outcome: unknown) => JSON.parse(JSON.stringify(outcome).replace(/clock, [0-9TZ:.-]+\)/g, 'clock)')) as unknown;
+      const expected = clockless(whole(text));
+      for (const size of [1, 7, 4096]) expect(clockless(streamed(text, size))).toEqual(expected);
     });
   }
 
