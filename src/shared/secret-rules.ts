@@ -4,7 +4,7 @@
  * the shapes of AWS, GitHub, Slack, npm, OpenAI, Anthropic, SendGrid, Shopify, Linear and
  * 1Password credentials, PEM private keys and database and basic-auth URLs, and are kept current
  * by the secretlint project as providers change their formats; a new version is one line in
- * package.json.
+ * package.json (the 13.x line needs Node 22: 11.7.1 is the last for Node 20).
  *
  * Secretlint is a linter with an asynchronous engine; redaction runs inside synchronous code (log
  * formatting, error construction). So the engine is not used: each rule's `file` handler, which
