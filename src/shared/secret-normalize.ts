@@ -19,6 +19,7 @@ const WORD_JOINER_LAST = 0x2064;
 const BYTE_ORDER_MARK = 0xfeff;
 const PERCENT = 0x25;
 const ESCAPE_LENGTH = 3;
+const HEX_PAIR = /^[0-9A-Fa-f]{2}$/;
 const FIRST_PRINTABLE = 0x20;
 const LAST_PRINTABLE = 0x7e;
 
@@ -42,9 +43,10 @@ function isInvisible(code: number): boolean {
 
 /** The character a printable percent escape at `at` stands for, or -1. */
 function escapedCode(text: string, at: number): number {
-  if (text.charCodeAt(at) !== PERCENT || at + ESCAPE_LENGTH > text.length) return -1;
-  const code = parseInt(text.slice(at + 1, at + ESCAPE_LENGTH), 16);
-  return /^[0-9A-Fa-f]{2}$/.test(text.slice(at + 1, at + ESCAPE_LENGTH)) && code >= FIRST_PRINTABLE && code <= LAST_PRINTABLE ? code : -1;
+  const hex = text.slice(at + 1, at + ESCAPE_LENGTH);
+  if (text.charCodeAt(at) !== PERCENT || !HEX_PAIR.test(hex)) return -1;
+  const code = parseInt(hex, 16);
+  return code >= FIRST_PRINTABLE && code <= LAST_PRINTABLE ? code : -1;
 }
 
 /** `text` without invisible format characters and with printable percent escapes decoded. */
