@@ -7,8 +7,8 @@ module.exports = {
   transform: {
     '^.+\\.(t|j|mj)s$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
   },
-  // The schema engine's bindings are an ES module; SWC turns them into CommonJS for Jest.
-  transformIgnorePatterns: ['/node_modules/(?!@prisma/schema-engine-wasm/)'],
+  // The schema engine's bindings and secretlint's rule preset are ES modules; SWC turns them into CommonJS for Jest.
+  transformIgnorePatterns: ['/node_modules/(?!@prisma/schema-engine-wasm/|@secretlint/secretlint-rule-preset-recommend/)'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 60_000,

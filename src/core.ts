@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { Config } from './config/load-config';
 import { createLanguageModel } from './llm/create-language-model';
 import type { LanguageModel } from './llm/language-model';
+import { withPromptRedaction } from './llm/prompt-redaction';
 import { withUsageRecording } from './llm/usage-recorder';
 import { createForgetService, FORGET_PENDING_FILE, type ForgetService } from './memory/forget/forget-service';
 import { createConversationStore, type ConversationStore } from './memory/conversations/conversation-store';
@@ -149,7 +150,10 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     },
   };
   const context = createContextRetriever({ prisma: db.prisma, search, logger });
-  const llm = withUsageRecording(overrides.llm ?? createLanguageModel(config.llm, { logger: logger.child({ component: 'llm' }) }), db.prisma, logger);
+  // Every prompt of every caller (replies, compaction, sleep) is redacted of secrets before it
+  // leaves: the one model every service below is given is wrapped here (src/llm/prompt-redaction.ts).
+  const model = overrides.llm ?? createLanguageModel(config.llm, { logger: logger.child({ component: 'llm' }) });
+  const llm = withUsageRecording(withPromptRedaction(model), db.prisma, logger);
   const sleep = createSleepService({
     prisma: db.prisma,
     llm,

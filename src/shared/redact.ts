@@ -1,25 +1,24 @@
 /**
  * Secret redaction for everything that leaves the process as text: log lines, error messages,
- * CLI output. Two layers: the exact values of configured secrets (registered at start-up), and
- * patterns that look like credentials even when we were never told about them (a Telegram bot
- * token in a URL, an Anthropic key, a bearer header, a password in a connection string).
+ * CLI output, exports, and every prompt sent to the model. Three layers: the exact values of the
+ * service's own secrets (registered from the configuration at start-up), a maintained rule set of
+ * credential shapes (secretlint's recommended preset, secret-rules.ts), and the shapes it does not
+ * cover (gitleaks' Stripe, Google API key, JWT and private-key rules and this service's own,
+ * secret-patterns.ts). Detection also reads the text with invisible characters removed and percent
+ * escapes decoded (secret-normalize.ts), so a zero-width space inside a key or `q%3Dsk-…` does
+ * not hide it.
  */
 
 import { createHash, createHmac } from 'node:crypto';
+import { needsNormalizing, normalizeForSecrets, originalSpan } from './secret-normalize';
+import { SECRET_PATTERNS } from './secret-patterns';
+import { findRuleSecrets } from './secret-rules';
 
 const REDACTED = '[REDACTED]';
+/** Shorter than any credential shape or registered secret: nothing to look for. */
+const MIN_SECRET_TEXT = 6;
 
-const SECRET_PATTERNS: readonly RegExp[] = [
-  // Telegram bot tokens: 123456789:AA... (35 chars after the colon), also inside /bot<token>/ URLs,
-  // and URL-encoded (123456789%3AAA...).
-  /(?<!\d)\d{6,12}(?::|%3A)[A-Za-z0-9_-]{30,}/gi,
-  // Anthropic and similar API keys.
-  /\bsk-(?:ant-)?[A-Za-z0-9_-]{16,}\b/g,
-  // Authorization headers.
-  /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{8,}/gi,
-  // Passwords in connection strings: scheme://user:password@host
-  /(\b[a-z][a-z0-9+.-]*:\/\/[^:/?#\s@]+:)[^@/\s]+(@)/gi,
-];
+type Span = [number, number];
 
 const knownSecrets = new Set<string>();
 
@@ -36,11 +35,11 @@ export function registerSecrets(values: ReadonlyArray<string | undefined>): void
 }
 
 /**
- * The forms a secret takes inside upstream error text (issue 16, item 8): URL-encoded, and
- * base64 (standard and URL-safe alphabets) at each of the three alignments it can have inside a
- * longer base64 text (a Basic header of `user:key`, a JSON blob). For an alignment only the
- * characters that depend on the secret's bytes alone are kept; forms shorter than 12 characters
- * are dropped (too likely to occur by chance).
+ * The forms a secret takes inside upstream error text: URL-encoded, and base64 (standard and
+ * URL-safe alphabets) at each of the three alignments it can have inside a longer base64 text (a
+ * Basic header of `user:key`, a JSON blob). For an alignment only the characters that depend on
+ * the secret's bytes alone are kept; forms shorter than 12 characters are dropped (too likely to
+ * occur by chance).
  */
 function encodedForms(secret: string): string[] {
   const forms = new Set<string>();
@@ -59,20 +58,103 @@ function encodedForms(secret: string): string[] {
   return [...forms];
 }
 
-/** A run of base64 text long enough to hide a credential. */
-const BASE64_RUN = /[A-Za-z0-9+/_-]{24,}={0,2}/g;
-/** Credentials we recognise by their shape once decoded (the first two SECRET_PATTERNS, unanchored). */
+/** How long a run of base64 text must be to hide a credential. */
+const MIN_BASE64_RUN = 24;
+/** Credentials we recognise by their shape once decoded (a bot token, an `sk-` key). */
 const DECODED_SECRET = /\d{6,12}:[A-Za-z0-9_-]{30,}|sk-(?:ant-)?[A-Za-z0-9_-]{16,}/;
 
-/** Replaces base64 runs that decode to a credential-shaped text (a token or key we were never told about). */
-function redactEncodedShapes(text: string): string {
-  return text.replace(BASE64_RUN, (run) => {
-    for (const start of [0, 1, 2, 3]) {
-      const decoded = Buffer.from(run.slice(start).replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('latin1');
-      if (DECODED_SECRET.test(decoded)) return REDACTED;
+function isBase64Char(code: number): boolean {
+  return (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) || (code >= 0x30 && code <= 0x39) || code === 0x2b || code === 0x2f || code === 0x5f || code === 0x2d;
+}
+
+/** Base64 runs that decode to a credential-shaped text (a token or key we were never told about). */
+function encodedShapeSpans(text: string, spans: Span[]): void {
+  // A scan by character codes: a regex for the runs tries every position of every word of prose.
+  let from = 0;
+  for (let i = 0; i <= text.length; i++) {
+    if (i < text.length && isBase64Char(text.charCodeAt(i))) continue;
+    if (i - from >= MIN_BASE64_RUN) {
+      let to = i;
+      while (to < text.length && to < i + 2 && text[to] === '=') to++;
+      const run = text.slice(from, to);
+      for (const start of [0, 1, 2, 3]) {
+        const decoded = Buffer.from(run.slice(start).replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('latin1');
+        if (DECODED_SECRET.test(decoded)) {
+          spans.push([from, to]);
+          break;
+        }
+      }
     }
-    return run;
-  });
+    from = i + 1;
+  }
+}
+
+/** Where each registered secret occurs. */
+function knownSecretSpans(text: string, spans: Span[]): void {
+  for (const secret of knownSecrets) {
+    for (let at = text.indexOf(secret); at !== -1; at = text.indexOf(secret, at + secret.length)) spans.push([at, at + secret.length]);
+  }
+}
+
+/** `scheme://user:` at a rule's span: then only the password is redacted, as by the url-password pattern. */
+const URL_USERINFO = new RegExp(SECRET_PATTERNS.find((p) => p.id === 'url-password')!.pattern.source, 'dyi');
+
+/** Spans of the rule set, a URL with credentials narrowed to its password. */
+function ruleSpans(text: string, spans: Span[]): void {
+  for (const [from, to] of findRuleSecrets(text)) {
+    URL_USERINFO.lastIndex = from;
+    const url = URL_USERINFO.exec(text);
+    const password = url?.indices?.groups?.secret;
+    spans.push(password && password[1] <= to ? [password[0], password[1]] : [from, to]);
+  }
+}
+
+/** Spans of the credential shapes of secret-patterns.ts. */
+function patternSpans(text: string, spans: Span[]): void {
+  const lower = text.toLowerCase();
+  for (const { pattern, keywords, accept } of SECRET_PATTERNS) {
+    if (keywords && !keywords.some((keyword) => lower.includes(keyword))) continue;
+    for (const match of text.matchAll(pattern)) {
+      const group = match.indices?.groups?.secret;
+      const secret = match.groups?.secret ?? match[0];
+      if (accept && !accept(secret)) continue;
+      spans.push(group ? [group[0], group[1]] : [match.index, match.index + match[0].length]);
+    }
+  }
+}
+
+/** Every span of `text` that holds a secret, by every layer. */
+function secretSpans(text: string): Span[] {
+  const spans: Span[] = [];
+  knownSecretSpans(text, spans);
+  if (text.length >= MIN_BASE64_RUN) encodedShapeSpans(text, spans);
+  ruleSpans(text, spans);
+  patternSpans(text, spans);
+  return spans;
+}
+
+/** Spans sorted and joined where they overlap or touch. */
+function mergeSpans(spans: Span[]): Span[] {
+  const merged: Span[] = [];
+  for (const [from, to] of [...spans].sort((a, b) => a[0] - b[0])) {
+    if (to <= from) continue;
+    const last = merged[merged.length - 1];
+    if (last && from <= last[1]) last[1] = Math.max(last[1], to);
+    else merged.push([from, to]);
+  }
+  return merged;
+}
+
+/** `text` with each run of secret spans replaced by one marker. */
+function replaceSpans(text: string, spans: Span[]): string {
+  if (spans.length === 0) return text;
+  let out = '';
+  let at = 0;
+  for (const [from, to] of mergeSpans(spans)) {
+    out += `${text.slice(at, from)}${REDACTED}`;
+    at = to;
+  }
+  return out + text.slice(at);
 }
 
 /** Forgets registered secrets (tests use this between cases). */
@@ -80,24 +162,19 @@ export function clearRegisteredSecrets(): void {
   knownSecrets.clear();
 }
 
-/** Returns `text` with every known secret and every credential-looking string replaced. */
+/**
+ * Returns `text` with every registered secret and every credential-looking string replaced. A
+ * text with invisible characters or percent escapes is read twice, as written and normalized, and
+ * what the normalized reading finds is redacted in the original with the characters hidden in it.
+ */
 export function redactSecrets(text: string): string {
-  let out = text;
-  for (const secret of knownSecrets) {
-    if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  if (text.length < MIN_SECRET_TEXT) return text;
+  const spans = secretSpans(text);
+  if (needsNormalizing(text)) {
+    const normalized = normalizeForSecrets(text);
+    for (const [from, to] of secretSpans(normalized.text)) spans.push(originalSpan(normalized, from, to));
   }
-  if (out.length >= 24) out = redactEncodedShapes(out);
-  for (const pattern of SECRET_PATTERNS) {
-    out = out.replace(pattern, (match, ...groups) => {
-      // The connection-string pattern keeps its scheme/user and '@' around the redaction.
-      if (typeof groups[0] === 'string' && typeof groups[1] === 'string' && groups[1] === '@') {
-        return `${groups[0]}${REDACTED}@`;
-      }
-      if (/^(Bearer|Basic)\s/i.test(match)) return `${match.split(/\s+/)[0]} ${REDACTED}`;
-      return REDACTED;
-    });
-  }
-  return out;
+  return replaceSpans(text, spans);
 }
 
 /** Deeply redacts every string inside a plain value (log metadata, error details). */
