@@ -22,7 +22,7 @@ import { abortableSleep } from './api-retry';
 import { BOT_COMMANDS } from './help-commands';
 import type { PollHeartbeat } from './poll-heartbeat';
 import { toStartError, type TelegramBot, type TelegramSettings } from './telegram-bot';
-import { chatKeyOf, createUpdateWorker, type AttemptContext, type ChatLeases, type UpdateStore } from './telegram-update-worker';
+import { chatKeyOf, createUpdateWorker, recordedPayload, type AttemptContext, type ChatLeases, type UpdateStore } from './telegram-update-worker';
 import { ALLOWED_UPDATES } from './telegram-webhook';
 
 export interface TelegramPollingOptions {
@@ -91,7 +91,7 @@ export function createTelegramPolling(options: TelegramPollingOptions): Telegram
   /** Records the batch in order; throws when the database could not take one of them. */
   async function recordAll(batch: readonly Update[]): Promise<void> {
     for (const update of batch) {
-      const outcome = await updates.record({ updateId: update.update_id, chatKey: chatKeyOf(update), payload: JSON.stringify(update) }, clock());
+      const outcome = await updates.record({ updateId: update.update_id, chatKey: chatKeyOf(update), payload: recordedPayload(update) }, clock());
       if (outcome === 'duplicate') log.info('an update was received again; it is handled once', { updateId: update.update_id });
     }
   }

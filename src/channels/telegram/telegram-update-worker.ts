@@ -78,6 +78,19 @@ export function chatKeyOf(update: Update): string {
   return from ? `user:${from.id}` : '-';
 }
 
+/**
+ * The update as it is recorded. A button press carries the whole message the button is on, whose
+ * text may be what the press forgets (the /forget question quotes the memories): the record keeps
+ * only what identifies that message (the handlers read the button's data, the chat and the
+ * message id), so the text never reaches the table that /forget does not purge.
+ */
+export function recordedPayload(update: Update): string {
+  const message = update.callback_query?.message;
+  if (!update.callback_query || !message) return JSON.stringify(update);
+  const { message_id, date, chat } = message;
+  return JSON.stringify({ ...update, callback_query: { ...update.callback_query, message: { message_id, date, chat } } });
+}
+
 export interface UpdateWorkerOptions {
   readonly bot: Bot<NocturneContext>;
   readonly updates: UpdateStore;
