@@ -83,7 +83,15 @@ export function createTelegramPolling(options: TelegramPollingOptions): Telegram
   const clock = options.clock ?? (() => new Date());
   const firstBackoff = options.backoffMs ?? 250;
   const maxBackoff = options.maxBackoffMs ?? 5_000;
-  const worker = createUpdateWorker({ bot, updates, leases: options.leases, logger: options.logger, context: options.context, ...(options.sweepMs !== undefined && { sweepMs: options.sweepMs }), clock });
+  const worker = createUpdateWorker({
+    bot,
+    updates,
+    leases: options.leases,
+    logger: options.logger,
+    context: options.context,
+    ...(options.sweepMs !== undefined && { sweepMs: options.sweepMs }),
+    clock,
+  });
   let controller: AbortController | undefined;
   let loop: Promise<void> | undefined;
   let stopping: Promise<void> | undefined;
@@ -91,7 +99,8 @@ export function createTelegramPolling(options: TelegramPollingOptions): Telegram
   /** Records the batch in order; throws when the database could not take one of them. */
   async function recordAll(batch: readonly Update[]): Promise<void> {
     for (const update of batch) {
-      const outcome = await updates.record({ updateId: update.update_id, chatKey: chatKeyOf(update), payload: recordedPayload(update) }, clock());
+      const record = { updateId: update.update_id, chatKey: chatKeyOf(update), payload: recordedPayload(update) };
+      const outcome = await updates.record(record, clock());
       if (outcome === 'duplicate') log.info('an update was received again; it is handled once', { updateId: update.update_id });
     }
   }
@@ -120,7 +129,9 @@ export function createTelegramPolling(options: TelegramPollingOptions): Telegram
         await recordAll(batch);
       } catch (error) {
         // Not recorded, so not confirmed: the offset stays and Telegram hands these out again.
-        if (!storeDown) log.error('received Telegram updates could not be recorded; they stay with Telegram and are asked for again', { updates: batch.length, error });
+        if (!storeDown) {
+          log.error('received Telegram updates could not be recorded; they stay with Telegram and are asked for again', { updates: batch.length, error });
+        }
         storeDown = true;
         await pause();
         continue;
@@ -154,17 +165,23 @@ export function createTelegramPolling(options: TelegramPollingOptions): Telegram
       worker.start();
       const running = new AbortController();
       controller = running;
-      loop = poll(running.signal).catch((error: unknown) => log.error('the Telegram bot stopped receiving updates', { error: toStartError(error) }));
-      log.info('Telegram bot started', { username: bot.botInfo.username, allowedUsers: options.settings.allowedUsers.length, groups: options.settings.groups });
+      loop = poll(running.signal).catch((error: unknown) => {
+        log.error('the Telegram bot stopped receiving updates', { error: toStartError(error) });
+      });
+      const { allowedUsers, groups } = options.settings;
+      log.info('Telegram bot started', { username: bot.botInfo.username, allowedUsers: allowedUsers.length, groups });
     },
 
     stop() {
       stopping ??= (async () => {
         if (!loop) return;
         controller?.abort();
-        if (!(await settleWithin(loop, STOP_POLL_MS))) log.warn('abandoned on stop: the pending getUpdates long poll (the Bot API did not let go)', { waitedMs: STOP_POLL_MS });
+        if (!(await settleWithin(loop, STOP_POLL_MS))) {
+          log.warn('abandoned on stop: the pending getUpdates long poll (the Bot API did not let go)', { waitedMs: STOP_POLL_MS });
+        }
         if (!(await settleWithin(worker.stop(), STOP_UPDATES_MS))) {
-          log.warn('abandoned on stop: updates still in progress (a model call, a reply or a Bot API call); they are recorded and handled after the restart', { waitedMs: STOP_UPDATES_MS });
+          const what = 'updates still in progress (a model call, a reply or a Bot API call); they are recorded and handled after the restart';
+          log.warn(`abandoned on stop: ${what}`, { waitedMs: STOP_UPDATES_MS });
         }
         loop = undefined;
         controller = undefined;
