@@ -23,6 +23,7 @@ import type { ConversationHandler } from './channels/conversation-handler';
 import { createDigestSender } from './channels/telegram/digest-sender';
 import { createFileHeartbeat, pollHealth } from './channels/telegram/poll-heartbeat';
 import { createTelegramBot } from './channels/telegram/telegram-bot';
+import { createTelegramPolling } from './channels/telegram/telegram-polling';
 import { createAttemptContext } from './channels/telegram/telegram-update-worker';
 import { createTelegramWebhook } from './channels/telegram/telegram-webhook';
 import { createTerminalChannel } from './channels/terminal/terminal-channel';
@@ -34,7 +35,7 @@ import { registerSecrets, setLogPseudonymKey } from './shared/redact';
 import { createLeases } from './sleep/lease';
 
 /**
- * How long a replica's hold on a chat's webhook updates lasts without renewal: another machine's
+ * How long a replica's hold on a chat's recorded Telegram updates lasts without renewal: another machine's
  * replica takes the chat over this long after the holder died (one on the same machine at once).
  */
 const TELEGRAM_CHAT_LEASE_MS = 30_000;
@@ -170,12 +171,16 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
 
     // Telegram is built before the webhook listener starts: in webhook mode its route is served there.
     const telegramMode = config.telegram?.mode;
-    const attempts = telegramMode?.kind === 'webhook' ? createAttemptContext() : undefined;
-    const bot = config.telegram
-      ? createTelegramBot({ handler: attempts ? attempts.wrapHandler(handler) : handler, settings: config.telegram, heartbeat, logger, defaultTimeZone: config.timeZone, ...channelServices(core) })
+    // In both modes an update is recorded in the database before Telegram counts it delivered, and
+    // handled from that record once (telegram-update-worker.ts).
+    const attempts = config.telegram ? createAttemptContext() : undefined;
+    const bot = config.telegram && attempts
+      ? createTelegramBot({ handler: attempts.wrapHandler(handler), settings: config.telegram, heartbeat, logger, defaultTimeZone: config.timeZone, ...channelServices(core) })
       : undefined;
-    const telegramWebhook = bot && attempts && telegramMode?.kind === 'webhook'
-      ? createTelegramWebhook({ telegram: bot, context: attempts, settings: telegramMode, updates: core.telegramUpdates, leases: createLeases({ prisma: core.db.prisma, ttlMs: TELEGRAM_CHAT_LEASE_MS, logger }), logger })
+    const inbox = attempts && { context: attempts, updates: core.telegramUpdates, leases: createLeases({ prisma: core.db.prisma, ttlMs: TELEGRAM_CHAT_LEASE_MS, logger }), logger };
+    const telegramWebhook = bot && inbox && telegramMode?.kind === 'webhook' ? createTelegramWebhook({ telegram: bot, settings: telegramMode, ...inbox }) : undefined;
+    const telegramPolling = bot && inbox && config.telegram && !telegramWebhook
+      ? createTelegramPolling({ telegram: bot, settings: config.telegram, heartbeat, ...inbox })
       : undefined;
 
     const listen = config.webhook ?? (telegramMode?.kind === 'webhook' ? telegramMode : undefined);
@@ -196,9 +201,9 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
       if (telegramWebhook) {
         await telegramWebhook.start();
         stops.push(['Telegram', () => telegramWebhook.stop()]);
-      } else {
-        await bot.start();
-        stops.push(['Telegram', () => bot.stop()]);
+      } else if (telegramPolling) {
+        await telegramPolling.start();
+        stops.push(['Telegram', () => telegramPolling.stop()]);
       }
       const digests = await startDigestSender(core, bot, logger, overrides.clock ? { clock: overrides.clock } : {});
       stops.splice(stops.length - 1, 0, ['digest sender', () => digests.stop()]);

@@ -20,6 +20,10 @@ export interface LocalPostgres {
   readonly port: number;
   /** Creates an empty database and returns its URL. */
   createDatabase(name: string): Promise<string>;
+  /** Shuts the server down (fast shutdown), keeping its data: a database outage, for the chaos tests. */
+  halt(): Promise<void>;
+  /** Starts the halted server again on the same port with the same data. */
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -71,11 +75,22 @@ export async function startLocalPostgres(): Promise<LocalPostgres> {
     '-D', dataDir, '-h', '127.0.0.1', '-p', String(port), '-k', socketDir,
     '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200',
   ];
-  const child: ChildProcess = spawn(path.join(binDir, 'postgres'), args, { stdio: ['ignore', 'ignore', 'pipe'], ...owner });
+  let child: ChildProcess;
   let stderr = '';
-  child.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  const launch = async () => {
+    child = spawn(path.join(binDir, 'postgres'), args, { stdio: ['ignore', 'ignore', 'pipe'], ...owner });
+    stderr = '';
+    child.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    await waitUntilReady(binDir, port, child, () => stderr);
+  };
+  const halt = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGINT'); // fast shutdown
+    await exited;
+  };
   const url = `postgresql://postgres@127.0.0.1:${port}/postgres`;
-  await waitUntilReady(binDir, port, child, () => stderr);
+  await launch();
 
   const psql = async (sql: string) => {
     await run(path.join(binDir, 'psql'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-qc', sql]);
@@ -87,12 +102,10 @@ export async function startLocalPostgres(): Promise<LocalPostgres> {
       await psql(`CREATE DATABASE "${name.replace(/"/g, '')}"`);
       return `postgresql://postgres@127.0.0.1:${port}/${encodeURIComponent(name)}`;
     },
+    halt,
+    resume: launch,
     async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.kill('SIGINT'); // fast shutdown
-        await exited;
-      }
+      await halt();
       fs.rmSync(base, { recursive: true, force: true });
     },
   };

@@ -1,6 +1,7 @@
 /**
- * The Telegram updates the webhook received (model TelegramUpdate): recorded before Telegram is
- * answered, then handled once, whichever replica received them.
+ * The Telegram updates received (model TelegramUpdate), by the webhook or by long polling:
+ * recorded before Telegram is answered or the update confirmed by the next getUpdates offset,
+ * then handled once, whichever replica received them.
  *
  * - The primary key on `update_id` makes a second copy (Telegram's redelivery, a retry through
  *   another replica) a no-op: `record` answers `duplicate`.

@@ -1,6 +1,7 @@
 /**
  * Issue 16, item 7: SIGTERM stops `npm start` within 10 s whatever it is waiting for, and the log
- * says what was abandoned. The service runs as a child process (as a supervisor starts it) with
+ * says what was abandoned (a model call in progress; a Bot API that hangs or is gone only has its
+ * long poll aborted, nothing to abandon). The service runs as a child process (as a supervisor starts it) with
  * the Telegram channel on the loopback Bot API and the Anthropic SDK on a loopback double; then
  * the Bot API hangs (takes every call, answers none), or goes away, or the model call hangs, and
  * SIGTERM is sent.
@@ -79,6 +80,10 @@ describe('SIGTERM stops the service within 10 s whatever is pending (issue 16, i
     console.log(`stop-deadline ${fault}: exit ${String(code)} after ${(took / 1000).toFixed(1)} s; abandoned:\n${abandoned.join('\n') || '(nothing logged)'}`);
     expect(code).toBe(0);
     expect(took).toBeLessThan(STOP_PROMISE_MS);
-    expect(abandoned.length).toBeGreaterThan(0);
+    // A model call in progress is abandoned and named. A hanging or absent Bot API leaves nothing
+    // to abandon: the long poll is aborted, and every update taken in was recorded before the
+    // poll that confirmed it, so no confirmation is owed at the stop.
+    if (fault === 'model-hangs') expect(abandoned.length).toBeGreaterThan(0);
+    else expect(service.output()).toMatch(/Telegram bot stopped/);
   }, 120_000);
 });

@@ -9,6 +9,11 @@
  * Every Bot API call goes through the retry transformer (429 retry_after, 5xx, network); every
  * successful getUpdates beats the polling heartbeat (poll-heartbeat.ts), when one is given.
  *
+ * The service does not call `start()`: it runs the bot through telegram-polling.ts (each update
+ * recorded before Telegram is told it arrived) or telegram-webhook.ts, both handing recorded
+ * updates to `bot.handleUpdate`. `start()` polls straight from @grammyjs/runner, at most once (an
+ * update is confirmed before it is handled); it serves tests of the middleware alone.
+ *
  * Lifecycle: `start()` checks the token (getMe), removes any webhook, registers the command menu
  * and starts polling; `stop()` stops polling, waits for the updates in progress (their replies
  * are sent), then confirms the last update to Telegram so none is delivered again after a
@@ -79,7 +84,7 @@ export interface TelegramBot {
   readonly bot: Bot<NocturneContext>;
   /** The Bot API client (with retries), e.g. for the digest sender. */
   readonly api: Api;
-  /** Checks the token, registers the commands and starts long polling. */
+  /** Checks the token, registers the commands and starts long polling from the runner (at most once; tests). */
   start(): Promise<void>;
   /** Stops polling and waits for updates in progress; safe to call twice. */
   stop(): Promise<void>;

@@ -1,6 +1,7 @@
 /**
- * Handling the updates the Telegram webhook recorded, once each, across every replica sharing the
- * database, through the very middleware of polling mode (`bot.handleUpdate`).
+ * Handling the Telegram updates recorded in the database (by the webhook route, or by the polling
+ * loop before it confirms them to Telegram), once each, across every replica sharing the
+ * database, through the bot's middleware (`bot.handleUpdate`).
  *
  * The rules:
  * - A chat's updates are handled one at a time, in update_id order, by whichever replica holds the
@@ -77,6 +78,19 @@ export function chatKeyOf(update: Update): string {
   return from ? `user:${from.id}` : '-';
 }
 
+/**
+ * The update as it is recorded. A button press carries the whole message the button is on, whose
+ * text may be what the press forgets (the /forget question quotes the memories): the record keeps
+ * only what identifies that message (the handlers read the button's data, the chat and the
+ * message id), so the text never reaches the table that /forget does not purge.
+ */
+export function recordedPayload(update: Update): string {
+  const message = update.callback_query?.message;
+  if (!update.callback_query || !message) return JSON.stringify(update);
+  const { message_id, date, chat } = message;
+  return JSON.stringify({ ...update, callback_query: { ...update.callback_query, message: { message_id, date, chat } } });
+}
+
 export interface UpdateWorkerOptions {
   readonly bot: Bot<NocturneContext>;
   readonly updates: UpdateStore;
@@ -128,7 +142,7 @@ const DAY_MS = 24 * 60 * 60_000;
 
 export function createUpdateWorker(options: UpdateWorkerOptions & { readonly context: AttemptContext }): UpdateWorker {
   const { bot, updates, leases, context } = options;
-  const log = options.logger.child({ component: 'telegram-webhook' });
+  const log = options.logger.child({ component: 'telegram-updates' });
   const clock = options.clock ?? (() => new Date());
   const maxAttempts = options.maxAttempts ?? 5;
   const sweepMs = options.sweepMs ?? 2_000;
@@ -154,7 +168,10 @@ export function createUpdateWorker(options: UpdateWorkerOptions & { readonly con
     const answer = await prev(method, payload, signal);
     if (answer.ok) {
       attempt.made.push({ method, result: answer.result });
-      await updates.saveCalls(attempt.updateId, attempt.made);
+      // Telegram carried the call out: a database that cannot take the record now (an outage
+      // starting) must not turn a delivered reply into a failure and an apology. Unsaved, the
+      // call is the documented window: a later attempt may make it again.
+      await updates.saveCalls(attempt.updateId, attempt.made).catch((error: unknown) => log.warn('a Bot API call Telegram carried out could not be recorded; a later attempt may make it again', { updateId: attempt.updateId, method, error }));
     }
     return answer;
   });
@@ -197,7 +214,7 @@ export function createUpdateWorker(options: UpdateWorkerOptions & { readonly con
   }
 
   function track(work: Promise<void>): void {
-    const done = work.catch((error: unknown) => log.error('handling webhook updates failed; they are tried again', { error })).finally(() => inFlight.delete(done));
+    const done = work.catch((error: unknown) => log.error('handling recorded Telegram updates failed; they are tried again', { error })).finally(() => inFlight.delete(done));
     inFlight.add(done);
   }
 
@@ -214,7 +231,7 @@ export function createUpdateWorker(options: UpdateWorkerOptions & { readonly con
   function schedule(): void {
     if (stopped) return;
     timer = setTimeout(() => {
-      const pass = sweep().catch((error: unknown) => log.warn('the webhook sweep failed; trying again', { error })).finally(() => {
+      const pass = sweep().catch((error: unknown) => log.warn('the sweep for recorded Telegram updates failed; trying again', { error })).finally(() => {
         inFlight.delete(pass);
         schedule();
       });

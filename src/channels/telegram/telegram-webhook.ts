@@ -27,7 +27,7 @@ import { MAX_JSON_DEPTH, pathDeeperThan } from '../../shared/json-depth';
 import type { Logger } from '../../shared/logger';
 import { BOT_COMMANDS } from './help-commands';
 import { toStartError, type TelegramBot } from './telegram-bot';
-import { chatKeyOf, createUpdateWorker, type AttemptContext, type ChatLeases, type UpdateStore } from './telegram-update-worker';
+import { chatKeyOf, createUpdateWorker, recordedPayload, type AttemptContext, type ChatLeases, type UpdateStore } from './telegram-update-worker';
 
 /** The header Telegram puts the secret_token in. */
 export const SECRET_HEADER = 'x-telegram-bot-api-secret-token';
@@ -137,7 +137,7 @@ export function createTelegramWebhook(options: TelegramWebhookOptions): Telegram
       const chatKey = chatKeyOf(update);
       let outcome: 'recorded' | 'duplicate';
       try {
-        outcome = await updates.record({ updateId: update.update_id, chatKey, payload: JSON.stringify(update) }, clock());
+        outcome = await updates.record({ updateId: update.update_id, chatKey, payload: recordedPayload(update) }, clock());
       } catch (error) {
         // Not recorded: Telegram is told so and delivers it again.
         log.error('a webhook update could not be recorded; Telegram will deliver it again', { updateId: update.update_id, error });
