@@ -158,6 +158,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         TELEGRAM_ALLOWED_USERS: userIds.join(','),
         TERMINAL: 'off',
         SLEEP_ENABLED: options.sleep ? 'true' : 'false',
+        // The load measures what the pipeline carries; a person's reply limits have their own suite.
+        REPLY_RATE_PER_MINUTE: '0',
+        REPLY_DAILY_BUDGET: '0',
         SLEEP_CONSOLIDATE_CRON: '* * * * *',
         SLEEP_IDLE_MINUTES: '0',
         SLEEP_MIN_EPISODES: '10',

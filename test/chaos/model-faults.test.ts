@@ -357,7 +357,8 @@ async function runChaos(provider: Provider): Promise<Figures> {
   }
   const config = loadConfig({
     // Sleep runs when the test says (consolidateNow), never on the scheduler's clock; no channel but the agent.
-    env: { DATA_DIR: tempDir('nocturne-chaos-model-'), LOG_LEVEL: 'debug', TZ: 'UTC', SLEEP_ENABLED: 'false', TERMINAL: 'off', SLEEP_DAILY_TOKEN_BUDGET: String(DAILY_BUDGET), SLEEP_MAX_ATTEMPTS: String(MAX_EPISODE_ATTEMPTS), AGENT_END_SUMMARY: 'true', ...env },
+    // Every degraded reply here must come from a model fault: the reply limits (their own suite) are off.
+    env: { DATA_DIR: tempDir('nocturne-chaos-model-'), LOG_LEVEL: 'debug', TZ: 'UTC', SLEEP_ENABLED: 'false', TERMINAL: 'off', SLEEP_DAILY_TOKEN_BUDGET: String(DAILY_BUDGET), SLEEP_MAX_ATTEMPTS: String(MAX_EPISODE_ATTEMPTS), AGENT_END_SUMMARY: 'true', REPLY_RATE_PER_MINUTE: '0', REPLY_DAILY_BUDGET: '0', ...env },
     envFile: false,
   });
   const logs = memoryLogger();
