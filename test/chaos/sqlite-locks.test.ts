@@ -35,7 +35,7 @@ const IMPORT_LINES = 20_000;
 /**
  * The bound on nine replies in ten while the CLI imports: each write of a reply waits for the
  * import's current batch at most (a fraction of a second), never for the rest of the import.
- * Measured on a loaded 2-core machine (load average ~20): p90 0.9-1.3 s, against 0.6-1.0 s with
+ * Measured on a loaded 2-core machine (load average 8-25): p90 0.8-1.3 s, against 0.1-1.0 s with
  * no import; while the import kept the lock to itself, one reply in five took 3.4-5.8 s. The
  * worst single reply is printed, not bounded: a process starved of CPU makes it noise.
  */
