@@ -5,6 +5,7 @@
  */
 import type { DatabaseProvider, PrismaClient } from './prisma';
 import type { ScopeTerms, SearchKind } from './scope-terms';
+import { pollUntil, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-lock-waits';
 import { openPostgresScopeTerms } from './scope-terms-postgres';
 import { openSqliteScopeTerms } from './scope-terms-sqlite';
 
@@ -90,9 +91,14 @@ const MAX_QUERY_WORDS = 6;
  * docs/retrieval.md). Other scopes' rows never count.
  */
 const MAX_QUERY_ROWS = 3_000;
-/** A checkpoint held back by another process's reader is retried this often, this far apart. */
+/**
+ * A checkpoint held back by another process's reader is tried again this far apart, for as long
+ * as twenty tries through the busy timeout used to wait. The connection's busy timeout is 0 (see
+ * sqlite-lock-waits.ts), so each try returns at once and the process runs on in between.
+ */
 const CHECKPOINT_ATTEMPTS = 20;
 const CHECKPOINT_RETRY_MS = 100;
+const CHECKPOINT_WAIT_MS = CHECKPOINT_ATTEMPTS * (SQLITE_BUSY_TIMEOUT_MS + CHECKPOINT_RETRY_MS);
 
 /** Rows of a scope (of `totalRows`) above which a word of a query of several words is common. */
 export function commonWordRows(totalRows: number): number {
@@ -202,13 +208,11 @@ export function createFullTextIndex(prisma: PrismaClient, provider: DatabaseProv
     async purgeDeleted() {
       if (provider !== 'sqlite') return true;
       await prisma.$executeRawUnsafe(`INSERT INTO "search_fts" ("search_fts") VALUES ('optimize')`);
-      for (let attempt = 1; ; attempt++) {
+      return pollUntil(async () => {
         // Returns a row (busy, log, checkpointed); a busy reader only makes it partial, never an error.
         const [row] = await prisma.$queryRawUnsafe<Array<{ busy: number | bigint }>>('PRAGMA wal_checkpoint(TRUNCATE)');
-        if (Number(row?.busy ?? 0) === 0) return true;
-        if (attempt >= CHECKPOINT_ATTEMPTS) return false;
-        await new Promise((resolve) => setTimeout(resolve, CHECKPOINT_RETRY_MS));
-      }
+        return Number(row?.busy ?? 0) === 0;
+      }, CHECKPOINT_WAIT_MS, CHECKPOINT_RETRY_MS);
     },
     async countDocuments(scopeId, kind) {
       const rows = await prisma.$queryRaw<Array<{ n: bigint | number }>>`

@@ -16,9 +16,16 @@ import { withAtomicMigrations } from './migrations/atomic-migrations';
 import type { PrismaClient } from './prisma';
 import { DEFAULT_AUTOCHECKPOINT_PAGES, startSqliteCheckpointer } from './sqlite-checkpointer';
 import { applyKey, unlockSqlite } from './sqlite-encryption';
+import { isSqliteBusy, SQLITE_BUSY_TIMEOUT_MS, waitWhileBusy } from './sqlite-lock-waits';
 
-/** How long a connection waits for a lock held by another connection or process. */
-export const SQLITE_BUSY_TIMEOUT_MS = 10_000;
+export { SQLITE_BUSY_TIMEOUT_MS } from './sqlite-lock-waits';
+
+/**
+ * The longest a transaction waits to begin, by default: the lock wait of its BEGIN (which now
+ * waits on timers, so Prisma's 2 s default would cut it short) and some time queued behind this
+ * process's own transactions.
+ */
+const TRANSACTION_MAX_WAIT_MS = SQLITE_BUSY_TIMEOUT_MS + 5_000;
 
 /** How a Nocturne SQLite file is opened: where, and with which encryption key (docs/storage.md). */
 export interface SqliteFile {
@@ -44,9 +51,9 @@ function clientOf(adapter: SqlDriverAdapter): BetterSqliteClient {
  * {@link createSqliteClient}, before any of them. The shadow database of migrations lives in
  * memory and needs no key.
  */
-function adapterFactory({ file, encryptionKey }: SqliteFile, shadow: boolean): SqlMigrationAwareDriverAdapterFactory {
+function adapterFactory({ file, encryptionKey }: SqliteFile, shadow: boolean, busyTimeoutMs: number): SqlMigrationAwareDriverAdapterFactory {
   const base = new PrismaBetterSqlite3(
-    { url: `file:${file}`, timeout: SQLITE_BUSY_TIMEOUT_MS },
+    { url: `file:${file}`, timeout: busyTimeoutMs },
     shadow ? { shadowDatabaseUrl: ':memory:' } : undefined,
   );
   return {
@@ -67,37 +74,48 @@ export function ensureSqliteDirectory(file: string): void {
 }
 
 /**
- * Transactions that take the write lock when they begin (`BEGIN IMMEDIATE`), so they wait for
- * another process's write transaction (up to the busy timeout) instead of failing at once.
+ * Transactions that take the write lock when they begin (`BEGIN IMMEDIATE`), and lock waits off
+ * the event loop (see sqlite-lock-waits.ts): the connection's busy timeout is 0, and a statement
+ * or a `BEGIN IMMEDIATE` that meets another process's lock is tried again on a timer.
  *
- * The adapter begins with a plain (deferred) `BEGIN`: the transaction reads first and asks for
- * the write lock at its first write. When another connection holds that lock then, SQLite does
- * not call the busy handler for a transaction that already reads (waiting could deadlock), and the
- * write fails at once with SQLITE_BUSY ("Operations timed out" from Prisma): an import, a message
- * or a consolidation batch failed whenever another process (the CLI next to `npm start`) was
- * writing. Within this process the adapter already runs one transaction at a time.
+ * Why IMMEDIATE: the adapter begins with a plain (deferred) `BEGIN`: the transaction reads first
+ * and asks for the write lock at its first write. When another connection holds that lock then,
+ * waiting could deadlock, and the write fails at once with SQLITE_BUSY ("Operations timed out"
+ * from Prisma): an import, a message or a consolidation batch failed whenever another process
+ * (the CLI next to `npm start`) was writing. Only the `BEGIN IMMEDIATE` waits, before the
+ * transaction did anything: once it holds the write lock, its statements meet no lock (WAL
+ * readers never wait), so a transaction is never tried again halfway.
+ *
+ * Statements outside a transaction (a single write, a read, a pragma) are tried again whole: a
+ * statement that met a lock did nothing.
  */
-function withImmediateTransactions(factory: SqlDriverAdapterFactory): SqlDriverAdapterFactory {
+function withLockWaitsOffTheEventLoop(factory: SqlDriverAdapterFactory): SqlDriverAdapterFactory {
   return {
     provider: factory.provider,
     adapterName: factory.adapterName,
     connect: async () => {
       const adapter = await factory.connect();
       const client = clientOf(adapter) as unknown as { prepare: (sql: string) => unknown };
-      const prepare = client.prepare.bind(client);
+      const prepare = client.prepare.bind(client) as (sql: string) => { run(): unknown };
+      /** Set when startTransaction below has run `BEGIN IMMEDIATE`: the adapter's `BEGIN` is then skipped. */
+      let begun = false;
       let begin: { run(): unknown } | undefined;
       client.prepare = (sql: string) => {
         if (sql !== 'BEGIN') return prepare(sql);
         // The adapter takes its transaction mutex before BEGIN and never gives it back when BEGIN
-        // throws: a BEGIN IMMEDIATE that timed out would leave every later transaction of this
-        // client waiting forever. So when it fails (the lock stayed taken past the busy timeout),
-        // a deferred BEGIN opens the transaction instead: its first write fails at once with
-        // SQLITE_BUSY (reported as such), Prisma rolls back, and the mutex is released.
+        // throws: a BEGIN that failed would leave every later transaction of this client waiting
+        // forever. So when the lock stayed taken past the wait, a deferred BEGIN opens the
+        // transaction instead: its first write fails at once with SQLITE_BUSY (reported as such),
+        // Prisma rolls back, and the mutex is released.
         if (!begin) {
-          const immediate = prepare('BEGIN IMMEDIATE') as { run(): unknown };
-          const deferred = prepare('BEGIN') as { run(): unknown };
+          const immediate = prepare('BEGIN IMMEDIATE');
+          const deferred = prepare('BEGIN');
           begin = {
             run() {
+              if (begun) {
+                begun = false;
+                return { changes: 0, lastInsertRowid: 0 };
+              }
               try {
                 return immediate.run();
               } catch {
@@ -108,7 +126,46 @@ function withImmediateTransactions(factory: SqlDriverAdapterFactory): SqlDriverA
         }
         return begin;
       };
-      return adapter;
+      // One transaction at a time on the connection, from before its BEGIN IMMEDIATE (which now
+      // waits on timers, while other work runs) to its COMMIT or ROLLBACK.
+      let queue: Promise<void> = Promise.resolve();
+      const takeTurn = async (): Promise<() => void> => {
+        let release!: () => void;
+        const previous = queue;
+        queue = new Promise<void>((resolve) => (release = resolve));
+        await previous;
+        return release;
+      };
+      return overrideMethods(adapter, {
+        queryRaw: (query) => waitWhileBusy(() => adapter.queryRaw(query)),
+        executeRaw: (query) => waitWhileBusy(() => adapter.executeRaw(query)),
+        startTransaction: async (isolationLevel) => {
+          const release = await takeTurn();
+          try {
+            const immediate = prepare('BEGIN IMMEDIATE');
+            begun = await waitWhileBusy(() => (immediate.run(), true)).catch((error: unknown) => {
+              if (isSqliteBusy(error)) return false;
+              throw error;
+            });
+            const transaction = await adapter.startTransaction(isolationLevel);
+            const end = (finish: () => Promise<void>) => async () => {
+              try {
+                await finish();
+              } finally {
+                release();
+              }
+            };
+            return overrideMethods(transaction, { commit: end(() => transaction.commit()), rollback: end(() => transaction.rollback()) });
+          } catch (error) {
+            if (begun) {
+              begun = false;
+              prepare('ROLLBACK').run();
+            }
+            release();
+            throw error;
+          }
+        },
+      });
     },
   };
 }
@@ -124,7 +181,12 @@ export async function createSqliteClient(target: SqliteFile): Promise<PrismaClie
   } finally {
     probe.close();
   }
-  const prisma = new SqlitePrismaClient({ adapter: withImmediateTransactions(adapterFactory(target, false)) });
+  // Busy timeout 0: the service's connection never sleeps in SQLite's busy handler on the event
+  // loop; its lock waits are timers (withLockWaitsOffTheEventLoop).
+  const prisma = new SqlitePrismaClient({
+    adapter: withLockWaitsOffTheEventLoop(adapterFactory(target, false, 0)),
+    transactionOptions: { maxWait: TRANSACTION_MAX_WAIT_MS },
+  });
   await prisma.$executeRawUnsafe('PRAGMA foreign_keys = ON');
   // journal_mode returns a row, so it must go through a query, not an execute.
   await prisma.$queryRawUnsafe('PRAGMA journal_mode = WAL');
@@ -159,7 +221,8 @@ export async function createSqliteClient(target: SqliteFile): Promise<PrismaClie
  */
 export function createSqliteMigrationAdapter(target: SqliteFile): SqlMigrationAwareDriverAdapterFactory {
   ensureSqliteDirectory(target.file);
-  const base = adapterFactory(target, true);
+  // Migrations run before anything else of the process starts: they may wait in SQLite itself.
+  const base = adapterFactory(target, true, SQLITE_BUSY_TIMEOUT_MS);
   const wrap = (adapter: SqlDriverAdapter): SqlDriverAdapter => {
     return overrideMethods(adapter, {
       executeRaw: async (query) => {

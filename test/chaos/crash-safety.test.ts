@@ -3,7 +3,7 @@
  * killed with SIGKILL at random moments (seeded; the seed is printed, CHAOS_SEED=<n> replays a
  * run, CHAOS_TRIALS=<n> sets the trials per phase):
  *
- * - ingest: `npm run cli -- import FILE.jsonl` (3 scopes, batches of 500 lines), killed during
+ * - ingest: `npm run cli -- import FILE.jsonl` (3 scopes, batches of 100 lines), killed during
  *   start-up, between and inside batches; every kill is followed by the next run of the same
  *   file (the restart). After each kill: no episode stored before is gone, every batch of every
  *   scope is stored whole or not at all (with its tags and full-text rows), nothing differs from
@@ -62,14 +62,14 @@ interface Line {
   readonly timestamp: string;
   readonly conversationId: string;
   readonly metadata: { topics: string[] };
-  /** The import batch (500 lines) the line falls into. */
+  /** The import batch (100 lines) the line falls into. */
   readonly batch: number;
   readonly generation: number;
 }
 
 const INGEST_SCOPES = ['crash:ingest:1', 'crash:ingest:2', 'crash:ingest:3'];
 const INGEST_LINES = 1_200;
-const IMPORT_BATCH = 500;
+const IMPORT_BATCH = 100;
 
 async function ingestPhase(): Promise<TrialRecord[]> {
   const rng = phaseRng(0xa11);

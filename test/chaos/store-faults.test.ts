@@ -215,8 +215,8 @@ describe('store faults (chaos)', () => {
         const kept = db.prepare("SELECT content FROM Episode WHERE externalId LIKE 'k%' ORDER BY content").pluck().all() as string[];
         expect(kept).toEqual(Array.from({ length: 50 }, (_, i) => `kept message ${i}`).sort());
         storedBig = scalar(db, "SELECT COUNT(*) FROM Episode WHERE externalId LIKE 'b%'");
-        // Whole batches of 500 lines only, each with its tags and full-text rows.
-        expect(storedBig % 500).toBe(0);
+        // Whole batches of 100 lines only, each with its tags and full-text rows.
+        expect(storedBig % 100).toBe(0);
         expect(storedBig).toBeLessThan(lines.length);
         expect(scalar(db, "SELECT COUNT(*) FROM EpisodeTag t JOIN Episode e ON e.id = t.episodeId WHERE e.externalId LIKE 'b%'")).toBe(storedBig);
         expect(scalar(db, "SELECT COUNT(*) FROM search_doc WHERE kind = 'episode'")).toBe(50 + storedBig);

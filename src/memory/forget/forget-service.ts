@@ -121,7 +121,11 @@ export interface ForgetService {
 /** The marker file's name under DATA_DIR (see {@link ForgetServiceDeps.pendingFile}). */
 export const FORGET_PENDING_FILE = 'forget-pending';
 const VECTOR_BATCH = 500;
-const TX_OPTIONS = { maxWait: 10_000, timeout: 60_000 };
+/**
+ * maxWait is past SQLite's 10 s lock wait (now on timers, which Prisma's maxWait counts): a lock
+ * held too long ends in the store's clear "database is locked", not "unable to start a transaction".
+ */
+const TX_OPTIONS = { maxWait: 15_000, timeout: 60_000 };
 
 export { FORGOTTEN_TEXT } from './redact-derived';
 

@@ -26,7 +26,6 @@ import { errorMessage } from './vector-checks';
 
 /** The file format this version reads and writes; another one is refused with advice to rebuild. */
 const FORMAT = '1';
-const DEFAULT_BUSY_TIMEOUT_MS = 10_000;
 /**
  * Vectors per vec0 chunk. Small chunks keep a new scope's partition small (32 × 2 KiB at 512
  * dimensions) and make re-ranking lookups cheap (~20 µs, against ~340 µs with the default 1,024,
@@ -56,8 +55,6 @@ export interface VectorFileOptions {
   readonly dimension: number;
   /** DATABASE_ENCRYPTION_KEY: the file is encrypted like the database. */
   readonly encryptionKey?: string;
-  /** How long a write waits for another process's lock (default 10 s). */
-  readonly busyTimeoutMs?: number;
 }
 
 /**
@@ -96,7 +93,9 @@ export function openVectorFile(options: VectorFileOptions): {
         hint: `${advice} A damaged ${file} (DATA_DIR/vectors.db) can be deleted and rebuilt with a reindex.`.trim(),
       });
     }
-    connection.pragma(`busy_timeout = ${options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS}`);
+    // Busy timeout 0: a lock of another process is waited for on timers by the caller (see
+    // storageCall in sqlite-vec-vector-index.ts), never by sleeping in SQLite on the event loop.
+    connection.pragma('busy_timeout = 0');
     connection.pragma('journal_mode = WAL');
     connection.pragma('synchronous = NORMAL');
     // A forgotten vector and its row are zeroed in the file, not left in free pages.

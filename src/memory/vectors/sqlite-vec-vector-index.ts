@@ -15,12 +15,13 @@
  * `VECTOR_SCAN_MEMORY_MB`: a bound on the process's memory whatever the number of scopes);
  * see `int8-scan-cache.ts`.
  *
- * Concurrency: WAL and a busy timeout let several processes share the file. A process notices
+ * Concurrency: WAL and lock waits on timers (see `storageCall`) let several processes share the file. A process notices
  * another's commits through `PRAGMA data_version` and then rechecks the identity, the epoch and the
  * version of the scope it searches, reloading its in-memory copy when it changed.
  */
 import type Database from 'better-sqlite3';
 import { AppError } from '../../shared/errors';
+import { pollUntil, SQLITE_BUSY_TIMEOUT_MS, waitWhileBusy } from '../../storage/sqlite-lock-waits';
 import { float32View, floatBlob, norm } from './float-vectors';
 import { createScanCache } from './int8-scan-cache';
 import { quantize } from './int8-scope-scan';
@@ -58,7 +59,7 @@ export interface SqliteVecVectorIndexOptions {
   readonly exactScanBelow?: number;
   /** RAM the in-memory int8 copies of large scopes may use together (default 512 MiB). */
   readonly scanMemoryBytes?: number;
-  /** How long a write waits for another process's lock (default 10 s). */
+  /** How long an operation waits in total for another process's lock (default 10 s, on timers). */
   readonly busyTimeoutMs?: number;
   /** DATABASE_ENCRYPTION_KEY: the file is encrypted like the database (src/storage/sqlite-encryption.ts). */
   readonly encryptionKey?: string;
@@ -89,6 +90,8 @@ const MAX_LIMIT = 4096;
 const MAX_DIMENSION = 8192;
 /** Ids per `IN (...)` query of delete and get, well under SQLite's limit of bound parameters. */
 const ID_BATCH = 500;
+/** How far apart a checkpoint held back by another process's reader is tried again. */
+const CHECKPOINT_RETRY_MS = 100;
 
 /** The writes of one upsert to one scope, applied to its in-memory int8 copy after the commit. */
 interface ScopeChange {
@@ -102,6 +105,7 @@ export function createSqliteVecVectorIndex(options: SqliteVecVectorIndexOptions)
   const exactScanBelow = options.exactScanBelow ?? DEFAULT_EXACT_SCAN_BELOW;
   const scanMemoryBytes = options.scanMemoryBytes ?? DEFAULT_SCAN_MEMORY_BYTES;
   const file = options.file;
+  const busyTimeoutMs = options.busyTimeoutMs ?? SQLITE_BUSY_TIMEOUT_MS;
 
   let db: Database.Database | null = null;
   let closed = false;
@@ -205,12 +209,14 @@ export function createSqliteVecVectorIndex(options: SqliteVecVectorIndexOptions)
     return { limit: Math.min(query.limit, MAX_LIMIT), vector };
   }
 
+  /**
+   * Runs `work` now, and again on a timer while it meets another process's lock (up to
+   * `busyTimeoutMs` in all): the connection's busy timeout is 0, so a lock never stops the event
+   * loop. Safe to run again: each `work` reads, or writes in one transaction that a lock rolls
+   * back whole, and touches the in-memory copies only after its commit.
+   */
   function storageCall<T>(what: string, work: () => T): Promise<T> {
-    try {
-      return Promise.resolve(work());
-    } catch (error) {
-      return Promise.reject(toVectorError(error, what, file));
-    }
+    return waitWhileBusy(work, busyTimeoutMs).catch((error: unknown) => Promise.reject(toVectorError(error, what, file)));
   }
 
   return {
@@ -222,7 +228,6 @@ export function createSqliteVecVectorIndex(options: SqliteVecVectorIndexOptions)
             file,
             dimension: options.dimension,
             encryptionKey: options.encryptionKey,
-            busyTimeoutMs: options.busyTimeoutMs,
           });
           db = opened.connection;
           stmts = opened.statements;
@@ -425,11 +430,16 @@ export function createSqliteVecVectorIndex(options: SqliteVecVectorIndexOptions)
       }),
 
     checkpoint: () =>
-      storageCall('checkpoint the vector index', () => {
-        // TRUNCATE waits for readers through the busy timeout set at open.
-        const [row] = open().pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
-        return row?.busy === 0;
-      }),
+      // TRUNCATE waits for other processes' readers to leave the log: tried again on a timer.
+      pollUntil(
+        () =>
+          storageCall('checkpoint the vector index', () => {
+            const [row] = open().pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
+            return row?.busy === 0;
+          }),
+        busyTimeoutMs,
+        CHECKPOINT_RETRY_MS,
+      ),
 
     close: () =>
       storageCall('close the vector index', () => {
