@@ -159,6 +159,8 @@ function trackConnections(factory: SqlMigrationAwareDriverAdapterFactory): {
 
 /** Why a failed engine call failed, in words an operator can act on. */
 function engineError(action: string, error: unknown, provider: DatabaseProvider, timeout: DriverAdapterError | undefined): StorageError {
+  // On SQLite the engine's first read takes its exclusive lock and keeps it until the connection
+  // closes, so a lock timeout comes before any write of this run.
   if (timeout && provider === 'sqlite') {
     return new StorageError(`Could not ${action}: the database file stayed locked by another connection for the whole busy timeout. Nothing was changed.`, {
       code: MIGRATION_LOCKED,
