@@ -7,6 +7,7 @@ import type { Config } from '../config/load-config';
 import { StorageError } from '../shared/errors';
 import type { Logger } from '../shared/logger';
 import { applyPendingMigrations, readMigrations } from './migrations/migration-runner';
+import { retryWhileLocked } from './migrations/retry-while-locked';
 import { createPostgresClient, createPostgresMigrationAdapter } from './postgres-driver';
 import type { DatabaseProvider, PrismaClient } from './prisma';
 import { createSqliteClient, createSqliteMigrationAdapter } from './sqlite-driver';
@@ -81,7 +82,8 @@ export async function openDatabase(params: {
     await prisma.$disconnect().catch(() => undefined);
     const started = Date.now();
     try {
-      applied = await applyPendingMigrations({ provider: database.provider, adapterFactory: driver.migrationAdapter() });
+      const migrate = () => applyPendingMigrations({ provider: database.provider, adapterFactory: driver.migrationAdapter() });
+      applied = database.provider === 'sqlite' ? await retryWhileLocked(database.file, logger, migrate) : await migrate();
     } catch (error) {
       if (error instanceof StorageError) throw error;
       throw new StorageError(`Cannot reach the database (${describeDatabase(database)}): ${(error as Error).message}`, {

@@ -8,8 +8,15 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { SqlDriverAdapter, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
+import {
+  isDriverAdapterError,
+  type DriverAdapterError,
+  type SqlDriverAdapter,
+  type SqlMigrationAwareDriverAdapterFactory,
+  type SqlQuery,
+} from '@prisma/driver-adapter-utils';
 import { StorageError } from '../../shared/errors';
+import { overrideMethods } from '../adapter-proxy';
 import type { DatabaseProvider } from '../prisma';
 import { startSchemaEngine, type MigrationList, type SchemaFile, type SchemaFilter } from './schema-engine';
 
@@ -29,6 +36,12 @@ const EXTERNAL_TABLES: Record<DatabaseProvider, string[]> = {
 const SEARCHED_TABLES = ['Episode', 'Memory', 'Scope'];
 
 const LOCK_FILE = 'migration_lock.toml';
+
+/**
+ * The code of the error a migration fails with when another connection kept the SQLite file
+ * locked past the busy timeout; openDatabase waits and tries again on it (nothing was changed).
+ */
+export const MIGRATION_LOCKED = 'storage.migration_locked';
 
 function providerDir(provider: DatabaseProvider, prismaDir = DEFAULT_PRISMA_DIR): string {
   return path.join(prismaDir, provider);
@@ -87,14 +100,45 @@ export function readMigrations(provider: DatabaseProvider, prismaDir?: string): 
 }
 
 /**
+ * The adapters report a lock held past the busy timeout (SQLite's SQLITE_BUSY) and a socket
+ * timeout (pg's ETIMEDOUT) as the error kind `SocketTimeout`, which the WebAssembly engine cannot
+ * read: it answered "unknown variant `SocketTimeout`" (WASM_ERROR), a message that names neither
+ * the lock nor the file.
+ */
+function isTimeout(error: unknown): error is DriverAdapterError {
+  return isDriverAdapterError(error) && error.cause.kind === 'SocketTimeout';
+}
+
+/**
  * Remembers the connections the engine opens so they can be closed when it is done (freeing the
- * engine does not close them, and an open pg pool keeps the process alive).
+ * engine does not close them, and an open pg pool keeps the process alive), and stands between
+ * them and the engine for errors it cannot read: a timeout is recorded here and reaches the
+ * engine as a plain error (which it reports as an opaque "External error"); {@link engineError}
+ * then explains the recorded timeout instead.
  */
 function trackConnections(factory: SqlMigrationAwareDriverAdapterFactory): {
   factory: SqlMigrationAwareDriverAdapterFactory;
   closeAll(): Promise<void>;
+  /** The first timeout a connection reported, if any. */
+  timeout(): DriverAdapterError | undefined;
 } {
   const open: SqlDriverAdapter[] = [];
+  let timeout: DriverAdapterError | undefined;
+  const guard = <A extends unknown[], R>(call: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
+    try {
+      return await call(...args);
+    } catch (error) {
+      if (!isTimeout(error)) throw error;
+      timeout ??= error;
+      throw new Error(`the database did not answer in time: ${error.cause.originalMessage ?? error.message}`);
+    }
+  };
+  const readable = (adapter: SqlDriverAdapter): SqlDriverAdapter =>
+    overrideMethods(adapter, {
+      queryRaw: guard((query: SqlQuery) => adapter.queryRaw(query)),
+      executeRaw: guard((query: SqlQuery) => adapter.executeRaw(query)),
+      executeScript: guard((script: string) => adapter.executeScript(script)),
+    });
   return {
     factory: {
       provider: factory.provider,
@@ -102,17 +146,35 @@ function trackConnections(factory: SqlMigrationAwareDriverAdapterFactory): {
       connect: async () => {
         const adapter = await factory.connect();
         open.push(adapter);
-        return adapter;
+        return readable(adapter);
       },
-      connectToShadowDb: () => factory.connectToShadowDb(),
+      connectToShadowDb: async () => readable(await factory.connectToShadowDb()),
     },
     async closeAll() {
       await Promise.all(open.splice(0).map((adapter) => adapter.dispose().catch(() => undefined)));
     },
+    timeout: () => timeout,
   };
 }
 
-function engineError(action: string, error: unknown): StorageError {
+/** Why a failed engine call failed, in words an operator can act on. */
+function engineError(action: string, error: unknown, provider: DatabaseProvider, timeout: DriverAdapterError | undefined): StorageError {
+  // On SQLite the engine's first read takes its exclusive lock and keeps it until the connection
+  // closes, so a lock timeout comes before any write of this run.
+  if (timeout && provider === 'sqlite') {
+    return new StorageError(`Could not ${action}: the database file stayed locked by another connection for the whole busy timeout. Nothing was changed.`, {
+      code: MIGRATION_LOCKED,
+      cause: timeout,
+      hint: 'Migrations need the file alone: close the other process that has it open (another Nocturne process, a CLI command, a sqlite3 shell, a backup or monitoring reader) and start again.',
+    });
+  }
+  if (timeout) {
+    return new StorageError(`Could not ${action}: the database server did not answer in time. The migration that was running was rolled back.`, {
+      code: 'storage.migration_failed',
+      cause: timeout,
+      hint: 'Check that the PostgreSQL server is running and reachable (DATABASE_URL), then start again.',
+    });
+  }
   const message = error instanceof Error ? error.message : String(error);
   return new StorageError(`Could not ${action}: ${message.split('\n')[0]}`, {
     code: 'storage.migration_failed',
@@ -141,7 +203,7 @@ export async function applyPendingMigrations(params: {
       const result = await engine.applyMigrations({ migrationsList: readMigrations(params.provider, params.prismaDir), filters: filters(params.provider) });
       return result.appliedMigrationNames;
     } catch (error) {
-      throw engineError('apply the database migrations', error);
+      throw engineError('apply the database migrations', error, params.provider, connections.timeout());
     } finally {
       engine.free();
     }
@@ -210,7 +272,7 @@ export async function createMigration(params: {
     return { provider, name: path.basename(directory), file };
   } catch (error) {
     if (error instanceof StorageError) throw error;
-    throw engineError(`create the ${provider} migration "${params.name}"`, error);
+    throw engineError(`create the ${provider} migration "${params.name}"`, error, provider, connections.timeout());
   } finally {
     engine.free();
     await connections.closeAll();
