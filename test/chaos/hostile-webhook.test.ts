@@ -14,17 +14,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fs from 'node:fs';
-import { PassThrough } from 'node:stream';
 import { SIGNATURE_HEADER, sign, signRequest } from '../../src/channels/webhook/signature';
-import { loadConfig } from '../../src/config/load-config';
-import { startService, type RunningService } from '../../src/service';
+import type { RunningService } from '../../src/service';
 import { openDatabase } from '../../src/storage/database';
 import { createWebhookNonceRepository } from '../../src/storage/webhook-nonce-repository';
 import { clearRegisteredSecrets } from '../../src/shared/redact';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
 import { postgresAvailable, postgresDatabase, postgresSkipReason, sqliteDatabase, tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';
-import { elapsed, freePort } from './chaos-support';
+import { elapsed } from './chaos-support';
+import { startComposedService } from './composed-service';
 
 const WEBHOOK_SECRET = 'whk-hostile-0123456789abcdef';
 const ADMIN_TOKEN = 'adm-hostile-0123456789abcdef';
@@ -57,26 +56,11 @@ describe('hostile input, round two: webhook replay and numbers (chaos)', () => {
 
   beforeAll(async () => {
     double = await startAnthropicDouble({ responder: () => ({ kind: 'text', text: 'Noted.' }) });
-    const [apiPort, webhookPort] = [await freePort(), await freePort()];
-    const config = loadConfig({
-      env: {
-        DATA_DIR: dataDir,
-        TZ: 'UTC',
-        ANTHROPIC_API_KEY: 'sk-ant-test-hostile',
-        ANTHROPIC_BASE_URL: double.url,
-        ADMIN_TOKEN,
-        API_PORT: String(apiPort),
-        WEBHOOK_SECRET,
-        WEBHOOK_PORT: String(webhookPort),
-        TERMINAL: 'off',
-        SLEEP_ENABLED: 'false',
-        LOG_FORMAT: 'json',
-      },
-      envFile: false,
-    });
-    service = await startService(config, logs.logger, { input: new PassThrough(), output: new PassThrough() });
-    apiBase = `http://127.0.0.1:${apiPort}`;
-    webhookBase = `http://127.0.0.1:${webhookPort}`;
+    ({ service, apiBase, webhookBase } = await startComposedService({
+      dataDir,
+      logger: logs.logger,
+      env: { ANTHROPIC_API_KEY: 'sk-ant-test-hostile', ANTHROPIC_BASE_URL: double.url, ADMIN_TOKEN, WEBHOOK_SECRET },
+    }));
   }, 90_000);
 
   afterAll(async () => {

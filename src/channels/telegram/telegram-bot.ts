@@ -109,6 +109,24 @@ const STOP_UPDATES_MS = 4_000;
 /** How long stop waits for Telegram to take the confirmation of the last handled update. */
 const STOP_CONFIRM_MS = 1_500;
 
+/**
+ * What every start of polling does first: warns when nobody may talk to the bot, checks the token
+ * (getMe), drops a webhook left by another deployment and publishes the command list; a refusal
+ * is a start error that says what to fix.
+ */
+export async function prepareToPoll(bot: Pick<Bot, 'init' | 'api'>, settings: Pick<TelegramSettings, 'allowedUsers'>, log: Logger): Promise<void> {
+  if (settings.allowedUsers.length === 0) {
+    log.warn('TELEGRAM_ALLOWED_USERS is empty: the bot refuses everyone. Message it once: the refusal tells you your user id to add.');
+  }
+  try {
+    await bot.init();
+    await bot.api.deleteWebhook();
+    await bot.api.setMyCommands([...BOT_COMMANDS]);
+  } catch (error) {
+    throw toStartError(error);
+  }
+}
+
 /** True when `work` settled within `ms` (its outcome is ignored), false when it was still pending. */
 function settleWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
@@ -202,16 +220,7 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
     async start() {
       if (handle) return;
       stopping = undefined;
-      if (options.settings.allowedUsers.length === 0) {
-        log.warn('TELEGRAM_ALLOWED_USERS is empty: the bot refuses everyone. Message it once: the refusal tells you your user id to add.');
-      }
-      try {
-        await bot.init();
-        await bot.api.deleteWebhook();
-        await bot.api.setMyCommands([...BOT_COMMANDS]);
-      } catch (error) {
-        throw toStartError(error);
-      }
+      await prepareToPoll(bot, options.settings, log);
       // The Bot API answered: the heartbeat of a previous run is replaced before polling starts.
       heartbeat?.beat();
       handle = run(bot, {

@@ -19,9 +19,8 @@
 import type { Update } from 'grammy/types';
 import type { Logger } from '../../shared/logger';
 import { abortableSleep } from './api-retry';
-import { BOT_COMMANDS } from './help-commands';
 import type { PollHeartbeat } from './poll-heartbeat';
-import { toStartError, type TelegramBot, type TelegramSettings } from './telegram-bot';
+import { prepareToPoll, toStartError, type TelegramBot, type TelegramSettings } from './telegram-bot';
 import { chatKeyOf, createUpdateWorker, recordedPayload, type AttemptContext, type ChatLeases, type UpdateStore } from './telegram-update-worker';
 import { ALLOWED_UPDATES } from './telegram-webhook';
 
@@ -149,16 +148,7 @@ export function createTelegramPolling(options: TelegramPollingOptions): Telegram
     async start() {
       if (loop) return;
       stopping = undefined;
-      if (options.settings.allowedUsers.length === 0) {
-        log.warn('TELEGRAM_ALLOWED_USERS is empty: the bot refuses everyone. Message it once: the refusal tells you your user id to add.');
-      }
-      try {
-        await bot.init();
-        await bot.api.deleteWebhook();
-        await bot.api.setMyCommands([...BOT_COMMANDS]);
-      } catch (error) {
-        throw toStartError(error);
-      }
+      await prepareToPoll(bot, options.settings, log);
       // The Bot API answered: the heartbeat of a previous run is replaced before polling starts.
       options.heartbeat?.beat();
       // Updates a previous run recorded but did not finish are taken over by the sweep.
