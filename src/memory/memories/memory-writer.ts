@@ -116,15 +116,14 @@ export async function writeMemory(tx: Tx, input: NewMemory, origin: ChangeOrigin
   const known = await restatedMemory(tx, input, content, category);
   if (known) {
     const why = `restates memory ${known.id}${origin.reason ? ` (${origin.reason})` : ''}`;
-    // A side of a contradiction said again settles it in favour of that side (settleRestated).
+    // A side of a contradiction said again settles it in favour of that side (settleRestated;
+    // reinforceMemory does the same).
     if (addsInformation(content, known.content)) {
       const { current } = await supersedeMemory(tx, input.scopeId, known.id, { content, sourceEpisodeIds: evidence }, { ...origin, reason: `${why}, adding detail` });
       await settleRestated(tx, input.scopeId, known.id, current.id, origin);
       return { action: 'revised', memory: current, restated: known.id };
     }
-    const reinforced = await reinforceMemory(tx, input.scopeId, known.id, evidence, { ...origin, reason: why });
-    const settled = await settleRestated(tx, input.scopeId, known.id, known.id, origin);
-    return { action: 'reinforced', memory: settled.length > 0 ? await load(tx, input.scopeId, known.id) : reinforced, restated: known.id };
+    return { action: 'reinforced', memory: await reinforceMemory(tx, input.scopeId, known.id, evidence, { ...origin, reason: why }), restated: known.id };
   }
   const memory = await tx.memory.create({
     data: {
@@ -145,7 +144,11 @@ export async function writeMemory(tx: Tx, input: NewMemory, origin: ChangeOrigin
   return { action: 'created', memory };
 }
 
-/** New evidence confirms a memory: +0.05 confidence, counted, and revived if it had faded. */
+/**
+ * New evidence confirms a memory: +0.05 confidence, counted, and revived if it had faded. A
+ * memory confirmed while one side of an open contradiction wins it (see settleRestated): the
+ * person said it again, after the other side.
+ */
 export async function reinforceMemory(tx: Tx, scopeId: string, id: string, sourceEpisodeIds: readonly string[] | undefined, origin: ChangeOrigin): Promise<Memory> {
   const before = await load(tx, scopeId, id);
   if (before.validTo) throw new ValidationError(`memory ${id} was superseded; reinforce its current version`, { code: 'memory.superseded' });
@@ -162,7 +165,9 @@ export async function reinforceMemory(tx: Tx, scopeId: string, id: string, sourc
   });
   await addSources(tx, scopeId, id, evidence);
   await audit(tx, scopeId, origin, before.active ? 'reinforce' : 'revive', id, snapshot(before), snapshot(after));
-  return after;
+  // Confirmed again: a contradiction it was in is settled in its favour.
+  const settled = await settleRestated(tx, scopeId, id, id, origin);
+  return settled.length > 0 ? load(tx, scopeId, id) : after;
 }
 
 /**
