@@ -6,7 +6,7 @@
  * text (Telegram keeps callback data on its servers and limits it to 64 bytes). A press works
  * only in the chat whose scope holds that memory (any other scope reads it as "not in a
  * conflict"), settles every open conflict the memory is in, and removes that question's row of
- * buttons, so the other questions of the digest can still be answered.
+ * buttons (when the press carries the keyboard), so the other questions can still be answered.
  */
 import { InlineKeyboard, type Composer } from 'grammy';
 import type { InlineKeyboardMarkup } from 'grammy/types';
@@ -49,10 +49,14 @@ export function registerKeepCommand(composer: Composer<NocturneContext>, deps: N
     const memoryId = data.slice(KEEP_PREFIX.length);
     const answer = await keepMemory(conflicts, ctx.scope, memoryId, WHERE);
     await ctx.answerCallbackQuery({ text: 'Noted.' });
-    // Only this question's row goes: the digest's other questions keep their buttons.
-    const rows = ctx.callbackQuery.message?.reply_markup?.inline_keyboard ?? [];
-    const left = rows.filter((row) => !row.some((b) => 'callback_data' in b && b.callback_data === data));
-    await ctx.editMessageReplyMarkup(left.length > 0 ? { reply_markup: { inline_keyboard: left } } : undefined).catch(() => undefined);
+    // Only this question's row goes: the digest's other questions keep their buttons. A press
+    // handled from the update record has no keyboard (telegram-update-worker.ts keeps no message
+    // content): the buttons stay, and a press on a settled question changes nothing.
+    const rows = ctx.callbackQuery.message?.reply_markup?.inline_keyboard;
+    if (rows) {
+      const left = rows.filter((row) => !row.some((b) => 'callback_data' in b && b.callback_data === data));
+      await ctx.editMessageReplyMarkup(left.length > 0 ? { reply_markup: { inline_keyboard: left } } : undefined).catch(() => undefined);
+    }
     if (ctx.chat) await sendText(ctx.api, ctx.chat.id, answer);
   });
 }
