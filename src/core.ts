@@ -13,6 +13,7 @@ import { withUsageRecording } from './llm/usage-recorder';
 import { createForgetService, FORGET_PENDING_FILE, type ForgetService } from './memory/forget/forget-service';
 import { createConversationStore, type ConversationStore } from './memory/conversations/conversation-store';
 import { createMemoryStore, type MemoryStore } from './memory/memories/memory-store';
+import { createConflictBook, type ConflictBook } from './memory/memories/conflict-book';
 import { createSoulReader, type SoulReader } from './memory/profiles/soul';
 import { createSleepScheduler, type SleepScheduler } from './sleep/scheduler';
 import { createSleepService, type SleepService } from './sleep/sleep-service';
@@ -74,6 +75,8 @@ export interface Core {
   /** The domain's read side and services for the layers above it (channels, agent, API, CLI). */
   readonly directory: ScopeDirectory;
   readonly catalog: MemoryCatalog;
+  /** Open contradictions: list them, and settle one when the person says which side is true. */
+  readonly conflicts: ConflictBook;
   readonly episodeLog: EpisodeLog;
   readonly digestBook: DigestBook;
   /** A scope's digest time, on/off and time zone, as its person or an operator sets them (audited). */
@@ -209,6 +212,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     scheduler,
     directory: createScopeDirectory(db.prisma, scopes),
     catalog: createMemoryCatalog(db.prisma),
+    conflicts: createConflictBook({ prisma: db.prisma, soul: { maxTokens: config.sleep.soulMaxTokens, defaultTimeZone: config.timeZone } }),
     episodeLog: createEpisodeLog(episodes),
     digestBook: createDigestBook(db.prisma, config.timeZone),
     digestSchedule: createDigestScheduleService(db.prisma, { digestTime: config.sleep.digestTime, timeZone: config.timeZone }, overrides.clock),

@@ -78,8 +78,8 @@ export function agentServices(core: Core): AgentServices {
 
 /** The domain services a chat channel's commands use (/memories, /why, /forget, /digest, /export, /sleep). */
 export function channelServices(core: Core) {
-  const { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule } = core;
-  return { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule };
+  const { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts } = core;
+  return { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts };
 }
 
 /**

@@ -14,6 +14,10 @@
  * A `memory_save` note is the person's words relayed by the agent: an `agent` episode marked
  * `relayedFrom` (the message being answered), which sleep consolidation accepts as evidence and
  * learns from as "observed".
+ *
+ * A memory that is one side of an open contradiction is annotated in search and get results the
+ * way the reply prompt shows it (conflicts.ts `conflictNote`): the other side, both dates and
+ * sources, and which is likely current.
  */
 import { z } from 'zod';
 import type { LlmTool, LlmToolCall } from '../llm/language-model';
@@ -24,6 +28,7 @@ import { AppError } from '../shared/errors';
 import type { Logger } from '../shared/logger';
 import { MEMORY_CATEGORIES } from '../memory/memories/categories';
 import { contentProblem, looksLikeInjection, RELAYED_FROM } from '../memory/memories/memory-guards';
+import { conflictNote, type Conflict } from '../memory/memories/conflicts';
 
 /** The answer to one tool call, as it goes back to the model. */
 export interface ToolResult {
@@ -145,20 +150,27 @@ export function createMemoryTools(deps: MemoryToolsDeps): MemoryTools {
           }
           return undefined;
         })());
+      // A memory that is one side of an open contradiction is shown as such, with the other side.
+      const conflictsOf = () => memories.conflicts(b.scopeId).catch((error: unknown) => (log.warn('conflicts unavailable for a tool call', { scopeId: b.scopeId, error }), [] as Conflict[]));
+      const noteOf = (id: string, conflicts: readonly Conflict[]) => {
+        const note = conflictNote(id, conflicts);
+        return note ? ` ${note}` : '';
+      };
       const handlers: Record<string, (raw: Record<string, unknown>) => Promise<ToolResult>> = {
         async memory_search(raw) {
           const args = searchArgs.parse(raw);
           const { results } = await deps.search.search({ scopeId: b.scopeId, semanticQuery: args.query, limit: args.limit ?? 5, now: b.now });
           if (results.length === 0) return { content: 'nothing found', isError: false };
+          const conflicts = results.some((r) => r.kind === 'memory') ? await conflictsOf() : [];
           const lines = results.map((r) => r.kind === 'memory'
-            ? `${r.id} memory [${r.category ?? 'fact'}, confidence ${(r.confidence ?? 0).toFixed(2)}] ${r.content}`
+            ? `${r.id} memory [${r.category ?? 'fact'}, confidence ${(r.confidence ?? 0).toFixed(2)}] ${r.content}${noteOf(r.id, conflicts)}`
             : `${r.id} turn ${r.timestamp.toISOString().slice(0, 16)} ${r.role === 'user' ? (r.author ?? 'person') : 'you'}: ${r.content}`);
           return { content: lines.join('\n'), isError: false };
         },
         async memory_get(raw) {
           const { id } = getArgs.parse(raw);
           const memory = await memories.get(b.scopeId, id);
-          if (memory) return { content: `${memory.id} memory [${memory.category}, confidence ${memory.confidence.toFixed(2)}${memory.active ? '' : ', faded'}${memory.validTo ? ', superseded' : ''}] since ${memory.validFrom.toISOString().slice(0, 10)}: ${memory.content}`, isError: false };
+          if (memory) return { content: `${memory.id} memory [${memory.category}, confidence ${memory.confidence.toFixed(2)}${memory.active ? '' : ', faded'}${memory.validTo ? ', superseded' : ''}] since ${memory.validFrom.toISOString().slice(0, 10)}: ${memory.content}${noteOf(memory.id, await conflictsOf())}`, isError: false };
           const episode = await episodes.get(b.scopeId, id);
           if (episode) return { content: `${episode.id} turn ${episode.timestamp.toISOString().slice(0, 16)} ${episode.role === 'user' ? (episode.author ?? 'person') : 'you'}: ${episode.content}`, isError: false };
           return { content: `not found: no memory or turn ${id}`, isError: true };

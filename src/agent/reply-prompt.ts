@@ -1,7 +1,7 @@
 /**
  * What the model reads for one reply, assembled: the memories and earlier turns retrieval finds
  * for the message (less the turns this conversation holds already, and less the memories the soul
- * states), the soul cut to SOUL_MAX_TOKENS, the active goals and "now" in the scope's zone, built
+ * states; both sides of a contradiction annotated), the soul cut to SOUL_MAX_TOKENS, the active goals and "now" in the scope's zone, built
  * in seed 000's order within the reply budget (prompt-builder.ts). A part that cannot be read
  * (retrieval, the soul, the goals) is left out with a log line; the reply goes on without it.
  */
@@ -15,6 +15,7 @@ import type { SoulReader } from '../memory/profiles/soul';
 import type { Scope } from '../memory/records';
 import type { ContextRetriever } from '../memory/retrieval/retrieve-context';
 import type { Logger } from '../shared/logger';
+import { withConflicts } from './conflict-notes';
 import { buildPrompt, type BuiltPrompt, type PromptMemory, type PromptTurn } from './prompt-builder';
 import { fitText, type ReplyBudget, type TokenEstimator } from './token-budget';
 
@@ -22,7 +23,7 @@ export interface ReplyPromptDeps {
   readonly config: Pick<Config, 'sleep' | 'timeZone'>;
   readonly context: ContextRetriever;
   readonly conversations: Pick<ConversationStore, 'turnsAmong'>;
-  readonly memories: Pick<MemoryStore, 'activeGoals'>;
+  readonly memories: Pick<MemoryStore, 'activeGoals' | 'conflicts'>;
   readonly soul: SoulReader;
   readonly logger: Logger;
   readonly budget: ReplyBudget;
@@ -94,18 +95,20 @@ export function createReplyPrompts(deps: ReplyPromptDeps): ReplyPrompts {
 
   return {
     async assemble({ scope, memory, content, turns, now, showAuthors }) {
-      const [{ memories: retrieved, notes }, soulView, goals] = await Promise.all([
+      const [{ memories: retrieved, notes }, soulView, goals, conflicts] = await Promise.all([
         contextOf(memory, content, memory.state.recentTurnIds, now, scope.timezone ?? config.timeZone),
         deps.soul.read(scope.id).catch((error: unknown) => (log.warn('soul unavailable for this reply', { scope: scope.key, error }), { markdown: '', memoryIds: [] as string[] })),
         // Seed 000 activeGoals: goal memories, plus scheduled tasks once a scheduler of tasks exists.
         deps.memories.activeGoals(scope.id).catch((error: unknown) => (log.warn('goals unavailable for this reply', { scope: scope.key, error }), [] as string[])),
+        deps.memories.conflicts(scope.id).catch((error: unknown) => (log.warn('conflicts unavailable for this reply', { scope: scope.key, error }), [])),
       ]);
       // The soul is in every prompt: a memory it states is not listed again among the retrieved ones.
       const inSoul = new Set(soulView.memoryIds);
-      const memories = retrieved.filter((m) => m.kind !== 'memory' || !inSoul.has(m.id));
       // Those the message brought up still count as shown: the reply may repeat them, and sleep
       // must not learn them back from it.
       const shownInSoul = retrieved.filter((m) => m.kind === 'memory' && inSoul.has(m.id)).map((m) => m.id);
+      // Both sides of an open contradiction the message brought up are listed, annotated (conflict-notes.ts).
+      const memories = withConflicts(retrieved.filter((m) => m.kind !== 'memory' || !inSoul.has(m.id)), shownInSoul, conflicts);
       // A soul stored before SOUL_MAX_TOKENS (or under a larger one) is cut to it until sleep rebuilds it.
       const soul = fitText(soulView.markdown, Math.ceil(config.sleep.soulMaxTokens * estimator.factor), estimator);
       const built = buildPrompt({ systemPrompt: `${deps.systemPrompt}\n${nowLine(scope, now)}`, soul, memories, goals, summary: memory.summary, turns: promptTurns(turns), tools: deps.tools, budget, estimator, showAuthors });

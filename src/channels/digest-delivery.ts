@@ -40,8 +40,8 @@ export async function deliverDigestOnce(params: {
   digestBook: DeliveryBook;
   digest: DeliverableDigest;
   logger: Logger;
-  /** Sends one part; throws when it could not. */
-  send: (part: string) => Promise<void>;
+  /** Sends one part (`last`: the final one, where a channel puts its buttons); throws when it could not. */
+  send: (part: string, last: boolean) => Promise<void>;
   /** The parts to send, in order (default: the whole text). */
   split?: (text: string) => string[];
   now?: () => Date;
@@ -59,8 +59,8 @@ export async function deliverDigestOnce(params: {
   const parts = params.split ? params.split(text) : [text];
   let delivered = 0;
   try {
-    for (const part of parts) {
-      await params.send(part);
+    for (const [i, part] of parts.entries()) {
+      await params.send(part, i === parts.length - 1);
       delivered++;
     }
   } catch (error) {

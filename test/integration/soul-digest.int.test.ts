@@ -189,6 +189,9 @@ function suite(name: string, database: () => Promise<Config['database']>) {
           { n: 5, memoryId: ids.tea, action: 'update', text: 'Likes tea (was: Likes coffee)', refs: [ids.coffee] },
           { n: 6, memoryId: ids.vegetarian, action: 'contradict', text: 'Is vegetarian (conflicts with: Ate a steak)', refs: [ids.steak] },
           { n: 7, memoryId: ids.chess, action: 'deactivate', text: 'Plays chess' },
+          // The open contradiction, asked about: the likely-current side (both stated: the newer) first.
+          { n: 8, memoryId: ids.steak, action: 'conflict', text: 'Ate a steak (you told me on 2026-02-01; newer)', refs: [ids.vegetarian] },
+          { n: 9, memoryId: ids.vegetarian, action: 'conflict', text: 'or: Is vegetarian (you told me on 2026-02-01)', refs: [ids.steak] },
         ]);
         expect(digest.content).toBe(
           [
@@ -213,14 +216,22 @@ function suite(name: string, database: () => Promise<Config['database']>) {
             '',
             '7. Plays chess',
             '',
+            '## Which is true?',
+            '',
+            '8. Ate a steak (you told me on 2026-02-01; newer)',
+            '9. or: Is vegetarian (you told me on 2026-02-01)',
+            '',
             'I was also reminded 2 times of things I already knew.',
+            '',
+            'To tell me which is true, answer /keep and its number (e.g. /keep 8); I set the other aside.',
             '',
             'To make me forget an item, answer /forget and its number (e.g. /forget 1).',
             '',
           ].join('\n'),
         );
         expect(await digestItem(db.prisma, digestScope, 5)).toBe(ids.tea);
-        expect(await digestItem(db.prisma, digestScope, 8)).toBeNull();
+        expect(await digestItem(db.prisma, digestScope, 8)).toBe(ids.steak);
+        expect(await digestItem(db.prisma, digestScope, 10)).toBeNull();
       });
 
       it('is built once per period', async () => {

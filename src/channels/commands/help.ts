@@ -15,6 +15,7 @@ export const COMMANDS: readonly ChannelCommand[] = [
   { command: 'memories', description: 'What I remember about you (by category, with numbers)' },
   { command: 'forget', description: 'Forget something: /forget 3 or /forget my ex' },
   { command: 'why', description: 'Where a memory came from: /why 3' },
+  { command: 'keep', description: 'Which is true, when I heard two things that conflict: /keep 3' },
   { command: 'digest', description: 'What I learned since the last digest, now; /digest at 21:30 or /digest off for the evening one' },
   { command: 'timezone', description: 'Your time zone, for dates and the digest: /timezone Europe/Madrid' },
   { command: 'sleep', description: 'Sort through our recent conversations now' },
@@ -30,7 +31,7 @@ export const COMMANDS: readonly ChannelCommand[] = [
 export const ABOUT_TEXT = 'I remember our conversations, and while I sleep I sort them into lasting memories.';
 
 /** What the numbers in `/forget N` and `/why N` mean. */
-export const NUMBERS_NOTE = 'Numbers in /forget and /why refer to the last /memories list, /sleep summary or digest you saw.';
+export const NUMBERS_NOTE = 'Numbers in /forget, /why and /keep refer to the last /memories list, /sleep summary or digest you saw.';
 
 /**
  * A help text: {@link ABOUT_TEXT} and `about`, one line per command (but /start; `usage` adds a

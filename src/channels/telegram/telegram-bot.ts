@@ -39,6 +39,7 @@ import { registerExportCommand } from './export-command';
 import { registerForgetCommand } from './forget-command';
 import { registerGroupCommands } from './group-commands';
 import { BOT_COMMANDS, registerHelpCommands } from './help-commands';
+import { registerKeepCommand } from './keep-command';
 import { registerMemoriesCommand } from './memories-command';
 import type { PollHeartbeat } from './poll-heartbeat';
 import { sendText } from './send-text';
@@ -196,13 +197,14 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
   );
 
   // 5. Commands, then the conversation.
-  const { catalog, digestBook, forget, archive, scheduler, digestSchedule, handler, logger } = options;
+  const { catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts, handler, logger } = options;
   const lists = createNumberedLists();
   const routes = new Composer<NocturneContext>();
   registerHelpCommands(routes);
   registerMemoriesCommand(routes, { catalog, lists });
   registerForgetCommand(routes, { forget, digestBook, lists });
   registerWhyCommand(routes, { catalog, digestBook, lists });
+  registerKeepCommand(routes, { conflicts, digestBook, lists });
   registerDigestCommand(routes, { digestBook, digestSchedule, logger });
   registerConsolidationCommands(routes, { scheduler, digestBook, lists });
   registerExportCommand(routes, { archive });

@@ -79,7 +79,7 @@ export function createTerminalChannel(options: TerminalChannelOptions): Terminal
     const clean = text.replace(CONTROL, '');
     if (clean !== '') output.write(clean.endsWith('\n') ? clean : `${clean}\n`);
   };
-  const { catalog, digestBook, forget, archive, scheduler, digestSchedule } = options;
+  const { catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts } = options;
   const commands = createTerminalCommands({
     catalog,
     digestBook,
@@ -87,6 +87,7 @@ export function createTerminalChannel(options: TerminalChannelOptions): Terminal
     archive,
     scheduler,
     digestSchedule,
+    conflicts,
     handler,
     logger: options.logger,
     authorName,

@@ -6,6 +6,7 @@
  *   (through the filter shown last), `/memories all` drops the filter;
  * - `/forget N` and `/forget words` list what would go and ask "Forget it? (y/n)": the next line answers;
  * - `/digest` prints the digest, claimed and marked sent like a delivered one;
+ * - `/keep N` answers the digest's "Which is true?" (no buttons on a terminal);
  * - `/export` writes `<stem>.json` and `<stem>.md` into a folder and prints their paths.
  */
 import fs from 'node:fs/promises';
@@ -20,6 +21,7 @@ import { answerTimeZone, changeDigestSchedule, parseDigestArgument } from '../co
 import { buildExportFiles, exportCounts } from '../commands/export';
 import { confirmForget, FORGET_KEPT_TEXT, FORGET_USAGE, forgetReason, parseForgetArgument, previewForgetNumber, previewForgetWords } from '../commands/forget';
 import { helpText, NUMBERS_NOTE } from '../commands/help';
+import { answerKeep } from '../commands/keep';
 import { renderMemoryList } from '../commands/memories';
 import { createNumberedLists } from '../commands/numbered-lists';
 import { END_TEXT, unknownCommandText } from '../commands/replies';
@@ -34,7 +36,7 @@ const WHERE = 'the terminal';
 /** The `/help` answer on the terminal. */
 export const TERMINAL_HELP_TEXT = helpText({
   about: 'When I have a digest of what I learned, I show it here when you come back (or now, with /digest).',
-  usage: { memories: '[category | next | prev | N]', forget: 'N | words', why: 'N', digest: '[at HH:MM | off | on]', timezone: '[Zone]' },
+  usage: { memories: '[category | next | prev | N]', forget: 'N | words', why: 'N', keep: 'N', digest: '[at HH:MM | off | on]', timezone: '[Zone]' },
   footer: `${NUMBERS_NOTE} /quit (or Ctrl-D) leaves; the conversation stays open until /end.`,
 });
 
@@ -153,6 +155,8 @@ export function createTerminalCommands(deps: TerminalCommandDeps): TerminalComma
           return forget(argument, scope);
         case 'why':
           return { text: await answerWhy({ catalog, digestBook, lists }, scope, argument) };
+        case 'keep':
+          return { text: await answerKeep({ conflicts: deps.conflicts, digestBook, lists, scope, argument, where: WHERE }) };
         case 'digest': {
           const request = parseDigestArgument(argument);
           if (request.kind !== 'now') return { text: await changeDigestSchedule(digestSchedule, scope, request, WHERE) };

@@ -37,8 +37,8 @@ export const chatCommand: Command = {
     // Memories and turns get their vectors while the conversation goes on (as under npm start).
     core.embeddingWorker.start();
     const sweeper = agent.startIdleSweep();
-    const { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule } = core;
-    const services = { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule };
+    const { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts } = core;
+    const services = { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts };
     const terminal = createTerminalChannel({ ...services, handler, input: process.stdin, output: ctx.out, scopeKey, authorName, logger: ctx.logger, defaultTimeZone: ctx.config.timeZone, exportDir: path.join(ctx.config.dataDir, 'exports') });
     try {
       await terminal.run();

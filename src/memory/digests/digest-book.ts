@@ -13,8 +13,8 @@ import { buildDigest, DIGEST_MAX_ATTEMPTS, markFailed, markSent, pendingDigests,
 /** The status a digest has while one process is delivering it. */
 export const DIGEST_SENDING = 'sending';
 
-/** The fields of a digest its delivery reads. */
-export type DeliverableDigest = Pick<Digest, 'id' | 'status' | 'attempts' | 'content' | 'scopeId'>;
+/** The fields of a digest its delivery reads (its items: a channel may offer buttons for them). */
+export type DeliverableDigest = Pick<Digest, 'id' | 'status' | 'attempts' | 'content' | 'scopeId' | 'items'>;
 
 export interface DigestBook {
   /** Builds (or returns the stored) digest of the period ending at `periodEnd`. */

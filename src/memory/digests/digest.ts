@@ -3,7 +3,8 @@
  * with every item numbered so they can answer `/forget N`.
  *
  * A digest is read from the audit trail, not from a model: what was learned (`create`), corrected
- * (`update`), contradicted and faded (`deactivate`) in the period, reinforcements counted only.
+ * (`update`), contradicted and faded (`deactivate`) in the period, reinforcements counted only;
+ * then the open contradictions it asks the person about (digest-questions.ts).
  * Item text comes from the memory rows that still exist, never from audit snapshots, so a memory
  * forgotten before the digest is built cannot reappear in it; {@link scrubDigests} removes it
  * from digests already built. Periods chain: each starts where the previous digest ended.
@@ -15,11 +16,15 @@ import { NotFoundError } from '../../shared/errors';
 import type { Digest, Prisma, PrismaClient, Scope } from '../../storage/prisma';
 import { isKnowledge } from '../memories/categories';
 import { plural } from '../../shared/plural';
+import { conflictQuestions } from './digest-questions';
 
 type Tx = Prisma.TransactionClient;
 
-/** The audit actions a digest lists, in the order its sections appear. */
-export type DigestAction = 'create' | 'update' | 'contradict' | 'deactivate';
+/**
+ * The kinds of digest items, in the order their sections appear: the audit actions a digest
+ * lists, then `conflict`, a side of an open contradiction the person is asked about.
+ */
+export type DigestAction = 'create' | 'update' | 'contradict' | 'deactivate' | 'conflict';
 
 /** One numbered line of a digest (the `items` JSON of a Digest row). */
 export interface DigestItem {
@@ -35,8 +40,11 @@ export interface DigestItem {
 /** A digest's send attempts stop at this many failures by default. */
 export const DIGEST_MAX_ATTEMPTS = 5;
 
+/** The audit actions read into items. */
 const ACTIONS: readonly DigestAction[] = ['create', 'update', 'contradict', 'deactivate'];
-const HEADINGS: Record<DigestAction, string> = { create: 'New', update: 'Updated', contradict: 'Contradicted', deactivate: 'Faded' };
+/** Every kind of item, in the order of the sections. */
+const SECTIONS: readonly DigestAction[] = [...ACTIONS, 'conflict'];
+const HEADINGS: Record<DigestAction, string> = { create: 'New', update: 'Updated', contradict: 'Contradicted', deactivate: 'Faded', conflict: 'Which is true?' };
 const REINFORCING = ['reinforce', 'revive'];
 /**
  * The audit action consolidation writes when it gives up on messages (the memory domain names it
@@ -76,18 +84,20 @@ export function renderDigest(params: { periodStart: Date; periodEnd: Date; timeZ
   if (forgotten > 0) lines.push(`Forgotten at your request: ${plural(forgotten, 'memory', 'memories')} (what ${forgotten === 1 ? 'it' : 'they'} said is gone, so it is not repeated here).`, '');
   if (deferred > 0) lines.push(`I put off sorting through our conversations ${deferred === 1 ? 'once' : `${deferred} times`} because today's thinking budget was spent; I'll catch up tomorrow.`, '');
   if (unlearned > 0) lines.push(`${plural(unlearned, 'message')} could not be learned from: my model gave no usable answer about ${unlearned === 1 ? 'it' : 'them'} after several tries.`, '');
+  const question = items.find((i) => i.action === 'conflict');
+  if (question) lines.push(`To tell me which is true, answer /keep and its number (e.g. /keep ${question.n}); I set the other aside.`, '');
   if (items.length > 0) lines.push(`To make me forget an item, answer /forget and its number (e.g. /forget ${items[0]!.n}).`, '');
   return lines.join('\n');
 }
 
 /**
- * The digest's body: one section per kind of change (New, Updated, Contradicted, Faded) with its
- * numbered items, then how many reminders of known things there were. Markdown lines, each
+ * The digest's body: one section per kind of change (New, Updated, Contradicted, Faded) and the
+ * questions (Which is true?) with their numbered items, then how many reminders of known things there were. Markdown lines, each
  * section followed by a blank line; shared by the digest and the summary of a sleep run.
  */
 export function renderChangeSections(items: readonly DigestItem[], reinforced: number): string[] {
   const lines: string[] = [];
-  for (const action of ACTIONS) {
+  for (const action of SECTIONS) {
     const section = items.filter((i) => i.action === action);
     if (section.length === 0) continue;
     lines.push(`## ${HEADINGS[action]}`, '', ...section.map((i) => `${i.n}. ${i.text}`), '');
@@ -114,7 +124,7 @@ function numberField(value: Prisma.JsonValue | null, key: string): number {
 export function digestItems(digest: Pick<Digest, 'items'>): DigestItem[] {
   if (!Array.isArray(digest.items)) return [];
   return digest.items.filter((i): i is Prisma.JsonObject => Boolean(i) && typeof i === 'object' && !Array.isArray(i)).flatMap((i) => {
-    if (typeof i.n !== 'number' || typeof i.memoryId !== 'string' || typeof i.text !== 'string' || !ACTIONS.includes(i.action as DigestAction)) return [];
+    if (typeof i.n !== 'number' || typeof i.memoryId !== 'string' || typeof i.text !== 'string' || !SECTIONS.includes(i.action as DigestAction)) return [];
     const refs = Array.isArray(i.refs) ? i.refs.filter((r): r is string => typeof r === 'string') : [];
     return [{ n: i.n, memoryId: i.memoryId, action: i.action as DigestAction, text: i.text, ...(refs.length > 0 ? { refs } : {}) }];
   });
@@ -232,7 +242,10 @@ export async function buildDigest(prisma: PrismaClient, scopeId: string, options
   const previous = await prisma.digest.findFirst({ where: { scopeId, status: { not: 'empty' } }, orderBy: { periodEnd: 'desc' }, select: { periodEnd: true } });
   const start = previous?.periodEnd ?? scope.createdAt;
   const periodStart = start.getTime() > periodEnd.getTime() ? periodEnd : start;
-  const { items, reinforced } = await readPeriod(prisma, scopeId, periodStart, periodEnd);
+  const changes = await readPeriod(prisma, scopeId, periodStart, periodEnd);
+  const { reinforced } = changes;
+  // Open contradictions not asked about before: "Which is true?" (digest-questions.ts).
+  const items = [...changes.items, ...(await conflictQuestions(prisma, scopeId, changes.items.length + 1))];
   // Consolidation deferred by the daily token budget, messages consolidation gave up on (audit
   // 'consolidation_gave_up') and memories forgotten are said too. One zone per scope: its own, else TZ.
   const counts = await readCounts(prisma, scopeId, periodStart, periodEnd);

@@ -1,7 +1,8 @@
 /**
  * The memory domain's service for callers above it (the agent, channels): verbs a person would
- * use — remember, reinforce, revise, recall one, list the active goals, remember an ended
- * conversation in a capped scope — each in its own transaction, each returning what it wrote.
+ * use — remember, reinforce, revise, recall one, list the open conflicts and the active goals,
+ * remember an ended conversation in a capped scope — each in its own transaction, each returning
+ * what it wrote.
  * Every write goes through memory-writer.ts, so the rules of memory-guards.ts hold whoever calls
  * (a refused write throws `MemoryRefused`, a ValidationError naming the rule).
  */
@@ -14,6 +15,8 @@ import type { Episode } from '../episodes/episode-service';
 import { reinforceMemory, supersedeMemory, writeMemory, type ChangeOrigin, type NewMemory, type WriteResult } from './memory-writer';
 import type { Embedder } from '../embeddings/embedder';
 import { findNeighbours } from './restatements';
+import { openConflicts, type Conflict } from './conflicts';
+import { showStoredValue } from '../output-filter';
 
 /** A stored memory, as the domain hands it out. */
 export type StoredMemory = Memory;
@@ -38,6 +41,8 @@ export interface MemoryStore {
   revise(params: { scopeId: string; id: string; change: MemoryRevision }, origin: ChangeOrigin): Promise<{ previous: StoredMemory; current: StoredMemory }>;
   /** One memory of the scope (faded and superseded ones too), or null. */
   get(scopeId: string, id: string): Promise<StoredMemory | null>;
+  /** The scope's open contradictions (conflicts.ts), texts through the output filter. */
+  conflicts(scopeId: string): Promise<Conflict[]>;
   /** The contents of the scope's current goals, most confident first. */
   activeGoals(scopeId: string, limit?: number): Promise<string[]>;
   /**
@@ -61,6 +66,7 @@ export function createMemoryStore(deps: { prisma: PrismaClient; index?: VectorIn
     reinforce: ({ scopeId, id, sourceEpisodeIds }, origin) => prisma.$transaction((tx) => reinforceMemory(tx, scopeId, id, sourceEpisodeIds, origin)),
     revise: ({ scopeId, id, change }, origin) => prisma.$transaction((tx) => supersedeMemory(tx, scopeId, id, change, origin)),
     get: (scopeId, id) => prisma.memory.findFirst({ where: { scopeId, id } }),
+    conflicts: async (scopeId) => showStoredValue(await openConflicts(prisma, scopeId)),
     async activeGoals(scopeId, limit = GOALS_SHOWN) {
       const rows = await prisma.memory.findMany({ where: { scopeId, category: 'goal', active: true, validTo: null }, orderBy: [{ confidence: 'desc' }, { createdAt: 'desc' }], take: limit, select: { content: true } });
       return rows.map((r) => r.content);

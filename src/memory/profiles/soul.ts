@@ -1,7 +1,8 @@
 /**
  * The stored soul (seed 000 step 4, seed 004 user profile): what the agent believes about its
  * owner, kept in the scope's `Profile` row and rebuilt from the scope's active, current memories
- * above 0.5 confidence and its person and pet entity profiles (rendered by `soul-render.ts`;
+ * above 0.5 confidence (of two that contradict, only the side most likely current) and its person
+ * and pet entity profiles (rendered by `soul-render.ts`;
  * forgetting regenerates it). The version only moves when the text changes, so the audit trail
  * and anyone caching the soul see real changes only. Read back for the CLI, the API and the
  * agent's prompts ({@link SoulReader}).
@@ -9,6 +10,7 @@
 import { NotFoundError } from '../../shared/errors';
 import type { Prisma, PrismaClient } from '../../storage/prisma';
 import { KNOWLEDGE_ONLY } from '../memories/categories';
+import { openConflicts, unlikelySides } from '../memories/conflicts';
 import { bodyOf, emptySoul, renderSoul, SOUL_MAX_ENTITIES, SOUL_MIN_CONFIDENCE, type SectionKey } from './soul-render';
 
 export interface SoulResult {
@@ -26,7 +28,7 @@ function canonical(value: unknown): string {
 }
 
 /** Where the soul is read and stored: the client or an open transaction. */
-type SoulStore = Pick<Prisma.TransactionClient, 'scope' | 'memory' | 'entity' | 'profile' | 'auditEvent'>;
+type SoulStore = Pick<Prisma.TransactionClient, 'scope' | 'memory' | 'entity' | 'profile' | 'auditEvent' | 'memoryLink' | 'memorySource'>;
 
 /**
  * Rebuilds the scope's soul from what is believed now and stores it. The version moves (and an
@@ -53,10 +55,13 @@ export interface SoulOptions {
 export async function regenerateSoulIn(tx: SoulStore, scopeId: string, options: SoulOptions): Promise<SoulResult> {
   const scope = await tx.scope.findUnique({ where: { id: scopeId }, select: { key: true, title: true, timezone: true } });
   if (!scope) throw new NotFoundError(`no scope ${scopeId}`, { code: 'scope.not_found' });
-  const memories = await tx.memory.findMany({
+  const believed = await tx.memory.findMany({
     where: { scopeId, active: true, validTo: null, confidence: { gt: SOUL_MIN_CONFIDENCE }, ...KNOWLEDGE_ONLY },
     select: { id: true, category: true, content: true, confidence: true, importance: true, active: true, validFrom: true, validTo: true, lastReinforcedAt: true, reinforcementCount: true },
   });
+  // While two memories contradict, the soul states only the side most likely current (conflicts.ts).
+  const unlikely = unlikelySides(await openConflicts(tx, scopeId));
+  const memories = believed.filter((m) => !unlikely.has(m.id));
   const entities = await tx.entity.findMany({
     where: { scopeId, kind: { in: ['person', 'pet'] } },
     select: { name: true, kind: true, favorability: true, attributes: true },
