@@ -13,6 +13,7 @@ import type { Episode } from '../memory/episodes/episode-service';
 import type { MemoryStore } from '../memory/memories/memory-store';
 import type { SoulReader } from '../memory/profiles/soul';
 import type { Scope } from '../memory/records';
+import { asksToRecall } from '../memory/retrieval/recall-request';
 import type { ContextRetriever } from '../memory/retrieval/retrieve-context';
 import type { Logger } from '../shared/logger';
 import { buildPrompt, type BuiltPrompt, type PromptMemory, type PromptTurn } from './prompt-builder';
@@ -22,7 +23,7 @@ export interface ReplyPromptDeps {
   readonly config: Pick<Config, 'sleep' | 'timeZone'>;
   readonly context: ContextRetriever;
   readonly conversations: Pick<ConversationStore, 'turnsAmong'>;
-  readonly memories: Pick<MemoryStore, 'activeGoals'>;
+  readonly memories: Pick<MemoryStore, 'activeGoals' | 'revive'>;
   readonly soul: SoulReader;
   readonly logger: Logger;
   readonly budget: ReplyBudget;
@@ -65,10 +66,10 @@ export interface ReplyPrompts {
 export function createReplyPrompts(deps: ReplyPromptDeps): ReplyPrompts {
   const { config, budget, estimator, logger: log } = deps;
 
-  async function contextOf(memory: WorkingMemory, text: string, exclude: string[], now: Date, timeZone: string): Promise<{ memories: PromptMemory[]; notes: string[] }> {
+  async function contextOf(memory: WorkingMemory, text: string, exclude: string[], now: Date, timeZone: string, includeFaded: boolean): Promise<{ memories: PromptMemory[]; notes: string[] }> {
     const { scopeId } = memory;
     try {
-      const context = await deps.context.retrieveContext({ scopeId, message: text, budgetTokens: budget.memoryTokens, excludeEpisodeIds: exclude, now, timeZone });
+      const context = await deps.context.retrieveContext({ scopeId, message: text, budgetTokens: budget.memoryTokens, excludeEpisodeIds: exclude, now, timeZone, includeFaded });
       const episodeIds = context.items.filter((i) => i.kind === 'episode').map((i) => i.id);
       // Turns of this conversation are in the recent window or the summary already.
       const own = await deps.conversations.turnsAmong(memory, episodeIds);
@@ -92,10 +93,25 @@ export function createReplyPrompts(deps: ReplyPromptDeps): ReplyPrompts {
     return episodes.map((e) => ({ id: e.id, role: e.role as PromptTurn['role'], author: e.author, content: e.content }));
   }
 
+  /**
+   * The faded memories the person asked for and the prompt shows are revived (memory-store.ts
+   * `revive`). A failure costs the revival, not the reply.
+   */
+  async function revive(scope: Scope, shown: readonly string[], now: Date): Promise<void> {
+    try {
+      const revived = await deps.memories.revive({ scopeId: scope.id, ids: shown }, { now, reason: 'recalled: the person asked to remember' });
+      if (revived.length > 0) log.info('faded memories recalled and revived', { scope: scope.key, revived: revived.length });
+    } catch (error) {
+      log.warn('revival of recalled memories failed', { scope: scope.key, error });
+    }
+  }
+
   return {
     async assemble({ scope, memory, content, turns, now, showAuthors }) {
+      // Deep recall: only a message that asks to remember reaches the memories that have faded.
+      const recall = asksToRecall(content);
       const [{ memories: retrieved, notes }, soulView, goals] = await Promise.all([
-        contextOf(memory, content, memory.state.recentTurnIds, now, scope.timezone ?? config.timeZone),
+        contextOf(memory, content, memory.state.recentTurnIds, now, scope.timezone ?? config.timeZone, recall),
         deps.soul.read(scope.id).catch((error: unknown) => (log.warn('soul unavailable for this reply', { scope: scope.key, error }), { markdown: '', memoryIds: [] as string[] })),
         // Seed 000 activeGoals: goal memories, plus scheduled tasks once a scheduler of tasks exists.
         deps.memories.activeGoals(scope.id).catch((error: unknown) => (log.warn('goals unavailable for this reply', { scope: scope.key, error }), [] as string[])),
@@ -109,6 +125,7 @@ export function createReplyPrompts(deps: ReplyPromptDeps): ReplyPrompts {
       // A soul stored before SOUL_MAX_TOKENS (or under a larger one) is cut to it until sleep rebuilds it.
       const soul = fitText(soulView.markdown, Math.ceil(config.sleep.soulMaxTokens * estimator.factor), estimator);
       const built = buildPrompt({ systemPrompt: `${deps.systemPrompt}\n${nowLine(scope, now)}`, soul, memories, goals, summary: memory.summary, turns: promptTurns(turns), tools: deps.tools, budget, estimator, showAuthors });
+      if (recall) await revive(scope, built.memoryIds, now);
       return { built, memories, shownInSoul, goals, notes };
     },
   };
