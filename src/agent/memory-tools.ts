@@ -94,7 +94,10 @@ export const MEMORY_TOOL_DEFINITIONS: readonly LlmTool[] = [
         limit: { type: 'integer', minimum: 1, maximum: 10 },
         includeFaded: {
           type: 'boolean',
-          description: 'also search memories that have faded (not confirmed for a long time; marked "faded"), when the person asks whether you remember something. A faded memory found this way is remembered again. Needs words the memory contains.',
+          description:
+            'also search memories that have faded (not confirmed for a long time; marked "faded"), when the person ' +
+            'asks whether you remember something. A faded memory found this way is remembered again. ' +
+            'Needs words the memory contains.',
         },
       },
       required: ['query'],
@@ -168,7 +171,9 @@ export function createMemoryTools(deps: MemoryToolsDeps): MemoryTools {
           if (results.length === 0) return { content: 'nothing found', isError: false };
           // Deep recall: the faded memories returned were asked for, and the reply will use them.
           const recalled = results.filter((r) => r.faded).map((r) => r.id);
-          if (recalled.length > 0) await memories.revive({ scopeId: b.scopeId, ids: recalled }, { now: b.now, reason: 'recalled: memory_search with includeFaded (reply)' });
+          if (recalled.length > 0) {
+            await memories.revive({ scopeId: b.scopeId, ids: recalled }, { now: b.now, reason: 'recalled: memory_search with includeFaded (reply)' });
+          }
           const lines = results.map((r) => r.kind === 'memory'
             ? `${r.id} memory [${r.category ?? 'fact'}, confidence ${(r.confidence ?? 0).toFixed(2)}${r.faded ? ', faded' : ''}] ${r.content}`
             : `${r.id} turn ${r.timestamp.toISOString().slice(0, 16)} ${r.role === 'user' ? (r.author ?? 'person') : 'you'}: ${r.content}`);

@@ -2,7 +2,9 @@
  * What the model reads for one reply, assembled: the memories and earlier turns retrieval finds
  * for the message (less the turns this conversation holds already, and less the memories the soul
  * states), the soul cut to SOUL_MAX_TOKENS, the active goals and "now" in the scope's zone, built
- * in seed 000's order within the reply budget (prompt-builder.ts). A part that cannot be read
+ * in seed 000's order within the reply budget (prompt-builder.ts). A message that asks to remember
+ * ("do you remember…") also reaches the faded memories, and those the prompt shows are revived
+ * (deep recall, docs/agent.md). A part that cannot be read
  * (retrieval, the soul, the goals) is left out with a log line; the reply goes on without it.
  */
 import type { Config } from '../config/load-config';
@@ -99,7 +101,8 @@ export function createReplyPrompts(deps: ReplyPromptDeps): ReplyPrompts {
    */
   async function revive(scope: Scope, shown: readonly string[], now: Date): Promise<void> {
     try {
-      const revived = await deps.memories.revive({ scopeId: scope.id, ids: shown }, { now, reason: 'recalled: the person asked to remember' });
+      const origin = { now, reason: 'recalled: the person asked to remember' };
+      const revived = await deps.memories.revive({ scopeId: scope.id, ids: shown }, origin);
       if (revived.length > 0) log.info('faded memories recalled and revived', { scope: scope.key, revived: revived.length });
     } catch (error) {
       log.warn('revival of recalled memories failed', { scope: scope.key, error });

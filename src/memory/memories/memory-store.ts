@@ -66,7 +66,10 @@ export function createMemoryStore(deps: { prisma: PrismaClient; index?: VectorIn
     reinforce: ({ scopeId, id, sourceEpisodeIds }, origin) => prisma.$transaction((tx) => reinforceMemory(tx, scopeId, id, sourceEpisodeIds, origin)),
     async revive({ scopeId, ids }, origin) {
       if (ids.length === 0) return [];
-      const faded = await prisma.memory.findMany({ where: { scopeId, id: { in: [...ids] }, active: false, validTo: null }, select: { id: true } });
+      const faded = await prisma.memory.findMany({
+        where: { scopeId, id: { in: [...ids] }, active: false, validTo: null },
+        select: { id: true },
+      });
       if (faded.length === 0) return [];
       return prisma.$transaction(async (tx) => {
         const revived: string[] = [];
