@@ -1,6 +1,7 @@
 /**
- * The memory tools given to the model (seed 002): `memory_search`, `memory_get`, `memory_save`
- * (a note in today's daily log) and `memory_update` (long-term memory: create, append, replace).
+ * The memory tools given to the model (seed 002): `memory_search` (with `includeFaded`, deep
+ * recall: faded memories too, marked, and revived once found), `memory_get`, `memory_save` (a note
+ * in today's daily log) and `memory_update` (long-term memory: create, append, replace).
  *
  * Scope binding is the runtime's, never the model's: the definitions have no scope argument,
  * unknown arguments are refused, and {@link MemoryTools.bind} closes over the scope of the message
@@ -73,7 +74,11 @@ export interface MemoryToolsDeps {
   readonly maxResultChars?: number;
 }
 
-const searchArgs = z.strictObject({ query: z.string().trim().min(1).max(500), limit: z.number().int().min(1).max(10).optional() });
+const searchArgs = z.strictObject({
+  query: z.string().trim().min(1).max(500),
+  limit: z.number().int().min(1).max(10).optional(),
+  includeFaded: z.boolean().optional(),
+});
 const getArgs = z.strictObject({ id: z.string().trim().min(1).max(100) });
 const saveArgs = z.strictObject({ note: z.string().trim().min(1).max(2_000) });
 const updateArgs = z.strictObject({
@@ -87,7 +92,21 @@ export const MEMORY_TOOL_DEFINITIONS: readonly LlmTool[] = [
   {
     name: 'memory_search',
     description: 'Search what you remember about this person: long-term memories and past conversation turns. Use it when the answer may depend on something said before that is not in the prompt.',
-    parameters: { type: 'object', properties: { query: { type: 'string', description: 'what to look for, in plain words' }, limit: { type: 'integer', minimum: 1, maximum: 10 } }, required: ['query'] },
+    parameters: {
+      type: 'object',
+      properties: {
+        query: { type: 'string', description: 'what to look for, in plain words' },
+        limit: { type: 'integer', minimum: 1, maximum: 10 },
+        includeFaded: {
+          type: 'boolean',
+          description:
+            'also search memories that have faded (not confirmed for a long time; marked "faded"), when the person ' +
+            'asks whether you remember something. A faded memory found this way is remembered again. ' +
+            'Needs words the memory contains.',
+        },
+      },
+      required: ['query'],
+    },
   },
   {
     name: 'memory_get',
@@ -159,11 +178,16 @@ export function createMemoryTools(deps: MemoryToolsDeps): MemoryTools {
       const handlers: Record<string, (raw: Record<string, unknown>) => Promise<ToolResult>> = {
         async memory_search(raw) {
           const args = searchArgs.parse(raw);
-          const { results } = await deps.search.search({ scopeId: b.scopeId, semanticQuery: args.query, limit: args.limit ?? 5, now: b.now });
+          const { results } = await deps.search.search({ scopeId: b.scopeId, semanticQuery: args.query, limit: args.limit ?? 5, includeFaded: args.includeFaded, now: b.now });
           if (results.length === 0) return { content: 'nothing found', isError: false };
           const conflicts = results.some((r) => r.kind === 'memory') ? await conflictsOf() : [];
+          // Deep recall: the faded memories returned were asked for, and the reply will use them.
+          const recalled = results.filter((r) => r.faded).map((r) => r.id);
+          if (recalled.length > 0) {
+            await memories.revive({ scopeId: b.scopeId, ids: recalled }, { now: b.now, reason: 'recalled: memory_search with includeFaded (reply)' });
+          }
           const lines = results.map((r) => r.kind === 'memory'
-            ? `${r.id} memory [${r.category ?? 'fact'}, confidence ${(r.confidence ?? 0).toFixed(2)}] ${r.content}${noteOf(r.id, conflicts)}`
+            ? `${r.id} memory [${r.category ?? 'fact'}, confidence ${(r.confidence ?? 0).toFixed(2)}${r.faded ? ', faded' : ''}] ${r.content}${noteOf(r.id, conflicts)}`
             : `${r.id} turn ${r.timestamp.toISOString().slice(0, 16)} ${r.role === 'user' ? (r.author ?? 'person') : 'you'}: ${r.content}`);
           return { content: lines.join('\n'), isError: false };
         },

@@ -2,7 +2,9 @@
  * What the model reads for one reply, assembled: the memories and earlier turns retrieval finds
  * for the message (less the turns this conversation holds already, and less the memories the soul
  * states; both sides of a contradiction annotated), the soul cut to SOUL_MAX_TOKENS, the active goals and "now" in the scope's zone, built
- * in seed 000's order within the reply budget (prompt-builder.ts). A part that cannot be read
+ * in seed 000's order within the reply budget (prompt-builder.ts). A message that asks to remember
+ * ("do you remember…") also reaches the faded memories, and those the prompt shows are revived
+ * (deep recall, docs/agent.md). A part that cannot be read
  * (retrieval, the soul, the goals) is left out with a log line; the reply goes on without it.
  */
 import type { Config } from '../config/load-config';
@@ -13,6 +15,7 @@ import type { Episode } from '../memory/episodes/episode-service';
 import type { MemoryStore } from '../memory/memories/memory-store';
 import type { SoulReader } from '../memory/profiles/soul';
 import type { Scope } from '../memory/records';
+import { asksToRecall } from '../memory/retrieval/recall-request';
 import type { ContextRetriever } from '../memory/retrieval/retrieve-context';
 import type { Logger } from '../shared/logger';
 import { withConflicts } from './conflict-notes';
@@ -23,7 +26,7 @@ export interface ReplyPromptDeps {
   readonly config: Pick<Config, 'sleep' | 'timeZone'>;
   readonly context: ContextRetriever;
   readonly conversations: Pick<ConversationStore, 'turnsAmong'>;
-  readonly memories: Pick<MemoryStore, 'activeGoals' | 'conflicts'>;
+  readonly memories: Pick<MemoryStore, 'activeGoals' | 'conflicts' | 'revive'>;
   readonly soul: SoulReader;
   readonly logger: Logger;
   readonly budget: ReplyBudget;
@@ -66,10 +69,10 @@ export interface ReplyPrompts {
 export function createReplyPrompts(deps: ReplyPromptDeps): ReplyPrompts {
   const { config, budget, estimator, logger: log } = deps;
 
-  async function contextOf(memory: WorkingMemory, text: string, exclude: string[], now: Date, timeZone: string): Promise<{ memories: PromptMemory[]; notes: string[] }> {
+  async function contextOf(memory: WorkingMemory, text: string, exclude: string[], now: Date, timeZone: string, includeFaded: boolean): Promise<{ memories: PromptMemory[]; notes: string[] }> {
     const { scopeId } = memory;
     try {
-      const context = await deps.context.retrieveContext({ scopeId, message: text, budgetTokens: budget.memoryTokens, excludeEpisodeIds: exclude, now, timeZone });
+      const context = await deps.context.retrieveContext({ scopeId, message: text, budgetTokens: budget.memoryTokens, excludeEpisodeIds: exclude, now, timeZone, includeFaded });
       const episodeIds = context.items.filter((i) => i.kind === 'episode').map((i) => i.id);
       // Turns of this conversation are in the recent window or the summary already.
       const own = await deps.conversations.turnsAmong(memory, episodeIds);
@@ -93,10 +96,26 @@ export function createReplyPrompts(deps: ReplyPromptDeps): ReplyPrompts {
     return episodes.map((e) => ({ id: e.id, role: e.role as PromptTurn['role'], author: e.author, content: e.content }));
   }
 
+  /**
+   * The faded memories the person asked for and the prompt shows are revived (memory-store.ts
+   * `revive`). A failure costs the revival, not the reply.
+   */
+  async function revive(scope: Scope, shown: readonly string[], now: Date): Promise<void> {
+    try {
+      const origin = { now, reason: 'recalled: the person asked to remember' };
+      const revived = await deps.memories.revive({ scopeId: scope.id, ids: shown }, origin);
+      if (revived.length > 0) log.info('faded memories recalled and revived', { scope: scope.key, revived: revived.length });
+    } catch (error) {
+      log.warn('revival of recalled memories failed', { scope: scope.key, error });
+    }
+  }
+
   return {
     async assemble({ scope, memory, content, turns, now, showAuthors }) {
+      // Deep recall: only a message that asks to remember reaches the memories that have faded.
+      const recall = asksToRecall(content);
       const [{ memories: retrieved, notes }, soulView, goals, conflicts] = await Promise.all([
-        contextOf(memory, content, memory.state.recentTurnIds, now, scope.timezone ?? config.timeZone),
+        contextOf(memory, content, memory.state.recentTurnIds, now, scope.timezone ?? config.timeZone, recall),
         deps.soul.read(scope.id).catch((error: unknown) => (log.warn('soul unavailable for this reply', { scope: scope.key, error }), { markdown: '', memoryIds: [] as string[] })),
         // Seed 000 activeGoals: goal memories, plus scheduled tasks once a scheduler of tasks exists.
         deps.memories.activeGoals(scope.id).catch((error: unknown) => (log.warn('goals unavailable for this reply', { scope: scope.key, error }), [] as string[])),
@@ -112,6 +131,7 @@ export function createReplyPrompts(deps: ReplyPromptDeps): ReplyPrompts {
       // A soul stored before SOUL_MAX_TOKENS (or under a larger one) is cut to it until sleep rebuilds it.
       const soul = fitText(soulView.markdown, Math.ceil(config.sleep.soulMaxTokens * estimator.factor), estimator);
       const built = buildPrompt({ systemPrompt: `${deps.systemPrompt}\n${nowLine(scope, now)}`, soul, memories, goals, summary: memory.summary, turns: promptTurns(turns), tools: deps.tools, budget, estimator, showAuthors });
+      if (recall) await revive(scope, built.memoryIds, now);
       return { built, memories, shownInSoul, goals, notes };
     },
   };

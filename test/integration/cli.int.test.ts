@@ -139,7 +139,7 @@ describe('CLI chat', () => {
     expect(result.code).toBe(0);
     const out = result.stdout;
     expect(out).toMatch(/^Hello, Cli! I am Nocturne; what you tell me here is remembered in terminal:cli\./);
-    const order = ['/memories [category | next | prev | N] — ', 'I have no memories of our conversations yet.', 'Paused: ', 'I do not know /frobnicate.'].map((s) => out.indexOf(s));
+    const order = ['/memories [--all] [category | next | prev | N] — ', 'I have no memories of our conversations yet.', 'Paused: ', 'I do not know /frobnicate.'].map((s) => out.indexOf(s));
     expect(order.every((i) => i >= 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     const scopes = JSON.parse((await runCli(['scopes', '--json'], env)).stdout) as { scopes: Array<{ key: string; channel: string; episodes: number }> };

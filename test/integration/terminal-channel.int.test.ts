@@ -324,7 +324,7 @@ describe('terminal channel', () => {
 
   it('/help and /start list the commands; an unknown command does not reach the model', async () => {
     const help = await session.say('/help');
-    for (const command of ['memories [category | next | prev | N]', 'forget N | words', 'why N', 'digest [at HH:MM | off | on]', 'timezone [Zone]', 'sleep', 'pause', 'resume', 'export', 'end', 'help']) expect(help).toContain(`/${command} — `);
+    for (const command of ['memories [--all] [category | next | prev | N]', 'forget N | words', 'why N', 'digest [at HH:MM | off | on]', 'timezone [Zone]', 'sleep', 'pause', 'resume', 'export', 'end', 'help']) expect(help).toContain(`/${command} — `);
     expect(help).toContain('/quit');
     expect(await session.say('/start')).toMatch(/^Hello, Ana! What you tell me here stays in terminal:ana\.\n\nI remember our conversations/);
     const before = replyRequests();

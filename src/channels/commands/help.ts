@@ -12,7 +12,7 @@ export interface ChannelCommand {
 
 /** Every command, in menu order. */
 export const COMMANDS: readonly ChannelCommand[] = [
-  { command: 'memories', description: 'What I remember about you (by category, with numbers)' },
+  { command: 'memories', description: 'What I remember about you (by category, with numbers; --all: faded ones too)' },
   { command: 'forget', description: 'Forget something: /forget 3 or /forget my ex' },
   { command: 'why', description: 'Where a memory came from: /why 3' },
   { command: 'keep', description: 'Which is true, when I heard two things that conflict: /keep 3' },

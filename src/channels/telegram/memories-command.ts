@@ -3,12 +3,13 @@
  * that page back and forth and filter by category; a button press edits the same message rather
  * than sending a new one.
  *
- * Button data is `mem:<page>:<category>` (empty category: all). A category whose name would make
- * the data longer than Telegram's 64 bytes gets no button (the list still shows it).
+ * Button data is `mem:<page>:<category>` (empty category: all), with `+` after the page when the
+ * listing holds faded memories too (`/memories --all`). A category whose name would make the data
+ * longer than Telegram's 64 bytes gets no button (the list still shows it).
  */
 import { InlineKeyboard, type Composer } from 'grammy';
 import type { MemoryCatalog } from '../../memory/memories/memory-catalog';
-import { renderMemoryList } from '../commands/memories';
+import { parseMemoriesFlags, renderMemoryList } from '../commands/memories';
 import type { NumberedLists } from '../commands/numbered-lists';
 import { sendText } from './send-text';
 import type { NocturneContext } from './telegram-context';
@@ -24,33 +25,38 @@ export interface MemoryPage {
   readonly entries: ReadonlyArray<{ n: number; memoryId: string }>;
 }
 
-function callbackData(page: number, category: string | null): string {
-  return `${CALLBACK_PREFIX}:${page}:${category ?? ''}`;
+function callbackData(page: number, category: string | null, withFaded: boolean): string {
+  return `${CALLBACK_PREFIX}:${page}${withFaded ? '+' : ''}:${category ?? ''}`;
 }
 
 /** The page and filter of a button's data, or null when the data is not ours. */
-export function parseMemoriesCallback(data: string): { page: number; category: string | null } | null {
-  const match = /^mem:(\d{1,6}):(.*)$/s.exec(data);
+export function parseMemoriesCallback(data: string): { page: number; category: string | null; withFaded: boolean } | null {
+  const match = /^mem:(\d{1,6})(\+?):(.*)$/s.exec(data);
   if (!match) return null;
-  return { page: Number(match[1]), category: match[2] === '' ? null : match[2]! };
+  return { page: Number(match[1]), category: match[3] === '' ? null : match[3]!, withFaded: match[2] === '+' };
 }
 
-/** Renders page `page` (0-based, clamped) of the scope's current memories, filtered by `category`, with its buttons. */
+/**
+ * Renders page `page` (0-based, clamped) of the scope's current memories (and faded ones, with
+ * `withFaded`), filtered by `category`, with its buttons.
+ */
 export async function renderMemoryPage(
   catalog: Pick<MemoryCatalog, 'page' | 'categories'>,
   scope: { id: string; timeZone: string },
   page: number,
   category: string | null,
+  withFaded = false,
 ): Promise<MemoryPage> {
-  const list = await renderMemoryList(catalog, scope, page, category);
+  const list = await renderMemoryList(catalog, scope, page, category, withFaded);
   const shown = list.page;
+  const data = (n: number, c: string | null) => callbackData(n, c, withFaded);
   const keyboard = new InlineKeyboard();
-  if (shown > 0) keyboard.text('« Previous', callbackData(shown - 1, category));
-  if (shown < list.pages - 1) keyboard.text('Next »', callbackData(shown + 1, category));
-  const categories = list.categories.filter((c) => Buffer.byteLength(callbackData(0, c)) <= MAX_CALLBACK_BYTES);
+  if (shown > 0) keyboard.text('« Previous', data(shown - 1, category));
+  if (shown < list.pages - 1) keyboard.text('Next »', data(shown + 1, category));
+  const categories = list.categories.filter((c) => Buffer.byteLength(data(0, c)) <= MAX_CALLBACK_BYTES);
   if (categories.length > 1 || category) {
     keyboard.row();
-    const buttons = [{ label: category === null ? '• all' : 'all', data: callbackData(0, null) }, ...categories.map((c) => ({ label: c === category ? `• ${c}` : c, data: callbackData(0, c) }))];
+    const buttons = [{ label: category === null ? '• all' : 'all', data: data(0, null) }, ...categories.map((c) => ({ label: c === category ? `• ${c}` : c, data: data(0, c) }))];
     for (const [i, button] of buttons.entries()) {
       if (i > 0 && i % 3 === 0) keyboard.row();
       keyboard.text(button.label, button.data);
@@ -67,8 +73,9 @@ export function registerMemoriesCommand(
   const { catalog } = deps;
 
   composer.command('memories', async (ctx) => {
-    const category = ctx.match.trim().toLowerCase() || null;
-    const page = await renderMemoryPage(catalog, ctx.scope, 0, category);
+    const { withFaded, rest } = parseMemoriesFlags(ctx.match);
+    const category = rest.toLowerCase() || null;
+    const page = await renderMemoryPage(catalog, ctx.scope, 0, category, withFaded);
     deps.lists.rememberPage(ctx.scope.id, category, page.entries, new Date());
     await sendText(ctx.api, ctx.chat.id, page.text, { replyMarkup: page.keyboard });
   });
@@ -79,7 +86,7 @@ export function registerMemoriesCommand(
       await ctx.answerCallbackQuery();
       return;
     }
-    const page = await renderMemoryPage(catalog, ctx.scope, wanted.page, wanted.category);
+    const page = await renderMemoryPage(catalog, ctx.scope, wanted.page, wanted.category, wanted.withFaded);
     deps.lists.rememberPage(ctx.scope.id, wanted.category, page.entries, new Date());
     await ctx.answerCallbackQuery();
     try {

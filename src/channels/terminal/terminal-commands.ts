@@ -3,7 +3,8 @@
  * src/channels/commands/, in forms that suit a line-based conversation:
  *
  * - `/memories [category]` lists, `/memories next`, `/memories prev` and `/memories 3` page
- *   (through the filter shown last), `/memories all` drops the filter;
+ *   (through the filter shown last), `/memories all` drops the filter, `/memories --all` lists
+ *   the faded memories too;
  * - `/forget N` and `/forget words` list what would go and ask "Forget it? (y/n)": the next line answers;
  * - `/digest` prints the digest, claimed and marked sent like a delivered one;
  * - `/keep N` answers the digest's "Which is true?" (no buttons on a terminal);
@@ -22,7 +23,7 @@ import { buildExportFiles, exportCounts } from '../commands/export';
 import { confirmForget, FORGET_KEPT_TEXT, FORGET_USAGE, forgetReason, parseForgetArgument, previewForgetNumber, previewForgetWords } from '../commands/forget';
 import { helpText, NUMBERS_NOTE } from '../commands/help';
 import { answerKeep } from '../commands/keep';
-import { renderMemoryList } from '../commands/memories';
+import { parseMemoriesFlags, renderMemoryList } from '../commands/memories';
 import { createNumberedLists } from '../commands/numbered-lists';
 import { END_TEXT, unknownCommandText } from '../commands/replies';
 import { answerWhy } from '../commands/why';
@@ -36,7 +37,7 @@ const WHERE = 'the terminal';
 /** The `/help` answer on the terminal. */
 export const TERMINAL_HELP_TEXT = helpText({
   about: 'When I have a digest of what I learned, I show it here when you come back (or now, with /digest).',
-  usage: { memories: '[category | next | prev | N]', forget: 'N | words', why: 'N', keep: 'N', digest: '[at HH:MM | off | on]', timezone: '[Zone]' },
+  usage: { memories: '[--all] [category | next | prev | N]', forget: 'N | words', why: 'N', keep: 'N', digest: '[at HH:MM | off | on]', timezone: '[Zone]' },
   footer: `${NUMBERS_NOTE} /quit (or Ctrl-D) leaves; the conversation stays open until /end.`,
 });
 
@@ -66,8 +67,22 @@ export interface TerminalCommands {
 }
 
 /** Which page `/memories <argument>` asks for, given the listing shown last. */
-function memoriesRequest(argument: string, last: { category: string | null; page: number } | undefined): { category: string | null; page: number } {
-  const word = argument.trim().toLowerCase();
+function memoriesRequest(argument: string, last: Listing | undefined): Listing {
+  const { withFaded, rest } = parseMemoriesFlags(argument);
+  const word = rest.toLowerCase();
+  // Paging keeps the listing's --all; a new listing has it only when asked.
+  const paging = word === 'next' || word === 'prev' || word === 'previous' || /^\d{1,6}$/.test(word);
+  return { ...pageOf(word, last), withFaded: withFaded || (paging && last?.withFaded === true) };
+}
+
+/** A listing: its filter, page, and whether faded memories are in it. */
+interface Listing {
+  readonly category: string | null;
+  readonly page: number;
+  readonly withFaded: boolean;
+}
+
+function pageOf(word: string, last: Listing | undefined): { category: string | null; page: number } {
   if (word === '') return { category: null, page: 0 };
   if (word === 'all') return { category: null, page: 0 };
   if (word === 'next') return last ? { category: last.category, page: last.page + 1 } : { category: null, page: 0 };
@@ -81,7 +96,7 @@ export function createTerminalCommands(deps: TerminalCommandDeps): TerminalComma
   const lists = createNumberedLists({ maxScopes: 100 });
   const log = deps.logger.child({ component: 'terminal' });
   /** The filter and page of the last /memories, for `next`, `prev` and page numbers. */
-  let lastListing: { scopeId: string; category: string | null; page: number } | undefined;
+  let lastListing: (Listing & { scopeId: string }) | undefined;
 
   function deliver(digest: DeliverableDigest) {
     return deliverDigestOnce({ digestBook, digest, logger: log, send: async (part) => deps.print(part) });
@@ -89,9 +104,9 @@ export function createTerminalCommands(deps: TerminalCommandDeps): TerminalComma
 
   async function memories(argument: string, scope: CommandScope): Promise<CommandAnswer> {
     const wanted = memoriesRequest(argument, lastListing?.scopeId === scope.id ? lastListing : undefined);
-    const list = await renderMemoryList(catalog, scope, wanted.page, wanted.category);
+    const list = await renderMemoryList(catalog, scope, wanted.page, wanted.category, wanted.withFaded);
     lists.rememberPage(scope.id, list.category, list.entries, new Date());
-    lastListing = { scopeId: scope.id, category: list.category, page: list.page };
+    lastListing = { scopeId: scope.id, category: list.category, page: list.page, withFaded: list.withFaded };
     const hints: string[] = [];
     if (list.pages > 1) {
       const moves = [...(list.page < list.pages - 1 ? ['/memories next'] : []), ...(list.page > 0 ? ['/memories prev'] : []), '/memories N for page N'];

@@ -31,6 +31,8 @@ export interface MemoryLine {
   readonly validFrom: Date;
   /** When the first message it was learned from was said (null: no sources, e.g. imported). */
   readonly firstHeardAt: Date | null;
+  /** It has faded (deactivated, kept for deep recall); only pages asked `withFaded` hold one. */
+  readonly faded: boolean;
 }
 
 /** One source message of a memory, as `/why` shows it. */
@@ -64,8 +66,10 @@ export interface MemoryCatalog {
   /**
    * Current memories, most confident first, `limit` from `offset`, with how many there are.
    * Without a category: what is known about the person (conversation summaries only when asked for).
+   * `withFaded`: the faded memories follow the current ones (so a number means the same current
+   * memory either way), most confident first.
    */
-  page(scopeId: string, query: { category: string | null; offset: number; limit: number }): Promise<{ total: number; lines: MemoryLine[] }>;
+  page(scopeId: string, query: { category: string | null; offset: number; limit: number; withFaded?: boolean }): Promise<{ total: number; lines: MemoryLine[] }>;
   /** Every category of the scope's current memories, alphabetically. */
   categories(scopeId: string): Promise<string[]>;
   /** Memories of a state, most confident first (admin API, CLI). */
@@ -96,19 +100,23 @@ export function createMemoryCatalog(prisma: PrismaClient): MemoryCatalog {
 
   return {
     async page(scopeId, query) {
-      const where = { scopeId, ...stateFilter('current'), ...(query.category ? { category: query.category } : KNOWLEDGE_ONLY) };
+      const state = query.withFaded ? { validTo: null } : stateFilter('current');
+      const where = { scopeId, ...state, ...(query.category ? { category: query.category } : KNOWLEDGE_ONLY) };
       const [total, rows] = await Promise.all([
         prisma.memory.count({ where }),
         prisma.memory.findMany({
           where,
-          orderBy: [{ confidence: 'desc' }, { validFrom: 'asc' }, { id: 'asc' }],
+          orderBy: [{ active: 'desc' }, { confidence: 'desc' }, { validFrom: 'asc' }, { id: 'asc' }],
           skip: query.offset,
           take: query.limit,
-          select: { id: true, category: true, content: true, confidence: true, validFrom: true },
+          select: { id: true, category: true, content: true, confidence: true, validFrom: true, active: true },
         }),
       ]);
       const dates = await firstHeard(scopeId, rows.map((r) => r.id));
-      return { total, lines: rows.map((r) => showStoredValue({ ...r, firstHeardAt: dates.get(r.id) ?? null })) };
+      return {
+        total,
+        lines: rows.map(({ active, ...r }) => showStoredValue({ ...r, firstHeardAt: dates.get(r.id) ?? null, faded: !active })),
+      };
     },
 
     async categories(scopeId) {

@@ -12,7 +12,7 @@ import type { Memory, PrismaClient } from '../../storage/prisma';
 import type { VectorIndex } from '../vectors/vector-index';
 import { rememberConversation, type CappedResult } from './capped-memory';
 import type { Episode } from '../episodes/episode-service';
-import { reinforceMemory, supersedeMemory, writeMemory, type ChangeOrigin, type NewMemory, type WriteResult } from './memory-writer';
+import { reinforceMemory, reviveMemory, supersedeMemory, writeMemory, type ChangeOrigin, type NewMemory, type WriteResult } from './memory-writer';
 import type { Embedder } from '../embeddings/embedder';
 import { findNeighbours } from './restatements';
 import { openConflicts, type Conflict } from './conflicts';
@@ -37,6 +37,11 @@ export interface MemoryStore {
   remember(memory: NewMemory, origin: ChangeOrigin): Promise<WriteResult>;
   /** New evidence confirms a current memory (+0.05 confidence, revived if it had faded). */
   reinforce(params: { scopeId: string; id: string; sourceEpisodeIds: readonly string[] }, origin: ChangeOrigin): Promise<StoredMemory>;
+  /**
+   * Deep recall: revives the faded memories among `ids` that were shown because the person asked
+   * (memory-writer.ts `reviveMemory`); others are left alone. Returns the ids revived.
+   */
+  revive(params: { scopeId: string; ids: readonly string[] }, origin: ChangeOrigin): Promise<string[]>;
   /** Replaces a current memory's content; the old version stays as history. */
   revise(params: { scopeId: string; id: string; change: MemoryRevision }, origin: ChangeOrigin): Promise<{ previous: StoredMemory; current: StoredMemory }>;
   /** One memory of the scope (faded and superseded ones too), or null. */
@@ -64,6 +69,19 @@ export function createMemoryStore(deps: { prisma: PrismaClient; index?: VectorIn
       return prisma.$transaction((tx) => writeMemory(tx, { ...memory, neighbours }, origin));
     },
     reinforce: ({ scopeId, id, sourceEpisodeIds }, origin) => prisma.$transaction((tx) => reinforceMemory(tx, scopeId, id, sourceEpisodeIds, origin)),
+    async revive({ scopeId, ids }, origin) {
+      if (ids.length === 0) return [];
+      const faded = await prisma.memory.findMany({
+        where: { scopeId, id: { in: [...ids] }, active: false, validTo: null },
+        select: { id: true },
+      });
+      if (faded.length === 0) return [];
+      return prisma.$transaction(async (tx) => {
+        const revived: string[] = [];
+        for (const { id } of faded) if (await reviveMemory(tx, scopeId, id, origin)) revived.push(id);
+        return revived;
+      });
+    },
     revise: ({ scopeId, id, change }, origin) => prisma.$transaction((tx) => supersedeMemory(tx, scopeId, id, change, origin)),
     get: (scopeId, id) => prisma.memory.findFirst({ where: { scopeId, id } }),
     conflicts: async (scopeId) => showStoredValue(await openConflicts(prisma, scopeId)),

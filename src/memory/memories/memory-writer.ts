@@ -171,6 +171,31 @@ export async function reinforceMemory(tx: Tx, scopeId: string, id: string, sourc
 }
 
 /**
+ * A faded memory the person (or the agent, for them) asked for and got back is revived: active
+ * again, reinforced like new evidence would (+0.05 confidence, counted, its decay clock reset) and
+ * accessed now. Being asked for by name is the one use that counts as a confirmation: the person
+ * brought it back themselves. No episode is cited: the question is not evidence of the fact.
+ * A current memory is left as it is (null); a superseded one is history and is never revived.
+ */
+export async function reviveMemory(tx: Tx, scopeId: string, id: string, origin: ChangeOrigin): Promise<Memory | null> {
+  const before = await load(tx, scopeId, id);
+  if (before.active || before.validTo) return null;
+  const after = await tx.memory.update({
+    where: { id },
+    data: {
+      active: true,
+      confidence: Math.min(1, before.confidence + REINFORCE_STEP),
+      reinforcementCount: { increment: 1 },
+      lastReinforcedAt: origin.now,
+      decaySteps: 0,
+      lastAccessedAt: origin.now,
+    },
+  });
+  await audit(tx, scopeId, origin, 'revive', id, snapshot(before), snapshot(after));
+  return after;
+}
+
+/**
  * A correction: the old version stops being true now (validTo, superseded by the new one, kept
  * for "what was true on date X"); the new version carries the content, category and evidence.
  */

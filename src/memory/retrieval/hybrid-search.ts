@@ -22,7 +22,7 @@ import type { Logger } from '../../shared/logger';
 import { ValidationError } from '../../shared/errors';
 import type { EpisodeRepository, EpisodeSearchRow } from '../../storage/episode-repository';
 import { queryTerms, type FullTextIndex } from '../../storage/full-text';
-import type { MemoryRepository } from '../../storage/memory-repository';
+import type { MemoryRepository, MemoryWithSources } from '../../storage/memory-repository';
 import type { PrismaClient } from '../../storage/prisma';
 import type { Embedder } from '../embeddings/embedder';
 import type { IndexGuard } from '../vectors/index-guard';
@@ -30,7 +30,7 @@ import type { VectorHit, VectorIndex } from '../vectors/vector-index';
 import type { MemoryQuery, ResultKind, ScoreParts, SearchResult } from './memory-query';
 import { rankKnowledgeFirst } from './knowledge-first';
 import { datesInQuery } from './query-dates';
-import { episodePasses, memoryPasses, topicFilter as tagFilter } from './search-filters';
+import { episodePasses, isFaded, memoryPasses, topicFilter as tagFilter } from './search-filters';
 import { DEFAULT_WEIGHTS, normalizedScores, recencyOf, round, type Scored, type SearchWeights } from './search-scoring';
 import { scoreTurns, type TurnEvidence } from './turn-scoring';
 
@@ -102,6 +102,14 @@ export function embeddingText(query: string): string {
  * index ~4 ms of re-ranking per search at 100,000 vectors. The few best by meaning stay exact.
  */
 const EXACT_VECTOR_TOP = 50;
+
+/**
+ * A faded memory that passed only because deep recall asked for faded ones: it must share a word
+ * with the query (see {@link MemoryQuery.includeFaded}); a temporal listing has no words to share.
+ */
+function recalledOnly(query: MemoryQuery, m: MemoryWithSources): boolean {
+  return !query.includeInactive && isFaded(m);
+}
 
 export function createHybridSearch(deps: HybridSearchDeps): InspectableSearch {
   const weights: SearchWeights = { ...DEFAULT_WEIGHTS, ...deps.weights };
@@ -206,7 +214,7 @@ export function createHybridSearch(deps: HybridSearchDeps): InspectableSearch {
     const kwScore = normalizedScores(kw);
     const semScore = normalizedScores(vec);
     const rows = await deps.memories.getMany(query.scopeId, [...new Set([...kwScore.keys(), ...semScore.keys()])]);
-    return rows.filter((m) => memoryPasses(query, m)).map((m) => {
+    return rows.filter((m) => memoryPasses(query, m) && (!recalledOnly(query, m) || kwScore.has(m.id))).map((m) => {
       const parts: ScoreParts = {
         semantic: semScore.get(m.id) ?? 0,
         keyword: kwScore.get(m.id) ?? 0,
@@ -239,7 +247,7 @@ export function createHybridSearch(deps: HybridSearchDeps): InspectableSearch {
     if (kinds.includes('memory')) {
       const ids = await deps.prisma.memory.findMany({ where: { scopeId: query.scopeId, validFrom: range }, orderBy: { validFrom: 'desc' }, take: limit * 4, select: { id: true } });
       for (const m of await deps.memories.getMany(query.scopeId, ids.map((r) => r.id))) {
-        if (memoryPasses(query, m)) out.push({ kind: 'memory', id: m.id, base: recencyOf(m.validFrom, now), parts: { recency: recencyOf(m.validFrom, now) }, memory: m });
+        if (memoryPasses(query, m) && !recalledOnly(query, m)) out.push({ kind: 'memory', id: m.id, base: recencyOf(m.validFrom, now), parts: { recency: recencyOf(m.validFrom, now) }, memory: m });
       }
     }
     return out;
@@ -262,6 +270,7 @@ export function createHybridSearch(deps: HybridSearchDeps): InspectableSearch {
       parts,
       category: m.category,
       confidence: m.confidence,
+      ...(isFaded(m) && { faded: true }),
       sourceEpisodes: m.sources.map((src) => ({ id: src.episodeId, externalId: src.episode.externalId })),
     };
   }

@@ -20,8 +20,15 @@ export interface MemoryQuery {
   readonly strategy?: SearchStrategy;
   /** Only episodes from this channel. */
   readonly channel?: string;
-  /** Deep search: include deactivated (faded) memories. */
+  /** History search: include every inactive memory, faded and superseded versions alike. */
   readonly includeInactive?: boolean;
+  /**
+   * Deep recall: include faded memories (deactivated, still current: never superseded) whatever
+   * their confidence, but only those that share a word with the query. A memory fades for lack of
+   * evidence, so the nearest vector alone (however far) must not bring it back; the person's own
+   * words must name it.
+   */
+  readonly includeFaded?: boolean;
   /** Seed 003's second stage: only memories whose source trust is at least this. */
   readonly minSourceTrust?: number;
   /** Only memories at least this confident. */
@@ -77,4 +84,6 @@ export interface SearchResult {
   readonly author?: string | null;
   readonly category?: string;
   readonly confidence?: number;
+  /** For memories: true when it has faded (deactivated, not superseded); found by deep recall. */
+  readonly faded?: boolean;
 }

@@ -48,6 +48,11 @@ export interface ContextRequest {
   readonly excludeEpisodeIds?: readonly string[];
   /** The scope's zone, episodes' times are written in (the reply prompt's "Now" is in it too); default UTC. */
   readonly timeZone?: string | null;
+  /**
+   * Deep recall (the person asked "do you remember…"): faded memories that share a word with the
+   * message are searched too, whatever their confidence, and marked faded in their line.
+   */
+  readonly includeFaded?: boolean;
   /** More items to rank in (active goals, scheduled tasks, ...). */
   readonly extra?: readonly Omit<ContextItem, 'tokens'>[];
 }
@@ -67,8 +72,9 @@ export interface RetrievedContext {
 /** Relative weight of each kind before its own score: memories are distilled, goals steer. */
 const KIND_WEIGHT: Record<ContextItemKind, number> = { goal: 1.2, memory: 1, episode: 0.6, other: 0.5 };
 
-export function formatMemory(category: string, content: string, confidence: number): string {
-  return `[${category}, confidence ${confidence.toFixed(2)}] ${content}`;
+/** A memory as a prompt line; a faded one (found by deep recall) says so. */
+export function formatMemory(category: string, content: string, confidence: number, faded = false): string {
+  return `[${category}, confidence ${confidence.toFixed(2)}${faded ? ', faded' : ''}] ${content}`;
 }
 
 /** An episode as a prompt line: its local minute (in `timeZone`, default UTC), who, what. */
@@ -109,13 +115,14 @@ export function createContextRetriever(deps: { prisma: PrismaClient; search: Hyb
             semanticQuery: request.message,
             kinds: ['memory'],
             minConfidence: request.minConfidence ?? 0.3,
+            includeFaded: request.includeFaded,
             limit: request.memoryLimit ?? 10,
             now,
           });
           notes.push(...searchNotes);
           const best = results[0]?.score ?? 1;
           for (const r of results) {
-            const text = formatMemory(r.category ?? 'fact', r.content, r.confidence ?? 0);
+            const text = formatMemory(r.category ?? 'fact', r.content, r.confidence ?? 0, r.faded);
             candidates.push({ kind: 'memory', id: r.id, text, score: KIND_WEIGHT.memory * (best > 0 ? r.score / best : 0), tokens: estimateTokens(text), timestamp: r.timestamp });
           }
         } catch (error) {

@@ -42,10 +42,19 @@ export function episodePasses(query: MemoryQuery, e: EpisodeSearchRow, tagged: S
   return true;
 }
 
-/** Whether a memory passes the query's filters. */
+/** Whether a memory has faded: deactivated by decay or expiry, but never superseded. */
+export function isFaded(m: { active: boolean; validTo: Date | null }): boolean {
+  return !m.active && m.validTo === null;
+}
+
+/**
+ * Whether a memory passes the query's filters. A faded memory asked for by deep recall
+ * (`includeFaded`) is exempt from the confidence floor: fading is what lowered it.
+ */
 export function memoryPasses(query: MemoryQuery, m: MemoryWithSources): boolean {
-  if (!query.includeInactive && !m.active) return false;
-  if (query.minConfidence !== undefined && m.confidence < query.minConfidence) return false;
+  const recalled = query.includeFaded === true && isFaded(m);
+  if (!query.includeInactive && !m.active && !recalled) return false;
+  if (query.minConfidence !== undefined && m.confidence < query.minConfidence && !recalled) return false;
   if (query.minSourceTrust !== undefined && m.sourceTrust < query.minSourceTrust) return false;
   if (query.minImportance !== undefined && m.importance < query.minImportance) return false;
   if (query.timeRange?.start && m.validFrom < query.timeRange.start) return false;
