@@ -15,7 +15,7 @@
  */
 import { createHashEmbedder } from '../src/memory/embeddings/hash-embedder';
 import { createLocalEmbedder } from '../src/memory/embeddings/local-embedder';
-import { GOALS, measureStore, measureWire, summarize } from './memory/metrics';
+import { GOALS, measureStore, measureWire, percentile, summarize } from './memory/metrics';
 import { DEFAULT_MISBEHAVIOUR } from './memory/misbehaving-model';
 import { MESSAGE_MIX } from './memory/messages';
 import { runSimulation } from './memory/simulation';
@@ -41,10 +41,10 @@ async function main(): Promise<void> {
   console.log(`model mistakes (rates): ${Object.entries(DEFAULT_MISBEHAVIOUR).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   const hash = process.argv.includes('--hash');
   console.log(`pipeline embedder: ${hash ? 'hash (--hash)' : 'the configured one (local USE-lite)'}`);
-  // The consolidation schedule (defaults: the service's, SLEEP_MIN_EPISODES 60, SLEEP_MAX_WAIT_HOURS 504).
+  // The consolidation schedule (defaults: the service's, SLEEP_MIN_EPISODES 10, SLEEP_MAX_WAIT_HOURS 24).
   const env: Record<string, string> = {};
-  if (process.argv.includes('--min-episodes')) env.SLEEP_MIN_EPISODES = String(argument('min-episodes', 60));
-  if (process.argv.includes('--max-wait-hours')) env.SLEEP_MAX_WAIT_HOURS = String(argument('max-wait-hours', 504));
+  if (process.argv.includes('--min-episodes')) env.SLEEP_MIN_EPISODES = String(argument('min-episodes', 10));
+  if (process.argv.includes('--max-wait-hours')) env.SLEEP_MAX_WAIT_HOURS = String(argument('max-wait-hours', 24));
   if (Object.keys(env).length > 0) console.log(`settings: ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}`);
   const sim = await runSimulation({ people, days, seed, env, log: (line) => console.log(line), ...(hash && { embedder: createHashEmbedder({ dimension: 256 }) }) });
   try {
@@ -53,7 +53,7 @@ async function main(): Promise<void> {
     const store = await measureStore(sim.service.core.db.prisma, embedder);
     await embedder.close();
     const wire = measureWire(sim.model.calls, sim.replyLimit);
-    const s = summarize(store, wire);
+    const s = summarize(store, wire, { ...sim.lag, questions: sim.questions });
     const facts = sim.people.reduce((n, p) => n + p.facts.length, 0);
     table('volume', [
       ['people', people], ['simulated days', days], ['facts of ground truth', facts],
@@ -77,10 +77,29 @@ async function main(): Promise<void> {
     ]);
     table('model cost (on the wire, body characters / 4)', [
       ...Object.entries(wire.byPurpose).map(([purpose, v]) => [`${purpose}: calls / input tokens`, `${v.calls} / ${v.inputTokens}`] as const),
-      ['calls per episode (memory work: all but replies)', s.llmCallsPerEpisode, `<= ${GOALS.llmCallsPerEpisode}`],
+      ['calls per episode (memory work: all but replies)', s.llmCallsPerEpisode],
       ['input tokens per episode (memory work)', s.inputTokensPerEpisode, `<= ${GOALS.inputTokensPerEpisode}`],
       ['calls per episode (all purposes, replies too)', s.allPurposesCallsPerEpisode],
       ['input tokens per episode (all purposes)', s.allPurposesInputTokensPerEpisode],
+    ]);
+    const held = sim.questions.filter((q) => q.held).length;
+    table('schedule: lag against cost', [
+      ['settings', `SLEEP_MIN_EPISODES ${sim.service.core.config.sleep.minEpisodes}, SLEEP_MAX_WAIT_HOURS ${sim.service.core.config.sleep.maxWaitHours}`],
+      ['person messages cited by a memory (everyone / on most days)', `${sim.lag.allHours.length} / ${sim.lag.dailyTalkerHours.length}`],
+      ['lag h p50 / p95, people on most days', `${percentile(sim.lag.dailyTalkerHours, 50).toFixed(1)} / ${s.consolidationLagHoursP95}`, `p95 <= ${GOALS.consolidationLagHoursP95}`],
+      ['lag h p50 / p95, everyone', `${percentile(sim.lag.allHours, 50).toFixed(1)} / ${percentile(sim.lag.allHours, 95).toFixed(1)}`],
+      ['person-nights with a consolidation run', sim.lag.personNights], ['memory calls in the nights', sim.lag.nightCalls],
+      ['calls per person-night', s.consolidationCallsPerPersonNight ?? 0, `<= ${GOALS.consolidationCallsPerPersonNight}`],
+      ['memory calls per person per simulated night', (sim.lag.nightCalls / (people * days)).toFixed(3)],
+    ]);
+    table('recent facts (asked 1-20 days after they were said)', [
+      ['questions', sim.questions.length], ['reply prompts holding the fact', held],
+      ['recall %', s.recentFactRecallPct ?? 0, `>= ${GOALS.recentFactRecallPct} %`],
+      ...['1-3', '4-10', '11-20'].map((band) => {
+        const [lo, hi] = band.split('-').map(Number) as [number, number];
+        const inBand = sim.questions.filter((q) => q.daysAgo >= lo && q.daysAgo <= hi);
+        return [`  said ${band} days before: held / asked`, `${inBand.filter((q) => q.held).length} / ${inBand.length}`] as const;
+      }),
     ]);
     table('mistakes the model made (count)', Object.entries(sim.model.mistakes).map(([k, v]) => [k, v] as const));
     console.log('\nexamples');

@@ -25,8 +25,14 @@ export const CHARS_PER_TOKEN = 4;
 /** The reply budget of an 8k window: the window less the answer reservation (token-budget.ts). */
 export const WINDOW_TOKENS = 8_192;
 
+/**
+ * The goals. Cost is judged per person-night (a consolidation run reads whatever a night has, so
+ * one call per person per night is the floor of a schedule that learns within a day), not per
+ * episode: calls per episode rewarded batches that made people wait weeks.
+ */
 export const GOALS = {
-  nearDuplicatePct: 2, junkPct: 2, soulTokensP95: 1_500, promptOverBudgetPct: 0, llmCallsPerEpisode: 0.02, inputTokensPerEpisode: 400,
+  nearDuplicatePct: 2, junkPct: 2, soulTokensP95: 1_500, promptOverBudgetPct: 0, inputTokensPerEpisode: 400,
+  consolidationLagHoursP95: 24, consolidationCallsPerPersonNight: 1.2, recentFactRecallPct: 95,
 } as const;
 
 const PLACEHOLDER = /^(\.{2,}|…|<[^>]*>|n\/a|tbd|todo|fact|content|unknown)$/i;
@@ -153,6 +159,14 @@ export function measureWire(calls: readonly WireCall[], replyLimit: number): Wir
   };
 }
 
+/** The schedule's figures from the simulation (simulation.ts, LagFigures and questions). */
+export interface ScheduleInput {
+  readonly dailyTalkerHours: readonly number[];
+  readonly personNights: number;
+  readonly nightCalls: number;
+  readonly questions: readonly { readonly held: boolean }[];
+}
+
 export interface HygieneSummary {
   readonly nearDuplicatePct: number;
   readonly junkPct: number;
@@ -168,11 +182,17 @@ export interface HygieneSummary {
   readonly allPurposesInputTokensPerEpisode: number;
   /** Active memories with at least one near-duplicate, % of active (readable beside the pair count). */
   readonly memoriesWithDuplicatePct: number;
+  /** p95 hours from a person's message to the night a memory cited it, people who talk on most days. */
+  readonly consolidationLagHoursP95?: number;
+  /** Memory-work calls of the nights per (person, night) with a consolidation run. */
+  readonly consolidationCallsPerPersonNight?: number;
+  /** Questions about facts said 1-20 days before whose reply prompt held the fact, %. */
+  readonly recentFactRecallPct?: number;
 }
 
 const round = (n: number, digits = 2) => Number(n.toFixed(digits));
 
-export function summarize(store: StoreFigures, wire: WireFigures): HygieneSummary {
+export function summarize(store: StoreFigures, wire: WireFigures, schedule?: ScheduleInput): HygieneSummary {
   const perMemory = (n: number) => (store.activeMemories === 0 ? 0 : (n / store.activeMemories) * 100);
   const perEpisode = (n: number) => (store.episodes === 0 ? 0 : n / store.episodes);
   const reply = wire.byPurpose.reply ?? { calls: 0, inputTokens: 0 };
@@ -187,5 +207,10 @@ export function summarize(store: StoreFigures, wire: WireFigures): HygieneSummar
     allPurposesCallsPerEpisode: round(perEpisode(wire.calls), 3),
     allPurposesInputTokensPerEpisode: round(perEpisode(wire.inputTokens), 0),
     memoriesWithDuplicatePct: round(perMemory(store.duplicatedMemories)),
+    ...(schedule && {
+      consolidationLagHoursP95: round(percentile(schedule.dailyTalkerHours, 95), 1),
+      consolidationCallsPerPersonNight: round(schedule.personNights === 0 ? 0 : schedule.nightCalls / schedule.personNights),
+      recentFactRecallPct: round(schedule.questions.length === 0 ? 0 : (schedule.questions.filter((q) => q.held).length / schedule.questions.length) * 100, 1),
+    }),
   };
 }

@@ -61,6 +61,11 @@ export interface MisbehavingModel {
   readonly calls: WireCall[];
   /** Mistakes made, by name (what the model did, not what the service kept). */
   readonly mistakes: Record<string, number>;
+  /**
+   * Reply requests' bodies (JSON) while `capturing` is true, so the simulation can read the prompt
+   * a question's reply was built from (kept only then: all of them would be hundreds of MB).
+   */
+  readonly captured: { capturing: boolean; replies: string[] };
 }
 
 const SYSTEM_MARKS: ReadonlyArray<[string, Purpose]> = [
@@ -92,6 +97,7 @@ export function createMisbehavingModel(params: { seed: number; rates?: Partial<M
   let rng: Rng = createRng(params.seed);
   const calls: WireCall[] = [];
   const mistakes: Record<string, number> = {};
+  const captured = { capturing: false, replies: [] as string[] };
   /** What each memory the model wrote says, so it knows a shown memory (as a model reads one). */
   const written = new Map<string, { key: string; value: string }>();
   const count = (name: string) => (mistakes[name] = (mistakes[name] ?? 0) + 1);
@@ -223,7 +229,9 @@ export function createMisbehavingModel(params: { seed: number; rates?: Partial<M
 
   const responder: LlmResponder = (seen) => {
     const purpose = purposeOf(seen);
-    calls.push({ purpose, tokens: Math.ceil(JSON.stringify(seen.body).length / 4) });
+    const body = JSON.stringify(seen.body);
+    calls.push({ purpose, tokens: Math.ceil(body.length / 4) });
+    if (purpose === 'reply' && captured.capturing) captured.replies.push(body);
     const prompt = seen.messages.at(-1)?.text ?? '';
     rng = createRng(fnv1a(`${params.seed}:${purpose}:${prompt}`));
     switch (purpose) {
@@ -244,5 +252,5 @@ export function createMisbehavingModel(params: { seed: number; rates?: Partial<M
         return { kind: 'text', text: '{}' };
     }
   };
-  return { responder, calls, mistakes };
+  return { responder, calls, mistakes, captured };
 }

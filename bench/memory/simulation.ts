@@ -23,7 +23,7 @@ import { startService, type RunningService } from '../../src/service';
 import { uuidv7 } from '../../src/shared/ids';
 import { createSilentLogger } from '../../src/shared/logger';
 import { startAnthropicDouble, type AnthropicDouble } from '../../test/doubles/anthropic-server';
-import { schedule, type Conversation } from './messages';
+import { isDailyTalker, schedule, type Conversation } from './messages';
 import { createMisbehavingModel, type Misbehaviour, type MisbehavingModel } from './misbehaving-model';
 import { createPeople, type Person } from './people';
 
@@ -62,7 +62,27 @@ export interface Simulation {
   readonly seconds: number;
   /** The reply budget of the window the agent was configured for: window less the answer reserve. */
   readonly replyLimit: number;
+  /** What the consolidation schedule cost and how long it made people wait: {@link LagFigures}. */
+  readonly lag: LagFigures;
+  /** Questions about what a person said 1-20 days before, and whether the reply's prompt held the answer. */
+  readonly questions: readonly { readonly key: string; readonly daysAgo: number; readonly held: boolean }[];
   stop(): Promise<void>;
+}
+
+/**
+ * The schedule's figures, read night by night: after each night's consolidation tick, every
+ * message of a person newly cited by a memory adds its wait (the night's time less the message's);
+ * every (person, night) with a consolidation run adds the memory-work model calls of that night.
+ */
+export interface LagFigures {
+  /** Hours from a person's message to the night a memory first cited it, people who talk on most days. */
+  readonly dailyTalkerHours: readonly number[];
+  /** The same for everyone. */
+  readonly allHours: readonly number[];
+  /** (person, night) pairs with a consolidation run. */
+  readonly personNights: number;
+  /** Model calls of the memory work (all but replies) made during the nights. */
+  readonly nightCalls: number;
 }
 
 /**
@@ -153,6 +173,11 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     const people = createPeople({ count: options.people, days: options.days, seed: options.seed, start: SIMULATION_START });
     const conversations = schedule(people, { days: options.days, start: SIMULATION_START, seed: options.seed });
     const core = service.core;
+    const prisma = core.db.prisma;
+    const dailyTalkers = new Set(people.filter((_, i) => isDailyTalker(i)).map((p) => p.id));
+    const questions: { key: string; daysAgo: number; held: boolean }[] = [];
+    const cited = new Set<string>();
+    const lag = { dailyTalkerHours: [] as number[], allHours: [] as number[], personNights: 0, nightCalls: 0 };
     let messages = 0;
     let failedReplies = 0;
     let next = 0;
@@ -171,10 +196,18 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
           // Every earlier row has its vector before the next turn retrieves: the same run gives
           // the same prompts whatever the background worker's timing.
           await core.embeddingWorker.drain();
+          model.captured.capturing = message.asks !== undefined;
+          model.captured.replies.length = 0;
           const reply = await post(url, {
             user: conversation.person.id, name: conversation.person.name, text: message.text,
             timestamp: message.at.toISOString(), messageId: `${conversation.person.id}-${day}-${i}`,
           });
+          model.captured.capturing = false;
+          if (message.asks) {
+            // The first reply request of the turn is the prompt the context retriever built.
+            const prompt = (model.captured.replies[0] ?? '').toLowerCase();
+            questions.push({ key: message.asks.key, daysAgo: day - message.asks.saidDay, held: prompt.includes(message.asks.value.toLowerCase()) });
+          }
           messages++;
           if (/went wrong|can't think right now|could not read/i.test(reply)) failedReplies++;
         }
@@ -182,11 +215,26 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       lap('messagesMs');
       now = new Date(SIMULATION_START.getTime() + (day + 1) * DAY_MS + NIGHT_HOUR_UTC * 3_600_000);
       await core.embeddingWorker.drain();
+      const callsBefore = model.calls.filter((c) => c.purpose !== 'reply').length;
       const consolidation = await core.scheduler.runConsolidation(now);
       await core.scheduler.runDecay(now);
       for (const scope of await core.db.prisma.scope.findMany({ select: { id: true } })) {
         const runId = uuidv7(now.getTime());
         await core.sleep.digest(scope.id, { now, runId, periodEnd: now, shouldContinue: () => true, tokenBudgetLeft: Number.POSITIVE_INFINITY });
+      }
+      lag.nightCalls += model.calls.filter((c) => c.purpose !== 'reply').length - callsBefore;
+      lag.personNights += consolidation.scopes.filter((r) => r.status !== 'not-due' && r.status !== 'busy').length;
+      const sources = await prisma.memorySource.findMany({
+        where: { episode: { role: 'user' } },
+        select: { episodeId: true, episode: { select: { timestamp: true, scope: { select: { key: true } } } } },
+      });
+      for (const source of sources) {
+        if (cited.has(source.episodeId)) continue;
+        cited.add(source.episodeId);
+        const hours = (now.getTime() - source.episode.timestamp.getTime()) / 3_600_000;
+        lag.allHours.push(hours);
+        const person = source.episode.scope.key.split(':').at(-1) ?? '';
+        if (dailyTalkers.has(person)) lag.dailyTalkerHours.push(hours);
       }
       lap('nightsMs');
       if ((day + 1) % 30 === 0 || day === options.days - 1) {
@@ -197,7 +245,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       }
     }
     const seconds = (performance.now() - started) / 1000;
-    return { service, model, people, conversations, messages, failedReplies, seconds, replyLimit: REPLY_WINDOW - resolveReplyBudget(config.agent, REPLY_WINDOW).answerTokens, stop };
+    return { service, model, people, conversations, messages, failedReplies, seconds, lag, questions, replyLimit: REPLY_WINDOW - resolveReplyBudget(config.agent, REPLY_WINDOW).answerTokens, stop };
   } catch (error) {
     await stop();
     throw error;

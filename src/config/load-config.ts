@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { AppError } from '../shared/errors';
+import type { SleepWindow } from '../shared/local-time';
 import { envSchema, type Env } from './schema';
 
 /** The typed configuration the composition root hands to every component. */
@@ -75,8 +76,10 @@ export interface SleepConfig {
   readonly digestCheckCron: string;
   readonly idleMinutes: number;
   readonly minEpisodes: number;
-  /** SLEEP_MAX_WAIT_HOURS: a run is due with fewer episodes once the oldest has waited this long. */
+  /** SLEEP_MAX_WAIT_HOURS: a run is due with fewer episodes before the person's oldest message waits longer. */
   readonly maxWaitHours: number;
+  /** SLEEP_WINDOW_START / SLEEP_WINDOW_HOURS: the nightly window of scopes that set none. */
+  readonly defaultSleepWindow: SleepWindow;
   readonly maxAttempts: number;
   /** Tokens per scope per local day; 0 means unlimited. */
   readonly dailyTokenBudget: number;
@@ -237,6 +240,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       idleMinutes: env.SLEEP_IDLE_MINUTES,
       minEpisodes: env.SLEEP_MIN_EPISODES,
       maxWaitHours: env.SLEEP_MAX_WAIT_HOURS,
+      defaultSleepWindow: { startHour: env.SLEEP_WINDOW_START, durationHours: env.SLEEP_WINDOW_HOURS },
       maxAttempts: env.SLEEP_MAX_ATTEMPTS,
       dailyTokenBudget: env.SLEEP_DAILY_TOKEN_BUDGET,
       digestTime: env.DIGEST_TIME,

@@ -131,3 +131,21 @@ export function startOfLocalDay(now: Date, timeZone: string): Date {
   const today = localDateTime(now, timeZone);
   return instantOf({ year: today.year, month: today.month, day: today.day, hour: 0, minute: 0 }, timeZone);
 }
+
+/**
+ * The instant the window next opens after the opening of the window `instant` is in (or, outside
+ * a window, after the last one that opened): tomorrow night's opening, seen from tonight. A rule
+ * that may only act inside the window asks this to know whether waiting for the next night is
+ * too late. A window of 24 hours or more is always open: its "next opening" is `instant` itself.
+ */
+export function nextWindowOpening(instant: Date, window: SleepWindow, timeZone: string): Date {
+  if (window.durationHours >= 24) return instant;
+  const local = localDateTime(instant, timeZone);
+  // Date.UTC normalizes day overflow (the 32nd, the 0th), so calendar arithmetic stays in the zone's dates.
+  const daysAhead = local.hour >= window.startHour ? 1 : 0;
+  const date = new Date(Date.UTC(local.year, local.month - 1, local.day + daysAhead));
+  return instantOf(
+    { year: date.getUTCFullYear(), month: date.getUTCMonth() + 1, day: date.getUTCDate(), hour: window.startHour, minute: 0 },
+    timeZone,
+  );
+}

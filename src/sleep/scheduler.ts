@@ -9,11 +9,12 @@
  * lease keeps them from running the same kind on the same scope twice.
  *
  * Rules (docs/sleep.md, "Schedule"):
- * - consolidation: the scope is not paused, idle (no message for idleMinutes), has at least
- *   minEpisodes unconsolidated episodes below the attempts cap (or fewer, the oldest of them
- *   waiting maxWaitHours: a quiet person's three weeks are one model call, not twenty-one), is inside its sleep window if it
- *   has one, and has tokens left today; without tokens the run is recorded as deferred, once a
- *   day. The job stops early (shouldContinue) when a message arrives or the service stops.
+ * - consolidation: the scope is not paused, idle (no message for idleMinutes), inside its sleep
+ *   window (its own, else the service's), has at least minEpisodes unconsolidated episodes below
+ *   the attempts cap (or fewer, the person's oldest of them would wait over maxWaitHours if left
+ *   for the next window: `consolidationDecision`), and has tokens left today; without tokens the
+ *   run is recorded as deferred, once a day. The job stops early (shouldContinue) when a message
+ *   arrives or the service stops.
  * - decay: every scope, paused ones too. Pausing stops the agent from *learning* (reading new
  *   episodes into memories); decay only lets old, unreinforced memories fade, which is what a
  *   paused memory would do anyway, and skipping it would keep stale facts alive at full strength.
@@ -33,16 +34,16 @@ import type { Logger } from '../shared/logger';
 import type { PrismaClient, Scope } from '../storage/prisma';
 import { createLeases, type Leases } from './lease';
 import { resolveScopeSettings, ScopeSettingsError, type ScopeSettings } from '../memory/scopes/scope-settings';
-import { digestDecision, idleDecision } from './due-rules';
+import { consolidationDecision, digestDecision, idleDecision, type PendingEpisodes } from './due-rules';
 import { createJobRunner } from './job-runner';
 import type { SleepJobKind, SleepJobOutcome, SleepJobs } from './sleep-jobs';
 import type { ScopeRunReport, SleepTickReport } from './tick-report';
-import { digestInstant, isInSleepWindow } from '../shared/local-time';
+import { digestInstant, type SleepWindow } from '../shared/local-time';
 import { createTokenBudget } from './token-budget';
 
 /** The scheduler's settings; the composition root fills them from Config.sleep and Config.timeZone. */
 export interface SleepSchedulerOptions {
-  /** When consolidation looks for due scopes; default `0 *\/6 * * *`. */
+  /** When consolidation looks for due scopes; default hourly (`0 * * * *`), so every zone's window is met. */
   readonly consolidateCron: string;
   /** When decay runs; default `30 3 * * *`. */
   readonly decayCron: string;
@@ -50,10 +51,15 @@ export interface SleepSchedulerOptions {
   readonly digestCheckCron: string;
   /** Minutes without a message before a scope may be consolidated; default 30. */
   readonly idleMinutes: number;
-  /** Unconsolidated episodes that make a run due (a batch worth a model call); default 60. */
+  /** Unconsolidated episodes that make a run due in the next window (a batch worth a model call); default 10. */
   readonly minEpisodes: number;
-  /** Hours the oldest unconsolidated episode may wait before a run is due with fewer; default 504 (three weeks). */
+  /** Hours the person's oldest unconsolidated message may wait; a run is due with fewer episodes before that; default 24. */
   readonly maxWaitHours: number;
+  /**
+   * The nightly window of scopes that set none (the service's SLEEP_WINDOW_START / SLEEP_WINDOW_HOURS);
+   * absent here: such scopes are consolidated at any tick.
+   */
+  readonly defaultSleepWindow?: SleepWindow;
   /** Episodes that failed this many times are left alone and reported; default 5. Also caps digest retries per day. */
   readonly maxAttempts: number;
   /** Tokens per scope per local day; 0 = unlimited; default 200000. */
@@ -69,12 +75,12 @@ export interface SleepSchedulerOptions {
 }
 
 export const defaultSleepSchedulerOptions: SleepSchedulerOptions = {
-  consolidateCron: '0 */6 * * *',
+  consolidateCron: '0 * * * *',
   decayCron: '30 3 * * *',
   digestCheckCron: '* * * * *',
   idleMinutes: 30,
-  minEpisodes: 60,
-  maxWaitHours: 504,
+  minEpisodes: 10,
+  maxWaitHours: 24,
   maxAttempts: 5,
   dailyTokenBudget: 200_000,
   digestTime: '21:00',
@@ -167,6 +173,7 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
       dailyTokenBudget: options.dailyTokenBudget,
       idleMinutes: options.idleMinutes,
       timeZone: options.defaultTimeZone,
+      ...(options.defaultSleepWindow && { sleepWindow: options.defaultSleepWindow }),
     });
   }
 
@@ -216,18 +223,19 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
 
   async function consolidationTick(now: Date) {
     const scopes = await prisma.scope.findMany({ where: { paused: false }, orderBy: { createdAt: 'asc' } });
-    const countBy = async (attempts: { lt: number } | { gte: number }) => {
+    const countBy = async (attempts: { lt: number } | { gte: number }, role?: string) => {
       const groups = await prisma.episode.groupBy({
         by: ['scopeId'],
-        where: { consolidated: false, consolidationAttempts: attempts },
+        where: { consolidated: false, consolidationAttempts: attempts, ...(role && { role }) },
         _count: { _all: true },
         _min: { timestamp: true },
       });
       return new Map(groups.map((g) => [g.scopeId, { count: g._count._all, oldest: g._min.timestamp }]));
     };
     const pending = await countBy({ lt: options.maxAttempts });
+    const fromPerson = await countBy({ lt: options.maxAttempts }, 'user');
     const stuck = await countBy({ gte: options.maxAttempts });
-    const waitedSince = new Date(now.getTime() - options.maxWaitHours * 3_600_000);
+    const thresholds = { minEpisodes: options.minEpisodes, maxWaitHours: options.maxWaitHours };
 
     const exhausted: { scopeId: string; scopeKey: string; episodes: number }[] = [];
     for (const scope of scopes) {
@@ -238,17 +246,15 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
     }
 
     const reports = await forEachScope('consolidate', scopes, async (scope, settings) => {
-      const { count: waiting, oldest } = pending.get(scope.id) ?? { count: 0, oldest: null };
       const notDue = (reason: string): ScopeRunReport => ({ scopeId: scope.id, scopeKey: scope.key, status: 'not-due', detail: reason });
-      const waitedLongEnough = waiting > 0 && oldest !== null && oldest.getTime() <= waitedSince.getTime();
-      if (waiting < options.minEpisodes && !waitedLongEnough) {
-        return notDue(`${waiting} unconsolidated episodes (needs ${options.minEpisodes}, or one waiting ${options.maxWaitHours} h)`);
-      }
+      const waiting: PendingEpisodes = {
+        count: pending.get(scope.id)?.count ?? 0,
+        oldestFromPerson: fromPerson.get(scope.id)?.oldest ?? null,
+      };
+      const worth = consolidationDecision(waiting, settings, thresholds, now);
+      if (!worth.due) return notDue(worth.reason);
       const idle = idleDecision(scope, settings, now);
       if (!idle.due) return notDue(idle.reason);
-      if (settings.sleepWindow && !isInSleepWindow(now, settings.sleepWindow, settings.timeZone)) {
-        return notDue(`outside the sleep window (${settings.sleepWindow.startHour}:00 for ${settings.sleepWindow.durationHours} h, ${settings.timeZone})`);
-      }
       return runJob({
         kind: 'consolidate',
         scope,

@@ -84,7 +84,7 @@ describe('hostile import, round two (issue 16: items 1, 2, 6, 10)', () => {
     const config = loadConfig({
       env: {
         DATA_DIR: dataDir, TZ: 'UTC', ANTHROPIC_API_KEY: 'sk-hostile-import-0000', ANTHROPIC_BASE_URL: llm.url, ADMIN_TOKEN, API_PORT: String(apiPort), WEBHOOK_SECRET,
-        WEBHOOK_PORT: String(webhookPort), TERMINAL: 'off', SLEEP_ENABLED: 'false', SLEEP_MIN_EPISODES: '1', SLEEP_IDLE_MINUTES: '30', LOG_LEVEL: 'warn', LOG_FORMAT: 'json',
+        WEBHOOK_PORT: String(webhookPort), TERMINAL: 'off', SLEEP_ENABLED: 'false', SLEEP_MIN_EPISODES: '1', SLEEP_WINDOW_HOURS: '24', SLEEP_IDLE_MINUTES: '30', LOG_LEVEL: 'warn', LOG_FORMAT: 'json',
       },
       envFile: false,
     });

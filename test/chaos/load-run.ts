@@ -164,6 +164,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         SLEEP_CONSOLIDATE_CRON: '* * * * *',
         SLEEP_IDLE_MINUTES: '0',
         SLEEP_MIN_EPISODES: '10',
+        SLEEP_WINDOW_HOURS: '24',
         DIGEST_TIME: '23:59',
         EMBEDDER: options.embedder,
         OLLAMA_HOST: world.ready.ollamaUrl,

@@ -135,10 +135,10 @@ describe('sleep scheduler (SQLite, real file)', () => {
       expect(calledScopes('consolidate')).toEqual([due.id, neverTalked.id, quickSleeper.id, inWindow.id].sort());
       const statusOf = (id: string) => report.scopes.find((s) => s.scopeId === id);
       expect(statusOf(talking.id)).toMatchObject({ status: 'not-due', detail: expect.stringContaining('not idle') });
-      expect(statusOf(few.id)).toMatchObject({ status: 'not-due', detail: '9 unconsolidated episodes (needs 10, or one waiting 504 h)' });
+      expect(statusOf(few.id)).toMatchObject({ status: 'not-due', detail: "9 unconsolidated episodes, the person's oldest 10 h old (needs 10, or a message that would wait over 24 h)" });
       expect(statusOf(outOfWindow.id)).toMatchObject({ status: 'not-due', detail: expect.stringContaining('outside the sleep window') });
       expect(statusOf(alreadyDone.id)).toMatchObject({ status: 'not-due' });
-      expect(statusOf(stuck.id)).toMatchObject({ status: 'not-due', detail: '7 unconsolidated episodes (needs 10, or one waiting 504 h)' });
+      expect(statusOf(stuck.id)).toMatchObject({ status: 'not-due', detail: "7 unconsolidated episodes, the person's oldest 10 h old (needs 10, or a message that would wait over 24 h)" });
       expect(statusOf(paused.id)).toBeUndefined();
       expect(statusOf(broken.id)).toMatchObject({ status: 'invalid-settings', detail: expect.stringContaining('sleepWindow.startHour') });
       expect(report.exhausted).toEqual([{ scopeId: stuck.id, scopeKey: stuck.key, episodes: 5 }]);
@@ -156,7 +156,7 @@ describe('sleep scheduler (SQLite, real file)', () => {
       await prisma.episode.create({ data: { scopeId: quietForAWeek.id, channel: 'test', role: 'user', content: 'said a week ago', timestamp: ago(minutes(168 * 60 + 1)), contentHash: `week-${quietForAWeek.id}` } });
       const report = await scheduler({ minEpisodes: 40, maxWaitHours: 168 }).runConsolidation();
       expect(calledScopes('consolidate')).toEqual([busy.id, quietForAWeek.id].sort());
-      expect(report.scopes.find((s) => s.scopeId === quiet.id)).toMatchObject({ status: 'not-due', detail: '6 unconsolidated episodes (needs 40, or one waiting 168 h)' });
+      expect(report.scopes.find((s) => s.scopeId === quiet.id)).toMatchObject({ status: 'not-due', detail: "6 unconsolidated episodes, the person's oldest 10 h old (needs 40, or a message that would wait over 168 h)" });
     });
 
     it('hands the job its context and records a SleepRun under the run id', async () => {

@@ -83,6 +83,8 @@ run('three replicas in Telegram webhook mode on one PostgreSQL', () => {
           SLEEP_CONSOLIDATE_CRON: '*/3 * * * * *',
           SLEEP_IDLE_MINUTES: '0',
           SLEEP_MIN_EPISODES: '1',
+          // Consolidated whenever the cron ticks, not only in the nightly window.
+          SLEEP_WINDOW_HOURS: '24',
           DIGEST_TIME: digestMinute(6 * 3_600_000).time,
           ...(i === 0 && { ADMIN_TOKEN: ADMIN, API_PORT: String(apiPort) }),
         },

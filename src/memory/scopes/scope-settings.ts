@@ -46,11 +46,13 @@ export interface ScopeSettingsDefaults {
   readonly timeZone: string;
   /** Absent means no cap. */
   readonly memoryCap?: number;
+  /** The nightly window of scopes that set none; absent: such scopes may be consolidated at any time. */
+  readonly sleepWindow?: SleepWindow;
 }
 
 /** A scope's effective sleep settings. */
 export interface ScopeSettings {
-  /** Absent: the scope may be consolidated at any time of day (once idle). */
+  /** The scope's own window, else the service's; absent: consolidated at any time of day (once idle). */
   readonly sleepWindow?: SleepWindow;
   /** HH:MM in {@link ScopeSettings.timeZone}. */
   readonly digestTime: string;
@@ -121,7 +123,7 @@ export function resolveScopeSettings(scope: ScopeSettingsSource, defaults: Scope
   if (problems.length > 0) throw new ScopeSettingsError(scope.key, problems);
 
   return {
-    sleepWindow: stored.sleepWindow,
+    sleepWindow: stored.sleepWindow ?? defaults.sleepWindow,
     digestTime: stored.digestTime ?? defaults.digestTime,
     dailyTokenBudget: stored.dailyTokenBudget ?? defaults.dailyTokenBudget,
     idleMinutes: stored.idleMinutes ?? defaults.idleMinutes,

@@ -15,15 +15,16 @@ function problems(env: Record<string, string>): string[] {
 }
 
 describe('sleep settings', () => {
-  it('default to a scheduler that consolidates every 6 hours, decays at 03:30 and sends digests at 21:00', () => {
+  it('default to a scheduler that looks hourly for scopes in their 02:00-06:00 window, decays at 03:30 and sends digests at 21:00', () => {
     expect(load({}).sleep).toEqual({
       enabled: true,
-      consolidateCron: '0 */6 * * *',
+      consolidateCron: '0 * * * *',
       decayCron: '30 3 * * *',
       digestCheckCron: '* * * * *',
       idleMinutes: 30,
-      minEpisodes: 60,
-      maxWaitHours: 504,
+      minEpisodes: 10,
+      maxWaitHours: 24,
+      defaultSleepWindow: { startHour: 2, durationHours: 4 },
       maxAttempts: 5,
       dailyTokenBudget: 200_000,
       digestTime: '21:00',
