@@ -45,7 +45,7 @@ describe('reply context: dedupe and the working conversation (integration)', () 
       core.episodeService.normalize({ content, author: 'Me', externalId: `told-${i}`, timestamp: new Date(then + i * 60_000).toISOString(), conversationId: 'three-days-ago' }, 'test')));
     const scope = (await core.directory.findByKey(SCOPE))!;
     const cat = (await core.db.prisma.episode.findFirst({ where: { scopeId: scope.id, externalId: 'told-0' } }))!;
-    await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId: scope.id, category: 'fact', content: CAT_MEMORY, confidence: 0.9, sourceEpisodeIds: [cat.id] }, { now: new Date(), by: 'sleep' }));
+    await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId: scope.id, category: 'fact', content: CAT_MEMORY, confidence: 0.9, sourceEpisodeIds: [cat.id] }, { now: new Date(), reason: 'learned from the turn' }));
     await core.embeddingWorker.drain();
   }, 90_000);
 
