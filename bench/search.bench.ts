@@ -10,6 +10,9 @@
  *   10,000 episodes, one of 100,000, and in one of 100 scopes of 1,000; each beside an exact
  *   brute-force search measured in the same run (the same query embedding, then a dot product
  *   with every vector of the scope).
+ * - Reply context: `retrieveContext` as the agent calls it for every reply (hybrid search over the
+ *   scope's episodes and memories with its query embedding, the recent turns, packing into the
+ *   2,000-token default budget), p50/p95 in the same scopes.
  *
  * Embedding 210,000 turns with USE-lite would take about an hour on this machine, so the large
  * scopes reuse the 1,500 real turns: each synthetic episode is a real turn's text with its real
@@ -30,6 +33,8 @@ import { seededRandom } from '../src/shared/seeded-random';
 
 const BASE_TURNS = 1_500;
 const QUERIES = 100;
+/** The reply context's default budget (AGENT_MEMORY_TOKENS). */
+const REPLY_CONTEXT_TOKENS = 2_000;
 const DATA = process.env.LOCOMO_FILE ?? path.resolve(__dirname, '../../shared/datasets/locomo/locomo-dev.json');
 
 function percentile(values: readonly number[], p: number): number {
@@ -116,14 +121,21 @@ async function main(): Promise<void> {
     console.log(`ingest without embedding (SQLite + FTS5 triggers): ${(ingested / (ingestMs / 1000)).toFixed(0)} episodes/s over ${ingested.toLocaleString('en')} episodes`);
 
     // ---- search ----
-    const rows: string[][] = [['scope', 'hybrid search p50', 'p95', 'query embedding p50', 'exact brute force p50', 'p95']];
+    const rows: string[][] = [['scope', 'hybrid search p50', 'p95', 'reply context p50', 'p95', 'query embedding p50', 'exact brute force p50', 'p95']];
     for (const [label, scopeId] of [['10k in one scope', scope10k], ['100k in one scope', scope100k], ['1k (one of 100 scopes)', spreadScope]] as const) {
       const vectors = vectorsByScope.get(scopeId)!;
       for (const q of questions.slice(0, 5)) await core.search.search({ scopeId, semanticQuery: q, limit: 10 });
       const hybrid: number[] = [];
       const embed: number[] = [];
       const exact: number[] = [];
+      const context: number[] = [];
       for (const q of questions) {
+        // The reply's context as the agent asks for it: search of episodes and memories, recent
+        // turns, packing into the default budget (query embedding included).
+        t0 = performance.now();
+        await core.context.retrieveContext({ scopeId, message: q, budgetTokens: REPLY_CONTEXT_TOKENS });
+        context.push(performance.now() - t0);
+
         t0 = performance.now();
         await core.search.search({ scopeId, semanticQuery: q, limit: 10 });
         hybrid.push(performance.now() - t0);
@@ -145,7 +157,7 @@ async function main(): Promise<void> {
         }
         exact.push(performance.now() - t0);
       }
-      rows.push([label, ms(percentile(hybrid, 50)), ms(percentile(hybrid, 95)), ms(percentile(embed, 50)), ms(percentile(exact, 50)), ms(percentile(exact, 95))]);
+      rows.push([label, ms(percentile(hybrid, 50)), ms(percentile(hybrid, 95)), ms(percentile(context, 50)), ms(percentile(context, 95)), ms(percentile(embed, 50)), ms(percentile(exact, 50)), ms(percentile(exact, 95))]);
     }
     const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
     for (const r of rows) console.log(r.map((cell, c) => cell.padEnd(widths[c]!)).join('  '));

@@ -1,10 +1,10 @@
 /**
  * What the model reads for one reply, assembled: the memories and earlier turns retrieval finds
- * for the message (less the turns this conversation holds already, and less the memories the soul
- * states; both sides of a contradiction annotated), the soul cut to SOUL_MAX_TOKENS, the active goals and "now" in the scope's zone, built
- * in seed 000's order within the reply budget (prompt-builder.ts). A message that asks to remember
- * ("do you remember…") also reaches the faded memories, and those the prompt shows are revived
- * (deep recall, docs/agent.md). A part that cannot be read
+ * for the message (less the turns sent in full as messages, and less the memories the soul
+ * states; both sides of a contradiction annotated), the soul cut to SOUL_MAX_TOKENS, the active
+ * goals and "now" in the scope's zone, built in seed 000's order within the reply budget
+ * (prompt-builder.ts). A message that asks to remember ("do you remember…") also reaches the
+ * faded memories, and those the prompt shows are revived (deep recall, docs/agent.md). A part that cannot be read
  * (retrieval, the soul, the goals) is left out with a log line; the reply goes on without it.
  */
 import type { Config } from '../config/load-config';
@@ -72,12 +72,11 @@ export function createReplyPrompts(deps: ReplyPromptDeps): ReplyPrompts {
   async function contextOf(memory: WorkingMemory, text: string, exclude: string[], now: Date, timeZone: string, includeFaded: boolean): Promise<{ memories: PromptMemory[]; notes: string[] }> {
     const { scopeId } = memory;
     try {
+      // The turns sent as messages are left out; older turns of this conversation (compacted into
+      // its summary, which keeps only their gist) may come back when the message asks for them.
       const context = await deps.context.retrieveContext({ scopeId, message: text, budgetTokens: budget.memoryTokens, excludeEpisodeIds: exclude, now, timeZone, includeFaded });
-      const episodeIds = context.items.filter((i) => i.kind === 'episode').map((i) => i.id);
-      // Turns of this conversation are in the recent window or the summary already.
-      const own = await deps.conversations.turnsAmong(memory, episodeIds);
       const memories = context.items
-        .filter((i) => (i.kind === 'memory' || i.kind === 'episode') && !own.has(i.id))
+        .filter((i) => i.kind === 'memory' || i.kind === 'episode')
         .map((i) => ({ id: i.id, kind: i.kind as PromptMemory['kind'], text: i.kind === 'episode' ? `(earlier) ${i.text}` : i.text }));
       return { memories, notes: context.notes };
     } catch (error) {
@@ -115,7 +114,7 @@ export function createReplyPrompts(deps: ReplyPromptDeps): ReplyPrompts {
       // Deep recall: only a message that asks to remember reaches the memories that have faded.
       const recall = asksToRecall(content);
       const [{ memories: retrieved, notes }, soulView, goals, conflicts] = await Promise.all([
-        contextOf(memory, content, memory.state.recentTurnIds, now, scope.timezone ?? config.timeZone, recall),
+        contextOf(memory, content, [...new Set([...memory.state.recentTurnIds, ...turns.map((t) => t.id)])], now, scope.timezone ?? config.timeZone, recall),
         deps.soul.read(scope.id).catch((error: unknown) => (log.warn('soul unavailable for this reply', { scope: scope.key, error }), { markdown: '', memoryIds: [] as string[] })),
         // Seed 000 activeGoals: goal memories, plus scheduled tasks once a scheduler of tasks exists.
         deps.memories.activeGoals(scope.id).catch((error: unknown) => (log.warn('goals unavailable for this reply', { scope: scope.key, error }), [] as string[])),

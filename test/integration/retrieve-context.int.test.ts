@@ -40,16 +40,18 @@ describe('retrieveContext', () => {
   });
   afterAll(async () => core?.close());
 
-  it('brings relevant confident memories and the last day of episodes, nothing from another scope', async () => {
+  it('brings relevant confident memories and the turns the search finds, nothing from another scope', async () => {
     const ctx = await core.context.retrieveContext({ scopeId: ana, message: 'any tips for my hiking trip?', now });
     const texts = ctx.items.map((i) => i.text).join('\n');
     expect(texts).toContain('Ana loves hiking in the mountains');
     expect(texts).not.toContain('dislike hiking in the rain'); // below the 0.3 confidence floor
     expect(texts).toContain('Pyrenees');
     expect(texts).toContain('buy new boots');
-    expect(texts).not.toContain('taxes'); // older than 24 hours
+    // Older than 24 hours, so in no recent window; the search covers every turn, and ranks it below the hiking ones.
+    const at = (word: string) => ctx.items.findIndex((i) => i.text.includes(word));
+    if (at('taxes') >= 0) expect(at('taxes')).toBeGreaterThan(at('Pyrenees'));
     expect(texts).not.toMatch(/Ben|surprise/);
-    expect(ctx.items[0]!.kind).toBe('memory');
+    expect(ctx.items.some((i) => i.kind === 'memory')).toBe(true);
     expect(ctx.usedTokens).toBe(ctx.items.reduce((n, i) => n + i.tokens, 0));
     expect(ctx.usedTokens).toBeLessThanOrEqual(2_000);
     expect(ctx.dropped).toEqual([]);

@@ -7,6 +7,9 @@
  *
  * `eval locomo --data FILE --qa [...]`: end-to-end question answering scored as J by the
  * configured model (see eval-qa.ts).
+ *
+ * `eval locomo --data FILE --context [--budget N]`: whether the evidence of each question reaches
+ * the reply prompt when the conversation was told to the agent (see eval-context.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -19,22 +22,27 @@ import { ValidationError } from '../../shared/errors';
 import { writeResult, type Command } from '../command';
 import { createStatusLine } from '../progress';
 import { runQaEval } from './eval-qa';
+import { runContextEval } from './eval-context';
 import { plural } from '../../shared/plural';
 import { openEvalStore, parseCrowdOptions, parseEvalDatabase } from './eval-store';
 
 export const evalCommand: Command = {
   name: 'eval',
-  usage: 'eval locomo --data FILE [--k 5,10,25,50] [--cv] [--crowd N [--crowd-scopes S]] [--database sqlite|postgres] | --qa [--conversations N|ids] [--questions N] [--categories 1,2,3,4] [--sleep nights|end|none]',
+  usage: 'eval locomo --data FILE [--k 5,10,25,50] [--cv] [--crowd N [--crowd-scopes S]] [--database sqlite|postgres] | --context [--budget N] [--conversations N|ids] [--questions N] | --qa [--conversations N|ids] [--questions N] [--categories 1,2,3,4] [--sleep nights|end|none]',
   summary: 'measure retrieval (LoCoMo evidence recall@k) or, with --qa, answers end to end (J, judged by the configured model), on a fresh temporary store',
   options: {
     data: { type: 'string' }, k: { type: 'string' }, cv: { type: 'boolean' },
     crowd: { type: 'string' }, 'crowd-scopes': { type: 'string' }, database: { type: 'string' },
-    qa: { type: 'boolean' }, conversations: { type: 'string' }, questions: { type: 'string' }, categories: { type: 'string' }, sleep: { type: 'string' },
+    qa: { type: 'boolean' }, context: { type: 'boolean' }, budget: { type: 'string' }, conversations: { type: 'string' }, questions: { type: 'string' }, categories: { type: 'string' }, sleep: { type: 'string' },
   },
   async run(ctx) {
     if (ctx.positionals[0] !== 'locomo') throw new ValidationError('usage: npm run cli -- eval locomo --data FILE', { code: 'cli.usage' });
     const file = ctx.values.data as string | undefined;
     if (!file || !fs.existsSync(file)) throw new ValidationError('eval needs --data FILE, e.g. ../shared/datasets/locomo/locomo-dev.json', { code: 'cli.usage' });
+    if (ctx.values.context) {
+      if (ctx.values.qa || ctx.values.crowd !== undefined || ctx.values.database !== undefined) throw new ValidationError('--context runs on its own (not with --qa, --crowd or --database)', { code: 'cli.usage' });
+      return runContextEval(ctx, file);
+    }
     if (ctx.values.qa) {
       if (ctx.values.crowd !== undefined || ctx.values.database !== undefined) throw new ValidationError('--crowd and --database go with the recall evaluation, not with --qa', { code: 'cli.usage' });
       return runQaEval(ctx, file);
