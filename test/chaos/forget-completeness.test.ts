@@ -138,7 +138,9 @@ describe('forgetting reaches every copy (chaos)', () => {
     const t = (minutes: number) => new Date(T0 + hour * 3_600_000 + minutes * 60_000);
 
     const ids = await prisma.$transaction(async (tx) => {
-      const keep = (await createMemory(tx, { scopeId, category: 'preference', content: 'Ana likes green tea in the morning', confidence: 0.9, sourceEpisodeIds: [second.user] }, { now: t(1) })).id;
+      // Inferred, so the phrase's side stays the likely-current one of the contradiction below and
+      // every rebuilt soul quotes it (the soul keeps one side of an open contradiction).
+      const keep = (await createMemory(tx, { scopeId, category: 'preference', content: 'Ana likes green tea in the morning', confidence: 0.9, sourceType: 'inferred', sourceEpisodeIds: [second.user] }, { now: t(1) })).id;
       const v1 = (await createMemory(tx, { scopeId, category: 'goal', content: `Ana would love a ${phrase} for the hall`, confidence: 0.9, sourceEpisodeIds: [first.user] }, { now: t(2), reason: `she said ${phrase}` })).id;
       await reinforceMemory(tx, scopeId, v1, [first.user], { now: t(3), reason: `the ${phrase} again` });
       const v2 = (await supersedeMemory(tx, scopeId, v1, { content: `Ana would love a ${phrase} and a lamp for the hall`, sourceEpisodeIds: [first.user] }, { now: t(4), reason: `a lamp next to the ${phrase}` })).current.id;

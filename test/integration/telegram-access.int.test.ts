@@ -21,7 +21,7 @@ describe('Telegram bot: access, scopes and messages', () => {
     const methods = h.fake.calls().map((c) => c.method);
     expect(methods.slice(0, 3)).toEqual(['getMe', 'deleteWebhook', 'setMyCommands']);
     const commands = h.fake.calls('setMyCommands')[0]!.payload.commands as Array<{ command: string }>;
-    expect(commands.map((c) => c.command).sort()).toEqual(['digest', 'end', 'export', 'forget', 'help', 'memories', 'pause', 'resume', 'sleep', 'start', 'timezone', 'why']);
+    expect(commands.map((c) => c.command).sort()).toEqual(['digest', 'end', 'export', 'forget', 'help', 'keep', 'memories', 'pause', 'resume', 'sleep', 'start', 'timezone', 'why']);
     expect(commands).toEqual(BOT_COMMANDS);
     expect(h.fake.calls('getUpdates')[0]!.payload).toMatchObject({ timeout: 1, allowed_updates: ['message', 'callback_query'] });
   });
