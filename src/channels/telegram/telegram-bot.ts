@@ -129,7 +129,7 @@ export async function prepareToPoll(bot: Pick<Bot, 'init' | 'api'>, settings: Pi
 }
 
 /** True when `work` settled within `ms` (its outcome is ignored), false when it was still pending. */
-function settleWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+export function settleWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   return Promise.race([
     work.then(() => true, () => true),

@@ -20,7 +20,7 @@ import type { Update } from 'grammy/types';
 import type { Logger } from '../../shared/logger';
 import { abortableSleep } from './api-retry';
 import type { PollHeartbeat } from './poll-heartbeat';
-import { prepareToPoll, toStartError, type TelegramBot, type TelegramSettings } from './telegram-bot';
+import { prepareToPoll, settleWithin, toStartError, type TelegramBot, type TelegramSettings } from './telegram-bot';
 import { chatKeyOf, createUpdateWorker, recordedPayload, type AttemptContext, type ChatLeases, type UpdateStore } from './telegram-update-worker';
 import { ALLOWED_UPDATES } from './telegram-webhook';
 
@@ -64,15 +64,6 @@ const BATCH_LIMIT = 100;
 function isFinal(error: unknown): boolean {
   const code = (error as { error_code?: unknown } | null)?.error_code;
   return code === 401 || code === 409;
-}
-
-/** True when `work` settled within `ms`, false when it was still pending. */
-function settleWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    work.then(() => true, () => true),
-    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
-  ]).finally(() => clearTimeout(timer));
 }
 
 export function createTelegramPolling(options: TelegramPollingOptions): TelegramPolling {

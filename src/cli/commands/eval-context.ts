@@ -8,11 +8,11 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { Config } from '../../config/load-config';
 import { loadLocomo } from '../../memory/evaluation/locomo';
 import { createOkModel, runLocomoContext, type ContextReport } from '../../evaluation/locomo-context';
 import { qaHarness } from '../../evaluation/qa-harness';
 import { startService } from '../../service';
+import { evaluationConfig } from './eval-store-config';
 import { ValidationError } from '../../shared/errors';
 import { plural } from '../../shared/plural';
 import type { CommandContext } from '../command';
@@ -37,21 +37,7 @@ export async function runContextEval(ctx: CommandContext, file: string): Promise
   const perConversation = ctx.values.questions === undefined ? undefined : Number(ctx.values.questions);
   const conversations = selectQa(loadLocomo(file), { ...ctx.values, categories: '1,2,3,4,5' }).map((c) => ({ ...c, questions: c.questions.slice(0, perConversation) }));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nocturne-eval-context-'));
-  const dbFile = path.join(dir, 'eval.db');
-  const config: Config = {
-    ...ctx.config,
-    dataDir: dir,
-    database: { provider: 'sqlite', url: `file:${dbFile}`, file: dbFile },
-    vectors: { store: 'sqlite-vec', file: path.join(dir, 'vectors.db') },
-    timeZone: 'UTC',
-    telegram: undefined,
-    webhook: undefined,
-    adminToken: undefined,
-    terminal: { ...ctx.config.terminal, mode: 'off' },
-    sleep: { ...ctx.config.sleep, enabled: false },
-    log: { ...ctx.config.log, file: undefined },
-    agent: { ...ctx.config.agent, replyRatePerMinute: 0, replyDailyBudget: 0, memoryTokens: budget },
-  };
+  const config = evaluationConfig(ctx.config, dir, { memoryTokens: budget });
   let now = new Date(0);
   const model = createOkModel();
   try {

@@ -5,6 +5,7 @@
  * Prints J overall and per category, tokens and latency per question; the last line is one JSON
  * object with the figures. Nothing is written outside the temporary folder, which is removed.
  */
+import { evaluationConfig } from './eval-store-config';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -114,24 +115,7 @@ export async function runQaEval(ctx: CommandContext, file: string): Promise<numb
   if (questions === 0) throw usageError('no question selected (see --conversations, --questions, --categories)');
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nocturne-eval-qa-'));
-  const dbFile = path.join(dir, 'eval.db');
-  const config: Config = {
-    ...ctx.config,
-    dataDir: dir,
-    database: { provider: 'sqlite', url: `file:${dbFile}`, file: dbFile },
-    // Always a vector file of its own: a configured Qdrant would be written to outside the folder.
-    vectors: { store: 'sqlite-vec', file: path.join(dir, 'vectors.db') },
-    // LoCoMo's dates are read as UTC; no channel, no admin API; the evaluation runs the nights itself.
-    timeZone: 'UTC',
-    telegram: undefined,
-    webhook: undefined,
-    adminToken: undefined,
-    terminal: { ...ctx.config.terminal, mode: 'off' },
-    sleep: { ...ctx.config.sleep, enabled: false },
-    log: { ...ctx.config.log, file: undefined },
-    // The evaluation asks its questions in a burst on a simulated clock: reply limits would refuse them.
-    agent: { ...ctx.config.agent, replyRatePerMinute: 0, replyDailyBudget: 0 },
-  };
+  const config = evaluationConfig(ctx.config, dir);
   const usage: Record<string, { calls: number; tokens: number }> = {};
   let now = new Date(0);
   try {

@@ -30,7 +30,7 @@ import { flushTombstones, writeTombstones } from '../vectors/tombstones';
 import type { VectorIndex } from '../vectors/vector-index';
 import { forgetMemory } from '../memories/memory-writer';
 import { removeExportFiles, scrubExportFiles } from './export-files';
-import { adoptLegacyExports } from './legacy-exports';
+import { onceAdoptingLegacyExports } from './legacy-exports';
 import { episodesHolding, forgetWordsEverywhere } from './forget-words';
 import { describeRemoval, quotesRemoval, redactDerived, REDACTED, scrubRelatedReasons, type Tx } from './redact-derived';
 import { wordsMatcher } from './text-match';
@@ -249,23 +249,8 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
     return marked((marker) => forgetMarked(scopeId, request, marker));
   }
 
-  let adopted: Promise<void> | undefined;
   /** Once per process, before the first forget: export files of earlier versions moved to where the scrub looks. */
-  function adoptOldExports(): Promise<void> {
-    const exportsDir = deps.exportsDir;
-    if (!exportsDir) return Promise.resolve();
-    adopted ??= adoptLegacyExports(exportsDir, () => prisma.scope.findMany({ select: { id: true, key: true } })).then(
-      ({ moved, shared }) => {
-        if (moved.length > 0) log.info('export files of an earlier version moved into their scope\u2019s folder', { count: moved.length });
-        if (shared.length > 0) log.warn('old export files several scopes could have written are left in exports/ (forgetting cannot tell whose they are)', { names: shared.length });
-      },
-      (error: unknown) => {
-        adopted = undefined;
-        log.warn('could not move the export files of an earlier version', { error });
-      },
-    );
-    return adopted;
-  }
+  const adoptOldExports = onceAdoptingLegacyExports(deps.exportsDir, () => prisma.scope.findMany({ select: { id: true, key: true } }), log);
 
   async function forgetMarked(scopeId: string, request: ForgetRequest, marker: string | null): Promise<ForgetResult> {
     await adoptOldExports();

@@ -12,6 +12,7 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import type { Logger } from '../../shared/logger';
 import { exportFolderName, exportStem, legacyExportFolderName, legacyExportStem } from '../../export/export-paths';
 
 /** What one adoption did. */
@@ -78,4 +79,26 @@ export async function adoptLegacyExports(exportsDir: string, listScopes: () => P
     moved.push(`${name} -> ${path.basename(folder)}/${path.basename(target)}`);
   }
   return { moved, shared };
+}
+
+/**
+ * {@link adoptLegacyExports} run at most once per process (again after a failure, which is logged
+ * and never stops a forget): what forgetting calls before its first scrub.
+ */
+export function onceAdoptingLegacyExports(exportsDir: string | undefined, listScopes: () => Promise<ScopeName[]>, log: Logger): () => Promise<void> {
+  let adopted: Promise<void> | undefined;
+  return () => {
+    if (!exportsDir) return Promise.resolve();
+    adopted ??= adoptLegacyExports(exportsDir, listScopes).then(
+      ({ moved, shared }) => {
+        if (moved.length > 0) log.info('export files of an earlier version moved into their scope\u2019s folder', { count: moved.length });
+        if (shared.length > 0) log.warn('old export files several scopes could have written are left in exports/ (forgetting cannot tell whose they are)', { names: shared.length });
+      },
+      (error: unknown) => {
+        adopted = undefined;
+        log.warn('could not move the export files of an earlier version', { error });
+      },
+    );
+    return adopted;
+  };
 }
