@@ -215,7 +215,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     conflicts: createConflictBook({ prisma: db.prisma, soul: { maxTokens: config.sleep.soulMaxTokens, defaultTimeZone: config.timeZone } }),
     episodeLog: createEpisodeLog(episodes),
     digestBook: createDigestBook(db.prisma, config.timeZone),
-    digestSchedule: createDigestScheduleService(db.prisma, { digestTime: config.sleep.digestTime, timeZone: config.timeZone }, overrides.clock),
+    digestSchedule: createDigestScheduleService(db.prisma, { digestTime: config.sleep.digestTime, timeZone: config.timeZone, soulMaxTokens: config.sleep.soulMaxTokens }, overrides.clock),
     auditLog: createAuditLog(db.prisma),
     profiles: createProfileReader(db.prisma),
     archive: createScopeArchive(db.prisma, config.ingest),

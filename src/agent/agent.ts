@@ -29,7 +29,7 @@ import type { MemoryStore } from '../memory/memories/memory-store';
 import type { SoulReader } from '../memory/profiles/soul';
 import type { HybridSearch } from '../memory/retrieval/hybrid-search';
 import type { ContextRetriever } from '../memory/retrieval/retrieve-context';
-import { resolveScopeSettings } from '../memory/scopes/scope-settings';
+import { policyDefaults, resolvePolicy, type ScopePolicy } from '../memory/scopes/scope-policy';
 import type { Scope } from '../memory/records';
 import type { ScopeDirectory } from '../memory/scopes/scope-directory';
 import { ValidationError } from '../shared/errors';
@@ -130,7 +130,7 @@ export interface AgentServices {
   readonly config: Pick<Config, 'agent' | 'sleep' | 'timeZone'>;
   readonly llm: LanguageModel;
   readonly logger: Logger;
-  readonly scopes: Pick<ScopeDirectory, 'ensure' | 'findByKey'>;
+  readonly scopes: Pick<ScopeDirectory, 'ensure' | 'findByKey' | 'findById'>;
   readonly episodes: EpisodeService;
   readonly memories: MemoryStore;
   readonly conversations: ConversationStore;
@@ -148,7 +148,7 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
   const log: Logger = logger.child({ component: 'agent' });
   const estimator = createTokenEstimator(llm.provider, llm.model);
   const budget = resolveReplyBudget(settings, llm.contextWindow);
-  const endMemory = createEndMemoryWriter({ llm, memories: memoryStore, logger: log, estimator, contextTokens: budget.contextTokens, summarize: settings.endSummary, defaultTimeZone: config.timeZone });
+  const endMemory = createEndMemoryWriter({ llm, memories: memoryStore, logger: log, estimator, contextTokens: budget.contextTokens, summarize: settings.endSummary });
   const tools = createMemoryTools({ memories: memoryStore, episodes, search: params.search, logger });
   const compactor = createCompactor({
     llm, conversations: store, estimator, logger,
@@ -159,7 +159,7 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
     config, context: params.context, conversations: store, memories: memoryStore, soul: params.soul, logger: log, budget, estimator,
     systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, tools: tools.definitions,
   });
-  const limits = createReplyLimits({ episodes, settings, defaultTimeZone: config.timeZone });
+  const limits = createReplyLimits({ episodes, settings });
   const scopes = createScopeRowCache(params.scopes);
   const serialized = createScopeQueue();
   const agentName = options.agentName ?? 'Nocturne';
@@ -170,18 +170,19 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
     return episodes.recordTurn(scope.id, input, channel);
   }
 
-  function memoryCapOf(scope: Scope): number | undefined {
-    try {
-      return resolveScopeSettings(scope, { digestTime: config.sleep.digestTime, dailyTokenBudget: config.sleep.dailyTokenBudget, idleMinutes: config.sleep.idleMinutes, timeZone: config.timeZone }).memoryCap;
-    } catch (error) {
-      log.warn('scope settings are invalid; treating the scope as uncapped', { scope: scope.key, error });
-      return undefined;
-    }
+  /**
+   * The scope's policy (zone, cap, budgets), resolved once per turn from the row read for it; an
+   * invalid stored field falls back to the service default, with a log line naming it.
+   */
+  function policyOf(scope: Scope): ScopePolicy {
+    const policy = resolvePolicy(scope, policyDefaults(config));
+    if (policy.problems.length > 0) log.warn('scope settings are invalid; the service defaults stand in for them', { scope: scope.key, problems: policy.problems });
+    return policy;
   }
 
-  async function endOpen(scope: Scope, memory: WorkingMemory, reason: string, now: Date): Promise<EndResult> {
+  async function endOpen(scope: Scope, memory: WorkingMemory, reason: string, now: Date, policy: ScopePolicy = policyOf(scope)): Promise<EndResult> {
     const turns = await store.lastTurns(memory, END_TURNS);
-    const memoryId = await endMemory.remember({ scope, conversationId: memory.conversationId, summary: memory.summary, turns, reason, now, cap: memoryCapOf(scope) });
+    const memoryId = await endMemory.remember({ scope, policy, conversationId: memory.conversationId, summary: memory.summary, turns, reason, now });
     await store.end(memory, reason, now);
     log.info('conversation ended', { scope: scope.key, conversationId: memory.conversationId, reason, memoryId, compactions: memory.state.compaction.cycle });
     return { ended: true, conversationId: memory.conversationId, memoryId };
@@ -205,9 +206,10 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
     const started = performance.now();
     const now = clock();
     const scope = await scopes.row(message);
+    const policy = policyOf(scope);
     let memory = await store.open(scope.id, now);
     if (settings.idleEndMinutes > 0 && memory.state.recentTurnIds.length > 0 && now.getTime() - memory.lastActivityAt.getTime() >= settings.idleEndMinutes * 60_000) {
-      await endOpen(scope, memory, 'idle', now);
+      await endOpen(scope, memory, 'idle', now, policy);
       memory = await store.open(scope.id, now);
     }
     const content = contentOf(message);
@@ -241,13 +243,13 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
     turns ??= await store.recentTurns(memory);
     memory = { ...memory, lastActivityAt: now, state: { ...memory.state, recentTurnIds: turns.map((t) => t.id), lastTurn: Math.max(memory.state.lastTurn, ...turns.map((t) => t.turn ?? -1)) } };
     // Stored, and in the working memory for the next reply; but no model call past a reply limit.
-    const limited = await limits.check(scope, now);
+    const limited = await limits.check(scope, policy, now);
     if (limited) {
       await store.save(memory);
       log.warn('reply limit reached; message stored, not answered', { scope: scope.key, reason: limited.reason, until: limited.until.toISOString(), told: limited.text !== '' });
       return emptyReply(limited.text, { degraded: 'reply_limit', conversationId: memory.conversationId, episodeIds: { user: userEpisode.id, reply: null, notes: [] } });
     }
-    const { built, memories, shownInSoul, goals, notes } = await prompts.assemble({ scope, memory, content, turns, now, showAuthors: message.scopeKind === 'group' });
+    const { built, memories, shownInSoul, goals, notes } = await prompts.assemble({ scope, policy, memory, content, turns, now, showAuthors: message.scopeKind === 'group' });
     memory = { ...memory, state: { ...memory.state, goals } };
 
     // A message that tries to instruct the memory system anywhere in what the model reads: no memory writes this reply.

@@ -17,6 +17,7 @@
 import type { AgentConfig } from '../config/load-config';
 import type { EpisodeService } from '../memory/episodes/episode-service';
 import type { Scope } from '../memory/records';
+import type { ScopePolicy } from '../memory/scopes/scope-policy';
 import { startOfLocalDay } from '../shared/local-time';
 
 const MINUTE_MS = 60_000;
@@ -33,8 +34,11 @@ export interface ReplyLimitReached {
 }
 
 export interface ReplyLimits {
-  /** Null when a reply may be written now; otherwise why not, and what to tell the person. */
-  check(scope: Scope, now: Date): Promise<ReplyLimitReached | null>;
+  /**
+   * Null when a reply may be written now; otherwise why not, and what to tell the person. The
+   * local day (and the time the person is told) is in the zone of the turn's scope policy.
+   */
+  check(scope: Scope, policy: Pick<ScopePolicy, 'timeZone'>, now: Date): Promise<ReplyLimitReached | null>;
 }
 
 /** `at` as the person reads it: the local time, and the date when it is not today. */
@@ -44,7 +48,7 @@ function localTime(at: Date, now: Date, timeZone: string): string {
   return `${day(at) === day(now) ? '' : `${day(at)} `}${time} (${timeZone})`;
 }
 
-export function createReplyLimits(deps: { episodes: Pick<EpisodeService, 'turnTimesSince'>; settings: Pick<AgentConfig, 'replyRatePerMinute' | 'replyDailyBudget'>; defaultTimeZone: string }): ReplyLimits {
+export function createReplyLimits(deps: { episodes: Pick<EpisodeService, 'turnTimesSince'>; settings: Pick<AgentConfig, 'replyRatePerMinute' | 'replyDailyBudget'> }): ReplyLimits {
   const { replyRatePerMinute: rate, replyDailyBudget: daily } = deps.settings;
   /** Scope id -> the end of the limit the person was told about. */
   const told = new Map<string, number>();
@@ -64,9 +68,9 @@ export function createReplyLimits(deps: { episodes: Pick<EpisodeService, 'turnTi
   }
 
   return {
-    async check(scope, now) {
+    async check(scope, policy, now) {
       if (rate === 0 && daily === 0) return null;
-      const timeZone = scope.timezone ?? deps.defaultTimeZone;
+      const { timeZone } = policy;
       const limit = await reached(scope, now, timeZone);
       if (!limit) {
         told.delete(scope.id);

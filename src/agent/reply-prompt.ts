@@ -15,6 +15,7 @@ import type { Episode } from '../memory/episodes/episode-service';
 import type { MemoryStore } from '../memory/memories/memory-store';
 import type { SoulReader } from '../memory/profiles/soul';
 import type { Scope } from '../memory/records';
+import type { ScopePolicy } from '../memory/scopes/scope-policy';
 import { asksToRecall } from '../memory/retrieval/recall-request';
 import type { ContextRetriever } from '../memory/retrieval/retrieve-context';
 import type { Logger } from '../shared/logger';
@@ -23,7 +24,7 @@ import { buildPrompt, type BuiltPrompt, type PromptMemory, type PromptTurn } fro
 import { fitText, type ReplyBudget, type TokenEstimator } from './token-budget';
 
 export interface ReplyPromptDeps {
-  readonly config: Pick<Config, 'sleep' | 'timeZone'>;
+  readonly config: Pick<Config, 'sleep'>;
   readonly context: ContextRetriever;
   readonly conversations: Pick<ConversationStore, 'turnsAmong'>;
   readonly memories: Pick<MemoryStore, 'activeGoals' | 'conflicts' | 'revive'>;
@@ -37,6 +38,8 @@ export interface ReplyPromptDeps {
 
 export interface ReplyPromptInput {
   readonly scope: Scope;
+  /** The scope's policy resolved for this turn: "now" and retrieval's dates are in its zone. */
+  readonly policy: Pick<ScopePolicy, 'timeZone'>;
   /** The working memory, its recent turns already including the message. */
   readonly memory: WorkingMemory;
   /** The message's text (what retrieval searches for). */
@@ -85,9 +88,8 @@ export function createReplyPrompts(deps: ReplyPromptDeps): ReplyPrompts {
     }
   }
 
-  /** "Now" in the scope's zone (its own, else TZ), as the person reads their clock. */
-  function nowLine(scope: Scope, now: Date): string {
-    const zone = scope.timezone ?? config.timeZone;
+  /** "Now" in the turn's zone (the scope policy's: its own, else TZ), as the person reads their clock. */
+  function nowLine(zone: string, now: Date): string {
     return `Now: ${formatLocalMinute(now, zone)} (${zone}).`;
   }
 
@@ -110,11 +112,11 @@ export function createReplyPrompts(deps: ReplyPromptDeps): ReplyPrompts {
   }
 
   return {
-    async assemble({ scope, memory, content, turns, now, showAuthors }) {
+    async assemble({ scope, policy, memory, content, turns, now, showAuthors }) {
       // Deep recall: only a message that asks to remember reaches the memories that have faded.
       const recall = asksToRecall(content);
       const [{ memories: retrieved, notes }, soulView, goals, conflicts] = await Promise.all([
-        contextOf(memory, content, [...new Set([...memory.state.recentTurnIds, ...turns.map((t) => t.id)])], now, scope.timezone ?? config.timeZone, recall),
+        contextOf(memory, content, [...new Set([...memory.state.recentTurnIds, ...turns.map((t) => t.id)])], now, policy.timeZone, recall),
         deps.soul.read(scope.id).catch((error: unknown) => (log.warn('soul unavailable for this reply', { scope: scope.key, error }), { markdown: '', memoryIds: [] as string[] })),
         // Seed 000 activeGoals: goal memories, plus scheduled tasks once a scheduler of tasks exists.
         deps.memories.activeGoals(scope.id).catch((error: unknown) => (log.warn('goals unavailable for this reply', { scope: scope.key, error }), [] as string[])),
@@ -129,7 +131,7 @@ export function createReplyPrompts(deps: ReplyPromptDeps): ReplyPrompts {
       const memories = withConflicts(retrieved.filter((m) => m.kind !== 'memory' || !inSoul.has(m.id)), shownInSoul, conflicts);
       // A soul stored before SOUL_MAX_TOKENS (or under a larger one) is cut to it until sleep rebuilds it.
       const soul = fitText(soulView.markdown, Math.ceil(config.sleep.soulMaxTokens * estimator.factor), estimator);
-      const built = buildPrompt({ systemPrompt: `${deps.systemPrompt}\n${nowLine(scope, now)}`, soul, memories, goals, summary: memory.summary, turns: promptTurns(turns), tools: deps.tools, budget, estimator, showAuthors });
+      const built = buildPrompt({ systemPrompt: `${deps.systemPrompt}\n${nowLine(policy.timeZone, now)}`, soul, memories, goals, summary: memory.summary, turns: promptTurns(turns), tools: deps.tools, budget, estimator, showAuthors });
       if (recall) await revive(scope, built.memoryIds, now);
       return { built, memories, shownInSoul, goals, notes };
     },

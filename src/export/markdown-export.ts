@@ -15,6 +15,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { compareStrings, type ExportedEpisode, type ExportedMemory, type ScopeExport } from './scope-document';
 import { plural } from '../shared/plural';
+import { scopeTimeZone } from '../memory/scopes/scope-policy';
 
 /** Options of {@link renderMarkdownExport}. */
 export interface MarkdownExportOptions {
@@ -91,7 +92,7 @@ function speakerOf(e: ExportedEpisode): string {
 
 /** Renders the files. Pure: the same document gives the same files. */
 export function renderMarkdownExport(doc: ScopeExport, options: MarkdownExportOptions): MarkdownFiles {
-  const timeZone = doc.scope.timezone ?? options.defaultTimeZone;
+  const timeZone = scopeTimeZone({ timezone: doc.scope.timezone ?? null }, options.defaultTimeZone);
   const { day, time } = clock(timeZone);
   const name = oneLine(doc.scope.title ?? doc.scope.key);
   const memoriesById = new Map(doc.memories.map((m) => [m.id, m]));

@@ -33,7 +33,8 @@ import { NotFoundError } from '../shared/errors';
 import type { Logger } from '../shared/logger';
 import type { PrismaClient, Scope } from '../storage/prisma';
 import { createLeases, type Leases } from './lease';
-import { resolveScopeSettings, ScopeSettingsError, type ScopeSettings } from '../memory/scopes/scope-settings';
+import { ScopeSettingsError, type ScopeSettings } from '../memory/scopes/scope-settings';
+import { DEFAULT_CONSOLIDATION_ATTEMPTS, eligibleEpisodes, exhaustedEpisodes, requirePolicy } from '../memory/scopes/scope-policy';
 import { consolidationDecision, digestDecision, idleDecision, type PendingEpisodes } from './due-rules';
 import { createJobRunner } from './job-runner';
 import type { SleepJobKind, SleepJobOutcome, SleepJobs } from './sleep-jobs';
@@ -81,7 +82,7 @@ export const defaultSleepSchedulerOptions: SleepSchedulerOptions = {
   idleMinutes: 30,
   minEpisodes: 10,
   maxWaitHours: 24,
-  maxAttempts: 5,
+  maxAttempts: DEFAULT_CONSOLIDATION_ATTEMPTS,
   dailyTokenBudget: 200_000,
   digestTime: '21:00',
   defaultTimeZone: 'UTC',
@@ -168,11 +169,12 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
   }
 
   function settingsOf(scope: Scope): ScopeSettings {
-    return resolveScopeSettings(scope, {
+    return requirePolicy(scope, {
       digestTime: options.digestTime,
       dailyTokenBudget: options.dailyTokenBudget,
       idleMinutes: options.idleMinutes,
       timeZone: options.defaultTimeZone,
+      consolidationAttempts: options.maxAttempts,
       ...(options.defaultSleepWindow && { sleepWindow: options.defaultSleepWindow }),
     });
   }
@@ -223,18 +225,18 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
 
   async function consolidationTick(now: Date) {
     const scopes = await prisma.scope.findMany({ where: { paused: false }, orderBy: { createdAt: 'asc' } });
-    const countBy = async (attempts: { lt: number } | { gte: number }, role?: string) => {
+    const countBy = async (which: ReturnType<typeof eligibleEpisodes> | ReturnType<typeof exhaustedEpisodes>, role?: string) => {
       const groups = await prisma.episode.groupBy({
         by: ['scopeId'],
-        where: { consolidated: false, consolidationAttempts: attempts, ...(role && { role }) },
+        where: { ...which, ...(role && { role }) },
         _count: { _all: true },
         _min: { timestamp: true },
       });
       return new Map(groups.map((g) => [g.scopeId, { count: g._count._all, oldest: g._min.timestamp }]));
     };
-    const pending = await countBy({ lt: options.maxAttempts });
-    const fromPerson = await countBy({ lt: options.maxAttempts }, 'user');
-    const stuck = await countBy({ gte: options.maxAttempts });
+    const pending = await countBy(eligibleEpisodes(options.maxAttempts));
+    const fromPerson = await countBy(eligibleEpisodes(options.maxAttempts), 'user');
+    const stuck = await countBy(exhaustedEpisodes(options.maxAttempts));
     const thresholds = { minEpisodes: options.minEpisodes, maxWaitHours: options.maxWaitHours };
 
     const exhausted: { scopeId: string; scopeKey: string; episodes: number }[] = [];

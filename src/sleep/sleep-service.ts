@@ -26,6 +26,7 @@ import { buildDigest } from '../memory/digests/digest';
 import { linkSimilarMemories, mergeRestatements } from './dreaming';
 import { foldEntityObservations } from './entities';
 import { scopeSettingsSchema } from '../memory/scopes/scope-settings';
+import { DEFAULT_CONSOLIDATION_ATTEMPTS, eligibleEpisodes } from '../memory/scopes/scope-policy';
 import type { SleepJobContext, SleepJobOutcome, SleepJobs } from './sleep-jobs';
 import { regenerateSoul } from '../memory/profiles/soul';
 import { endStaleConversations } from './stale-conversations';
@@ -142,7 +143,7 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
   }
 
   async function consolidateCapped(scopeId: string, cap: number, ctx: SleepJobContext, llm: BudgetedModel): Promise<ConsolidationReport> {
-    const episodes = await prisma.episode.findMany({ where: { scopeId, consolidated: false, consolidationAttempts: { lt: deps.consolidator?.maxAttempts ?? 5 } }, orderBy: [{ timestamp: 'asc' }, { id: 'asc' }], take: 200 });
+    const episodes = await prisma.episode.findMany({ where: { scopeId, ...eligibleEpisodes(deps.consolidator?.maxAttempts ?? DEFAULT_CONSOLIDATION_ATTEMPTS) }, orderBy: [{ timestamp: 'asc' }, { id: 'asc' }], take: 200 });
     const responses: LlmResponse[] = [];
     const counts: Record<string, number> = {};
     let done = 0;

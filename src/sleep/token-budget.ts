@@ -10,6 +10,10 @@
 import { DEFAULT_MAX_TOKENS, LlmError, type LanguageModel, type LlmRequest } from '../llm/language-model';
 import type { PrismaClient } from '../storage/prisma';
 import { startOfLocalDay } from '../shared/local-time';
+import { estimateTokens } from '../shared/tokens';
+
+/** An answer is estimated at a quarter of its ceiling: answers are usually far shorter than `maxTokens`. */
+const ANSWER_SHARE = 4;
 
 /** A scope's spending against its budget for the local day of `now`. */
 export interface BudgetStatus {
@@ -52,17 +56,18 @@ export function createTokenBudget(prisma: PrismaClient): TokenBudget {
 
 /**
  * Tokens a request may cost, estimated before it is sent: every text in it (system prompt,
- * messages, tool calls) at 4 characters a token, plus a quarter of its answer ceiling (answers
- * are usually far shorter than `maxTokens`). The same rule the consolidator sizes prompts with.
+ * messages, tool calls) by the one token estimate (shared/tokens.ts), plus a quarter of its
+ * answer ceiling (answers are usually far shorter than `maxTokens`). The consolidator sizes its
+ * prompts against the budget by the same estimate.
  */
 export function estimateRequestTokens(request: LlmRequest): number {
-  let chars = request.system?.length ?? 0;
+  const texts: string[] = [request.system ?? ''];
   for (const message of request.messages) {
-    chars += message.content.length;
-    if (message.role === 'assistant') for (const call of message.toolCalls ?? []) chars += call.name.length + JSON.stringify(call.arguments ?? {}).length;
+    texts.push(message.content);
+    if (message.role === 'assistant') for (const call of message.toolCalls ?? []) texts.push(call.name, JSON.stringify(call.arguments ?? {}));
   }
-  for (const tool of request.tools ?? []) chars += tool.name.length + tool.description.length + JSON.stringify(tool.parameters).length;
-  return Math.ceil(chars / 4) + Math.ceil((request.maxTokens ?? DEFAULT_MAX_TOKENS) / 4);
+  for (const tool of request.tools ?? []) texts.push(tool.name, tool.description, JSON.stringify(tool.parameters));
+  return estimateTokens(texts.join('\n')) + Math.ceil((request.maxTokens ?? DEFAULT_MAX_TOKENS) / ANSWER_SHARE);
 }
 
 /** A model that spends at most a job's token budget, and what it spent. */

@@ -15,6 +15,7 @@ import { groupRepliesOf } from '../../memory/scopes/group-replies';
 import type { Logger } from '../../shared/logger';
 import type { NocturneContext } from './telegram-context';
 import { TELEGRAM_CHANNEL, telegramScope } from './telegram-scope';
+import { scopeTimeZone } from '../../memory/scopes/scope-policy';
 
 export interface AccessGateOptions {
   readonly allowedUsers: readonly number[];
@@ -91,7 +92,7 @@ export function createAccessGate(options: AccessGateOptions): MiddlewareFn<Noctu
       // Created elsewhere (an import, the agent) before the bot saw it: the digest needs its owner.
       row = await options.directory.setOwner(row.id, scope.ownerId);
     }
-    ctx.scope = { id: row.id, key: row.key, kind: scope.kind, timeZone: row.timezone ?? options.defaultTimeZone, groupReplies: groupRepliesOf(row) };
+    ctx.scope = { id: row.id, key: row.key, kind: scope.kind, timeZone: scopeTimeZone(row, options.defaultTimeZone), groupReplies: groupRepliesOf(row) };
     await next();
   };
 }

@@ -28,6 +28,7 @@ import { commandFailureText, HANDLER_FAILED_TEXT } from '../commands/replies';
 import type { ConversationHandler } from '../conversation-handler';
 import type { InboundMessage } from '../../agent/inbound-message';
 import { createTerminalCommands, type CommandAnswer } from './terminal-commands';
+import { scopeTimeZone } from '../../memory/scopes/scope-policy';
 
 /** The channel name stored on scopes and episodes. */
 export const TERMINAL_CHANNEL = 'terminal';
@@ -119,7 +120,7 @@ export function createTerminalChannel(options: TerminalChannelOptions): Terminal
       // Created before by something else (an import, the agent): the nightly digest needs its owner.
       row = await directory.setOwner(row.id, authorName);
     }
-    scope = { id: row.id, key: row.key, timeZone: row.timezone ?? options.defaultTimeZone };
+    scope = { id: row.id, key: row.key, timeZone: scopeTimeZone(row, options.defaultTimeZone) };
     return scope;
   }
 

@@ -16,6 +16,7 @@ import { NotFoundError } from '../../shared/errors';
 import type { Digest, Prisma, PrismaClient, Scope } from '../../storage/prisma';
 import { isKnowledge } from '../memories/categories';
 import { plural } from '../../shared/plural';
+import { scopeTimeZone } from '../scopes/scope-policy';
 import { conflictQuestions } from './digest-questions';
 
 type Tx = Prisma.TransactionClient;
@@ -249,7 +250,7 @@ export async function buildDigest(prisma: PrismaClient, scopeId: string, options
   // Consolidation deferred by the daily token budget, messages consolidation gave up on (audit
   // 'consolidation_gave_up') and memories forgotten are said too. One zone per scope: its own, else TZ.
   const counts = await readCounts(prisma, scopeId, periodStart, periodEnd);
-  const content = renderDigest({ periodStart, periodEnd, timeZone: scope.timezone ?? options.defaultTimeZone ?? null, items, reinforced, ...counts });
+  const content = renderDigest({ periodStart, periodEnd, timeZone: scopeTimeZone(scope, options.defaultTimeZone), items, reinforced, ...counts });
   try {
     return await prisma.digest.create({
       data: {
@@ -294,7 +295,7 @@ export async function scrubDigests(tx: Tx, scopeId: string, memoryIds: readonly 
   if (memoryIds.length === 0 && !holds) return 0;
   const gone = new Set(memoryIds);
   const digests = await tx.digest.findMany({ where: { scopeId, status: { not: 'empty' } } });
-  const timeZone = digests.length > 0 ? ((await tx.scope.findUnique({ where: { id: scopeId }, select: { timezone: true } }))?.timezone ?? defaultTimeZone ?? null) : null;
+  const timeZone = digests.length > 0 ? scopeTimeZone({ timezone: (await tx.scope.findUnique({ where: { id: scopeId }, select: { timezone: true } }))?.timezone ?? null }, defaultTimeZone) : null;
   let changed = 0;
   for (const digest of digests) {
     const items = digestItems(digest);

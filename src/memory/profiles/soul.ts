@@ -10,6 +10,7 @@
 import { NotFoundError } from '../../shared/errors';
 import type { Prisma, PrismaClient } from '../../storage/prisma';
 import { KNOWLEDGE_ONLY } from '../memories/categories';
+import { scopeTimeZone } from '../scopes/scope-policy';
 import { openConflicts, unlikelySides } from '../memories/conflicts';
 import { bodyOf, emptySoul, renderSoul, SOUL_MAX_ENTITIES, SOUL_MIN_CONFIDENCE, type SectionKey } from './soul-render';
 
@@ -68,7 +69,7 @@ export async function regenerateSoulIn(tx: SoulStore, scopeId: string, options: 
     orderBy: [{ favorability: 'desc' }, { name: 'asc' }],
     take: SOUL_MAX_ENTITIES,
   });
-  const rendered = renderSoul({ name: scope.title ?? scope.key, timeZone: scope.timezone ?? options.defaultTimeZone ?? null, memories, entities, updatedAt: options.now, maxTokens: options.maxTokens });
+  const rendered = renderSoul({ name: scope.title ?? scope.key, timeZone: scopeTimeZone(scope, options.defaultTimeZone), memories, entities, updatedAt: options.now, maxTokens: options.maxTokens });
   const data = rendered.data as unknown as Prisma.InputJsonObject;
 
   const existing = await tx.profile.findUnique({ where: { scopeId } });

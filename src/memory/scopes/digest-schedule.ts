@@ -7,15 +7,18 @@
  * `pause`/`resume`).
  *
  * The digest time and on/off live in the `Scope.settings` document (other keys in it are kept);
- * the zone in `Scope.timezone`. The sleep scheduler reads both on every tick, so a change takes
- * effect at the next check, without a restart. A change also records `digestFrom` (now): a digest
+ * the zone in `Scope.timezone`. Every turn and job resolves the scope policy (`scope-policy.ts`)
+ * from the row as it is then, so a change takes effect at the next reply or check, without a
+ * restart; a new zone also renders the soul again, since it states the zone. A change also records `digestFrom` (now): a digest
  * time that had already passed today when it was set is due at its next occurrence, so setting
  * 21:30 at 22:00 never produces an immediate digest of a period that ended before the change.
  */
 import { NotFoundError, ValidationError } from '../../shared/errors';
 import { digestInstant, isValidTimeZone, parseClockTime } from '../../shared/local-time';
 import type { Prisma, PrismaClient, Scope } from '../../storage/prisma';
-import { resolveScopeSettings, scopeSettingsSchema } from './scope-settings';
+import { regenerateSoulIn } from '../profiles/soul';
+import { DEFAULT_CONSOLIDATION_ATTEMPTS, requirePolicy } from './scope-policy';
+import { scopeSettingsSchema } from './scope-settings';
 
 /** What a person sees of their digest schedule. */
 export interface DigestSchedule {
@@ -71,6 +74,8 @@ export interface DigestScheduleDefaults {
   readonly digestTime: string;
   /** TZ. */
   readonly timeZone: string;
+  /** SOUL_MAX_TOKENS: the soul is rendered again when the zone changes (it states the zone). */
+  readonly soulMaxTokens?: number;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -97,7 +102,8 @@ function settingsObject(value: Prisma.JsonValue | null): Record<string, unknown>
 export function createDigestScheduleService(prisma: PrismaClient, defaults: DigestScheduleDefaults, clock: () => Date = () => new Date()): DigestScheduleService {
   function describe(scope: Scope, now: Date): DigestSchedule {
     const stored = settingsObject(scope.settings);
-    const settings = resolveScopeSettings(scope, { digestTime: defaults.digestTime, dailyTokenBudget: 0, idleMinutes: 0, timeZone: defaults.timeZone });
+    // Only the digest's part of the policy is read here; the budgets are not shown.
+    const settings = requirePolicy(scope, { digestTime: defaults.digestTime, dailyTokenBudget: 0, idleMinutes: 0, timeZone: defaults.timeZone, consolidationAttempts: DEFAULT_CONSOLIDATION_ATTEMPTS });
     const from = settings.digestFrom && settings.digestFrom.getTime() > now.getTime() ? settings.digestFrom : now;
     return {
       scopeId: scope.id,
@@ -106,7 +112,7 @@ export function createDigestScheduleService(prisma: PrismaClient, defaults: Dige
       time: settings.digestTime,
       timeIsDefault: typeof stored.digestTime !== 'string',
       timeZone: settings.timeZone,
-      timeZoneIsDefault: scope.timezone === null,
+      timeZoneIsDefault: settings.timeZoneIsDefault,
       next: settings.digestEnabled ? nextDigestInstant(from, settings.digestTime, settings.timeZone) : null,
       delivered: scope.ownerId !== null,
       at: now,
@@ -191,6 +197,9 @@ export function createDigestScheduleService(prisma: PrismaClient, defaults: Dige
             createdAt: now,
           },
         });
+        // The soul states the zone and its "last updated" time in it: rendered again now, in the
+        // same transaction, the next reply's prompt shows the new zone (not the old one until sleep).
+        if (zoneChanged) await regenerateSoulIn(tx, scopeId, { now, defaultTimeZone: defaults.timeZone, maxTokens: defaults.soulMaxTokens });
       });
       return describe(await load(scopeId), now);
     },

@@ -1,6 +1,7 @@
 /**
- * Per-scope sleep settings: the `Scope.settings` JSON document, validated and laid over the
- * service defaults from the configuration.
+ * Per-scope sleep settings: the `Scope.settings` JSON document, its schema and the error that
+ * names a bad field. They are laid over the service defaults by the scope policy
+ * (`scope-policy.ts`), the one place that decides anything by scope.
  *
  * Settings are written by people (an admin command, a chat command), so a bad document must not
  * take the scheduler down: parsing throws a {@link ScopeSettingsError} naming the scope and the
@@ -10,7 +11,7 @@
  */
 import { z } from 'zod';
 import { ValidationError } from '../../shared/errors';
-import { isValidTimeZone, type SleepWindow } from '../../shared/local-time';
+import type { SleepWindow } from '../../shared/local-time';
 
 /** The schema of the sleep part of `Scope.settings`; every field is optional. */
 export const scopeSettingsSchema = z.object({
@@ -95,41 +96,4 @@ export class ScopeSettingsError extends ValidationError {
     this.scopeKey = scopeKey;
     this.problems = problems;
   }
-}
-
-/**
- * The effective settings of a scope: its stored document (null/absent = nothing overridden) over
- * the defaults, and Scope.timezone over the default zone. Throws {@link ScopeSettingsError}.
- */
-export function resolveScopeSettings(scope: ScopeSettingsSource, defaults: ScopeSettingsDefaults): ScopeSettings {
-  const problems: { field: string; problem: string }[] = [];
-  let stored: StoredScopeSettings = {};
-  const raw = scope.settings ?? {};
-  if (typeof raw !== 'object' || Array.isArray(raw)) {
-    problems.push({ field: 'settings', problem: 'must be a JSON object' });
-  } else {
-    const parsed = scopeSettingsSchema.safeParse(raw);
-    if (parsed.success) stored = parsed.data;
-    else {
-      for (const issue of parsed.error.issues) {
-        problems.push({ field: issue.path.map(String).join('.') || 'settings', problem: issue.message });
-      }
-    }
-  }
-  const timeZone = scope.timezone ?? defaults.timeZone;
-  if (!isValidTimeZone(timeZone)) {
-    problems.push({ field: 'timezone', problem: `"${timeZone}" is not an IANA time zone such as Europe/Madrid or UTC` });
-  }
-  if (problems.length > 0) throw new ScopeSettingsError(scope.key, problems);
-
-  return {
-    sleepWindow: stored.sleepWindow ?? defaults.sleepWindow,
-    digestTime: stored.digestTime ?? defaults.digestTime,
-    dailyTokenBudget: stored.dailyTokenBudget ?? defaults.dailyTokenBudget,
-    idleMinutes: stored.idleMinutes ?? defaults.idleMinutes,
-    memoryCap: stored.memoryCap ?? defaults.memoryCap,
-    timeZone,
-    digestEnabled: stored.digestEnabled ?? true,
-    ...(stored.digestFrom ? { digestFrom: new Date(stored.digestFrom) } : {}),
-  };
 }

@@ -23,11 +23,12 @@ import { makePlan, mergePlans, type Plan } from './plan';
 import { buildConsolidationPrompt, CONSOLIDATION_SYSTEM_PROMPT, type PromptEpisodeGroup } from './prompt';
 import { ShortIds } from '../../memory/short-ids';
 import { GAVE_UP_ACTION } from '../../memory/digests/digest';
-import { isBudgetError } from '../token-budget';
+import { estimateRequestTokens, isBudgetError } from '../token-budget';
 import { resolveRelativeDates } from '../../shared/relative-dates';
 import { findNeighbours } from '../../memory/memories/restatements';
 import { plural } from '../../shared/plural';
 import { recordReflection, reflectionDue } from '../reflection';
+import { DEFAULT_CONSOLIDATION_ATTEMPTS, eligibleEpisodes, scopeTimeZone } from '../../memory/scopes/scope-policy';
 
 export interface ConsolidatorOptions {
   /** Episodes gathered per batch (seed 000: 100). */
@@ -43,7 +44,7 @@ export interface ConsolidatorOptions {
   readonly defaultTimeZone?: string;
 }
 
-export const DEFAULT_CONSOLIDATOR_OPTIONS: ConsolidatorOptions = { batchSize: 100, maxAttempts: 5, memoriesPerPrompt: 30, packing: DEFAULT_PACKING, maxAnswerTokens: 4096 };
+export const DEFAULT_CONSOLIDATOR_OPTIONS: ConsolidatorOptions = { batchSize: 100, maxAttempts: DEFAULT_CONSOLIDATION_ATTEMPTS, memoriesPerPrompt: 30, packing: DEFAULT_PACKING, maxAnswerTokens: 4096 };
 
 export interface BatchRequest {
   readonly scopeId: string;
@@ -125,11 +126,6 @@ export function withAbsoluteDates(plan: Plan, episodes: readonly Episode[], time
   };
 }
 
-/** About 4 characters a token for English prose; a prompt's tokens before sending it. */
-export function estimateTokens(text: string): number {
-  return Math.ceil(text.length / 4);
-}
-
 export function createConsolidator(deps: {
   readonly prisma: PrismaClient;
   readonly llm: LanguageModel;
@@ -146,12 +142,16 @@ export function createConsolidator(deps: {
   const log = deps.logger.child({ component: 'consolidation' });
   const { prisma } = deps;
 
-  const eligible = (scopeId: string) => ({ scopeId, consolidated: false, consolidationAttempts: { lt: options.maxAttempts } });
+  const eligible = (scopeId: string) => ({ scopeId, ...eligibleEpisodes(options.maxAttempts) });
 
-  /** The scope's zone, else the service default: the prompt shows episode times in it. */
-  async function timeZoneOf(scopeId: string): Promise<string | null> {
+  /**
+   * The zone of a batch (the scope policy's rule: the scope's own, else the default), read once:
+   * every prompt of the batch shows episode times in it and every relative date is resolved in
+   * it, so a line never says one day while the memory learned from it says another.
+   */
+  async function timeZoneOf(scopeId: string): Promise<string> {
     const scope = await prisma.scope.findUnique({ where: { id: scopeId }, select: { timezone: true } });
-    return scope?.timezone ?? options.defaultTimeZone ?? null;
+    return scopeTimeZone({ timezone: scope?.timezone ?? null }, options.defaultTimeZone);
   }
 
   /** Memories relevant to a prompt's episodes: a search per group with the person's words. */
@@ -223,7 +223,7 @@ export function createConsolidator(deps: {
       const empty = { responses: [], leftOver: 0, shown: { episodes: [], memories: [] } };
       if (episodes.length === 0) return { status: 'empty', episodeCount: 0, ...empty };
 
-      const timeZone = (await prisma.scope.findUnique({ where: { id: scopeId }, select: { timezone: true } }))?.timezone ?? null;
+      const timeZone = await timeZoneOf(scopeId);
       // Episodes that failed before are asked about in smaller prompts: halved once per attempt.
       const prompts = packGroups(groupEpisodes(episodes), options.packing).flatMap((groups) =>
         splitForAttempts(groups, Math.max(...groups.flatMap((g) => g.episodes.map((e) => e.consolidationAttempts)))));
@@ -253,17 +253,13 @@ export function createConsolidator(deps: {
         const memoryIds = new ShortIds();
         const memories = await relevantMemories(scopeId, groups, now);
         const insightsAsked = insightsWanted;
-        const prompt = buildConsolidationPrompt({ memories, groups, memoryIds, episodeIds, timeZone: await timeZoneOf(scopeId), insights: insightsAsked });
-        const estimate = estimateTokens(CONSOLIDATION_SYSTEM_PROMPT) + estimateTokens(prompt) + options.maxAnswerTokens / 4;
-        if (estimate > budget) return false;
+        const prompt = buildConsolidationPrompt({ memories, groups, memoryIds, episodeIds, timeZone, insights: insightsAsked });
+        const call = { system: CONSOLIDATION_SYSTEM_PROMPT, messages: [{ role: 'user' as const, content: prompt }], maxTokens: options.maxAnswerTokens, temperature: 0, purpose: 'consolidation', scopeId, runId };
+        if (estimateRequestTokens(call) > budget) return false;
         const promptEpisodes = groups.flatMap((g) => g.episodes);
         let structured;
         try {
-          structured = await completeStructured(
-            llm,
-            { system: CONSOLIDATION_SYSTEM_PROMPT, messages: [{ role: 'user', content: prompt }], maxTokens: options.maxAnswerTokens, temperature: 0, purpose: 'consolidation', scopeId, runId },
-            consolidationAnswerSchema,
-          );
+          structured = await completeStructured(llm, call, consolidationAnswerSchema);
         } catch (error) {
           // The budget refused this prompt (or its repair turn): like a prompt that does not fit,
           // it and the rest wait for another day; what earlier prompts planned is applied.
