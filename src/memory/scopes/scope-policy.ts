@@ -17,7 +17,14 @@
 import type { Config } from '../../config/load-config';
 import { isValidTimeZone, type SleepWindow } from '../../shared/local-time';
 import { estimateTokens } from '../../shared/tokens';
-import { ScopeSettingsError, scopeSettingsSchema, type ScopeSettings, type ScopeSettingsDefaults, type ScopeSettingsSource, type StoredScopeSettings } from './scope-settings';
+import {
+  ScopeSettingsError,
+  scopeSettingsSchema,
+  type ScopeSettings,
+  type ScopeSettingsDefaults,
+  type ScopeSettingsSource,
+  type StoredScopeSettings,
+} from './scope-settings';
 
 /** Failed consolidation attempts after which an episode is left alone (SLEEP_MAX_ATTEMPTS's default). */
 export const DEFAULT_CONSOLIDATION_ATTEMPTS = 5;
@@ -78,11 +85,17 @@ function readStored(raw: unknown, problems: PolicyProblem[]): StoredScopeSetting
   }
   const document = raw as Record<string, unknown>;
   const stored: Record<string, unknown> = {};
-  for (const [field, schema] of Object.entries(scopeSettingsSchema.shape) as Array<[StoredField, (typeof scopeSettingsSchema.shape)[StoredField]]>) {
+  const fields = Object.entries(scopeSettingsSchema.shape) as Array<[StoredField, (typeof scopeSettingsSchema.shape)[StoredField]]>;
+  for (const [field, schema] of fields) {
     if (document[field] === undefined) continue;
     const parsed = schema.safeParse(document[field]);
-    if (parsed.success) stored[field] = parsed.data;
-    else for (const issue of parsed.error.issues) problems.push({ field: [field, ...issue.path.map(String)].join('.'), problem: issue.message });
+    if (parsed.success) {
+      stored[field] = parsed.data;
+      continue;
+    }
+    for (const issue of parsed.error.issues) {
+      problems.push({ field: [field, ...issue.path.map(String)].join('.'), problem: issue.message });
+    }
   }
   return stored as StoredScopeSettings;
 }
