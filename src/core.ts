@@ -17,6 +17,7 @@ import { createConflictBook, type ConflictBook } from './memory/memories/conflic
 import { createSoulReader, type SoulReader } from './memory/profiles/soul';
 import { createSleepScheduler, type SleepScheduler } from './sleep/scheduler';
 import { createSleepService, type SleepService } from './sleep/sleep-service';
+import { createGivenUpMessages, type GivenUpMessages } from './sleep/given-up';
 import { createEmbedder } from './memory/embeddings/create-embedder';
 import type { Embedder } from './memory/embeddings/embedder';
 import { createEmbeddingWorker, type EmbeddingWorker } from './memory/embeddings/embedding-worker';
@@ -72,6 +73,8 @@ export interface Core {
   readonly forget: ForgetService;
   /** Decides when sleep work runs; started by main.ts only (the CLI runs jobs directly). */
   readonly scheduler: SleepScheduler;
+  /** Messages consolidation gave up on: how many, and trying them again (CLI `sleep --retry`, the admin API). */
+  readonly givenUp: GivenUpMessages;
   /** The domain's read side and services for the layers above it (channels, agent, API, CLI). */
   readonly directory: ScopeDirectory;
   readonly catalog: MemoryCatalog;
@@ -210,6 +213,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     sleep,
     forget,
     scheduler,
+    givenUp: createGivenUpMessages({ prisma: db.prisma, maxAttempts: config.sleep.maxAttempts, logger, ...(overrides.clock && { clock: overrides.clock }) }),
     directory: createScopeDirectory(db.prisma, scopes),
     catalog: createMemoryCatalog(db.prisma),
     conflicts: createConflictBook({ prisma: db.prisma, soul: { maxTokens: config.sleep.soulMaxTokens, defaultTimeZone: config.timeZone } }),

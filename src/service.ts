@@ -158,6 +158,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
         search: core.search,
         sleep: core.sleep,
         scheduler: core.scheduler,
+        givenUp: core.givenUp,
         digestSchedule: core.digestSchedule,
         storeStats: core.storeStats,
         indexGuard: core.indexGuard,

@@ -64,7 +64,8 @@ export const searchBody = z.object({
 
 export const exportQuery = z.object({ format: z.enum(['json', 'markdown']).default('json') });
 export const importQuery = z.object({ mode: z.enum(['exact', 'copy']).default('exact') });
-export const sleepBody = z.object({ dryRun: z.boolean().default(false) });
+/** POST /scopes/:id/sleep: a dry run, or (`retryGivenUp`) the messages consolidation gave up on tried again first. */
+export const sleepBody = z.object({ dryRun: z.boolean().default(false), retryGivenUp: z.boolean().default(false) });
 /** PATCH /scopes/:id/settings: any of the three; absent fields stay as they are. */
 export const settingsBody = z
   .object({

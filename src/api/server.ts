@@ -25,6 +25,7 @@ import { uuidv7 } from '../shared/ids';
 import type { Logger } from '../shared/logger';
 import type { Metrics } from '../shared/metrics';
 import type { SleepScheduler } from '../sleep/scheduler';
+import type { GivenUpMessages } from '../sleep/given-up';
 import type { SleepService } from '../sleep/sleep-service';
 import type { StoreStats } from '../memory/store-stats';
 import type { PollHealth } from '../channels/telegram/poll-heartbeat';
@@ -53,6 +54,8 @@ export interface ApiOptions {
   /** The dry run of `POST /scopes/:id/sleep`. */
   readonly sleep: Pick<SleepService, 'planNextBatch'>;
   readonly scheduler: Pick<SleepScheduler, 'consolidateNow'>;
+  /** `POST /scopes/:id/sleep` with `retryGivenUp`: the messages consolidation gave up on, tried again (audited). */
+  readonly givenUp?: Pick<GivenUpMessages, 'retry' | 'count'>;
   /** A scope's digest time, on/off and time zone (GET/PATCH /scopes/:id/settings). */
   readonly digestSchedule: Pick<DigestScheduleService, 'get' | 'set'>;
   readonly storeStats: Pick<StoreStats, 'ping' | 'counts'>;
@@ -221,7 +224,10 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
       const plan = await sleep.planNextBatch(scope.id, { now: new Date(), runId: uuidv7() });
       return { status: plan.status, plan: plan.plan ?? null, llmCalls: plan.responses.length };
     }
-    return { outcome: await scheduler.consolidateNow(scope.id) };
+    if (!body.retryGivenUp) return { outcome: await scheduler.consolidateNow(scope.id) };
+    if (!options.givenUp) throw new ValidationError('this server cannot retry messages consolidation gave up on', { code: 'sleep.retry_unavailable' });
+    const retried = await options.givenUp.retry(scope.id, 'asked through the admin API (POST /scopes/:id/sleep retryGivenUp)');
+    return { retried, outcome: await scheduler.consolidateNow(scope.id), givenUp: await options.givenUp.count(scope.id) };
   });
 
   app.get('/scopes/:id/export', { schema: { params: jsonSchema(scopeParams), querystring: jsonSchema(exportQuery) } }, async (request, reply) => {

@@ -23,6 +23,12 @@ export interface Command {
   readonly usage: string;
   readonly summary: string;
   readonly options: NonNullable<ParseArgsConfig['options']>;
+  /**
+   * True for a command that holds a conversation on the terminal: its screen shows the
+   * conversation only, so its log lines go to the log file (LOG_FILE, or DATA_DIR/nocturne.log)
+   * rather than stderr, as they do under `npm start` on a terminal.
+   */
+  readonly logsToFile?: boolean;
   run(ctx: CommandContext): Promise<number>;
 }
 

@@ -2,10 +2,12 @@
  * `npm run cli -- <command> [options]`: Nocturne's command line. Results go to stdout (JSON
  * with --json), logs to stderr. Exit status: 0 success, 1 failure, 2 bad usage or configuration.
  */
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/load-config';
 import { createCore, type Core } from '../core';
 import { AppError } from '../shared/errors';
+import { openLogFile } from '../shared/log-file';
 import { createLogger } from '../shared/logger';
 import { redactSecrets, registerSecrets, setLogPseudonymKey } from '../shared/redact';
 import { explainStorageFailure } from '../storage/storage-errors';
@@ -85,7 +87,10 @@ export async function runCli(argv: readonly string[], out: NodeJS.WritableStream
   registerSecrets(config.secrets);
   // Under encryption at rest, logs name people and chats by keyed pseudonyms (docs/reliability.md).
   setLogPseudonymKey(config.database.provider === 'sqlite' ? config.database.encryptionKey : undefined);
-  const logger = createLogger({ level: config.log.level, format: config.log.format });
+  // A conversation's screen is the conversation: its log lines go to the file (which falls back
+  // to stderr only when it cannot be written).
+  const logStream = command.logsToFile ? openLogFile(config.log.file ?? path.join(config.dataDir, 'nocturne.log')) : undefined;
+  const logger = createLogger({ level: config.log.level, format: config.log.format, ...(logStream ? { stream: logStream } : {}) });
   let core: Promise<Core> | undefined;
   try {
     return await command.run({
@@ -106,6 +111,7 @@ export async function runCli(argv: readonly string[], out: NodeJS.WritableStream
     return appError?.category === 'user' ? 2 : 1;
   } finally {
     if (core) await (await core.catch(() => undefined))?.close();
+    if (logStream) await new Promise<void>((resolve) => logStream.end(resolve));
   }
 }
 

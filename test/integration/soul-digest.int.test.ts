@@ -182,16 +182,16 @@ function suite(name: string, database: () => Promise<Config['database']>) {
         const digest = await buildDigest(db.prisma, digestScope, { periodEnd: at(12), now: at(12) });
         expect(digest).toMatchObject({ status: 'pending', periodStart: T0, periodEnd: at(12), attempts: 0 });
         expect(digestItems(digest)).toEqual([
-          { n: 1, memoryId: ids.coffee, action: 'create', text: 'Likes coffee' },
-          { n: 2, memoryId: ids.vegetarian, action: 'create', text: 'Is vegetarian' },
-          { n: 3, memoryId: ids.chess, action: 'create', text: 'Plays chess' },
-          { n: 4, memoryId: ids.steak, action: 'create', text: 'Ate a steak' },
-          { n: 5, memoryId: ids.tea, action: 'update', text: 'Likes tea (was: Likes coffee)', refs: [ids.coffee] },
-          { n: 6, memoryId: ids.vegetarian, action: 'contradict', text: 'Is vegetarian (conflicts with: Ate a steak)', refs: [ids.steak] },
-          { n: 7, memoryId: ids.chess, action: 'deactivate', text: 'Plays chess' },
+          // "Likes coffee", learned and corrected in the period, is told once: by its correction.
+          { n: 1, memoryId: ids.vegetarian, action: 'create', text: 'Is vegetarian' },
+          { n: 2, memoryId: ids.chess, action: 'create', text: 'Plays chess' },
+          { n: 3, memoryId: ids.steak, action: 'create', text: 'Ate a steak' },
+          { n: 4, memoryId: ids.tea, action: 'update', text: 'Likes tea (was: Likes coffee)', refs: [ids.coffee] },
+          { n: 5, memoryId: ids.vegetarian, action: 'contradict', text: 'Is vegetarian (conflicts with: Ate a steak)', refs: [ids.steak] },
+          { n: 6, memoryId: ids.chess, action: 'deactivate', text: 'Plays chess' },
           // The open contradiction, asked about: the likely-current side (both stated: the newer) first.
-          { n: 8, memoryId: ids.steak, action: 'conflict', text: 'Ate a steak (you told me on 2026-02-01; newer)', refs: [ids.vegetarian] },
-          { n: 9, memoryId: ids.vegetarian, action: 'conflict', text: 'or: Is vegetarian (you told me on 2026-02-01)', refs: [ids.steak] },
+          { n: 7, memoryId: ids.steak, action: 'conflict', text: 'Ate a steak (you told me on 2026-02-01; newer)', refs: [ids.vegetarian] },
+          { n: 8, memoryId: ids.vegetarian, action: 'conflict', text: 'or: Is vegetarian (you told me on 2026-02-01)', refs: [ids.steak] },
         ]);
         expect(digest.content).toBe(
           [
@@ -199,39 +199,38 @@ function suite(name: string, database: () => Promise<Config['database']>) {
             '',
             '## New',
             '',
-            '1. Likes coffee',
-            '2. Is vegetarian',
-            '3. Plays chess',
-            '4. Ate a steak',
+            '1. Is vegetarian',
+            '2. Plays chess',
+            '3. Ate a steak',
             '',
             '## Updated',
             '',
-            '5. Likes tea (was: Likes coffee)',
+            '4. Likes tea (was: Likes coffee)',
             '',
             '## Contradicted',
             '',
-            '6. Is vegetarian (conflicts with: Ate a steak)',
+            '5. Is vegetarian (conflicts with: Ate a steak)',
             '',
             '## Faded',
             '',
-            '7. Plays chess',
+            '6. Plays chess',
             '',
             '## Which is true?',
             '',
-            '8. Ate a steak (you told me on 2026-02-01; newer)',
-            '9. or: Is vegetarian (you told me on 2026-02-01)',
+            '7. Ate a steak (you told me on 2026-02-01; newer)',
+            '8. or: Is vegetarian (you told me on 2026-02-01)',
             '',
             'I was also reminded 2 times of things I already knew.',
             '',
-            'To tell me which is true, answer /keep and its number (e.g. /keep 8); I set the other aside.',
+            'To tell me which is true, answer /keep and its number (e.g. /keep 7); I set the other aside.',
             '',
             'To make me forget an item, answer /forget and its number (e.g. /forget 1).',
             '',
           ].join('\n'),
         );
-        expect(await digestItem(db.prisma, digestScope, 5)).toBe(ids.tea);
-        expect(await digestItem(db.prisma, digestScope, 8)).toBe(ids.steak);
-        expect(await digestItem(db.prisma, digestScope, 10)).toBeNull();
+        expect(await digestItem(db.prisma, digestScope, 4)).toBe(ids.tea);
+        expect(await digestItem(db.prisma, digestScope, 7)).toBe(ids.steak);
+        expect(await digestItem(db.prisma, digestScope, 9)).toBeNull();
       });
 
       it('is built once per period', async () => {
@@ -290,9 +289,9 @@ function suite(name: string, database: () => Promise<Config['database']>) {
         });
         expect(changed).toBe(1);
         const scrubbed = await db.prisma.digest.findUniqueOrThrow({ where: { id: first.id } });
-        expect(digestItems(scrubbed).map((i) => i.n)).toEqual([1, 2, 3, 5, 7]);
+        expect(digestItems(scrubbed).map((i) => i.n)).toEqual([1, 2, 4, 6]);
         expect(scrubbed.content).not.toMatch(/steak|conflicts/);
-        expect(scrubbed.content).toContain('5. Likes tea (was: Likes coffee)');
+        expect(scrubbed.content).toContain('4. Likes tea (was: Likes coffee)');
         expect(scrubbed.content).toContain('reminded 2 times');
         expect(scrubbed.status).toBe('sent');
 

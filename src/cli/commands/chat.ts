@@ -3,7 +3,8 @@
  * stdin/stdout, with the agent answering, without starting the rest of the service. The same
  * conversation and commands as `npm start` on a terminal: `/end` ends the conversation (a short
  * memory of it is recorded), `/quit` (or end of input) exits; an open conversation continues at
- * the next `chat` with the same scope. A person's conversation has no `--json` form.
+ * the next `chat` with the same scope. A person's conversation has no `--json` form. The screen
+ * shows the conversation only: log lines go to the log file (DATA_DIR/nocturne.log or LOG_FILE).
  */
 import os from 'node:os';
 import { createAgent } from '../../agent/agent';
@@ -20,6 +21,7 @@ export const chatCommand: Command = {
   usage: 'chat [--scope KEY] [--name NAME]',
   summary: 'talk with the agent on the terminal, with the channel commands (/help; /quit exits)',
   options: { scope: { type: 'string' }, name: { type: 'string' } },
+  logsToFile: true,
   async run(ctx) {
     if (ctx.json) throw new ValidationError('chat is a conversation on the terminal and has no --json output; the admin API and the webhook channel are the machine interfaces', { code: 'cli.usage' });
     const authorName = (ctx.values.name as string | undefined)?.trim() || os.userInfo().username;

@@ -1,6 +1,9 @@
 /**
- * `sleep --scope S [--dry-run]`: consolidates a scope now (like the bot's /sleep). The dry run
- * asks the model for the next batch's plan and prints it as a readable diff, applying nothing.
+ * `sleep --scope S [--dry-run] [--retry]`: consolidates a scope now (like the bot's /sleep). The
+ * dry run asks the model for the next batch's plan and prints it as a readable diff, applying
+ * nothing. `--retry` first makes the messages consolidation gave up on eligible again (audited),
+ * so a run after the model's trouble is over can still learn from them; without it, a run that
+ * finds only such messages says how many there are and how to retry them.
  */
 import { uuidv7 } from '../../shared/ids';
 import { renderPlanDiff } from '../../sleep/consolidation/diff';
@@ -11,9 +14,9 @@ import { plural } from '../../shared/plural';
 
 export const sleepCommand: Command = {
   name: 'sleep',
-  usage: 'sleep --scope S [--dry-run]',
-  summary: 'consolidate a scope now (--dry-run: show the planned changes, apply nothing)',
-  options: { scope: { type: 'string' }, 'dry-run': { type: 'boolean' } },
+  usage: 'sleep --scope S [--dry-run] [--retry]',
+  summary: 'consolidate a scope now (--dry-run: show the planned changes, apply nothing; --retry: try again the messages it gave up on)',
+  options: { scope: { type: 'string' }, 'dry-run': { type: 'boolean' }, retry: { type: 'boolean' } },
   async run(ctx) {
     const { core, scope } = await requireScope(ctx, 'sleep');
 
@@ -27,7 +30,9 @@ export const sleepCommand: Command = {
       return 0;
     }
 
+    const retried = ctx.values.retry ? await core.givenUp.retry(scope.id, 'asked from the command line (sleep --retry)') : 0;
     const outcome = await core.scheduler.consolidateNow(scope.id);
+    const givenUp = await core.givenUp.count(scope.id);
     const run = outcome.runId ? await core.sleep.latestRun(scope.id, 'consolidate') : null;
     // What the run learned, changed and let fade, in the digest's words (its audit events).
     const changes = outcome.runId ? await core.digestBook.runChanges(scope.id, outcome.runId) : { items: [], reinforced: 0 };
@@ -36,12 +41,14 @@ export const sleepCommand: Command = {
       changes.reinforced,
     ).map((line) => line.replace(/^## /, ''));
     const head = [
+      ctx.values.retry ? `${plural(retried, 'message')} given up on before ${retried === 1 ? 'is' : 'are'} tried again` : '',
       `${outcome.status}${outcome.detail ? `: ${outcome.detail}` : ''}`,
       run && run.id === outcome.runId ? `${plural(run.episodeCount, 'episode')}, ${plural(run.llmCalls, 'model call')}, tokens in ${run.inputTokens} / out ${run.outputTokens}` : '',
       outcome.status === 'succeeded' && sections.length === 0 ? 'nothing in them changed what is known' : '',
+      givenUp > 0 ? `${plural(givenUp, 'message')} could not be learned from after ${plural(ctx.config.sleep.maxAttempts, 'try', 'tries')}; \`sleep --scope ${scope.key} --retry\` tries them again` : '',
     ].filter((line) => line !== '');
     const text = [...head, ...(sections.length > 0 ? ['', ...sections] : [])].join('\n').trimEnd();
-    writeResult(ctx, { outcome, run, changes }, text);
+    writeResult(ctx, { outcome, run, changes, ...(ctx.values.retry ? { retried } : {}), givenUp }, text);
     return outcome.status === 'failed' ? 1 : 0;
   },
 };

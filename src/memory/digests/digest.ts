@@ -6,7 +6,8 @@
  * (`update`), contradicted and faded (`deactivate`) in the period, reinforcements counted only;
  * then the open contradictions it asks the person about (digest-questions.ts).
  * Item text comes from the memory rows that still exist, never from audit snapshots, so a memory
- * forgotten before the digest is built cannot reappear in it; {@link scrubDigests} removes it
+ * forgotten before the digest is built cannot reappear in it; New and Updated list only versions
+ * that still hold (one corrected or merged since is told by its successor's line); {@link scrubDigests} removes it
  * from digests already built. Periods chain: each starts where the previous digest ended.
  *
  * Sending is not done here: a channel reads {@link pendingDigests} and reports back with
@@ -164,7 +165,7 @@ async function readChanges(db: Tx | PrismaClient, scopeId: string, where: Prisma
       if (id) ids.add(id);
     }
   }
-  const rows = await db.memory.findMany({ where: { scopeId, id: { in: [...ids] } }, select: { id: true, content: true, confidence: true, category: true } });
+  const rows = await db.memory.findMany({ where: { scopeId, id: { in: [...ids] } }, select: { id: true, content: true, confidence: true, category: true, supersededById: true } });
   const memories = new Map(rows.map((m) => [m.id, m]));
 
   let reinforced = 0;
@@ -179,11 +180,13 @@ async function readChanges(db: Tx | PrismaClient, scopeId: string, where: Prisma
     if (!isKnowledge(subject.category)) continue; // a conversation's summary, not something learned about the person
     let item: Omit<DigestItem, 'n'> | undefined;
     if (e.action === 'create') {
-      // A correction's new version is listed by its 'update' event.
-      if (!stringField(e.after, 'supersedes')) item = { memoryId: subject.id, action: 'create', text: oneLine(subject.content) };
+      // A correction's new version is listed by its 'update' event; a version corrected or merged
+      // since is outdated: its successor's line tells the change, so it is not "New" as well.
+      if (!stringField(e.after, 'supersedes') && !subject.supersededById) item = { memoryId: subject.id, action: 'create', text: oneLine(subject.content) };
     } else if (e.action === 'update') {
       const current = memories.get(stringField(e.after, 'supersededById') ?? '');
-      if (current) item = { memoryId: current.id, action: 'update', text: `${oneLine(current.content)} (was: ${oneLine(subject.content)})`, refs: [subject.id] };
+      // Only a correction to words that still hold: a later correction's line says what they became.
+      if (current && !current.supersededById) item = { memoryId: current.id, action: 'update', text: `${oneLine(current.content)} (was: ${oneLine(subject.content)})`, refs: [subject.id] };
     } else if (e.action === 'contradict') {
       const other = memories.get(stringField(e.after, 'contradictedBy') ?? '');
       item = other
