@@ -86,7 +86,8 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
   const notHere = async (request: FastifyRequest, reply: FastifyReply) => {
     const scope = await allowedScope(request, reply, options);
     if (!scope) return reply;
-    return reply.code(405).header('allow', 'POST').send({ jsonrpc: '2.0', error: { code: -32000, message: 'method not allowed: this endpoint is stateless, POST only' }, id: null });
+    const error = { code: -32000, message: 'method not allowed: this endpoint is stateless, POST only' };
+    return reply.code(405).header('allow', 'POST').send({ jsonrpc: '2.0', error, id: null });
   };
   app.get(MCP_PATH, { schema: { hide: true } }, notHere);
   app.delete(MCP_PATH, { schema: { hide: true } }, notHere);

@@ -17,9 +17,15 @@ import type { McpDoorServices } from './memory-server';
 import { errorResult, guarded, jsonResult } from './tool-results';
 
 const REFUSALS: Record<Refusal, string> = {
-  unknown: 'memory_forget refused: that confirmation token is not one this server gave for this memory; nothing was forgotten. Call memory_forget without `confirm` to see what would go.',
-  expired: 'memory_forget refused: the preview expired; nothing was forgotten. Call memory_forget without `confirm` to see what would go now.',
-  mismatch: 'memory_forget refused: the token confirms a different preview (another memory or other words); nothing was forgotten. Preview again and confirm with the token it returns.',
+  unknown:
+    'memory_forget refused: that confirmation token is not one this server gave for this memory; nothing was ' +
+    'forgotten. Call memory_forget without `confirm` to see what would go.',
+  expired:
+    'memory_forget refused: the preview expired; nothing was forgotten. Call memory_forget without `confirm` ' +
+    'to see what would go now.',
+  mismatch:
+    'memory_forget refused: the token confirms a different preview (another memory or other words); nothing ' +
+    'was forgotten. Preview again and confirm with the token it returns.',
 };
 
 const MAX_ID_CHARS = 100;
@@ -30,7 +36,10 @@ export function registerForgetTool(server: McpServer, services: McpDoorServices,
     'memory_forget',
     {
       title: 'Forget (preview, then confirm)',
-      description: 'Forgets for good, in two calls. 1) Give `memoryId` OR `words`: nothing is removed; you get exactly what would go and a `confirm` token. Show it to the person. 2) Only if they agree, call again with the same `memoryId`/`words` and `confirm`.',
+      description:
+        'Forgets for good, in two calls. 1) Give `memoryId` OR `words`: nothing is removed; you get exactly ' +
+        'what would go and a `confirm` token. Show it to the person. 2) Only if they agree, call again with ' +
+        'the same `memoryId`/`words` and `confirm`.',
       inputSchema: z.strictObject({
         memoryId: z.string().trim().min(1).max(MAX_ID_CHARS).optional().describe('one memory (its earlier versions go with it)'),
         words: z.string().trim().min(1).max(MAX_WORDS_CHARS).optional().describe('every memory holding all these words, and the words in messages'),
@@ -62,15 +71,21 @@ export function registerForgetTool(server: McpServer, services: McpDoorServices,
   );
 
   async function preview(target: ForgetTarget) {
-    const found: ForgetPreview = 'memoryId' in target ? await services.forget.prepareForget(scope.id, target.memoryId) : await services.forget.forgetMatching(scope.id, target.words);
-    if (found.matches.length === 0 && found.episodes === 0) return jsonResult({ wouldForget: [], messagesToRedact: 0, note: 'nothing matches: there is nothing to forget' });
+    const found: ForgetPreview = 'memoryId' in target
+      ? await services.forget.prepareForget(scope.id, target.memoryId)
+      : await services.forget.forgetMatching(scope.id, target.words);
+    if (found.matches.length === 0 && found.episodes === 0) {
+      return jsonResult({ wouldForget: [], messagesToRedact: 0, note: 'nothing matches: there is nothing to forget' });
+    }
     const token = services.forgetPreviews.hold(scope.id, target, found);
     return jsonResult({
       wouldForget: found.matches.map((m) => ({ id: m.id, category: m.category, content: m.content, state: m.state })),
       messagesToRedact: found.episodes,
       confirm: token,
       expiresInSeconds: FORGET_PREVIEW_TTL_MS / 1000,
-      note: 'nothing was removed yet: show this to the person; if they agree, call memory_forget again with the same arguments and this `confirm` token',
+      note:
+        'nothing was removed yet: show this to the person; if they agree, call memory_forget again with the ' +
+        'same arguments and this `confirm` token',
     });
   }
 }

@@ -17,6 +17,7 @@ import type { ForgetService } from '../memory/forget/forget-service';
 import type { MemoryCatalog } from '../memory/memories/memory-catalog';
 import type { ProfileReader } from '../memory/profiles/profile-reader';
 import type { HybridSearch } from '../memory/retrieval/hybrid-search';
+import type { SearchResult } from '../memory/retrieval/memory-query';
 import type { Scope } from '../memory/records';
 import { showStored } from '../memory/output-filter';
 import type { Logger } from '../shared/logger';
@@ -48,18 +49,31 @@ export interface McpDoorServices {
   readonly logger: Logger;
 }
 
+/** One search result as `memory_search` answers it: why it matched, and a memory's source messages. */
+async function searchAnswer(catalog: McpDoorServices['catalog'], scopeId: string, r: SearchResult) {
+  const common = { kind: r.kind, id: r.id, content: r.content, timestamp: r.timestamp.toISOString(), score: Number(r.score.toFixed(4)), why: r.parts };
+  if (r.kind !== 'memory') return { ...common, role: r.role, author: r.author ?? null };
+  const explanation = await catalog.explain(scopeId, r.id, SOURCES_PER_MEMORY);
+  const sources = explanation?.sources.map((s) => ({ timestamp: s.timestamp.toISOString(), role: s.role, author: s.author, content: s.content })) ?? [];
+  return { ...common, category: r.category, confidence: r.confidence, faded: r.faded ?? false, sourceCount: explanation?.sourceCount ?? 0, sources };
+}
+
 /** A new MCP server bound to `scope`: its tools and resources read and write that scope only. */
 export function createMemoryMcpServer(services: McpDoorServices, scope: Scope): McpServer {
   const log = services.logger.child({ component: 'mcp' });
   const server = new McpServer(MCP_SERVER_INFO, {
-    instructions: 'Long-term memory of one person. Search before answering questions about them; save what they state about themselves; forget only after showing them the preview.',
+    instructions:
+      'Long-term memory of one person. Search before answering questions about them; save what they state ' +
+      'about themselves; forget only after showing them the preview.',
   });
 
   server.registerTool(
     'memory_search',
     {
       title: 'Search memory',
-      description: 'Hybrid (semantic + keyword) search of what the person said and what was learned from it. Each result says why it matched (score parts) and, for memories, the messages they came from.',
+      description:
+        'Hybrid (semantic + keyword) search of what the person said and what was learned from it. Each result ' +
+        'says why it matched (score parts) and, for memories, the messages they came from.',
       inputSchema: z.strictObject({
         query: z.string().trim().min(1).max(MAX_QUERY_CHARS).describe('what to look for, in natural language'),
         limit: z.number().int().min(1).max(MAX_SEARCH_LIMIT).optional().describe(`at most this many results (default ${DEFAULT_SEARCH_LIMIT})`),
@@ -68,21 +82,14 @@ export function createMemoryMcpServer(services: McpDoorServices, scope: Scope): 
       annotations: { readOnlyHint: true },
     },
     (args) => guarded(log, 'memory_search', async () => {
-      const { results, notes } = await services.search.search({ scopeId: scope.id, semanticQuery: args.query, strategy: 'hybrid', limit: args.limit ?? DEFAULT_SEARCH_LIMIT, kinds: args.kinds });
-      const answered = await Promise.all(results.map(async (r) => {
-        const explanation = r.kind === 'memory' ? await services.catalog.explain(scope.id, r.id, SOURCES_PER_MEMORY) : null;
-        return {
-          kind: r.kind,
-          id: r.id,
-          content: r.content,
-          timestamp: r.timestamp.toISOString(),
-          score: Number(r.score.toFixed(4)),
-          why: r.parts,
-          ...(r.kind === 'memory'
-            ? { category: r.category, confidence: r.confidence, faded: r.faded ?? false, sourceCount: explanation?.sourceCount ?? 0, sources: explanation?.sources.map((s) => ({ timestamp: s.timestamp.toISOString(), role: s.role, author: s.author, content: s.content })) ?? [] }
-            : { role: r.role, author: r.author ?? null }),
-        };
-      }));
+      const { results, notes } = await services.search.search({
+        scopeId: scope.id,
+        semanticQuery: args.query,
+        strategy: 'hybrid',
+        limit: args.limit ?? DEFAULT_SEARCH_LIMIT,
+        kinds: args.kinds,
+      });
+      const answered = await Promise.all(results.map((r) => searchAnswer(services.catalog, scope.id, r)));
       return jsonResult({ results: answered, notes });
     }),
   );
@@ -91,7 +98,10 @@ export function createMemoryMcpServer(services: McpDoorServices, scope: Scope): 
     'memory_save',
     {
       title: 'Save a statement',
-      description: 'Stores a statement BY THE PERSON (their own words, e.g. "I moved to Lisbon in May") as a message of theirs. It is learned into memory at the next sleep, like any message; nothing is a memory before that. Refused: instructions to the memory system, credentials, texts over the size limit.',
+      description:
+        'Stores a statement BY THE PERSON (their own words, e.g. "I moved to Lisbon in May") as a message of ' +
+        'theirs. It is learned into memory at the next sleep, like any message; nothing is a memory before that. ' +
+        'Refused: instructions to the memory system, credentials, texts over the size limit.',
       inputSchema: z.strictObject({
         statement: z.string().min(1).describe("the person's statement, in their words"),
         id: z.string().trim().min(1).max(200).optional().describe('an id of your own: saving again with the same id stores nothing new'),
@@ -116,13 +126,17 @@ export function createMemoryMcpServer(services: McpDoorServices, scope: Scope): 
     (args) => guarded(log, 'memory_list', async () => {
       const limit = args.limit ?? DEFAULT_LIST_LIMIT;
       const offset = args.offset ?? 0;
-      const { total, memories } = await services.catalog.list(scope.id, { state: args.state ?? 'current', category: args.category, limit, offset });
-      return jsonResult({
-        total,
-        offset,
-        limit,
-        memories: memories.map((m) => ({ id: m.id, category: m.category, content: m.content, confidence: m.confidence, state: m.validTo ? 'superseded' : m.active ? 'active' : 'faded', validFrom: m.validFrom.toISOString() })),
-      });
+      const query = { state: args.state ?? 'current', category: args.category, limit, offset } as const;
+      const { total, memories } = await services.catalog.list(scope.id, query);
+      const lines = memories.map((m) => ({
+        id: m.id,
+        category: m.category,
+        content: m.content,
+        confidence: m.confidence,
+        state: m.validTo ? 'superseded' : m.active ? 'active' : 'faded',
+        validFrom: m.validFrom.toISOString(),
+      }));
+      return jsonResult({ total, offset, limit, memories: lines });
     }),
   );
 
@@ -136,16 +150,21 @@ export function createMemoryMcpServer(services: McpDoorServices, scope: Scope): 
       inputSchema: z.strictObject({}),
       annotations: { readOnlyHint: true },
     },
-    () => guarded(log, 'profile_get', async () => ({ content: [{ type: 'text', text: showStored(await services.profiles.soul(scope.id)) }] })),
+    () => guarded(log, 'profile_get', async () => ({
+      content: [{ type: 'text', text: showStored(await services.profiles.soul(scope.id)) }],
+    })),
   );
 
-  server.registerResource('soul', 'nocturne://soul', { title: 'Profile (soul)', description: 'What is believed about the person', mimeType: 'text/markdown' }, async (uri) => ({
-    contents: [{ uri: uri.href, mimeType: 'text/markdown', text: showStored(await services.profiles.soul(scope.id)) }],
+  const markdown = 'text/markdown';
+  const soulMeta = { title: 'Profile (soul)', description: 'What is believed about the person', mimeType: markdown };
+  server.registerResource('soul', 'nocturne://soul', soulMeta, async (uri) => ({
+    contents: [{ uri: uri.href, mimeType: markdown, text: showStored(await services.profiles.soul(scope.id)) }],
   }));
-  server.registerResource('digest', 'nocturne://digest/latest', { title: 'Latest digest', description: 'What the latest sleep learned, changed and let fade', mimeType: 'text/markdown' }, async (uri) => {
+  const digestMeta = { title: 'Latest digest', description: 'What the latest sleep learned, changed and let fade', mimeType: markdown };
+  server.registerResource('digest', 'nocturne://digest/latest', digestMeta, async (uri) => {
     const digest = await services.digestBook.latest(scope.id);
     const text = digest ? digest.content : 'No digest yet: one is written after a night in which something was learned.';
-    return { contents: [{ uri: uri.href, mimeType: 'text/markdown', text: showStored(text) }] };
+    return { contents: [{ uri: uri.href, mimeType: markdown, text: showStored(text) }] };
   });
 
   return server;

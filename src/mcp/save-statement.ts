@@ -25,14 +25,27 @@ export interface SavedStatement {
   readonly note: string;
 }
 
-export async function saveStatement(episodes: Pick<EpisodeService, 'recordTurn'>, scope: Scope, args: { statement: string; id?: string }): Promise<SavedStatement> {
+/** Stores the statement as the person's message, or refuses it with nothing stored (ValidationError). */
+export async function saveStatement(
+  episodes: Pick<EpisodeService, 'recordTurn'>,
+  scope: Scope,
+  args: { statement: string; id?: string },
+): Promise<SavedStatement> {
   if (looksLikeInjection(args.statement)) {
-    throw new ValidationError('memory_save refused: the statement reads as an instruction to the memory system, not as something the person said about themselves; nothing was stored', { code: 'mcp.save_injection' });
+    throw new ValidationError(
+      'memory_save refused: the statement reads as an instruction to the memory system, not as something the ' +
+        'person said about themselves; nothing was stored',
+      { code: 'mcp.save_injection' },
+    );
   }
   if (redactSecrets(args.statement) !== args.statement) {
-    throw new ValidationError('memory_save refused: the statement holds what looks like a credential (a key, token or password); nothing was stored', { code: 'mcp.save_secret' });
+    throw new ValidationError(
+      'memory_save refused: the statement holds what looks like a credential (a key, token or password); nothing was stored',
+      { code: 'mcp.save_secret' },
+    );
   }
-  const result = await episodes.recordTurn(scope.id, { role: 'user', content: args.statement, ...(args.id && { externalId: `mcp:${args.id}` }) }, MCP_CHANNEL);
+  const turn = { role: 'user', content: args.statement, ...(args.id && { externalId: `mcp:${args.id}` }) };
+  const result = await episodes.recordTurn(scope.id, turn, MCP_CHANNEL);
   return {
     saved: !result.duplicate,
     duplicate: result.duplicate,

@@ -10,7 +10,11 @@ import type { Scope } from '../memory/records';
 import { createMemoryMcpServer, type McpDoorServices } from './memory-server';
 
 /** Serves one scope until the client closes stdin (or `stop` is called); resolves once closed. */
-export async function serveStdio(services: McpDoorServices, scope: Scope, io: { input?: Readable; output?: Writable } = {}): Promise<{ closed: Promise<void>; stop(): Promise<void> }> {
+export async function serveStdio(
+  services: McpDoorServices,
+  scope: Scope,
+  io: { input?: Readable; output?: Writable } = {},
+): Promise<{ closed: Promise<void>; stop(): Promise<void> }> {
   const input = io.input ?? process.stdin;
   const restoreConsole = consoleToStderr();
   const server = createMemoryMcpServer(services, scope);

@@ -56,7 +56,9 @@ function storedTokens(settings: Prisma.JsonValue | null): StoredToken[] {
   if (!settings || typeof settings !== 'object' || Array.isArray(settings)) return [];
   const list = (settings as Record<string, unknown>)[SETTINGS_KEY];
   if (!Array.isArray(list)) return [];
-  return list.filter((t): t is StoredToken => !!t && typeof t === 'object' && typeof (t as StoredToken).id === 'string' && typeof (t as StoredToken).hash === 'string');
+  const isToken = (t: unknown): t is StoredToken =>
+    !!t && typeof t === 'object' && typeof (t as StoredToken).id === 'string' && typeof (t as StoredToken).hash === 'string';
+  return list.filter(isToken);
 }
 
 function withTokens(settings: Prisma.JsonValue | null, tokens: readonly StoredToken[]): Prisma.InputJsonObject {
@@ -73,7 +75,9 @@ export function createScopeTokens(prisma: PrismaClient, clock: () => Date = () =
       if (!scope) throw new NotFoundError(`no scope ${scopeId}`, { code: 'scope.not_found' });
       const tokens = edit(storedTokens(scope.settings));
       await tx.scope.update({ where: { id: scopeId }, data: { settings: withTokens(scope.settings, tokens) } });
-      await tx.auditEvent.create({ data: { scopeId, action: audit.action, subjectType: 'scope', subjectId: scopeId, after: audit.after, reason: audit.reason ?? null, createdAt: clock() } });
+      await tx.auditEvent.create({
+        data: { scopeId, action: audit.action, subjectType: 'scope', subjectId: scopeId, after: audit.after, reason: audit.reason ?? null, createdAt: clock() },
+      });
     });
   }
 
