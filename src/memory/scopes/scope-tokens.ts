@@ -23,7 +23,8 @@ const ID_BYTES = 6;
 /** Longest label a token may carry (e.g. "laptop, Claude Desktop"). */
 export const MAX_TOKEN_LABEL = 100;
 const SETTINGS_KEY = 'accessTokens';
-const TOKEN_SHAPE = /^nmcp_([0-9a-f-]{36})_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
+/** Scope ids are UUIDs (any id without `_` would do); the token id is hex; the secret base64url. */
+const TOKEN_SHAPE = /^nmcp_([0-9A-Za-z-]{1,64})_([0-9a-f]{12})_([A-Za-z0-9_-]{43})$/;
 
 /** A token as listed: never its secret. */
 export interface ScopeTokenInfo {
