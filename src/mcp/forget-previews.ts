@@ -5,8 +5,9 @@
  * A preview is kept in this process (HTTP requests are stateless, so the book is shared by every
  * request of the listener, and each stdio process has its own), bound to the scope it was made
  * in and to what it was asked for. A token is used once: a confirm whose token is unknown,
- * expired, made in another scope or for another memory or other words is refused, and its
- * preview is dropped so the client must look again before anything goes.
+ * expired, made in another scope or for another memory or other words is refused; in its own
+ * scope the preview is dropped too, so the client must look again before anything goes (another
+ * scope cannot spend it: there the token does not exist).
  */
 import { randomBytes } from 'node:crypto';
 import type { ForgetPreview } from '../memory/forget/forget-service';
@@ -33,7 +34,7 @@ export type Refusal = 'unknown' | 'expired' | 'mismatch';
 export interface ForgetPreviewBook {
   /** Keeps the preview; returns the token that confirms it. */
   hold(scopeId: string, target: ForgetTarget, preview: ForgetPreview): string;
-  /** The preview the token names, when it was made in this scope for this very target; the token is spent either way. */
+  /** The preview the token names, when it was made in this scope for this very target; spent by any take in its scope. */
   take(scopeId: string, target: ForgetTarget, token: string): { preview: ForgetPreview } | { refused: Refusal };
 }
 
