@@ -14,6 +14,9 @@ export const FORBIDDEN: ReadonlyArray<readonly [string, string]> = [
   ['sleep', 'channels'], ['sleep', 'agent'], ['sleep', 'api'], ['sleep', 'cli'],
   ['llm', 'memory'], ['llm', 'sleep'], ['llm', 'agent'], ['llm', 'channels'],
   ['channels', 'storage'], ['agent', 'storage'], ['api', 'storage'],
+  // The MCP door (src/mcp) reaches the memory only through the domain's services, like the API.
+  ['mcp', 'storage'], ['mcp', 'channels'], ['mcp', 'agent'], ['mcp', 'sleep'], ['mcp', 'api'], ['mcp', 'cli'],
+  ['memory', 'mcp'], ['storage', 'mcp'], ['agent', 'mcp'], ['sleep', 'mcp'], ['llm', 'mcp'], ['channels', 'mcp'],
 ];
 
 /** `src/memory/forget/x.ts` -> `memory`; files directly in src/ -> `(root)`. */

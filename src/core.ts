@@ -35,6 +35,7 @@ import { createMemoryCatalog, type MemoryCatalog } from './memory/memories/memor
 import { createProfileReader, type ProfileReader } from './memory/profiles/profile-reader';
 import { createScopeDirectory, type ScopeDirectory } from './memory/scopes/scope-directory';
 import { createDigestScheduleService, type DigestScheduleService } from './memory/scopes/digest-schedule';
+import { createScopeTokens, type ScopeTokens } from './memory/scopes/scope-tokens';
 import { showStoredValue } from './memory/output-filter';
 import type { Logger } from './shared/logger';
 import { createStoreStats, type StoreStats } from './memory/store-stats';
@@ -85,6 +86,8 @@ export interface Core {
   /** A scope's digest time, on/off and time zone, as its person or an operator sets them (audited). */
   readonly digestSchedule: DigestScheduleService;
   readonly auditLog: AuditLog;
+  /** A person's own tokens for the MCP endpoint: each opens one scope (issued, listed, revoked, verified). */
+  readonly scopeTokens: ScopeTokens;
   readonly profiles: ProfileReader;
   readonly archive: ScopeArchive;
   /** Whether the database answers, its triggers, and the counts /metrics reports. */
@@ -221,6 +224,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     digestBook: createDigestBook(db.prisma, config.timeZone),
     digestSchedule: createDigestScheduleService(db.prisma, { digestTime: config.sleep.digestTime, timeZone: config.timeZone, soulMaxTokens: config.sleep.soulMaxTokens }, overrides.clock),
     auditLog: createAuditLog(db.prisma),
+    scopeTokens: createScopeTokens(db.prisma),
     profiles: createProfileReader(db.prisma),
     archive: createScopeArchive(db.prisma, config.ingest),
     storeStats: createStoreStats(db.prisma, db.provider, db.appliedMigrations),

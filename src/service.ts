@@ -18,6 +18,8 @@ import type { Api } from 'grammy';
 import type { Readable, Writable } from 'node:stream';
 import { createAgent, type Agent, type AgentServices } from './agent/agent';
 import { createApiServer } from './api/server';
+import { createForgetPreviewBook } from './mcp/forget-previews';
+import type { McpDoorServices } from './mcp/memory-server';
 import type { Config } from './config/load-config';
 import type { ConversationHandler } from './channels/conversation-handler';
 import { createDigestSender } from './channels/telegram/digest-sender';
@@ -66,6 +68,20 @@ export interface RunningService {
   /** Resolves when the service ends by itself (the terminal conversation was left). */
   readonly ended: Promise<string>;
   stop(): Promise<void>;
+}
+
+/** The MCP door's services from the core (the same ones the admin API's /mcp is given). */
+export function mcpServices(core: Core): McpDoorServices {
+  return {
+    search: core.search,
+    catalog: core.catalog,
+    episodes: core.episodeService,
+    forget: core.forget,
+    profiles: core.profiles,
+    digestBook: core.digestBook,
+    forgetPreviews: createForgetPreviewBook(),
+    logger: core.logger,
+  };
 }
 
 /** The services the agent loop uses, by name, taken from the core. */
@@ -148,6 +164,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
       const api = await createApiServer({
         token: config.adminToken,
         logger,
+        mcp: { services: mcpServices(core), tokens: core.scopeTokens },
         timeZone: config.timeZone,
         directory: core.directory,
         catalog: core.catalog,

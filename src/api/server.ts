@@ -30,6 +30,9 @@ import type { SleepService } from '../sleep/sleep-service';
 import type { StoreStats } from '../memory/store-stats';
 import type { PollHealth } from '../channels/telegram/poll-heartbeat';
 import { bearerMatches } from './auth';
+import { MCP_PATH, registerMcpRoute } from './mcp-route';
+import type { McpDoorServices } from '../mcp/memory-server';
+import type { ScopeTokens } from '../memory/scopes/scope-tokens';
 import { renderMetrics } from './metrics-endpoint';
 import { renderDocsPage, type OpenApiDocument } from './docs-page';
 import { joinMarkdownFiles, renderMarkdownExport } from '../export/markdown-export';
@@ -68,6 +71,11 @@ export interface ApiOptions {
   readonly telegramPolling?: () => PollHealth;
   /** Where import bodies are spooled (encrypted, removed after the answer); the system's temporary folder by default. */
   readonly spoolDir?: string;
+  /**
+   * The MCP endpoint (`/mcp`, api/mcp-route.ts): the services its tools use and the people's
+   * tokens it accepts besides the admin token. No endpoint when absent.
+   */
+  readonly mcp?: { readonly services: McpDoorServices; readonly tokens: Pick<ScopeTokens, 'verify'> };
 }
 
 const OPEN_ROUTES = new Set(['/healthz', '/readyz']);
@@ -83,6 +91,8 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
 
   app.addHook('onRequest', async (request, reply) => {
     if (OPEN_ROUTES.has(request.routeOptions.url ?? '')) return;
+    // A person's token is accepted there too: the route checks the bearer itself.
+    if (options.mcp && request.routeOptions.url === MCP_PATH) return;
     if (!bearerMatches(request.headers.authorization, options.token)) {
       await reply.code(401).header('www-authenticate', 'Bearer').send({ error: 'missing or wrong bearer token' });
     }
@@ -131,6 +141,8 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
   app.get('/metrics', async (_request, reply) => reply.type('text/plain; version=0.0.4').send(await renderMetrics(options)));
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   app.get('/docs', { schema: { hide: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(renderDocsPage(app.swagger() as OpenApiDocument)));
+
+  if (options.mcp) registerMcpRoute(app, { adminToken: options.token, directory, ...options.mcp });
 
   app.get('/scopes', async () => ({ scopes: await directory.list() }));
 

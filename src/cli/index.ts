@@ -33,8 +33,10 @@ import { importScopeCommand } from './commands/import-scope';
 import { migrateStoreCommand } from './commands/migrate-store';
 import { encryptCommand } from './commands/encrypt';
 import { timezoneCommand } from './commands/timezone';
+import { mcpCommand } from './commands/mcp';
+import { mcpTokenCommand } from './commands/mcp-token';
 
-const commands = [importCommand, episodesCommand, scopesCommand, searchCommand, memoriesCommand, auditCommand, soulCommand, digestCommand, timezoneCommand, forgetCommand, sleepCommand, chatCommand, pauseCommand, resumeCommand, repliesCommand, reindexCommand, evalCommand, doctorCommand, exportCommand, importScopeCommand, migrateStoreCommand, encryptCommand] satisfies Command[];
+const commands = [importCommand, episodesCommand, scopesCommand, searchCommand, memoriesCommand, auditCommand, soulCommand, digestCommand, timezoneCommand, forgetCommand, sleepCommand, chatCommand, pauseCommand, resumeCommand, repliesCommand, reindexCommand, evalCommand, doctorCommand, exportCommand, importScopeCommand, migrateStoreCommand, encryptCommand, mcpCommand, mcpTokenCommand] satisfies Command[];
 
 function usage(): string {
   return [

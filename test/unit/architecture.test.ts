@@ -9,7 +9,7 @@ import path from 'node:path';
 import { FORBIDDEN, importGraph } from '../../scripts/import-graph-lib';
 
 const SRC = path.join(__dirname, '../../src');
-const DOORS = ['channels', 'agent', 'api', 'cli'];
+const DOORS = ['channels', 'agent', 'api', 'cli', 'mcp'];
 const PRISMA = /\bprisma\b|@prisma\//;
 
 function filesUnder(dir: string): string[] {
@@ -20,7 +20,7 @@ function filesUnder(dir: string): string[] {
 }
 
 describe('architecture', () => {
-  it('channels, agent, API and CLI never mention Prisma', () => {
+  it('channels, agent, API, CLI and MCP never mention Prisma', () => {
     const offenders = DOORS.flatMap((door) => filesUnder(path.join(SRC, door)))
       .filter((file) => PRISMA.test(fs.readFileSync(file, 'utf8')))
       .map((file) => path.relative(SRC, file));
@@ -39,5 +39,6 @@ describe('architecture', () => {
     const graph = importGraph(SRC);
     expect(graph.get('sleep -> memory')?.length ?? 0).toBeGreaterThan(0);
     expect(graph.get('(root) -> memory')?.length ?? 0).toBeGreaterThan(0);
+    expect(graph.get('mcp -> memory')?.length ?? 0).toBeGreaterThan(0);
   });
 });

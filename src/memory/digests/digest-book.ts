@@ -21,6 +21,8 @@ export interface DigestBook {
   build(scopeId: string, options: { periodEnd: Date; now: Date }): Promise<Digest>;
   /** The latest digest that reached the person (the one `/forget N` and `/why N` can refer to). */
   latestSent(scopeId: string): Promise<Digest | null>;
+  /** The latest digest with something in it, sent or not (a scope read only through MCP has no channel sending it). */
+  latest(scopeId: string): Promise<Digest | null>;
   /** A scope's digests built but not delivered yet (pending, or failed with attempts left), oldest first. */
   undelivered(scopeId: string): Promise<Digest[]>;
   /** Digests waiting on a channel, oldest period first, with their scope (owner and channel). */
@@ -41,6 +43,10 @@ export interface DigestBook {
 export function createDigestBook(prisma: PrismaClient, defaultTimeZone?: string): DigestBook {
   return {
     build: async (scopeId, options) => showStoredValue(await buildDigest(prisma, scopeId, { ...options, defaultTimeZone })),
+    latest: async (scopeId) => {
+      const digest = await prisma.digest.findFirst({ where: { scopeId, status: { not: 'empty' } }, orderBy: { periodEnd: 'desc' } });
+      return digest && showStoredValue(digest);
+    },
     latestSent: async (scopeId) => {
       const digest = await prisma.digest.findFirst({ where: { scopeId, status: 'sent' }, orderBy: { periodEnd: 'desc' } });
       return digest && showStoredValue(digest);
