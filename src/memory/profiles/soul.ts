@@ -69,7 +69,10 @@ export async function regenerateSoulIn(tx: SoulStore, scopeId: string, options: 
     orderBy: [{ favorability: 'desc' }, { name: 'asc' }],
     take: SOUL_MAX_ENTITIES,
   });
-  const rendered = renderSoul({ name: scope.title ?? scope.key, timeZone: scopeTimeZone(scope, options.defaultTimeZone), memories, entities, updatedAt: options.now, maxTokens: options.maxTokens });
+  // The scope policy's zone; a caller that names no default zone for a scope naming none (a
+  // tool, a test) gets a soul without a zone line, as the renderer does for a null zone.
+  const timeZone = scope.timezone === null && options.defaultTimeZone === undefined ? null : scopeTimeZone(scope, options.defaultTimeZone);
+  const rendered = renderSoul({ name: scope.title ?? scope.key, timeZone, memories, entities, updatedAt: options.now, maxTokens: options.maxTokens });
   const data = rendered.data as unknown as Prisma.InputJsonObject;
 
   const existing = await tx.profile.findUnique({ where: { scopeId } });
