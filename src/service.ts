@@ -204,7 +204,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
     const listen = config.webhook ?? (telegramMode?.kind === 'webhook' ? telegramMode : undefined);
     if (listen) {
       const webhook = await startWebhookServer({
-        ...(config.webhook && { secret: config.webhook.secret, nonces: core.webhookNonces, callbackHosts: config.webhook.callbackHosts, handler: (message) => handler.reply(webhookInbound(message)) }),
+        ...(config.webhook && { secret: config.webhook.secret, nonces: core.webhookNonces, callbackHosts: config.webhook.callbackHosts, handler: (message) => (handler.replyAgain ?? handler.reply)(webhookInbound(message)) }),
         routes: telegramWebhook ? [telegramWebhook.route] : [],
         host: listen.host,
         port: listen.port,

@@ -255,7 +255,8 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
 
   // The body is a JSON export. It fills the scope of the path when that scope is empty; a
   // scope that does not exist yet is created when the export is of that very scope (restoring
-  // into an empty database). `mode=copy` gives every row a new id (the export's ids are taken).
+  // into an empty database). `mode=copy` gives every row a new id (the export's ids are taken),
+  // into the empty scope of the path or, when none has that key or id, a new scope with that key.
   // The body is never held in memory: it is spooled to an encrypted temporary file as it arrives
   // (removed after the answer, or at once when the upload fails), then read on a worker thread one
   // element at a time and written a batch at a time with turns of the event loop between
@@ -282,7 +283,10 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
       if (!file) throw new ValidationError('The body is not JSON: it is empty', { code: 'import.invalid_json' });
       try {
         const existing = await directory.find(id);
-        const result = await archive.importFile(file, { mode, ...(existing ? { scopeKey: existing.key } : { requireScopeId: id }) });
+        // A copy has new ids, so it cannot be asked for by the export's id: the path names the
+        // new scope by its key (the CLI's `import-scope FILE --as NEW_KEY`), created by the import.
+        const target = existing ? { scopeKey: existing.key } : mode === 'copy' ? { scopeKey: id } : { requireScopeId: id };
+        const result = await archive.importFile(file, { mode, ...target });
         return await reply.code(existing ? 200 : 201).send(result);
       } finally {
         await removeImportFile(file);

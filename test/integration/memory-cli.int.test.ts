@@ -163,7 +163,7 @@ describe('memory commands (CLI, SQLite)', () => {
     expect(badLimit.code).toBe(2);
     const unknownMemory = await runCli(['forget', '--scope', 'ana', '--memory', '00000000-0000-7000-8000-000000000000', '--yes'], env);
     expect(unknownMemory.code).toBe(2);
-    expect(unknownMemory.stderr).toMatch(/no memory 00000000-0000-7000-8000-000000000000 in this scope/);
+    expect(unknownMemory.stderr).toMatch(/Memory 00000000-0000-7000-8000-000000000000 is not among the memories kept here/);
     // Thirteen child processes, each starting the CLI (TypeScript, the store): the time of thirteen starts on a busy machine.
   }, 240_000);
 });

@@ -58,7 +58,8 @@ export function registerForgetCommand(
     }
     const count = answer.preview.matches.length;
     const token = remember({ scopeId: ctx.scope.id, preview: answer.preview, expiresAt: Date.now() + CONFIRM_TTL_MS });
-    const keyboard = new InlineKeyboard().text(`Forget ${count === 1 ? 'it' : `all ${count}`}`, `fg:y:${token}`).text('Keep', `fg:n:${token}`);
+    // With no memory matched, the button stands for the messages that mention the words: "it".
+    const keyboard = new InlineKeyboard().text(`Forget ${count <= 1 ? 'it' : `all ${count}`}`, `fg:y:${token}`).text('Keep', `fg:n:${token}`);
     await sendText(ctx.api, ctx.chat.id, answer.text, { replyMarkup: keyboard });
   });
 

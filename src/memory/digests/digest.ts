@@ -217,9 +217,10 @@ async function readCounts(db: Tx | PrismaClient, scopeId: string, periodStart: D
   const deferred = await db.sleepRun.count({ where: { scopeId, kind: 'consolidate', status: 'deferred', startedAt: inPeriod } });
   const gaveUp = await db.auditEvent.findMany({ where: { scopeId, action: GAVE_UP_ACTION, createdAt: inPeriod }, select: { after: true } });
   const unlearned = gaveUp.reduce((n, e) => n + numberField(e.after, 'episodes'), 0);
-  // One `forget` event per memory forgotten (with its versions); a purge of the scope says how many went.
+  // One `forget` event per memory forgotten, counting the versions that went with it, as the
+  // confirmation did ("I forgot 3 memories"); a purge of the scope says how many went.
   const forgets = await db.auditEvent.findMany({ where: { scopeId, action: 'forget', createdAt: inPeriod }, select: { subjectType: true, after: true } });
-  const forgotten = forgets.reduce((n, e) => n + (e.subjectType === 'memory' ? 1 : numberField(e.after, 'removed')), 0);
+  const forgotten = forgets.reduce((n, e) => n + (numberField(e.after, 'removed') || (e.subjectType === 'memory' ? 1 : 0)), 0);
   return { deferred, unlearned, forgotten };
 }
 

@@ -170,7 +170,7 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
   async function chainOf(scopeId: string, memoryId: string, db: Db = prisma): Promise<MemoryMatch[]> {
     const select = { id: true, category: true, content: true, confidence: true, active: true, validTo: true, supersededById: true } as const;
     const root = await db.memory.findFirst({ where: { scopeId, id: memoryId }, select });
-    if (!root) throw new NotFoundError(`no memory ${memoryId} in this scope`, { code: 'memory.not_found' });
+    if (!root) throw new NotFoundError(`Memory ${memoryId} is not among the memories kept here (it may have been forgotten already)`, { code: 'memory.not_found' });
     const chain = new Map([[root.id, root]]);
     let frontier = [root.id];
     while (frontier.length > 0) {
