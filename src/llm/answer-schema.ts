@@ -21,7 +21,7 @@ const BOUNDS: Readonly<Record<string, (value: unknown) => string | undefined>> =
   maximum: (v) => `at most ${String(v)}`,
   exclusiveMaximum: (v) => `less than ${String(v)}`,
   multipleOf: (v) => `a multiple of ${String(v)}`,
-  minLength: (v) => (Number(v) > 0 ? `at least ${String(v)} characters` : undefined),
+  minLength: (v) => (Number(v) > 0 ? `at least ${String(v)} character${Number(v) === 1 ? '' : 's'}` : undefined),
   maxLength: (v) => `at most ${String(v)} characters`,
   maxItems: (v) => `at most ${String(v)} items`,
   pattern: () => undefined,
@@ -38,9 +38,14 @@ const ONE = ['items', 'not', 'additionalItems', 'contains'];
 const MANY = ['anyOf', 'allOf', 'prefixItems'];
 const MAP = ['properties', '$defs', 'definitions'];
 
+/** A map with keys of the model's choosing (`z.record`): the subset has no way to say it. */
+class OpenMap extends Error {}
+
 function adjust(input: unknown): unknown {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) return input;
   const node = input as Node;
+  const extra = node.additionalProperties;
+  if ((extra !== undefined && extra !== false) || node.propertyNames !== undefined || node.patternProperties !== undefined) throw new OpenMap();
   const out: Node = {};
   const said: string[] = [];
   for (const [key, value] of Object.entries(node)) {
@@ -84,8 +89,9 @@ const cache = new WeakMap<z.ZodType, JsonObjectSchema | null>();
 /**
  * The answer schema for `schema`: what a model produces is zod's input, so the input side is
  * described (transforms are not the model's business). `undefined` when the top level is not an
- * object (both providers want one there) or zod cannot describe it: the answer is then asked for
- * in the prompt only. Memoized per schema.
+ * object (both providers want one there), when it holds a map with keys of the model's choosing
+ * (closing it would forbid every key) or when zod cannot describe it: that answer is then asked
+ * for in the prompt only. Memoized per schema.
  */
 export function answerSchemaOf(schema: z.ZodType): JsonObjectSchema | undefined {
   const known = cache.get(schema);
@@ -95,7 +101,7 @@ export function answerSchemaOf(schema: z.ZodType): JsonObjectSchema | undefined 
     const json = adjust(z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' })) as Node;
     if (json.type === 'object') made = json as unknown as JsonObjectSchema;
   } catch {
-    // Not describable (a cycle zod refuses, say): no schema is sent.
+    // An open map, or not describable at all (a cycle zod refuses, say): no schema is sent.
   }
   cache.set(schema, made);
   return made ?? undefined;
