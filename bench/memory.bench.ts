@@ -5,10 +5,13 @@
  * the store is measured: near-duplicate memories (under the local USE-lite embedder), junk
  * memories, the soul's size, reply prompts over an 8k window's budget, model cost per episode.
  *
- *   npm run bench:memory [-- --people 20 --days 180 --seed 7 [--hash] [--min-episodes N] [--max-wait-hours H]]
+ *   npm run bench:memory [-- --people 20 --days 180 --seed 7 [--hash] [--min-episodes N] [--max-wait-hours H] [--no-schema]]
  *
  * The pipeline embeds with the configured embedder (USE-lite, as `npm start`); `--hash` swaps in
  * the hash embedder for a quick run (blind to paraphrase: restatements are not recognized).
+ * Structured answers go with their answer schema, which the model keeps to; `--no-schema` makes
+ * the model server refuse schemas, so answers are asked for in the prompt and repaired (the
+ * repair calls per 1,000 episodes of the two modes are the figure to compare).
  *
  * The last line of the output is one JSON object with the figures (docs/sleep.md, "Memory
  * hygiene benchmark").
@@ -46,7 +49,10 @@ async function main(): Promise<void> {
   if (process.argv.includes('--min-episodes')) env.SLEEP_MIN_EPISODES = String(argument('min-episodes', 10));
   if (process.argv.includes('--max-wait-hours')) env.SLEEP_MAX_WAIT_HOURS = String(argument('max-wait-hours', 24));
   if (Object.keys(env).length > 0) console.log(`settings: ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}`);
-  const sim = await runSimulation({ people, days, seed, env, log: (line) => console.log(line), ...(hash && { embedder: createHashEmbedder({ dimension: 256 }) }) });
+  const refuseSchemas = process.argv.includes('--no-schema');
+  const structuredMode = refuseSchemas ? 'prompt' : 'schema';
+  console.log(`structured answers: ${refuseSchemas ? 'the server refuses answer schemas (--no-schema): prompt, extraction and repair' : 'answer schema sent (structured outputs)'}`);
+  const sim = await runSimulation({ people, days, seed, env, refuseSchemas, log: (line) => console.log(line), ...(hash && { embedder: createHashEmbedder({ dimension: 256 }) }) });
   try {
     const embedder = createLocalEmbedder({ runOn: 'main' });
     const measuring = performance.now();
@@ -81,6 +87,8 @@ async function main(): Promise<void> {
       ['input tokens per episode (memory work)', s.inputTokensPerEpisode, `<= ${GOALS.inputTokensPerEpisode}`],
       ['calls per episode (all purposes, replies too)', s.allPurposesCallsPerEpisode],
       ['input tokens per episode (all purposes)', s.allPurposesInputTokensPerEpisode],
+      [`repair calls (structured answers: ${structuredMode})`, wire.repairs],
+      ['repair calls per 1,000 episodes', s.repairCallsPer1000Episodes],
     ]);
     const held = sim.questions.filter((q) => q.held).length;
     table('schedule: lag against cost', [
@@ -104,7 +112,7 @@ async function main(): Promise<void> {
     table('mistakes the model made (count)', Object.entries(sim.model.mistakes).map(([k, v]) => [k, v] as const));
     console.log('\nexamples');
     for (const line of [...store.examples.duplicates, ...store.examples.junk]) console.log(`  ${line}`);
-    console.log(JSON.stringify(s));
+    console.log(JSON.stringify({ ...s, structuredMode }));
   } finally {
     await sim.stop();
   }

@@ -137,6 +137,8 @@ export interface WireFigures {
   readonly replyOverBudget: number;
   readonly replyTokensP95: number;
   readonly replyTokensMax: number;
+  /** Repair calls: a structured answer sent back to the model with what was wrong with it. */
+  readonly repairs: number;
 }
 
 /** The model's side: calls and tokens by purpose; reply prompts against `replyLimit` tokens. */
@@ -156,6 +158,7 @@ export function measureWire(calls: readonly WireCall[], replyLimit: number): Wir
     replyOverBudget: replies.filter((t) => t > replyLimit).length,
     replyTokensP95: percentile(replies, 95),
     replyTokensMax: replies.length > 0 ? Math.max(...replies) : 0,
+    repairs: calls.filter((c) => c.repair).length,
   };
 }
 
@@ -182,6 +185,8 @@ export interface HygieneSummary {
   readonly allPurposesInputTokensPerEpisode: number;
   /** Active memories with at least one near-duplicate, % of active (readable beside the pair count). */
   readonly memoriesWithDuplicatePct: number;
+  /** Repair calls (structured answers sent back with their problem) per 1,000 episodes. */
+  readonly repairCallsPer1000Episodes: number;
   /** p95 hours from a person's message to the night a memory cited it, people who talk on most days. */
   readonly consolidationLagHoursP95?: number;
   /** Memory-work calls of the nights per (person, night) with a consolidation run. */
@@ -207,6 +212,7 @@ export function summarize(store: StoreFigures, wire: WireFigures, schedule?: Sch
     allPurposesCallsPerEpisode: round(perEpisode(wire.calls), 3),
     allPurposesInputTokensPerEpisode: round(perEpisode(wire.inputTokens), 0),
     memoriesWithDuplicatePct: round(perMemory(store.duplicatedMemories)),
+    repairCallsPer1000Episodes: round(perEpisode(wire.repairs) * 1_000, 1),
     ...(schedule && {
       consolidationLagHoursP95: round(percentile(schedule.dailyTalkerHours, 95), 1),
       consolidationCallsPerPersonNight: round(schedule.personNights === 0 ? 0 : schedule.nightCalls / schedule.personNights),

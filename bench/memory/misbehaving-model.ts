@@ -9,7 +9,10 @@
  * seeded rate (see {@link DEFAULT_MISBEHAVIOUR}): a known fact restated in new words as `new`; a
  * shown memory re-extracted word for word; a small-talk turn turned into a filler memory; a
  * placeholder content; a field left out; an episode number cited as a memory number; a memory
- * about the assistant from the assistant's turn; an answer cut off (stop_reason max_tokens).
+ * about the assistant from the assistant's turn; an answer cut off (stop_reason max_tokens); a
+ * value of the wrong type (a confidence written as a word), which only a model without the answer
+ * schema can make: with the schema on the wire (structured outputs), the model keeps to it, as a
+ * constrained decoder does, and that mistake is not made.
  *
  * Each answer draws from a generator seeded by the seed and the prompt, so the same prompt gets
  * the same answer whatever order requests arrive in (a model at temperature 0).
@@ -41,10 +44,16 @@ export interface Misbehaviour {
   readonly cutOff: number;
   /** A changed fact (new job, move) written as `new` instead of updating the old memory. */
   readonly changeAsNew: number;
+  /**
+   * Per consolidation call, only when no answer schema was sent: a confidence written as a word
+   * ("high"), which the schema check refuses and a repair call fixes.
+   */
+  readonly wrongType: number;
 }
 
 export const DEFAULT_MISBEHAVIOUR: Misbehaviour = {
   restateAsNew: 0.3, reextract: 0.15, filler: 0.1, placeholder: 0.03, omitField: 0.05, wrongId: 0.04, aboutAssistant: 0.05, cutOff: 0.03, changeAsNew: 0.4,
+  wrongType: 0.05,
 };
 
 export type Purpose = 'reply' | 'consolidation' | 'conversation-end' | 'summary' | 'flush' | 'entities' | 'capped' | 'other';
@@ -53,6 +62,8 @@ export interface WireCall {
   readonly purpose: Purpose;
   /** Body characters / 4, rounded up. */
   readonly tokens: number;
+  /** A repair call: the model's own answer sent back with what was wrong with it. */
+  readonly repair?: boolean;
 }
 
 export interface MisbehavingModel {
@@ -109,7 +120,7 @@ export function createMisbehavingModel(params: { seed: number; rates?: Partial<M
     return content;
   }
 
-  function consolidate(prompt: string): ScriptedLlmReply {
+  function consolidate(prompt: string, constrained: boolean): ScriptedLlmReply {
     const episodes: ShownEpisode[] = [...prompt.matchAll(EPISODE_LINE)].map((m) => ({ n: m[1]!, user: m[2] === 'user', text: m[3]! }));
     const memories: ShownMemory[] = [...prompt.matchAll(MEMORY_LINE)].map((m) => ({ n: m[1]!, content: m[2]! }));
     const fresh: Record<string, unknown>[] = [];
@@ -189,6 +200,11 @@ export function createMisbehavingModel(params: { seed: number; rates?: Partial<M
       ...(entities.length > 0 && { entities }),
       ...insights(prompt, memories, episodes),
     };
+    const typed = [...fresh, ...update].find((item) => 'confidence' in item) ?? fresh[0];
+    if (!constrained && typed && rng.chance(rates.wrongType)) {
+      count('wrongType');
+      typed.confidence = 'high';
+    }
     const text = JSON.stringify(answer);
     if (rng.chance(rates.cutOff)) {
       count('cutOff');
@@ -230,13 +246,14 @@ export function createMisbehavingModel(params: { seed: number; rates?: Partial<M
   const responder: LlmResponder = (seen) => {
     const purpose = purposeOf(seen);
     const body = JSON.stringify(seen.body);
-    calls.push({ purpose, tokens: Math.ceil(body.length / 4) });
+    const repair = seen.messages.at(-2)?.role === 'assistant' && /Reply again with only the corrected JSON/.test(seen.messages.at(-1)?.text ?? '');
+    calls.push({ purpose, tokens: Math.ceil(body.length / 4), repair });
     if (purpose === 'reply' && captured.capturing) captured.replies.push(body);
     const prompt = seen.messages.at(-1)?.text ?? '';
     rng = createRng(fnv1a(`${params.seed}:${purpose}:${prompt}`));
     switch (purpose) {
       case 'consolidation':
-        return consolidate(prompt);
+        return consolidate(prompt, seen.schema !== undefined);
       case 'conversation-end':
       case 'capped':
         return { kind: 'text', text: endMemory(prompt) };

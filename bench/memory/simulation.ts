@@ -48,6 +48,11 @@ export interface SimulationOptions {
    * blind to paraphrase, so restatements in other words are not recognized).
    */
   readonly embedder?: Embedder | 'configured';
+  /**
+   * The model server refuses answer schemas (a model without structured outputs): structured
+   * answers are then asked for in the prompt and repaired when they come back wrong.
+   */
+  readonly refuseSchemas?: boolean;
   readonly log?: (line: string) => void;
 }
 
@@ -145,7 +150,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   const log = options.log ?? (() => undefined);
   const started = performance.now();
   const model = createMisbehavingModel({ seed: options.seed, rates: options.rates });
-  const double: AnthropicDouble = await startAnthropicDouble({ responder: model.responder });
+  const double: AnthropicDouble = await startAnthropicDouble({ responder: model.responder, refuseSchemas: options.refuseSchemas ?? false });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nocturne-memory-bench-'));
   let now = SIMULATION_START;
   let service: RunningService | undefined;

@@ -257,7 +257,7 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
     const bound = tools.bind({ scopeId: scope.id, scope: scopeOf(message), channel: message.channel, userEpisodeId: userEpisode.id, now, instructionInContext });
     let outcome: ConversationOutcome;
     try {
-      outcome = await converse(built.system, built.messages, bound, scope.id);
+      outcome = await converse(built.system, built.messages, bound, scope.id, built.stableLength);
     } catch (error) {
       if (!(error instanceof LlmError)) throw error;
       log.warn('the model is unavailable; told the person, their message is stored', { scope: scope.key, reason: error.reason, error });

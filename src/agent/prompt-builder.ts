@@ -1,8 +1,13 @@
 /**
  * Builds a reply prompt in seed 000's order, inside the reply budget:
  *
- *   system prompt + soul (always) -> relevant memories -> active goals -> summary of older turns
- *   -> recent turns in full (newest kept first when they do not all fit) -> the answer's reserve
+ *   system prompt + soul (always) -> the time -> relevant memories -> active goals -> summary of
+ *   older turns -> recent turns in full (newest kept first when they do not all fit) -> the
+ *   answer's reserve
+ *
+ * The system prompt and the soul come first because they stay the same from message to message:
+ * `stableLength` marks where they end, and the model caches the prompt up to there (the time,
+ * which changes every minute, comes after it).
  *
  * The first five parts go into the system text, each under a heading, so every provider sees the
  * same structure; the recent turns are the messages. Each part has its own ceiling
@@ -31,6 +36,8 @@ export interface PromptTurn {
 export interface PromptInput {
   readonly systemPrompt: string;
   readonly soul: string;
+  /** A line that changes from message to message (the time), placed after the cached prefix. */
+  readonly now?: string;
   readonly memories: readonly PromptMemory[];
   readonly goals: readonly string[];
   readonly summary: string | null;
@@ -44,6 +51,8 @@ export interface PromptInput {
 
 export interface BuiltPrompt {
   readonly system: string;
+  /** Characters at the start of `system` (system prompt and soul) that the next message repeats. */
+  readonly stableLength: number;
   readonly messages: LlmMessage[];
   readonly tokens: TokenBreakdown;
   /** Memories that made it into the prompt (recorded on the reply episode). */
@@ -101,7 +110,8 @@ export function buildPrompt(input: PromptInput): BuiltPrompt {
   const window = budget.contextTokens;
   const reserved = budget.answerTokens;
   const toolTokens = estimator.tools(input.tools);
-  const systemTokens = estimator.text(input.systemPrompt);
+  const nowText = input.now?.trim() ?? '';
+  const systemTokens = estimator.text(input.systemPrompt) + (nowText === '' ? 0 : estimator.text(nowText) + 1);
   const current = input.turns.at(-1);
   const currentTokens = current ? estimator.message(messageOf(current, showAuthors)) : 0;
 
@@ -118,7 +128,8 @@ export function buildPrompt(input: PromptInput): BuiltPrompt {
   const summaryText = summaryBody ? `${HEADINGS.summary}\n${summaryBody}` : '';
   room -= estimator.text(summaryText);
 
-  const system = [input.systemPrompt.trim(), soulText, memories.text, goals.text, summaryText].filter((s) => s !== '').join('\n\n');
+  const stable = [input.systemPrompt.trim(), soulText].filter((s) => s !== '').join('\n\n');
+  const system = [stable, nowText, memories.text, goals.text, summaryText].filter((s) => s !== '').join('\n\n');
 
   // Recent turns, newest first, while they fit; the current message is cut rather than left out.
   const chosen: PromptTurn[] = [];
@@ -169,6 +180,7 @@ export function buildPrompt(input: PromptInput): BuiltPrompt {
   };
   return {
     system,
+    stableLength: stable.length,
     messages,
     tokens,
     memoryIds: memories.kept.filter((m) => m.kind === 'memory').map((m) => m.id),

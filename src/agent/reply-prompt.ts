@@ -131,7 +131,7 @@ export function createReplyPrompts(deps: ReplyPromptDeps): ReplyPrompts {
       const memories = withConflicts(retrieved.filter((m) => m.kind !== 'memory' || !inSoul.has(m.id)), shownInSoul, conflicts);
       // A soul stored before SOUL_MAX_TOKENS (or under a larger one) is cut to it until sleep rebuilds it.
       const soul = fitText(soulView.markdown, Math.ceil(config.sleep.soulMaxTokens * estimator.factor), estimator);
-      const built = buildPrompt({ systemPrompt: `${deps.systemPrompt}\n${nowLine(policy.timeZone, now)}`, soul, memories, goals, summary: memory.summary, turns: promptTurns(turns), tools: deps.tools, budget, estimator, showAuthors });
+      const built = buildPrompt({ systemPrompt: deps.systemPrompt, now: nowLine(policy.timeZone, now), soul, memories, goals, summary: memory.summary, turns: promptTurns(turns), tools: deps.tools, budget, estimator, showAuthors });
       if (recall) await revive(scope, built.memoryIds, now);
       return { built, memories, shownInSoul, goals, notes };
     },

@@ -28,12 +28,16 @@ export interface ConversationOutcome {
   readonly called: string[];
 }
 
-/** The model call with its tool rounds; every request fits the window. */
-export type Converse = (system: string, first: LlmMessage[], bound: BoundTools, scopeId: string) => Promise<ConversationOutcome>;
+/**
+ * The model call with its tool rounds; every request fits the window. `stableLength` is how much
+ * of `system` the next message repeats: every round marks it for the prompt cache, so the rounds
+ * of a reply and the next replies read it from there.
+ */
+export type Converse = (system: string, first: LlmMessage[], bound: BoundTools, scopeId: string, stableLength?: number) => Promise<ConversationOutcome>;
 
 export function createToolRounds(deps: ToolRoundsDeps): Converse {
   const { llm, estimator, budget, tools, maxToolRounds } = deps;
-  return async function converse(system, first, bound, scopeId) {
+  return async function converse(system, first, bound, scopeId, stableLength) {
     const messages = [...first];
     const responses: LlmResponse[] = [];
     const results: ToolResult[] = [];
@@ -42,7 +46,9 @@ export function createToolRounds(deps: ToolRoundsDeps): Converse {
     for (let round = 0; ; round++) {
       const prompt = estimator.request({ system, messages, tools: tools.definitions });
       const maxTokens = Math.max(16, Math.min(budget.answerTokens, budget.contextTokens - prompt));
-      const response = await llm.complete({ system, messages, tools: tools.definitions, maxTokens, purpose: 'reply', scopeId });
+      const response = await llm.complete({
+        system, messages, tools: tools.definitions, maxTokens, purpose: 'reply', scopeId, ...(stableLength && { cachePrefixLength: stableLength }),
+      });
       responses.push(response);
       if (response.toolCalls.length === 0 || round >= maxToolRounds) return { text: response.text.trim(), responses, results, called };
       messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls });

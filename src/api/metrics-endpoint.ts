@@ -28,6 +28,7 @@ export async function renderMetrics(sources: MetricsSources): Promise<string> {
     ...line('nocturne_episodes', 'gauge', 'Episodes stored.', [['', counts.episodes]]),
     ...line('nocturne_sleep_runs_total', 'counter', 'Sleep runs (consolidation, decay, digest, reflection) by status.', counts.sleepRuns.map((r) => [`{kind="${r.kind}",status="${r.status}"}`, r.count])),
     ...line('nocturne_llm_tokens_total', 'counter', 'Language model tokens.', [['{direction="input"}', counts.llmTokens.input], ['{direction="output"}', counts.llmTokens.output]]),
+    ...line('nocturne_llm_cache_tokens_total', 'counter', 'Input tokens read from or written to the prompt cache (part of the input tokens).', [['{kind="read"}', counts.llmTokens.cacheRead], ['{kind="write"}', counts.llmTokens.cacheWrite]]),
     ...line('nocturne_llm_calls_total', 'counter', 'Language model calls by outcome.', counts.llmCalls.map((c) => [`{status="${c.status}"}`, c.count])),
     ...line('nocturne_embedding_queue', 'gauge', 'Episodes and memories waiting for a vector.', [['', pending]]),
     ...line('nocturne_compaction_steps_total', 'counter', 'Context compaction steps of the agent (flush, then summary; a cycle completes with its summary) by outcome.', counts.compactionSteps.map((c) => [`{step="${c.purpose.replace('compaction-', '')}",status="${c.status}"}`, c.count])),

@@ -4,8 +4,14 @@
  * Our messages map onto Anthropic's content blocks: an assistant turn with tool calls becomes
  * `text` + `tool_use` blocks, and tool results go back as `tool_result` blocks in the next user
  * turn (consecutive results are merged into one turn, as the API requires). JSON answers are
- * asked for with an instruction in the system prompt; no assistant prefill, so the answer is
- * parsed as it comes (see structured.ts).
+ * asked for with an instruction in the system prompt and, when the request carries an answer
+ * schema, with structured outputs (`output_config.format`), which a server that refuses them
+ * stops getting (schema-support.ts); no assistant prefill, so the answer is parsed as it comes
+ * (see structured.ts).
+ *
+ * Prompt caching: a request that says how much of its system prompt is stable gets a cache
+ * breakpoint there, so the tools and that prefix are read from the cache by the next call; the
+ * cache tokens of the usage are reported apart.
  */
 import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
 import { redactSecrets, registerSecrets } from '../shared/redact';
@@ -23,6 +29,7 @@ import {
   type LlmToolCall,
 } from './language-model';
 import { parseRetryAfter, resolveRetryPolicy, withRetries, type RetryPolicy } from './retry';
+import { createSchemaSupport } from './schema-support';
 
 export interface AnthropicModelOptions {
   readonly apiKey: string;
@@ -42,6 +49,27 @@ export const JSON_INSTRUCTION =
   'Answer with a single JSON object and nothing else: no prose before or after it, no Markdown code fences.';
 
 const MAX_ERROR_TEXT = 300;
+
+/**
+ * What a 400 says when the schema is what was refused: the field (`output_config`, or
+ * `output_format` in the beta's words), or the schema and a keyword in it.
+ */
+const SCHEMA_REFUSAL = /output_config|output_format|json_schema|structured output|schema/i;
+
+/**
+ * The system prompt as blocks: the stable prefix carries the cache breakpoint (the tools before
+ * it are cached with it), the rest of the text follows uncached. A plain string without a prefix.
+ */
+export function toAnthropicSystem(system: string | undefined, cachePrefixLength: number | undefined): string | Anthropic.TextBlockParam[] | undefined {
+  if (!system) return undefined;
+  const cut = Math.min(cachePrefixLength ?? 0, system.length);
+  if (cut <= 0 || system.slice(0, cut).trim() === '') return system;
+  const rest = system.slice(cut);
+  return [
+    { type: 'text', text: system.slice(0, cut), cache_control: { type: 'ephemeral' } },
+    ...(rest.trim() === '' ? [] : [{ type: 'text' as const, text: rest }]),
+  ];
+}
 
 type Block = Anthropic.ContentBlockParam;
 
@@ -100,6 +128,7 @@ export function createAnthropicModel(options: AnthropicModelOptions): LanguageMo
     ...(options.fetch && { fetch: options.fetch }),
   });
   let closed = false;
+  const schemas = createSchemaSupport({ model, logger, refusal: SCHEMA_REFUSAL });
 
   function toLlmError(error: unknown): LlmError {
     const base = { provider: 'anthropic' as const, model, cause: error };
@@ -153,6 +182,8 @@ export function createAnthropicModel(options: AnthropicModelOptions): LanguageMo
         // Cached prompt tokens are input tokens too: budgets count everything the model read.
         inputTokens: (usage?.input_tokens ?? 0) + (usage?.cache_creation_input_tokens ?? 0) + (usage?.cache_read_input_tokens ?? 0),
         outputTokens: usage?.output_tokens ?? 0,
+        cacheReadTokens: usage?.cache_read_input_tokens ?? 0,
+        cacheWriteTokens: usage?.cache_creation_input_tokens ?? 0,
       },
       model: message.model ?? model,
       provider: 'anthropic',
@@ -167,8 +198,9 @@ export function createAnthropicModel(options: AnthropicModelOptions): LanguageMo
     async complete(request: LlmRequest): Promise<LlmResponse> {
       if (closed) throw new LlmError('The Anthropic model is closed', { reason: 'aborted', provider: 'anthropic', model });
       const started = performance.now();
-      const system = request.json ? [request.system, JSON_INSTRUCTION].filter(Boolean).join('\n\n') : request.system;
-      const body: Anthropic.MessageCreateParamsNonStreaming = {
+      const text = request.json ? [request.system, JSON_INSTRUCTION].filter(Boolean).join('\n\n') : request.system;
+      const system = toAnthropicSystem(text, request.cachePrefixLength);
+      const bodyFor = (withSchema: boolean): Anthropic.MessageCreateParamsNonStreaming => ({
         model,
         max_tokens: request.maxTokens ?? DEFAULT_MAX_TOKENS,
         messages: toAnthropicMessages(request.messages),
@@ -177,12 +209,13 @@ export function createAnthropicModel(options: AnthropicModelOptions): LanguageMo
         ...(request.tools?.length && {
           tools: request.tools.map((tool) => ({ name: tool.name, description: tool.description, input_schema: tool.parameters as Anthropic.Tool.InputSchema })),
         }),
-      };
-      const message = await withRetries({
+        ...(withSchema && request.answerSchema && { output_config: { format: { type: 'json_schema', schema: { ...request.answerSchema } } } }),
+      });
+      const message = await schemas.attempt(request, (withSchema) => withRetries({
         policy, logger, signal: request.signal, toLlmError,
         target: { provider: 'anthropic', model, purpose: request.purpose },
-        attempt: ({ signal }) => client.messages.create(body, { signal }),
-      });
+        attempt: ({ signal }) => client.messages.create(bodyFor(withSchema), { signal }),
+      }));
       return toResponse(message, Math.round(performance.now() - started));
     },
     async close() {

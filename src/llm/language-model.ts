@@ -57,6 +57,20 @@ export interface LlmRequest {
    * the system prompt). The text still has to be parsed: see `completeStructured`.
    */
   readonly json?: boolean;
+  /**
+   * With `json`: the JSON Schema the answer must follow (see answer-schema.ts), sent as the
+   * provider's structured-output format (Anthropic `output_config.format`, Ollama `format`) so the
+   * model cannot leave the shape. A server that refuses it gets the call again without it, once;
+   * the adapter then stops sending it for this model (the answer is still validated either way).
+   */
+  readonly answerSchema?: JsonObjectSchema;
+  /**
+   * How many characters at the start of `system` stay the same from call to call (the instructions
+   * and the soul, before per-message memories): Anthropic caches the prompt up to there (tools
+   * included, as they come first), so the next reply of the conversation reads it from the cache.
+   * Left out: no cache breakpoint. Ollama reuses a matching prefix by itself and ignores it.
+   */
+  readonly cachePrefixLength?: number;
   /** Why the call is made (`consolidation`, `reply`, ...): recorded with its usage. */
   readonly purpose: string;
   /** The scope the call works for, so usage can be budgeted per scope. */
@@ -70,8 +84,13 @@ export interface LlmRequest {
 export type LlmStopReason = 'end' | 'max_tokens' | 'tool_use' | 'other';
 
 export interface LlmUsage {
+  /** Everything the model read, cached prompt tokens included (budgets count them all). */
   readonly inputTokens: number;
   readonly outputTokens: number;
+  /** Of `inputTokens`: read from the provider's prompt cache (billed at a fraction). */
+  readonly cacheReadTokens?: number;
+  /** Of `inputTokens`: written to the provider's prompt cache (billed at a premium). */
+  readonly cacheWriteTokens?: number;
 }
 
 export type LlmProvider = 'anthropic' | 'ollama';

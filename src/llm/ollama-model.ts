@@ -9,6 +9,10 @@
  * Ollama has no tool-call ids: we generate them, and send results back by tool name, which is
  * what Ollama matches on. `num_ctx` is set to the context window, so that the window the rest of
  * Nocturne budgets for is the one the server really uses (Ollama's own default is smaller).
+ *
+ * A JSON request with an answer schema sends the schema as `format` (Ollama 0.5 and later turn it
+ * into a grammar); a server that refuses it (older ones only know `"json"`) gets `"json"` from then
+ * on (schema-support.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { Ollama, type ChatRequest, type ChatResponse, type Message, type Tool } from 'ollama';
@@ -28,6 +32,7 @@ import {
 } from './language-model';
 import { parseRetryAfter, resolveRetryPolicy, withRetries, type RetryPolicy } from './retry';
 import { errorNames, ollamaStatusOf } from '../shared/ollama-errors';
+import { createSchemaSupport } from './schema-support';
 
 export interface OllamaModelOptions {
   /** Base URL of the Ollama server, e.g. `http://127.0.0.1:11434`. */
@@ -44,6 +49,9 @@ export interface OllamaModelOptions {
 export const OLLAMA_JSON_INSTRUCTION = 'Answer with a single JSON object and nothing else.';
 
 const MAX_ERROR_TEXT = 300;
+
+/** What a 400 says when the schema is what was refused: an older server cannot read `format` as an object. */
+const SCHEMA_REFUSAL = /format|schema/i;
 
 /** Our conversation as Ollama chat messages (the system prompt first). */
 export function toOllamaMessages(system: string | undefined, messages: readonly LlmMessage[]): Message[] {
@@ -79,6 +87,7 @@ export function createOllamaModel(options: OllamaModelOptions): LanguageModel {
   const logger = (options.logger ?? createSilentLogger()).child({ component: 'llm', provider: 'ollama', model });
   const baseFetch = options.fetch ?? fetch;
   let closed = false;
+  const schemas = createSchemaSupport({ model, logger, refusal: SCHEMA_REFUSAL });
 
   /** A client for one attempt: its fetch carries the attempt's signal and notes `retry-after`. */
   function clientFor(signal: AbortSignal, seen: { retryAfterMs?: number }): Ollama {
@@ -163,11 +172,11 @@ export function createOllamaModel(options: OllamaModelOptions): LanguageModel {
       if (closed) throw new LlmError('The Ollama model is closed', { reason: 'aborted', provider: 'ollama', model });
       const started = performance.now();
       const system = request.json ? [request.system, OLLAMA_JSON_INSTRUCTION].filter(Boolean).join('\n\n') : request.system;
-      const body: ChatRequest & { stream: false } = {
+      const bodyFor = (withSchema: boolean): ChatRequest & { stream: false } => ({
         model,
         stream: false,
         messages: toOllamaMessages(system, request.messages),
-        ...(request.json && { format: 'json' }),
+        ...(request.json && { format: withSchema && request.answerSchema ? { ...request.answerSchema } : 'json' }),
         ...(request.tools?.length && {
           tools: request.tools.map((tool): Tool => ({
             type: 'function',
@@ -179,21 +188,21 @@ export function createOllamaModel(options: OllamaModelOptions): LanguageModel {
           num_ctx: contextWindow,
           ...(request.temperature !== undefined && { temperature: request.temperature }),
         },
-      };
-      const response = await withRetries({
+      });
+      const response = await schemas.attempt(request, (withSchema) => withRetries({
         policy, logger, signal: request.signal,
         target: { provider: 'ollama', model, purpose: request.purpose },
         toLlmError: (error) => (error instanceof LlmError ? error : toLlmError(error, undefined)),
         attempt: async ({ signal }) => {
           const seen: { retryAfterMs?: number } = {};
           try {
-            return await clientFor(signal, seen).chat(body);
+            return await clientFor(signal, seen).chat(bodyFor(withSchema));
           } catch (error) {
             // Classified here, while the retry-after header the client dropped is still at hand.
             throw toLlmError(error, seen.retryAfterMs);
           }
         },
-      });
+      }));
       return toResponse(response, Math.round(performance.now() - started));
     },
     async close() {

@@ -7,8 +7,14 @@
  * asked for) fixes most slips; a second failure is reported as `invalid_output` rather than
  * retried forever, because a model that failed twice is unlikely to do better on a third call
  * and every call costs tokens.
+ *
+ * The zod schema also goes to the model, as the answer's JSON Schema (answer-schema.ts): a model
+ * with structured outputs then cannot answer outside the shape, and the extraction and repair
+ * below are left for what a schema cannot prevent (an answer cut off at the answer limit, a bound
+ * the schema could not carry) and for servers that refuse schemas (schema-support.ts).
  */
 import { z } from 'zod';
+import { answerSchemaOf } from './answer-schema';
 import { LlmError, truncate, type LanguageModel, type LlmMessage, type LlmRequest, type LlmResponse } from './language-model';
 
 export interface StructuredOptions {
@@ -121,7 +127,8 @@ export async function completeStructured<T>(
   options: StructuredOptions = {},
 ): Promise<StructuredResult<T>> {
   const quoteChars = options.quoteChars ?? 500;
-  const first = await model.complete({ ...request, json: true });
+  const answerSchema = answerSchemaOf(schema);
+  const first = await model.complete({ ...request, json: true, answerSchema });
   const firstParsed = parseWith(first.text, schema);
   if (firstParsed.ok) return { value: firstParsed.value, responses: [first] };
 
@@ -134,7 +141,7 @@ export async function completeStructured<T>(
       content: `${firstParsed.problem}\n\nReply again with only the corrected JSON object: no prose, no code fences.`,
     },
   ];
-  const second = await model.complete({ ...request, messages: repairMessages, json: true });
+  const second = await model.complete({ ...request, messages: repairMessages, json: true, answerSchema });
   const secondParsed = parseWith(second.text, schema);
   if (secondParsed.ok) return { value: secondParsed.value, responses: [first, second] };
 

@@ -22,7 +22,8 @@ function describeError(error: unknown): string {
 
 /**
  * Wraps `model` so that each `complete` writes a row to `LlmCall` (awaited, before the call
- * returns or throws). Rows carry the request's purpose, scope and run.
+ * returns or throws). Rows carry the request's purpose, scope and run, and the prompt-cache
+ * tokens apart (they are part of the input tokens, but priced differently).
  */
 export function withUsageRecording(model: LanguageModel, prisma: PrismaClient, logger: Logger): LanguageModel {
   const log = logger.child({ component: 'llm-usage' });
@@ -39,6 +40,8 @@ export function withUsageRecording(model: LanguageModel, prisma: PrismaClient, l
           model: response?.model ?? model.model,
           inputTokens: response?.usage.inputTokens ?? 0,
           outputTokens: response?.usage.outputTokens ?? 0,
+          cacheReadTokens: response?.usage.cacheReadTokens ?? 0,
+          cacheWriteTokens: response?.usage.cacheWriteTokens ?? 0,
           durationMs: Math.round(response?.durationMs ?? outcome.durationMs),
           status: response ? 'ok' : 'error',
           error: error === undefined ? null : describeError(error),

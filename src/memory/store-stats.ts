@@ -9,7 +9,8 @@ export interface StoreCounts {
   readonly memoriesCreated: number;
   readonly memoriesByState: ReadonlyArray<{ active: boolean; count: number }>;
   readonly sleepRuns: ReadonlyArray<{ kind: string; status: string; count: number }>;
-  readonly llmTokens: { readonly input: number; readonly output: number };
+  /** `cacheRead`/`cacheWrite` are part of `input`: the prompt-cache share, priced apart. */
+  readonly llmTokens: { readonly input: number; readonly output: number; readonly cacheRead: number; readonly cacheWrite: number };
   readonly llmCalls: ReadonlyArray<{ status: string; count: number }>;
   readonly replies: number;
   readonly repliesWithMemories: number;
@@ -56,7 +57,7 @@ export function createStoreStats(prisma: PrismaClient, provider: DatabaseProvide
         prisma.auditEvent.count({ where: { action: 'create', subjectType: 'memory' } }),
         prisma.memory.groupBy({ by: ['active'], _count: { _all: true } }),
         prisma.sleepRun.groupBy({ by: ['kind', 'status'], _count: { _all: true } }),
-        prisma.llmCall.aggregate({ _sum: { inputTokens: true, outputTokens: true } }),
+        prisma.llmCall.aggregate({ _sum: { inputTokens: true, outputTokens: true, cacheReadTokens: true, cacheWriteTokens: true } }),
         prisma.llmCall.groupBy({ by: ['status'], _count: { _all: true } }),
         prisma.episode.count({ where: { role: 'agent' } }),
         prisma.episode.count(),
@@ -79,7 +80,12 @@ export function createStoreStats(prisma: PrismaClient, provider: DatabaseProvide
         memoriesCreated: created,
         memoriesByState: memories.map((m) => ({ active: m.active, count: m._count._all })),
         sleepRuns: runs.map((r) => ({ kind: r.kind, status: r.status, count: r._count._all })),
-        llmTokens: { input: tokens._sum.inputTokens ?? 0, output: tokens._sum.outputTokens ?? 0 },
+        llmTokens: {
+          input: tokens._sum.inputTokens ?? 0,
+          output: tokens._sum.outputTokens ?? 0,
+          cacheRead: tokens._sum.cacheReadTokens ?? 0,
+          cacheWrite: tokens._sum.cacheWriteTokens ?? 0,
+        },
         llmCalls: calls.map((c) => ({ status: c.status, count: c._count._all })),
         replies,
         repliesWithMemories,

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import { z } from 'zod';
 import { LlmError, type LanguageModel, type LlmProvider, type LlmRequest, type LlmTool } from '../../src/llm/language-model';
 import type { RetryPolicy } from '../../src/llm/retry';
+import { answerSchemaOf } from '../../src/llm/answer-schema';
 import { completeStructured } from '../../src/llm/structured';
 import { tokensUsedSince, withUsageRecording } from '../../src/llm/usage-recorder';
 import type { Logger } from '../../src/shared/logger';
@@ -27,6 +28,8 @@ export interface LanguageModelHarness {
   /** Chat requests the server received, in order. */
   readonly requests: readonly SeenLlmRequest[];
   script(reply: ScriptedLlmReply, times?: number): void;
+  /** Makes the server refuse answer schemas (a server without structured outputs), or stop refusing. */
+  refuseSchemas(on: boolean): void;
   reset(): void;
   /** A model for this server (or for `baseUrl`), built through the config factory. */
   createModel(deps: { readonly retry: Partial<RetryPolicy>; readonly logger: Logger; readonly baseUrl?: string }): LanguageModel;
@@ -299,56 +302,105 @@ export function describeLanguageModelContract(init: LanguageModelContractInit): 
       expect(harness.requests).toHaveLength(0);
     });
 
-    describe('structured output', () => {
-      it('asks for JSON and returns the validated value in one call', async () => {
-        harness.script({ kind: 'text', text: '{"facts": ["has a dog named Rex"]}' });
-        const { value, responses } = await completeStructured(model().llm, ask('Extract facts', { purpose: 'consolidation' }), FACTS);
-        expect(value).toEqual({ facts: ['has a dog named Rex'] });
-        expect(responses).toHaveLength(1);
-        const seen = harness.requests[0]!;
-        expect(seen.json || /JSON/.test(seen.system ?? '')).toBe(true);
-      });
+    /**
+     * Both ways a structured answer is asked for: with the answer schema (a server with
+     * structured outputs), and in the prompt after the server refused the schema (an older Ollama,
+     * a model or proxy without them). Extraction and repair behave the same in both.
+     */
+    for (const mode of ['schema', 'prompt'] as const) {
+      describe(`structured output (${mode === 'schema' ? 'answer schema sent' : 'server refuses schemas: prompt, extraction and repair'})`, () => {
+        beforeEach(() => harness.refuseSchemas(mode === 'prompt'));
 
-      it('tolerates code fences and leading prose', async () => {
-        harness.script({ kind: 'text', text: 'Sure! Here are the facts:\n```json\n{"facts": ["likes tea"]}\n```\nAnything else?' });
-        const { value, responses } = await completeStructured(model().llm, ask('Extract facts'), FACTS);
-        expect(value.facts).toEqual(['likes tea']);
-        expect(responses).toHaveLength(1);
-      });
+        /** The requests the server answered (in prompt mode the first one of a model is refused). */
+        const answered = () => harness.requests.filter((request) => request.reply !== 'refused');
 
-      it('repairs malformed JSON once, sending the problem back', async () => {
-        harness.script({ kind: 'text', text: '{"facts": ["likes tea",' , outputTokens: 7 });
-        harness.script({ kind: 'text', text: '{"facts": ["likes tea"]}', outputTokens: 9 });
-        const { value, responses } = await completeStructured(model().llm, ask('Extract facts'), FACTS);
-        expect(value.facts).toEqual(['likes tea']);
-        expect(responses.map((response) => response.usage.outputTokens)).toEqual([7, 9]);
-        const repair = harness.requests[1]!;
-        expect(repair.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
-        expect(repair.messages[1]!.text).toBe('{"facts": ["likes tea",');
-        expect(repair.messages[2]!.text).toContain('not valid JSON');
-      });
+        it('asks for JSON and returns the validated value in one answered call', async () => {
+          harness.script({ kind: 'text', text: '{"facts": ["has a dog named Rex"]}' });
+          const { value, responses } = await completeStructured(model().llm, ask('Extract facts', { purpose: 'consolidation' }), FACTS);
+          expect(value).toEqual({ facts: ['has a dog named Rex'] });
+          expect(responses).toHaveLength(1);
+          expect(answered()).toHaveLength(1);
+          const seen = answered()[0]!;
+          expect(seen.json || /JSON/.test(seen.system ?? '')).toBe(true);
+          if (mode === 'schema') {
+            // The schema that arrives is the one the answer is validated against, in the providers' subset.
+            expect(seen.schema).toEqual(answerSchemaOf(FACTS));
+            expect(seen.schema).toMatchObject({ type: 'object', additionalProperties: false, required: ['facts'] });
+            expect(harness.requests).toHaveLength(1);
+          } else {
+            expect(seen.schema).toBeUndefined();
+            expect(harness.requests.map((request) => [request.reply, request.schema !== undefined])).toEqual([['refused', true], ['text', false]]);
+          }
+        });
 
-      it('repairs an answer that does not match the schema', async () => {
-        harness.script({ kind: 'text', text: '{"facts": "likes tea"}' });
-        harness.script({ kind: 'text', text: '{"facts": ["likes tea"]}' });
-        const { responses } = await completeStructured(model().llm, ask('Extract facts'), FACTS);
-        expect(responses).toHaveLength(2);
-        expect(harness.requests[1]!.messages[2]!.text).toMatch(/does not match[\s\S]*facts/);
-      });
+        it('tolerates code fences and leading prose', async () => {
+          harness.script({ kind: 'text', text: 'Sure! Here are the facts:\n```json\n{"facts": ["likes tea"]}\n```\nAnything else?' });
+          const { value, responses } = await completeStructured(model().llm, ask('Extract facts'), FACTS);
+          expect(value.facts).toEqual(['likes tea']);
+          expect(responses).toHaveLength(1);
+        });
 
-      it('fails as invalid_output after exactly one repair, quoting a truncated answer', async () => {
-        const rambling = `I cannot do that. ${'blah '.repeat(400)}`;
-        harness.script({ kind: 'text', text: 'no JSON here' });
-        harness.script({ kind: 'text', text: rambling });
-        harness.script({ kind: 'text', text: '{"facts": ["too late"]}' });
-        const error = await failure(completeStructured(model().llm, ask('Extract facts', { purpose: 'consolidation' }), FACTS));
-        expect(error).toMatchObject({ reason: 'invalid_output', retryable: false, code: 'llm.invalid_output' });
-        expect(error.message).toContain('consolidation');
-        expect(error.message).toContain('I cannot do that.');
-        expect(error.message.length).toBeLessThan(1_200);
-        expect(harness.requests).toHaveLength(2);
+        it('repairs malformed JSON once, sending the problem back', async () => {
+          harness.script({ kind: 'text', text: '{"facts": ["likes tea",', outputTokens: 7, stop: 'max_tokens' });
+          harness.script({ kind: 'text', text: '{"facts": ["likes tea"]}', outputTokens: 9 });
+          const { value, responses } = await completeStructured(model().llm, ask('Extract facts'), FACTS);
+          expect(value.facts).toEqual(['likes tea']);
+          expect(responses.map((response) => response.usage.outputTokens)).toEqual([7, 9]);
+          const repair = answered()[1]!;
+          expect(repair.messages.map((message) => message.role)).toEqual(['user', 'assistant', 'user']);
+          expect(repair.messages[1]!.text).toBe('{"facts": ["likes tea",');
+          expect(repair.messages[2]!.text).toContain('not valid JSON');
+          // The repair asks in the same way as the first call did.
+          expect(repair.schema).toEqual(mode === 'schema' ? answerSchemaOf(FACTS) : undefined);
+        });
+
+        it('repairs an answer that does not match the schema', async () => {
+          harness.script({ kind: 'text', text: '{"facts": "likes tea"}' });
+          harness.script({ kind: 'text', text: '{"facts": ["likes tea"]}' });
+          const { responses } = await completeStructured(model().llm, ask('Extract facts'), FACTS);
+          expect(responses).toHaveLength(2);
+          expect(answered()[1]!.messages[2]!.text).toMatch(/does not match[\s\S]*facts/);
+        });
+
+        it('fails as invalid_output after exactly one repair, quoting a truncated answer', async () => {
+          const rambling = `I cannot do that. ${'blah '.repeat(400)}`;
+          harness.script({ kind: 'text', text: 'no JSON here' });
+          harness.script({ kind: 'text', text: rambling });
+          harness.script({ kind: 'text', text: '{"facts": ["too late"]}' });
+          const error = await failure(completeStructured(model().llm, ask('Extract facts', { purpose: 'consolidation' }), FACTS));
+          expect(error).toMatchObject({ reason: 'invalid_output', retryable: false, code: 'llm.invalid_output' });
+          expect(error.message).toContain('consolidation');
+          expect(error.message).toContain('I cannot do that.');
+          expect(error.message.length).toBeLessThan(1_200);
+          expect(answered()).toHaveLength(2);
+        });
+
+        if (mode === 'prompt') {
+          it('falls back once per model: logs it once and stops sending schemas to that model', async () => {
+            const { llm, lines } = model();
+            harness.script({ kind: 'text', text: '{"facts": ["one"]}' });
+            harness.script({ kind: 'text', text: '{"facts": ["two"]}' });
+            await completeStructured(llm, ask('Extract facts'), FACTS);
+            await expect(completeStructured(llm, ask('Extract more'), FACTS)).resolves.toMatchObject({ value: { facts: ['two'] } });
+            expect(harness.requests.map((request) => [request.reply, request.schema !== undefined])).toEqual([['refused', true], ['text', false], ['text', false]]);
+            const notes = lines().filter((line) => line.includes('refused the answer schema'));
+            expect(notes).toHaveLength(1);
+            expect(JSON.parse(notes[0]!)).toMatchObject({ level: 'warn', model: harness.modelName });
+            // A plain call is not affected by the refusal.
+            await llm.complete(ask('hello'));
+            expect(harness.requests.at(-1)!.reply).toBe('default');
+          });
+        } else {
+          it('does not take a 400 that is not about the schema for a refusal', async () => {
+            harness.script({ kind: 'status', status: 400, message: 'messages: field required' });
+            harness.script({ kind: 'text', text: '{"facts": ["not asked again"]}' });
+            const error = await failure(completeStructured(model().llm, ask('Extract facts'), FACTS));
+            expect(error).toMatchObject({ reason: 'bad_request', status: 400 });
+            expect(harness.requests).toHaveLength(1);
+          });
+        }
       });
-    });
+    }
 
     describe('usage recording on a real SQLite database', () => {
       let database: Database;

@@ -6,6 +6,16 @@
  * Replies come from a script (text, tool use, HTTP errors with `retry-after`, slow answers);
  * with the script empty it echoes the last user message. Every request is recorded with its
  * headers and body, and as a provider-neutral {@link SeenLlmRequest}.
+ *
+ * Structured outputs: an answer schema (`output_config.format`) is recorded and checked against
+ * the subset the real API accepts (every object closed, no bounds); a schema outside it is
+ * refused with the API's 400. `refuseSchemas` makes the double a server without structured
+ * outputs, which refuses the field itself.
+ *
+ * Prompt caching: the prefix up to the last `cache_control` breakpoint (tools, then system
+ * blocks) is remembered per model; the first request with it reports it as
+ * `cache_creation_input_tokens`, later ones as `cache_read_input_tokens` (no minimum length and
+ * no expiry, unlike the real cache).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -31,8 +41,10 @@ export interface AnthropicDouble {
   readonly requests: SeenLlmRequest[];
   /** Queues `reply` for the next `times` requests (after replies already queued). */
   script(reply: ScriptedLlmReply, times?: number): void;
-  /** Forgets recorded requests and unused replies. */
+  /** Forgets recorded requests, unused replies, the prompt cache and the refusal of schemas. */
   reset(): void;
+  /** Refuses requests carrying `output_config` with a 400, as an API or proxy without structured outputs does. */
+  refuseSchemas(on: boolean): void;
   stop(): Promise<void>;
 }
 
@@ -41,6 +53,52 @@ export interface AnthropicDoubleOptions {
   readonly apiKey?: string;
   /** Answers requests when the script is empty. */
   readonly responder?: LlmResponder;
+  /** Start refusing answer schemas (see {@link AnthropicDouble.refuseSchemas}). */
+  readonly refuseSchemas?: boolean;
+}
+
+/** Keywords the real API refuses in an answer schema, by the type it names in its message. */
+const UNSUPPORTED = ['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf', 'minLength', 'maxLength', 'pattern', 'maxItems'];
+
+/** Why the API would refuse `schema` as an answer schema, in its own words; undefined when it is accepted. */
+export function anthropicSchemaProblem(schema: unknown, at = 'schema'): string | undefined {
+  if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return undefined;
+  const node = schema as Record<string, unknown>;
+  if (at === 'schema' && node.type !== 'object') return `${at}: the top-level type must be 'object'`;
+  for (const key of UNSUPPORTED) {
+    if (key in node) return `${at}: For '${String(node.type ?? 'any')}' type, property '${key}' is not supported`;
+  }
+  if (typeof node.minItems === 'number' && node.minItems > 1) return `${at}: minItems values other than 0 or 1 are not supported`;
+  if (Array.isArray(node.type)) return `${at}: a list of types is not supported; use anyOf`;
+  if ((node.type === 'object' || node.properties) && node.additionalProperties !== false) {
+    return `${at}: For 'object' type, 'additionalProperties' must be explicitly set to false`;
+  }
+  const children: Array<[string, unknown]> = [
+    ...Object.entries((node.properties ?? {}) as Record<string, unknown>).map(([name, child]) => [`${at}.properties.${name}`, child] as [string, unknown]),
+    ...(node.items ? [[`${at}.items`, node.items] as [string, unknown]] : []),
+    ...(['anyOf', 'allOf'] as const).flatMap((key) => (Array.isArray(node[key]) ? (node[key] as unknown[]).map((child, i) => [`${at}.${key}[${i}]`, child] as [string, unknown]) : [])),
+  ];
+  for (const [path, child] of children) {
+    const problem = anthropicSchemaProblem(child, path);
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+/** Breakpoints anywhere in the request, and the prefix (tools, then system blocks) up to the last one there. */
+function cachePrefixOf(body: Record<string, unknown>): { breakpoints: number; prefix?: string } {
+  const marked = (block: unknown) => block !== null && typeof block === 'object' && (block as Block).cache_control !== undefined && (block as Block).cache_control !== null;
+  const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : [];
+  const system = Array.isArray(body.system) ? (body.system as unknown[]) : [];
+  const messageBlocks = (Array.isArray(body.messages) ? (body.messages as { content?: unknown }[]) : []).flatMap((m) => (Array.isArray(m.content) ? (m.content as unknown[]) : []));
+  const breakpoints = [...tools, ...system, ...messageBlocks].filter(marked).length;
+  const ordered: Array<['tool' | 'system', unknown]> = [...tools.map((t) => ['tool', t] as ['tool', unknown]), ...system.map((b) => ['system', b] as ['system', unknown])];
+  let last = -1;
+  ordered.forEach(([, block], i) => {
+    if (marked(block)) last = i;
+  });
+  if (last < 0) return { breakpoints };
+  return { breakpoints, prefix: JSON.stringify([body.model, ordered.slice(0, last + 1)]) };
 }
 
 type Block = Record<string, unknown> & { type?: unknown };
@@ -85,8 +143,17 @@ export async function startAnthropicDouble(options: AnthropicDoubleOptions = {})
   const replies: ScriptedLlmReply[] = [];
   const requests: SeenLlmRequest[] = [];
   let counter = 0;
+  let refusing = options.refuseSchemas ?? false;
+  /** Cached prefixes and their size in tokens. */
+  const cached = new Map<string, number>();
+  /** The cache figures of the request being answered. */
+  let cache = { read: 0, write: 0 };
 
   function message(model: string, content: Block[], stopReason: string, inputTokens: number, outputTokens: number) {
+    // The cached part is reported apart from, not within, input_tokens, as the API does.
+    const cachedTokens = Math.min(cache.read + cache.write, Math.max(0, inputTokens - 1));
+    const read = cache.read > 0 ? cachedTokens : 0;
+    const write = cache.write > 0 ? cachedTokens : 0;
     return {
       id: `msg_double_${++counter}`,
       type: 'message',
@@ -95,7 +162,7 @@ export async function startAnthropicDouble(options: AnthropicDoubleOptions = {})
       content,
       stop_reason: stopReason,
       stop_sequence: null,
-      usage: { input_tokens: inputTokens, output_tokens: outputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      usage: { input_tokens: inputTokens - read - write, output_tokens: outputTokens, cache_creation_input_tokens: write, cache_read_input_tokens: read },
     };
   }
 
@@ -124,6 +191,11 @@ export async function startAnthropicDouble(options: AnthropicDoubleOptions = {})
     const messages = toSeenMessages(body.messages);
     const model = typeof body.model === 'string' ? body.model : 'unknown';
     const unauthorized = options.apiKey !== undefined && credentialOf(headers) !== options.apiKey;
+    const outputConfig = (body.output_config ?? undefined) as { format?: { type?: unknown; schema?: unknown } } | undefined;
+    const schema = outputConfig?.format?.type === 'json_schema' && outputConfig.format.schema && typeof outputConfig.format.schema === 'object'
+      ? (outputConfig.format.schema as Record<string, unknown>)
+      : undefined;
+    const { breakpoints, prefix } = cachePrefixOf(body);
     const seen = {
       path,
       headers,
@@ -132,10 +204,31 @@ export async function startAnthropicDouble(options: AnthropicDoubleOptions = {})
       system: typeof body.system === 'string' ? body.system : body.system === undefined ? undefined : textOf(body.system),
       messages,
       tools: Array.isArray(body.tools) ? (body.tools as { name?: unknown }[]).map((tool) => String(tool.name)) : [],
-      json: false,
+      json: schema !== undefined,
+      ...(schema && { schema }),
+      cacheBreakpoints: breakpoints,
       maxTokens: typeof body.max_tokens === 'number' ? body.max_tokens : undefined,
       temperature: typeof body.temperature === 'number' ? body.temperature : undefined,
     };
+    // Refusals come before the script: the scripted reply is for the request sent again.
+    const refusal = body.output_config !== undefined && refusing
+      ? 'output_config: Extra inputs are not permitted'
+      : schema ? anthropicSchemaProblem(schema)?.replace(/^schema/, 'output_config.format.schema') : undefined;
+    if (!unauthorized && refusal) {
+      requests.push({ ...seen, reply: 'refused' });
+      sendError(response, 400, refusal);
+      return;
+    }
+    cache = { read: 0, write: 0 };
+    if (prefix !== undefined) {
+      const known = cached.get(prefix);
+      if (known !== undefined) cache = { read: known, write: 0 };
+      else {
+        const size = roughTokens(prefix);
+        cached.set(prefix, size);
+        cache = { read: 0, write: size };
+      }
+    }
     const reply: ScriptedLlmReply | undefined = unauthorized ? { kind: 'status', status: 401, message: 'invalid x-api-key' } : (replies.shift() ?? options.responder?.(seen));
     requests.push({ ...seen, reply: reply?.kind ?? 'default' });
 
@@ -189,6 +282,11 @@ export async function startAnthropicDouble(options: AnthropicDoubleOptions = {})
     reset() {
       replies.length = 0;
       requests.length = 0;
+      cached.clear();
+      refusing = options.refuseSchemas ?? false;
+    },
+    refuseSchemas(on) {
+      refusing = on;
     },
     stop() {
       return new Promise<void>((resolve, reject) => {

@@ -49,12 +49,19 @@ export interface SeenLlmRequest {
   readonly system?: string;
   readonly messages: readonly SeenMessage[];
   readonly tools: readonly string[];
-  /** Whether the wire asked for JSON output (Ollama `format: "json"`; Anthropic has no such flag). */
+  /**
+   * Whether the wire asked for JSON output: Ollama `format` ("json" or a schema); Anthropic only
+   * with a schema (`output_config.format`), otherwise it has no such flag.
+   */
   readonly json: boolean;
+  /** The answer's JSON Schema, when the request sent one (Anthropic `output_config.format.schema`, Ollama `format`). */
+  readonly schema?: Record<string, unknown>;
+  /** Anthropic: how many `cache_control` breakpoints the request carried (system blocks, tools, messages). */
+  readonly cacheBreakpoints?: number;
   readonly maxTokens?: number;
   readonly temperature?: number;
-  /** How the double answered. */
-  readonly reply: ScriptedLlmReply['kind'] | 'default';
+  /** How the double answered; `refused` when it refused the answer schema (the script was left as it was). */
+  readonly reply: ScriptedLlmReply['kind'] | 'default' | 'refused';
 }
 
 export function readBody(request: http.IncomingMessage): Promise<string> {

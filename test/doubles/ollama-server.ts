@@ -9,7 +9,9 @@
  * It also answers `POST /api/chat` (non-streaming) for the Ollama language-model adapter, from
  * its own script of replies ({@link ScriptedLlmReply}: text, tool calls, HTTP errors with
  * `retry-after`, slow answers); chat requests are recorded apart from embedding requests, in
- * `chatRequests`, so the embedding behaviour is unchanged.
+ * `chatRequests`, so the embedding behaviour is unchanged. A schema sent as `format` is recorded;
+ * `refuseSchemas` makes it an Ollama older than 0.5, which only knows `format: "json"` and
+ * answers a schema with a 400.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -46,8 +48,10 @@ export interface OllamaDouble {
   readonly chatRequests: SeenLlmRequest[];
   /** Queues `reply` for the next `times` chat requests; with none queued, chat echoes the last user message. */
   scriptChat(reply: ScriptedLlmReply, times?: number): void;
-  /** Forgets recorded requests (embedding and chat) and any faults or replies not used yet. */
+  /** Forgets recorded requests (embedding and chat), any faults or replies not used yet, and the refusal of schemas. */
   reset(): void;
+  /** Refuses a schema as `format` with a 400, as Ollama before 0.5 did. */
+  refuseSchemas(on: boolean): void;
   stop(): Promise<void>;
 }
 
@@ -64,6 +68,8 @@ export interface OllamaDoubleOptions {
    * input containing `containing` answers `status` (default 400), every time.
    */
   readonly refuse?: { readonly containing: string; readonly status?: number };
+  /** Start refusing schemas as `format` (see {@link OllamaDouble.refuseSchemas}). */
+  readonly refuseSchemas?: boolean;
 }
 
 function readBody(request: http.IncomingMessage): Promise<string> {
@@ -90,6 +96,7 @@ export async function startOllamaDouble(doubleOptions: OllamaDoubleOptions = {})
   const chatModels = new Set((options.chatModels ?? ['llama3.2']).flatMap((model) => [model, `${model}:latest`]));
   const chatReplies: ScriptedLlmReply[] = [];
   const chatRequests: SeenLlmRequest[] = [];
+  let refusingSchemas = options.refuseSchemas ?? false;
 
   /** Ollama's chat messages as neutral ones; the system message is reported apart. */
   function toSeenMessages(messages: unknown): { system?: string; messages: SeenMessage[] } {
@@ -139,6 +146,7 @@ export async function startOllamaDouble(doubleOptions: OllamaDoubleOptions = {})
     const model = typeof body.model === 'string' ? body.model : undefined;
     const { system, messages } = toSeenMessages(body.messages);
     const options = (body.options ?? {}) as Record<string, unknown>;
+    const schema = body.format !== null && typeof body.format === 'object' && !Array.isArray(body.format) ? (body.format as Record<string, unknown>) : undefined;
     const seen = {
       path: '/api/chat',
       headers: headersOf(request),
@@ -147,10 +155,17 @@ export async function startOllamaDouble(doubleOptions: OllamaDoubleOptions = {})
       system,
       messages,
       tools: Array.isArray(body.tools) ? (body.tools as { function?: { name?: unknown } }[]).map((tool) => String(tool.function?.name)) : [],
-      json: body.format === 'json',
+      json: body.format === 'json' || schema !== undefined,
+      ...(schema && { schema }),
       maxTokens: typeof options.num_predict === 'number' ? options.num_predict : undefined,
       temperature: typeof options.temperature === 'number' ? options.temperature : undefined,
     };
+    if (schema && refusingSchemas) {
+      // What Ollama before 0.5 said: its `format` was a string.
+      chatRequests.push({ ...seen, reply: 'refused' });
+      sendJson(response, 400, { error: 'json: cannot unmarshal object into Go struct field ChatRequest.format of type string' });
+      return;
+    }
     const reply = chatReplies.shift() ?? doubleOptions.responder?.(seen);
     chatRequests.push({ ...seen, reply: reply?.kind ?? 'default' });
     const inputTokens = roughTokens(raw);
@@ -266,6 +281,10 @@ export async function startOllamaDouble(doubleOptions: OllamaDoubleOptions = {})
       requests.length = 0;
       chatReplies.length = 0;
       chatRequests.length = 0;
+      refusingSchemas = options.refuseSchemas ?? false;
+    },
+    refuseSchemas(on) {
+      refusingSchemas = on;
     },
     stop() {
       return new Promise<void>((resolve, reject) => {

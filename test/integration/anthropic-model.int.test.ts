@@ -34,6 +34,7 @@ describeLanguageModelContract({
       modelName: MODEL,
       requests: server.requests,
       script: (reply, times) => server.script(reply, times),
+      refuseSchemas: (on) => server.refuseSchemas(on),
       reset: () => server.reset(),
       createModel: ({ retry, logger, baseUrl }) => createLanguageModel(llmConfig(baseUrl ?? server.url), { retry, logger }),
       stop: () => server.stop(),

@@ -24,6 +24,7 @@ describeLanguageModelContract({
       modelName: MODEL,
       requests: server.chatRequests,
       script: (reply, times) => server.scriptChat(reply, times),
+      refuseSchemas: (on) => server.refuseSchemas(on),
       reset: () => server.reset(),
       createModel: ({ retry, logger, baseUrl }) => createLanguageModel(llmConfig(baseUrl ?? server.url), { retry, logger }),
       stop: () => server.stop(),
