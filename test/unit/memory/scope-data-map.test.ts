@@ -11,10 +11,11 @@ import path from 'node:path';
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { z } from 'zod';
-import { scopeExportSchema } from '../../../src/export/scope-document';
+import { scopeBatches } from '../../../src/export/insert-scope';
+import { countScopeExport, scopeExportSchema, type ScopeExport } from '../../../src/export/scope-document';
 import { PrismaClient as PostgresClient } from '../../../src/generated/postgres/client';
 import { PrismaClient as SqliteClient } from '../../../src/generated/sqlite/client';
-import { SCOPE_DATA_MAP, type ModelData } from '../../../src/memory/scopes/scope-data-map';
+import { EXPORTED_MODELS, SCOPE_DATA_MAP, type ModelData } from '../../../src/memory/scopes/scope-data-map';
 
 /** A field as Prisma's runtime data model describes it (plus nullability, read from the schema text). */
 interface Field {
@@ -163,5 +164,23 @@ describe('the map of a scope\u2019s data against the schema', () => {
   it('fails when a column is left out of what forgetting reaches', () => {
     const map = SCOPE_DATA_MAP.map((m) => (m.model === 'Conversation' ? { ...m, forget: { summary: 'redact' as const } } : m));
     expect(uncovered(sqlite, map)).toEqual(['Conversation.state: the map does not say what forgetting does to it']);
+  });
+
+  it('an import writes, and counts, every exported table of the map, in the map\u2019s order', () => {
+    // One row per table (scopeBatches and countScopeExport look at ids and nesting only).
+    const doc = {
+      profile: { soul: '', data: null, version: 1, updatedAt: '' },
+      conversations: [{ id: 'c' }],
+      episodes: [{ id: 'e', tags: [{ kind: 'topic', value: 'tea' }] }],
+      memories: [{ id: 'm', supersededById: null, sourceEpisodeIds: ['e'] }],
+      memoryLinks: [{ id: 'l' }],
+      entities: [{ id: 'n', observations: [{ id: 'o' }] }],
+      digests: [{ id: 'd' }],
+      sleepRuns: [{ id: 's' }],
+      auditEvents: [{ id: 'a' }],
+    } as unknown as ScopeExport;
+    const tables = EXPORTED_MODELS.map((m) => m.table);
+    expect([...scopeBatches(doc)].map((b) => b.table)).toEqual(tables);
+    expect(countScopeExport(doc)).toEqual(Object.fromEntries(tables.map((t) => [t, 1])));
   });
 });
