@@ -7,6 +7,7 @@
  * rows arrive with `embeddedWith` null, which is exactly the embedding worker's queue.
  */
 import { Prisma as PrismaValues } from '../generated/sqlite/client';
+import type { ExportedTable } from '../memory/scopes/scope-data-map';
 import type { Prisma } from '../storage/prisma';
 import { supersessionOrder } from './import-validation';
 import type { JsonValue, ScopeExport } from './scope-document';
@@ -30,20 +31,12 @@ const notAfterNow = (value: Date | null): Date | null => {
 const nullableJson = (value: JsonValue | null) => (value === null ? PrismaValues.DbNull : (value as Prisma.InputJsonValue));
 const requiredJson = (value: JsonValue) => (value === null ? PrismaValues.JsonNull : (value as Prisma.InputJsonValue));
 
-/** The tables of a document's rows, in foreign-key order (the order {@link scopeBatches} yields them). */
-export type RowTable =
-  | 'profile'
-  | 'conversations'
-  | 'episodes'
-  | 'episodeTags'
-  | 'memories'
-  | 'memorySources'
-  | 'memoryLinks'
-  | 'entities'
-  | 'entityObservations'
-  | 'digests'
-  | 'sleepRuns'
-  | 'auditEvents';
+/**
+ * The tables of a document's rows: the exported models of the data map (scope-data-map.ts), whose
+ * order is the foreign-key order {@link scopeBatches} yields them in. A model the map exports and
+ * {@link insertBatch} does not write fails to compile there.
+ */
+export type RowTable = ExportedTable;
 
 /** Up to BATCH rows of one table: document rows, or the derived rows of tags, sources and observations. */
 export interface RowBatch {
@@ -275,5 +268,9 @@ export async function insertBatch(tx: Tx, batch: RowBatch, scopeId: string): Pro
         })),
       });
       return;
+    default: {
+      const unwritten: never = batch.table;
+      throw new Error(`no writer for the exported table ${String(unwritten)}`);
+    }
   }
 }

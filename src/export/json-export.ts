@@ -14,9 +14,10 @@
  * same document with secrets redacted (registered secret values and credential-looking strings,
  * see src/shared/redact.ts), since an export is a file that travels.
  */
+import { delegateOf, EXPORTED_JSON_COLUMNS, EXPORTED_MODELS, type ExportedDelegate, type ExportedTable } from '../memory/scopes/scope-data-map';
 import { NotFoundError } from '../shared/errors';
 import { redactSecrets, redactValue } from '../shared/redact';
-import type { PrismaClient } from '../storage/prisma';
+import type { AuditEvent, Conversation, Digest, Entity, EntityObservation, Episode, EpisodeTag, Memory, MemoryLink, MemorySource, PrismaClient, Profile, SleepRun } from '../storage/prisma';
 import {
   byId,
   canonicalJson,
@@ -27,11 +28,14 @@ import {
   type ScopeExport,
 } from './scope-document';
 
-/** The Prisma client or a transaction client: both have the model delegates the reader uses. */
-export type ScopeReader = Pick<
-  PrismaClient,
-  'scope' | 'profile' | 'conversation' | 'episode' | 'episodeTag' | 'memory' | 'memorySource' | 'memoryLink' | 'entity' | 'entityObservation' | 'digest' | 'sleepRun' | 'auditEvent'
->;
+/** The Prisma client or a transaction client: the scope and every exported model of the data map. */
+export type ScopeReader = Pick<PrismaClient, 'scope' | ExportedDelegate>;
+
+/** Every exported table's rows of one scope, read by walking the data map (scope-data-map.ts). */
+async function readTables(prisma: ScopeReader, scopeId: string): Promise<Record<ExportedTable, unknown[]>> {
+  const tables = await Promise.all(EXPORTED_MODELS.map(async (m) => [m.table, await delegateOf(prisma, m).findMany({ where: { scopeId } })] as const));
+  return Object.fromEntries(tables) as Record<ExportedTable, unknown[]>;
+}
 
 const iso = (date: Date): string => date.toISOString();
 const isoOrNull = (date: Date | null): string | null => (date ? date.toISOString() : null);
@@ -52,21 +56,19 @@ function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[
 export async function readScope(prisma: ScopeReader, scopeId: string): Promise<ScopeExport> {
   const scope = await prisma.scope.findUnique({ where: { id: scopeId } });
   if (!scope) throw new NotFoundError(`no scope with id ${scopeId}`);
-  const where = { where: { scopeId } };
-  const [profile, conversations, episodes, tags, memories, sources, links, entities, observations, digests, sleepRuns, auditEvents] = await Promise.all([
-    prisma.profile.findUnique({ where: { scopeId } }),
-    prisma.conversation.findMany(where),
-    prisma.episode.findMany(where),
-    prisma.episodeTag.findMany(where),
-    prisma.memory.findMany(where),
-    prisma.memorySource.findMany(where),
-    prisma.memoryLink.findMany(where),
-    prisma.entity.findMany(where),
-    prisma.entityObservation.findMany(where),
-    prisma.digest.findMany(where),
-    prisma.sleepRun.findMany(where),
-    prisma.auditEvent.findMany(where),
-  ]);
+  const rows = await readTables(prisma, scopeId);
+  const profile = (rows.profile as Profile[])[0] ?? null;
+  const conversations = rows.conversations as Conversation[];
+  const episodes = rows.episodes as Episode[];
+  const tags = rows.episodeTags as EpisodeTag[];
+  const memories = rows.memories as Memory[];
+  const sources = rows.memorySources as MemorySource[];
+  const links = rows.memoryLinks as MemoryLink[];
+  const entities = rows.entities as Entity[];
+  const observations = rows.entityObservations as EntityObservation[];
+  const digests = rows.digests as Digest[];
+  const sleepRuns = rows.sleepRuns as SleepRun[];
+  const auditEvents = rows.auditEvents as AuditEvent[];
   const tagsOf = groupBy(tags, (t) => t.episodeId);
   const sourcesOf = groupBy(sources, (s) => s.memoryId);
   const observationsOf = groupBy(observations, (o) => o.entityId);
@@ -221,14 +223,11 @@ export function redactScopeExport(doc: ScopeExport): ScopeExport {
     if (value === null || typeof value !== 'object') return value;
     if (inJson) return redactValue(value);
     const out: Record<string, unknown> = {};
-    for (const [key, inner] of Object.entries(value)) out[key] = walk(inner, JSON_FIELDS.has(key));
+    for (const [key, inner] of Object.entries(value)) out[key] = walk(inner, EXPORTED_JSON_COLUMNS.has(key));
     return out;
   };
   return walk(doc, false) as ScopeExport;
 }
-
-/** Fields that hold opaque JSON documents (redacted by key name too). */
-const JSON_FIELDS = new Set(['settings', 'data', 'state', 'metadata', 'attributes', 'items', 'stats', 'before', 'after']);
 
 /** The export of one scope as it leaves the process: complete, deterministic, secrets redacted. */
 export async function exportScope(prisma: ScopeReader, scopeId: string): Promise<ScopeExport> {

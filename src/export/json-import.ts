@@ -13,6 +13,7 @@
  * the store migration), the new ids of `copy` in `scope-copy.ts`.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { delegateOf, EXPORTED_MODELS } from '../memory/scopes/scope-data-map';
 import { normalizeScopeKey } from '../memory/scopes/scope-key';
 import type { EpisodeLimits } from '../memory/episodes/episode-limits';
 import { AppError, NotFoundError, ValidationError } from '../shared/errors';
@@ -48,19 +49,9 @@ export interface ImportResult {
   readonly counts: ScopeCounts;
 }
 
-/** Rows of a scope in the tables an import writes to (an import needs them all empty). */
+/** Rows of a scope in the tables an import writes to, every exported model of the data map (an import needs them all empty). */
 async function rowsInScope(prisma: PrismaClient, scopeId: string): Promise<number> {
-  const where = { where: { scopeId } };
-  const counts = await Promise.all([
-    prisma.profile.count(where),
-    prisma.conversation.count(where),
-    prisma.episode.count(where),
-    prisma.memory.count(where),
-    prisma.entity.count(where),
-    prisma.digest.count(where),
-    prisma.sleepRun.count(where),
-    prisma.auditEvent.count(where),
-  ]);
+  const counts = await Promise.all(EXPORTED_MODELS.map((m) => delegateOf(prisma, m).count({ where: { scopeId } })));
   return counts.reduce((a, b) => a + b, 0);
 }
 

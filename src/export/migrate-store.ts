@@ -26,6 +26,7 @@ import { openDatabase, type Database } from '../storage/database';
 import type { LlmCall, Prisma, PrismaClient } from '../storage/prisma';
 import type { DatabaseProvider } from '../storage/prisma';
 import { createFullTextIndex } from '../storage/full-text';
+import { delegateOf, MIGRATED_MODELS, SECTION_MODELS, type MigratedEntry } from '../memory/scopes/scope-data-map';
 import { createVectorIndex } from '../memory/vectors/create-vector-index';
 import type { IndexIdentity, VectorIndex, VectorKind } from '../memory/vectors/vector-index';
 import { readScope } from './json-export';
@@ -60,25 +61,13 @@ export interface TableCount {
   readonly target: number;
 }
 
-/** The tables verified per scope (`searchIndex`: full-text documents of episodes and memories). */
-export const MIGRATED_TABLES = [
-  'profile',
-  'conversations',
-  'episodes',
-  'episodeTags',
-  'memories',
-  'memorySources',
-  'memoryLinks',
-  'entities',
-  'entityObservations',
-  'digests',
-  'sleepRuns',
-  'auditEvents',
-  'llmCalls',
-  'searchIndex',
-] as const;
 /** One of {@link MIGRATED_TABLES}. */
-export type MigratedTable = (typeof MIGRATED_TABLES)[number];
+export type MigratedTable = MigratedEntry['table'] | 'searchIndex';
+/**
+ * The tables verified per scope: every model the data map (scope-data-map.ts) says a migration
+ * copies, then `searchIndex` (full-text documents of episodes and memories).
+ */
+export const MIGRATED_TABLES: readonly MigratedTable[] = [...MIGRATED_MODELS.map((m) => m.table), 'searchIndex'];
 
 /** What happened to one scope, and whether its copy verified. */
 export interface ScopeMigration {
@@ -120,42 +109,21 @@ async function insertCalls(tx: Tx, calls: readonly LlmCall[]): Promise<void> {
   for (let start = 0; start < calls.length; start += BATCH) await tx.llmCall.createMany({ data: calls.slice(start, start + BATCH) });
 }
 
+/** Rows of one scope in every migrated table of the data map, and its full-text documents. */
 async function tableCounts(prisma: PrismaClient, provider: DatabaseProvider, scopeId: string): Promise<Record<MigratedTable, number>> {
-  const where = { where: { scopeId } };
   const fullText = createFullTextIndex(prisma, provider);
-  const [profile, conversations, episodes, episodeTags, memories, memorySources, memoryLinks, entities, entityObservations, digests, sleepRuns, auditEvents, llmCalls, episodeDocs, memoryDocs] =
-    await Promise.all([
-      prisma.profile.count(where),
-      prisma.conversation.count(where),
-      prisma.episode.count(where),
-      prisma.episodeTag.count(where),
-      prisma.memory.count(where),
-      prisma.memorySource.count(where),
-      prisma.memoryLink.count(where),
-      prisma.entity.count(where),
-      prisma.entityObservation.count(where),
-      prisma.digest.count(where),
-      prisma.sleepRun.count(where),
-      prisma.auditEvent.count(where),
-      prisma.llmCall.count(where),
-      fullText.countDocuments(scopeId, 'episode'),
-      fullText.countDocuments(scopeId, 'memory'),
-    ]);
-  return { profile, conversations, episodes, episodeTags, memories, memorySources, memoryLinks, entities, entityObservations, digests, sleepRuns, auditEvents, llmCalls, searchIndex: episodeDocs + memoryDocs };
+  const [rows, episodeDocs, memoryDocs] = await Promise.all([
+    Promise.all(MIGRATED_MODELS.map(async (m) => [m.table, await delegateOf(prisma, m).count({ where: { scopeId } })] as const)),
+    fullText.countDocuments(scopeId, 'episode'),
+    fullText.countDocuments(scopeId, 'memory'),
+  ]);
+  return { ...(Object.fromEntries(rows) as Record<MigratedEntry['table'], number>), searchIndex: episodeDocs + memoryDocs };
 }
 
 /** Ids of the target's copy that the source does not have (rows someone wrote to the target). */
 function targetOnlyRows(source: ScopeExport, target: ScopeExport, sourceCalls: readonly LlmCall[], targetCalls: readonly LlmCall[]): string[] {
-  const tables: Array<[string, (doc: ScopeExport) => string[]]> = [
-    ['conversations', (d) => d.conversations.map((r) => r.id)],
-    ['episodes', (d) => d.episodes.map((r) => r.id)],
-    ['memories', (d) => d.memories.map((r) => r.id)],
-    ['memoryLinks', (d) => d.memoryLinks.map((r) => r.id)],
-    ['entities', (d) => d.entities.map((r) => r.id)],
-    ['digests', (d) => d.digests.map((r) => r.id)],
-    ['sleepRuns', (d) => d.sleepRuns.map((r) => r.id)],
-    ['auditEvents', (d) => d.auditEvents.map((r) => r.id)],
-  ];
+  // Every section of rows with ids in the data map (nested rows go with their parents).
+  const tables = SECTION_MODELS.map(({ exportPlace: { section } }) => [section, (d: ScopeExport) => d[section].map((r) => r.id)] as const);
   const extra: string[] = [];
   for (const [name, ids] of tables) {
     const known = new Set(ids(source));

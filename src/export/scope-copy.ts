@@ -1,8 +1,10 @@
 /**
  * A copy of a scope export under new ids, for importing a second copy of a scope into the same
  * database (`import-scope --as NEW_KEY`): every row gets a new id and every reference follows,
- * including ids quoted inside JSON documents.
+ * including ids quoted inside JSON documents. The copy has no owner: the original's owner is
+ * who its digests go to, and the copy is bound to nobody until its own chat or user claims it.
  */
+import { modelData, SECTION_MODELS } from '../memory/scopes/scope-data-map';
 import { uuidv7 } from '../shared/ids';
 import type { JsonValue, ScopeExport } from './scope-document';
 
@@ -10,6 +12,12 @@ import type { JsonValue, ScopeExport } from './scope-document';
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 
 type Doc = ScopeExport;
+
+/**
+ * The scope columns a copy does not keep (scope-data-map.ts): the owner, to whom the original's
+ * digests are delivered. A copy's digests must not reach the original person's chat.
+ */
+const clearedInCopy = Object.fromEntries(modelData('Scope').clearedInCopy.map((column) => [column, null])) as Partial<Doc['scope']>;
 
 /** Gives each row of a copy its new id and makes every reference follow (see {@link withNewIds}). */
 export interface IdMapper {
@@ -44,7 +52,7 @@ export function createIdMapper(oldIds: Iterable<string>): IdMapper {
     return value;
   };
   return {
-    scope: (s) => ({ ...s, id: map(s.id), settings: mapJson(s.settings) }),
+    scope: (s) => ({ ...s, ...clearedInCopy, id: map(s.id), settings: mapJson(s.settings) }),
     profile: (p) => ({ ...p, data: mapJson(p.data) }),
     conversation: (c) => ({ ...c, id: map(c.id), state: mapJson(c.state) }),
     episode: (e) => ({ ...e, id: map(e.id), conversationId: mapNullable(e.conversationId), metadata: mapJson(e.metadata) }),
@@ -65,9 +73,7 @@ export function createIdMapper(oldIds: Iterable<string>): IdMapper {
 /** Every old id of `doc` in the order {@link createIdMapper} takes them. */
 function oldIdsOf(doc: ScopeExport): string[] {
   const out = [doc.scope.id];
-  for (const rows of [doc.conversations, doc.episodes, doc.memories, doc.memoryLinks, doc.entities, doc.digests, doc.sleepRuns, doc.auditEvents]) {
-    for (const row of rows) out.push(row.id);
-  }
+  for (const { exportPlace } of SECTION_MODELS) for (const row of doc[exportPlace.section]) out.push(row.id);
   for (const entity of doc.entities) for (const o of entity.observations) out.push(o.id);
   return out;
 }

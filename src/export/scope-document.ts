@@ -11,6 +11,7 @@
  * audit states) are written with sorted keys, because PostgreSQL's jsonb does not keep key order.
  */
 import { z } from 'zod';
+import { EXPORTED_MODELS, sectionOf, type ExportedTable } from '../memory/scopes/scope-data-map';
 
 /** What the `format` field of every export says, so a stray JSON file is recognised as not ours. */
 export const SCOPE_EXPORT_FORMAT = 'nocturne.scope-export';
@@ -229,37 +230,23 @@ export function serializeScopeExport(doc: ScopeExport): string {
   return `${JSON.stringify(doc, null, 2)}\n`;
 }
 
-/** Rows per table a document holds (the same names the store migration verifies). */
-export interface ScopeCounts {
-  readonly profile: number;
-  readonly conversations: number;
-  readonly episodes: number;
-  readonly episodeTags: number;
-  readonly memories: number;
-  readonly memorySources: number;
-  readonly memoryLinks: number;
-  readonly entities: number;
-  readonly entityObservations: number;
-  readonly digests: number;
-  readonly sleepRuns: number;
-  readonly auditEvents: number;
-}
+/** Rows per table a document holds: every exported model of the data map (the names the store migration verifies). */
+export type ScopeCounts = Readonly<Record<ExportedTable, number>>;
 
-/** Counts the rows of each table a document holds (the import's and the migration's report). */
+/**
+ * Counts the rows of each table a document holds (the import's and the migration's report),
+ * walking the data map: a section's rows, or the rows nested in each of a parent section's rows.
+ */
 export function countScopeExport(doc: ScopeExport): ScopeCounts {
-  const sum = <T>(rows: readonly T[], n: (row: T) => number) => rows.reduce((total, row) => total + n(row), 0);
-  return {
-    profile: doc.profile ? 1 : 0,
-    conversations: doc.conversations.length,
-    episodes: doc.episodes.length,
-    episodeTags: sum(doc.episodes, (e) => e.tags.length),
-    memories: doc.memories.length,
-    memorySources: sum(doc.memories, (m) => m.sourceEpisodeIds.length),
-    memoryLinks: doc.memoryLinks.length,
-    entities: doc.entities.length,
-    entityObservations: sum(doc.entities, (e) => e.observations.length),
-    digests: doc.digests.length,
-    sleepRuns: doc.sleepRuns.length,
-    auditEvents: doc.auditEvents.length,
+  const section = (name: string): readonly unknown[] => {
+    const value = (doc as unknown as Record<string, unknown>)[name];
+    return Array.isArray(value) ? value : value ? [value] : [];
   };
+  const counts = EXPORTED_MODELS.map((m) => {
+    const place = m.exportPlace;
+    if (place.as === 'section') return [m.table, section(place.section).length] as const;
+    const nested = section(sectionOf(place.parent) ?? '').reduce<number>((total, row) => total + ((row as Record<string, unknown[]>)[place.field]?.length ?? 0), 0);
+    return [m.table, nested] as const;
+  });
+  return Object.fromEntries(counts) as ScopeCounts;
 }

@@ -13,6 +13,7 @@
  * (`stream-rows.ts`) reads the rows again from the ranges it records.
  */
 import { createHash } from 'node:crypto';
+import { SECTION_MODELS, type RowSectionName } from '../memory/scopes/scope-data-map';
 import type { ValidationError } from '../shared/errors';
 import { contentSizeProblem, ENCODED_LIMIT_RULE, formatBytes, maxEncodedEpisodeBytes, type EpisodeLimits } from '../memory/episodes/episode-limits';
 import { MAX_JSON_DEPTH, pathDeeperThan } from '../shared/json-depth';
@@ -20,9 +21,9 @@ import { MAX_DOCUMENT_DEPTH, MAX_LISTED_ISSUES, episodeIssues, episodeSizeIssues
 import { JsonScanner, type BoundedCapture, type ByteReader } from './json-scanner';
 import { scopeExportSchema, type ScopeCounts, type ScopeExport } from './scope-document';
 
-/** The arrays of rows, in the schema's (and the export's) order. */
-export const ROW_SECTIONS = ['conversations', 'episodes', 'memories', 'memoryLinks', 'entities', 'digests', 'sleepRuns', 'auditEvents'] as const;
-export type RowSection = (typeof ROW_SECTIONS)[number];
+/** The arrays of rows, in the schema's (and the export's) order: the data map's sections of rows with ids. */
+export const ROW_SECTIONS: readonly RowSection[] = SECTION_MODELS.map((m) => m.exportPlace.section);
+export type RowSection = RowSectionName;
 
 /** A byte range of the file: [start, end). */
 export interface Span {

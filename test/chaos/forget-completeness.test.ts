@@ -29,6 +29,7 @@ import { exportScope } from '../../src/export/json-export';
 import { renderMarkdownExport } from '../../src/export/markdown-export';
 import { serializeScopeExport } from '../../src/export/scope-document';
 import { dot, type Embedder } from '../../src/memory/embeddings/embedder';
+import { SCOPE_DATA_MAP } from '../../src/memory/scopes/scope-data-map';
 import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
 import { contradictMemory, createMemory, linkMemories, reinforceMemory, supersedeMemory } from '../../src/memory/memories/memory-writer';
 import { buildDigest, markSent } from '../../src/memory/digests/digest';
@@ -269,6 +270,18 @@ describe('forgetting reaches every copy (chaos)', () => {
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     // eslint-disable-next-line no-console
     console.log(`forget-completeness: seed ${seed}; ${figures.join('; ')}; ${elapsed(started)}`);
+  });
+
+  it('scans every model of the data map, and finds the phrases only in the columns it names as text or JSON', () => {
+    // The table scan walks the store itself; the map says which columns hold words. A phrase in a
+    // column the map calls plain would be a column that forgetting's column lists never reach.
+    const { tables, hits } = scanSqliteTables(dbFile, Object.values(planted).flatMap(needlesOf));
+    expect(SCOPE_DATA_MAP.map((m) => m.model).filter((model) => !tables.includes(model))).toEqual([]);
+    const words = new Set(SCOPE_DATA_MAP.flatMap((m) => [...m.text, ...m.json].map((column) => `${m.model}.${column}`)));
+    const mapped = new Set<string>(SCOPE_DATA_MAP.map((m) => m.model));
+    const inPlain = hits.filter((h) => mapped.has(h.table) && !words.has(`${h.table}.${h.column}`)).map((h) => `${h.table}.${h.column}`);
+    expect([...new Set(inPlain)]).toEqual([]);
+    expect(hits.filter((h) => mapped.has(h.table)).length).toBeGreaterThan(0);
   });
 
   it('finds each planted phrase everywhere before anything is forgotten (so the scans can fail)', async () => {

@@ -32,7 +32,8 @@ import { forgetMemory } from '../memories/memory-writer';
 import { removeExportFiles, scrubExportFiles } from './export-files';
 import { onceAdoptingLegacyExports } from './legacy-exports';
 import { episodesHolding, forgetWordsEverywhere } from './forget-words';
-import { describeRemoval, quotesRemoval, redactDerived, REDACTED, scrubRelatedReasons, type Tx } from './redact-derived';
+import { describeRemoval, quotesRemoval, redactDerived, redactionOf, scrubRelatedReasons, type Tx } from './redact-derived';
+import { delegateOf, PURGE_DELETED } from '../scopes/scope-data-map';
 import { wordsMatcher } from './text-match';
 
 export interface ForgetServiceDeps {
@@ -367,13 +368,12 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
           const removal = await describeRemoval(tx, scopeId, ids);
           // Supersession references are NoAction foreign keys: break them before the rows go.
           await tx.memory.updateMany({ where: { scopeId }, data: { supersededById: null } });
-          await tx.auditEvent.updateMany({ where: { scopeId, subjectType: { in: ['memory', 'entity'] }, action: { not: 'forget' } }, data: { before: REDACTED, after: REDACTED, reason: null } });
-          await tx.memory.deleteMany({ where: { scopeId } });
+          await tx.auditEvent.updateMany({ where: { scopeId, subjectType: { in: ['memory', 'entity'] }, action: { not: 'forget' } }, data: redactionOf('AuditEvent') });
+          // Memories and the profiles of people and things go (scope-data-map.ts); the rest cascades.
+          for (const model of PURGE_DELETED) await delegateOf(tx, model).deleteMany({ where: { scopeId } });
           await writeTombstones(tx, scopeId, 'memory', ids);
           await scrubDigests(tx, scopeId, ids, undefined, deps.soul?.defaultTimeZone);
           await redactDerived(tx, scopeId, removal, { now });
-          // Everything learned goes, the profiles of people and things too (their observations cascade).
-          await tx.entity.deleteMany({ where: { scopeId } });
           await tx.auditEvent.create({
             data: { scopeId, action: 'forget', subjectType: 'scope', subjectId: scopeId, after: { removed: ids.length }, reason: options.reason ?? 'every memory purged at the owner\u2019s request', createdAt: now },
           });

@@ -7,13 +7,17 @@
  * `holdsAll`: every word, whole words, plurals allowed.
  */
 import type { Prisma } from '../../storage/prisma';
-import { FORGOTTEN_TEXT, forgetObservationsOf, jsonObject, REDACTED, redactEpisodes, type Tx } from './redact-derived';
+import { redactedColumns } from '../scopes/scope-data-map';
+import { columnsText, FORGOTTEN_TEXT, forgetObservationsOf, jsonObject, redactEpisodes, redactionOf, type Tx } from './redact-derived';
 import { jsonText } from './text-match';
 
 /** Rows read per query while scanning a scope's episodes and audit events. */
 const SCAN_BATCH = 1_000;
 
 type Holds = (text: string) => boolean;
+
+/** The audit columns that can quote the words (scope-data-map.ts): read, and redacted when they do. */
+const AUDIT_COLUMNS = redactedColumns('AuditEvent');
 
 /** Every episode of the scope whose text, summary, metadata or tags hold the words. */
 export async function episodesHolding(db: Pick<Tx, 'episode'>, scopeId: string, holds: Holds): Promise<{ content: string[]; derived: string[] }> {
@@ -45,19 +49,18 @@ async function scrubAudit(tx: Tx, scopeId: string, holds: Holds): Promise<void> 
   for (;;) {
     const page = await tx.auditEvent.findMany({
       where: { scopeId },
-      select: { id: true, before: true, after: true, reason: true },
       orderBy: { id: 'asc' },
       take: SCAN_BATCH,
       ...(cursor ? { cursor: { id: cursor }, skip: 1 } : {}),
     });
-    for (const e of page) if (holds(`${jsonText(e.before)}\n${jsonText(e.after)}\n${e.reason ?? ''}`)) hits.push(e.id);
+    for (const e of page) if (holds(columnsText(e, AUDIT_COLUMNS))) hits.push(e.id);
     if (page.length < SCAN_BATCH) break;
     cursor = page[page.length - 1]!.id;
   }
-  if (hits.length > 0) await tx.auditEvent.updateMany({ where: { id: { in: hits } }, data: { before: REDACTED, after: REDACTED, reason: null } });
+  if (hits.length > 0) await tx.auditEvent.updateMany({ where: { id: { in: hits } }, data: redactionOf('AuditEvent') });
   const links = await tx.memoryLink.findMany({ where: { scopeId, reason: { not: null } }, select: { id: true, reason: true } });
   const said = links.filter((l) => holds(l.reason!)).map((l) => l.id);
-  if (said.length > 0) await tx.memoryLink.updateMany({ where: { id: { in: said } }, data: { reason: null } });
+  if (said.length > 0) await tx.memoryLink.updateMany({ where: { id: { in: said } }, data: redactionOf('MemoryLink') });
 }
 
 /** Drops what holds the words from a JSON value: strings, array items, object entries. */
@@ -107,7 +110,7 @@ async function forgetEntityWords(tx: Tx, scopeId: string, holds: Holds): Promise
       changed.push(e.id);
     }
   }
-  if (changed.length > 0) await tx.auditEvent.updateMany({ where: { scopeId, subjectType: 'entity', subjectId: { in: changed } }, data: { before: REDACTED, after: REDACTED, reason: null } });
+  if (changed.length > 0) await tx.auditEvent.updateMany({ where: { scopeId, subjectType: 'entity', subjectId: { in: changed } }, data: redactionOf('AuditEvent') });
 }
 
 /**

@@ -8,8 +8,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { Prisma } from '../../storage/prisma';
+import { isJsonColumn, redactedColumns, type ModelEntry, type ScopeModelName, type WordColumn } from '../scopes/scope-data-map';
 import { writeTombstones } from '../vectors/tombstones';
-import { quotes } from './text-match';
+import { jsonText, quotes } from './text-match';
 
 export type Tx = Prisma.TransactionClient;
 
@@ -17,6 +18,22 @@ export type Tx = Prisma.TransactionClient;
 export const FORGOTTEN_TEXT = '[forgotten at the owner\u2019s request]';
 const FORGOTTEN_HASH = createHash('sha256').update(FORGOTTEN_TEXT).digest('hex');
 export const REDACTED = { redacted: true };
+
+/**
+ * What the columns forgetting redacts in `model` (scope-data-map.ts) say afterwards: a JSON column
+ * the {@link REDACTED} marker, a text column nothing.
+ */
+export function redactionOf<M extends ScopeModelName>(model: M): Redaction<M> {
+  return Object.fromEntries(redactedColumns(model).map((column) => [column, isJsonColumn(model, column) ? REDACTED : null])) as Redaction<M>;
+}
+
+/** The update {@link redactionOf} gives: the marker in JSON columns, null in text columns. */
+export type Redaction<M extends ScopeModelName> = { [C in WordColumn<M>]?: C extends ModelEntry<M>['json'][number] ? typeof REDACTED : null };
+
+/** The text of a row's `columns` (JSON as its text), one per line: what forgetting by words reads. */
+export function columnsText(row: Readonly<Record<string, unknown>>, columns: readonly string[]): string {
+  return columns.map((column) => jsonText(row[column])).join('\n');
+}
 
 export function jsonObject(value: Prisma.JsonValue | null): Record<string, unknown> {
   return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
@@ -120,7 +137,7 @@ export async function forgetObservationsOf(tx: Tx, scopeId: string, episodeIds: 
   if (empty.length > 0) await tx.entity.deleteMany({ where: { scopeId, id: { in: empty } } });
   await tx.auditEvent.updateMany({
     where: { scopeId, subjectType: 'entity', subjectId: { in: touched } },
-    data: { before: REDACTED, after: REDACTED, reason: null },
+    data: redactionOf('AuditEvent'),
   });
   return empty;
 }

@@ -1,0 +1,421 @@
+/**
+ * One map of a scope's data: every model of prisma/models.prisma, how its rows belong to a scope,
+ * which of its columns hold people's words (text and JSON), where it goes in an export, whether a
+ * store migration copies it, what a copy under a new key (`import-scope --as`) clears, and what
+ * forgetting does to it.
+ *
+ * Everything that touches *all* of a person's data walks this map instead of naming tables by
+ * hand: the export's reads, the import's emptiness check, the store migration's counts and
+ * conflict check, the purge, forgetting by words' column lists and the forget-completeness scan.
+ * test/unit/scope-data-map.test.ts compares it with the schema Prisma generated from (both
+ * clients' data models and the schema file): a new model, or a new String or Json column, that
+ * the map does not classify fails that test, so a column cannot hold a person's words unnoticed.
+ */
+
+/** How a model's rows belong to a scope. */
+export type ScopeKeying =
+  /** The scope row itself. */
+  | { readonly by: 'self' }
+  /** A required `scopeId` column (every reference to another row also carries it). */
+  | { readonly by: 'scopeId' }
+  /** A nullable `scopeId`: some rows belong to no scope. */
+  | { readonly by: 'optionalScopeId' }
+  /** Not a person's data; `why` says what it is instead. */
+  | { readonly by: 'none'; readonly why: string };
+
+/**
+ * Where a model's rows are in a scope export (scope-document.ts): the scope object, a section of
+ * its own, nested in a parent's rows, or left out (with the reason docs/export.md gives).
+ */
+export type ExportPlace =
+  | { readonly as: 'scope' }
+  | { readonly as: 'section'; readonly section: ExportSection; readonly single?: true }
+  /** In each `parent` row's `field`, without the column `key` that names the parent. */
+  | { readonly as: 'nested'; readonly parent: string; readonly field: string; readonly key: string }
+  | { readonly as: 'left out'; readonly why: string };
+
+/**
+ * What forgetting does to a column that holds words, when the words or a memory quoting them go:
+ * the column is emptied or overwritten (`redact`), its row goes (`delete`), it is written again
+ * from what is left (`rebuild`), or it stays, with the reason.
+ */
+export type ForgetAction = 'redact' | 'delete' | 'rebuild' | { readonly keep: string };
+
+/** What a scope's purge (every memory, admin API `DELETE /scopes/:key/memories`) does to a model. */
+export type PurgeAction =
+  /** The rows go (`deleteMany` on the scope). */
+  | 'delete'
+  /** The rows go with a parent's (`onDelete: Cascade`). */
+  | 'cascade'
+  /** Rows that quote what was learned lose that text (redact-derived.ts, the audit's states). */
+  | 'redact'
+  /** Written again from what is left (the soul, the digests). */
+  | 'rebuild'
+  /** What the person said and the service's own bookkeeping stay. */
+  | 'keep';
+
+/** The description of one model. */
+export interface ModelData {
+  /** The model's name in prisma/models.prisma. */
+  readonly model: string;
+  /** The Prisma client's delegate for it (`prisma.<delegate>`). */
+  readonly delegate: string;
+  /** The name its rows are counted under (import report, migration verification). */
+  readonly table: string;
+  readonly scope: ScopeKeying;
+  /** String columns that can hold people's words (messages, names, summaries, reasons). */
+  readonly text: readonly string[];
+  /** Json columns (opaque documents that can quote people's words). */
+  readonly json: readonly string[];
+  /** String columns that hold no one's words: ids, keys, kinds, statuses, hashes, provider names. */
+  readonly plain: readonly string[];
+  readonly exportPlace: ExportPlace;
+  /** Columns of an exported model left out of the document, and why. */
+  readonly notExported?: Readonly<Record<string, string>>;
+  /** Whether migrate-store copies its rows (`false`: the reason it does not). */
+  readonly migrated: true | { readonly no: string };
+  /** Columns a copy under a new key sets to null: they bind the rows to the original person. */
+  readonly clearedInCopy?: readonly string[];
+  /** What forgetting by words does to each text and JSON column (every one is listed). */
+  readonly forget: Readonly<Record<string, ForgetAction>>;
+  readonly purge: PurgeAction;
+}
+
+/** The sections of a scope export that hold rows (the document's own names). */
+export type ExportSection =
+  | 'profile'
+  | 'conversations'
+  | 'episodes'
+  | 'memories'
+  | 'memoryLinks'
+  | 'entities'
+  | 'digests'
+  | 'sleepRuns'
+  | 'auditEvents';
+
+const INSTALLATION_INDEX = 'a fact about one installation\u2019s vector index; the embedding worker re-embeds after an import';
+
+/** Every model of the schema, in the foreign-key order an import writes them. */
+export const SCOPE_DATA_MAP = [
+  {
+    model: 'Scope',
+    delegate: 'scope',
+    table: 'scope',
+    scope: { by: 'self' },
+    text: ['title'],
+    json: ['settings'],
+    plain: ['id', 'key', 'channel', 'kind', 'ownerId', 'timezone'],
+    exportPlace: { as: 'scope' },
+    migrated: true,
+    // The owner is who digests are delivered to (the Telegram chat id of a private chat): a copy
+    // is someone else's scope until its owner is set again by its own chat or terminal user.
+    clearedInCopy: ['ownerId'],
+    forget: { title: { keep: 'the chat\u2019s or user\u2019s display name, not something learned' }, settings: { keep: 'sleep and digest settings: times, budgets, switches' } },
+    purge: 'keep',
+  },
+  {
+    model: 'Profile',
+    delegate: 'profile',
+    table: 'profile',
+    scope: { by: 'scopeId' },
+    text: ['soul'],
+    json: ['data'],
+    plain: ['scopeId'],
+    exportPlace: { as: 'section', section: 'profile', single: true },
+    migrated: true,
+    forget: { soul: 'rebuild', data: 'rebuild' },
+    purge: 'rebuild',
+  },
+  {
+    model: 'Conversation',
+    delegate: 'conversation',
+    table: 'conversations',
+    scope: { by: 'scopeId' },
+    text: ['summary'],
+    json: ['state'],
+    plain: ['id', 'scopeId', 'status', 'endReason'],
+    exportPlace: { as: 'section', section: 'conversations' },
+    migrated: true,
+    forget: { summary: 'redact', state: 'redact' },
+    purge: 'redact',
+  },
+  {
+    model: 'Episode',
+    delegate: 'episode',
+    table: 'episodes',
+    scope: { by: 'scopeId' },
+    text: ['author', 'content', 'summary'],
+    json: ['metadata'],
+    plain: ['id', 'scopeId', 'channel', 'role', 'conversationId', 'externalId', 'importanceSource', 'contentHash', 'embeddedWith'],
+    exportPlace: { as: 'section', section: 'episodes' },
+    notExported: { embeddedWith: INSTALLATION_INDEX },
+    migrated: true,
+    forget: { author: { keep: 'who said it (a display name), not what was said' }, content: 'redact', summary: 'redact', metadata: 'redact' },
+    purge: 'redact',
+  },
+  {
+    model: 'EpisodeTag',
+    delegate: 'episodeTag',
+    table: 'episodeTags',
+    scope: { by: 'scopeId' },
+    text: ['value'],
+    json: [],
+    plain: ['scopeId', 'episodeId', 'kind'],
+    exportPlace: { as: 'nested', parent: 'Episode', field: 'tags', key: 'episodeId' },
+    migrated: true,
+    forget: { value: 'delete' },
+    purge: 'redact',
+  },
+  {
+    model: 'Memory',
+    delegate: 'memory',
+    table: 'memories',
+    scope: { by: 'scopeId' },
+    text: ['content'],
+    json: [],
+    plain: ['id', 'scopeId', 'category', 'sourceType', 'supersededById', 'embeddedWith'],
+    exportPlace: { as: 'section', section: 'memories' },
+    notExported: { embeddedWith: INSTALLATION_INDEX },
+    migrated: true,
+    forget: { content: 'delete' },
+    purge: 'delete',
+  },
+  {
+    model: 'MemorySource',
+    delegate: 'memorySource',
+    table: 'memorySources',
+    scope: { by: 'scopeId' },
+    text: [],
+    json: [],
+    plain: ['scopeId', 'memoryId', 'episodeId'],
+    exportPlace: { as: 'nested', parent: 'Memory', field: 'sourceEpisodeIds', key: 'memoryId' },
+    migrated: true,
+    forget: {},
+    purge: 'cascade',
+  },
+  {
+    model: 'MemoryLink',
+    delegate: 'memoryLink',
+    table: 'memoryLinks',
+    scope: { by: 'scopeId' },
+    text: ['reason'],
+    json: [],
+    plain: ['id', 'scopeId', 'fromId', 'toId', 'kind'],
+    exportPlace: { as: 'section', section: 'memoryLinks' },
+    migrated: true,
+    forget: { reason: 'redact' },
+    purge: 'cascade',
+  },
+  {
+    model: 'Entity',
+    delegate: 'entity',
+    table: 'entities',
+    scope: { by: 'scopeId' },
+    text: ['key', 'name'],
+    json: ['attributes'],
+    plain: ['id', 'scopeId', 'kind'],
+    exportPlace: { as: 'section', section: 'entities' },
+    migrated: true,
+    forget: { key: 'delete', name: 'delete', attributes: 'redact' },
+    purge: 'delete',
+  },
+  {
+    model: 'EntityObservation',
+    delegate: 'entityObservation',
+    table: 'entityObservations',
+    scope: { by: 'scopeId' },
+    text: ['content'],
+    json: [],
+    plain: ['id', 'scopeId', 'entityId', 'episodeId'],
+    exportPlace: { as: 'nested', parent: 'Entity', field: 'observations', key: 'entityId' },
+    migrated: true,
+    forget: { content: 'delete' },
+    purge: 'cascade',
+  },
+  {
+    model: 'Digest',
+    delegate: 'digest',
+    table: 'digests',
+    scope: { by: 'scopeId' },
+    text: ['content'],
+    json: ['items'],
+    plain: ['id', 'scopeId', 'status'],
+    exportPlace: { as: 'section', section: 'digests' },
+    migrated: true,
+    forget: { content: 'rebuild', items: 'rebuild' },
+    purge: 'rebuild',
+  },
+  {
+    model: 'SleepRun',
+    delegate: 'sleepRun',
+    table: 'sleepRuns',
+    scope: { by: 'scopeId' },
+    text: ['error'],
+    json: ['stats'],
+    plain: ['id', 'scopeId', 'kind', 'status'],
+    exportPlace: { as: 'section', section: 'sleepRuns' },
+    migrated: true,
+    forget: { error: { keep: 'the service\u2019s own failure message' }, stats: { keep: 'counts and token figures' } },
+    purge: 'keep',
+  },
+  {
+    model: 'AuditEvent',
+    delegate: 'auditEvent',
+    table: 'auditEvents',
+    scope: { by: 'scopeId' },
+    text: ['reason'],
+    json: ['before', 'after'],
+    plain: ['id', 'scopeId', 'runId', 'action', 'subjectType', 'subjectId'],
+    exportPlace: { as: 'section', section: 'auditEvents' },
+    migrated: true,
+    forget: { reason: 'redact', before: 'redact', after: 'redact' },
+    purge: 'redact',
+  },
+  {
+    model: 'LlmCall',
+    delegate: 'llmCall',
+    table: 'llmCalls',
+    scope: { by: 'optionalScopeId' },
+    text: ['error'],
+    json: [],
+    plain: ['id', 'scopeId', 'purpose', 'provider', 'model', 'status', 'runId'],
+    exportPlace: { as: 'left out', why: 'operational telemetry of one installation (providers, models, vendor error texts)' },
+    migrated: true,
+    forget: { error: { keep: 'the provider\u2019s error text; prompts are never stored' } },
+    purge: 'keep',
+  },
+  {
+    model: 'VectorTombstone',
+    delegate: 'vectorTombstone',
+    table: 'vectorTombstones',
+    scope: { by: 'scopeId' },
+    text: [],
+    json: [],
+    plain: ['id', 'scopeId', 'kind'],
+    exportPlace: { as: 'left out', why: 'transient bookkeeping: a vector the embedding worker still has to delete' },
+    migrated: { no: 'transient: the source\u2019s worker finishes its deletions in the source\u2019s own index' },
+    forget: {},
+    purge: 'keep',
+  },
+  {
+    model: 'Lease',
+    delegate: 'lease',
+    table: 'leases',
+    scope: { by: 'none', why: 'a named lock of a job, with an expiry' },
+    text: [],
+    json: [],
+    plain: ['name', 'holder'],
+    exportPlace: { as: 'left out', why: 'transient bookkeeping' },
+    migrated: { no: 'locks of the running installation' },
+    forget: {},
+    purge: 'keep',
+  },
+  {
+    model: 'WebhookNonce',
+    delegate: 'webhookNonce',
+    table: 'webhookNonces',
+    scope: { by: 'none', why: 'a webhook signature already accepted, pruned after the clock skew' },
+    text: [],
+    json: [],
+    plain: ['signature'],
+    exportPlace: { as: 'left out', why: 'transient bookkeeping' },
+    migrated: { no: 'replay protection of the running installation, pruned within minutes' },
+    forget: {},
+    purge: 'keep',
+  },
+  {
+    model: 'TelegramUpdate',
+    delegate: 'telegramUpdate',
+    table: 'telegramUpdates',
+    scope: { by: 'none', why: 'a Telegram update as received, keyed by chat; its text is emptied once it is handled' },
+    text: ['payload', 'calls'],
+    json: [],
+    plain: ['chatKey', 'status'],
+    exportPlace: { as: 'left out', why: 'the delivery queue of the running installation' },
+    migrated: { no: 'the delivery queue of the running installation' },
+    forget: { payload: { keep: 'emptied once the update is handled' }, calls: { keep: 'emptied once the update is handled' } },
+    purge: 'keep',
+  },
+] as const satisfies readonly ModelData[];
+
+/** The name of a model in the map. */
+export type ScopeModelName = (typeof SCOPE_DATA_MAP)[number]['model'];
+type Entry = (typeof SCOPE_DATA_MAP)[number];
+/** A map entry by model name. */
+export type ModelEntry<M extends ScopeModelName> = Extract<Entry, { model: M }>;
+/** The text and JSON columns of a model. */
+export type WordColumn<M extends ScopeModelName> = ModelEntry<M>['text'][number] | ModelEntry<M>['json'][number];
+
+/** The map's entry for `model`. */
+export function modelData<M extends ScopeModelName>(model: M): ModelEntry<M> {
+  return SCOPE_DATA_MAP.find((m) => m.model === model) as ModelEntry<M>;
+}
+
+/** A map entry whose rows are in a scope export (a section of their own or nested in a parent's). */
+export type ExportedEntry = Extract<Entry, { exportPlace: { as: 'section' | 'nested' } }>;
+/** The table name of an exported model (the import's and the migration's counts). */
+export type ExportedTable = ExportedEntry['table'];
+/** The Prisma delegate of an exported model. */
+export type ExportedDelegate = ExportedEntry['delegate'];
+/** A map entry with a section of rows with ids (not nested, not the single profile). */
+export type SectionEntry = Extract<ExportedEntry, { exportPlace: { as: 'section'; section: Exclude<ExportSection, 'profile'> } }>;
+/** A section of a scope export that holds rows with ids. */
+export type RowSectionName = SectionEntry['exportPlace']['section'];
+
+/** Models whose rows are in a scope export, in the map's (foreign-key) order. */
+export const EXPORTED_MODELS: readonly ExportedEntry[] = SCOPE_DATA_MAP.filter(
+  (m): m is ExportedEntry => m.exportPlace.as === 'section' || m.exportPlace.as === 'nested',
+);
+
+/** Exported models with a section of rows with ids, in the map's (and the document's) order. */
+export const SECTION_MODELS: readonly SectionEntry[] = EXPORTED_MODELS.filter(
+  (m): m is SectionEntry => m.exportPlace.as === 'section' && m.exportPlace.section !== 'profile',
+);
+
+/** A map entry whose rows a store migration copies and verifies per scope. */
+export type MigratedEntry = Extract<Entry, { migrated: true; scope: { by: 'scopeId' | 'optionalScopeId' } }>;
+/** Models a store migration copies and verifies per scope: the exported ones and the scope's LlmCall rows. */
+export const MIGRATED_MODELS: readonly MigratedEntry[] = SCOPE_DATA_MAP.filter(
+  (m): m is MigratedEntry => m.migrated === true && (m.scope.by === 'scopeId' || m.scope.by === 'optionalScopeId'),
+);
+
+/** Models whose rows a purge deletes outright (the rows of `cascade` models go with them). */
+export const PURGE_DELETED = SCOPE_DATA_MAP.filter((m) => m.purge === 'delete');
+
+/** The names of JSON columns of exported models and the scope (what an export redacts by key name too). */
+export const EXPORTED_JSON_COLUMNS: ReadonlySet<string> = new Set(
+  SCOPE_DATA_MAP.filter((m) => m.exportPlace.as !== 'left out').flatMap((m) => m.json as readonly string[]),
+);
+
+/** The export section holding the rows of `model` (undefined when they are not in a section). */
+export function sectionOf(model: string): ExportSection | undefined {
+  const place = SCOPE_DATA_MAP.find((m) => m.model === model)?.exportPlace;
+  return place?.as === 'section' ? place.section : undefined;
+}
+
+/** What walking the map needs of a model's Prisma delegate: the rows of one scope. */
+export interface ScopedDelegate {
+  count(args: { where: { scopeId: string } }): Promise<number>;
+  findMany(args: { where: { scopeId: string } }): Promise<unknown[]>;
+  deleteMany(args: { where: { scopeId: string } }): Promise<{ count: number }>;
+}
+
+/** The delegate of `entry` on a Prisma client or transaction client. */
+export function delegateOf(client: object, entry: { readonly delegate: string }): ScopedDelegate {
+  const delegate = (client as Record<string, ScopedDelegate | undefined>)[entry.delegate];
+  if (!delegate) throw new Error(`the Prisma client has no delegate ${entry.delegate}`);
+  return delegate;
+}
+
+/** The text and JSON columns forgetting by words redacts in `model` (its `redact` entries). */
+export function redactedColumns<M extends ScopeModelName>(model: M): Array<WordColumn<M>> {
+  const entry = modelData(model);
+  return Object.entries(entry.forget as Record<string, ForgetAction>)
+    .filter(([, action]) => action === 'redact')
+    .map(([column]) => column as WordColumn<M>);
+}
+
+/** Whether a column of `model` is a JSON column (redacted to a marker) or text (redacted to null). */
+export function isJsonColumn(model: ScopeModelName, column: string): boolean {
+  return (modelData(model).json as readonly string[]).includes(column);
+}
