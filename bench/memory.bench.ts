@@ -5,7 +5,7 @@
  * the store is measured: near-duplicate memories (under the local USE-lite embedder), junk
  * memories, the soul's size, reply prompts over an 8k window's budget, model cost per episode.
  *
- *   npm run bench:memory [-- --people 20 --days 180 --seed 7 [--hash] [--min-episodes N] [--max-wait-hours H] [--no-schema]]
+ *   npm run bench:memory [-- --people 20 --days 180 --seed 7 [--hash] [--min-episodes N] [--max-wait-hours H] [--no-schema] [--trace-late]]
  *
  * The pipeline embeds with the configured embedder (USE-lite, as `npm start`); `--hash` swaps in
  * the hash embedder for a quick run (blind to paraphrase: restatements are not recognized).
@@ -43,6 +43,8 @@ async function main(): Promise<void> {
   console.log(`memory hygiene bench: ${people} people, ${days} days, seed ${seed}`);
   console.log(`model mistakes (rates): ${Object.entries(DEFAULT_MISBEHAVIOUR).map(([k, v]) => `${k} ${v}`).join(', ')}`);
   const hash = process.argv.includes('--hash');
+  // What happened to each message cited later than the night after it (the lag's tail).
+  const traceLate = process.argv.includes('--trace-late');
   console.log(`pipeline embedder: ${hash ? 'hash (--hash)' : 'the configured one (local USE-lite)'}`);
   // The consolidation schedule (defaults: the service's, SLEEP_MIN_EPISODES 10, SLEEP_MAX_WAIT_HOURS 24).
   const env: Record<string, string> = {};
@@ -52,7 +54,7 @@ async function main(): Promise<void> {
   const refuseSchemas = process.argv.includes('--no-schema');
   const structuredMode = refuseSchemas ? 'prompt' : 'schema';
   console.log(`structured answers: ${refuseSchemas ? 'the server refuses answer schemas (--no-schema): prompt, extraction and repair' : 'answer schema sent (structured outputs)'}`);
-  const sim = await runSimulation({ people, days, seed, env, refuseSchemas, log: (line) => console.log(line), ...(hash && { embedder: createHashEmbedder({ dimension: 256 }) }) });
+  const sim = await runSimulation({ people, days, seed, env, refuseSchemas, traceLate, log: (line) => console.log(line), ...(hash && { embedder: createHashEmbedder({ dimension: 256 }) }) });
   try {
     const embedder = createLocalEmbedder({ runOn: 'main' });
     const measuring = performance.now();
@@ -112,6 +114,14 @@ async function main(): Promise<void> {
     table('mistakes the model made (count)', Object.entries(sim.model.mistakes).map(([k, v]) => [k, v] as const));
     console.log('\nexamples');
     for (const line of [...store.examples.duplicates, ...store.examples.junk]) console.log(`  ${line}`);
+    if (traceLate) {
+      console.log(`\nmessages cited after the night that followed them (${sim.lag.late.length})`);
+      for (const l of sim.lag.late) {
+        console.log(`  ${l.dailyTalker ? '*' : ' '} ${l.person} ${l.saidAt.toISOString()} +${l.nightsLate} night(s), ${l.hours.toFixed(1)} h: "${l.text}"`);
+        console.log(`      first night: ${l.firstNight}${l.firstNightRejected.length > 0 ? `; refused: ${l.firstNightRejected.join(' | ')}` : ''}`);
+        console.log(`      consolidated ${l.consolidatedAt?.toISOString() ?? 'never'} after ${l.attempts} failed attempt(s); cited by ${l.citedBy}`);
+      }
+    }
     console.log(JSON.stringify({ ...s, structuredMode }));
   } finally {
     await sim.stop();

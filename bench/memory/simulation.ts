@@ -54,6 +54,8 @@ export interface SimulationOptions {
    */
   readonly refuseSchemas?: boolean;
   readonly log?: (line: string) => void;
+  /** Record what happened to each message cited later than the night after it ({@link LagFigures.late}). */
+  readonly traceLate?: boolean;
 }
 
 export interface Simulation {
@@ -88,6 +90,27 @@ export interface LagFigures {
   readonly personNights: number;
   /** Model calls of the memory work (all but replies) made during the nights. */
   readonly nightCalls: number;
+  /** Messages first cited on a later night than the one after they were said: what happened to each. */
+  readonly late: readonly LateCitation[];
+}
+
+/** A message first cited after the night that followed it, with what the first night did. */
+export interface LateCitation {
+  readonly person: string;
+  readonly dailyTalker: boolean;
+  readonly text: string;
+  readonly saidAt: Date;
+  /** Nights (0 the one after the message) until a memory cited it. */
+  readonly nightsLate: number;
+  readonly hours: number;
+  /** The scope's consolidation on the first night: the tick's status and detail. */
+  readonly firstNight: string;
+  /** What that night's run refused (its SleepRun stats). */
+  readonly firstNightRejected: readonly string[];
+  readonly consolidatedAt: Date | null;
+  readonly attempts: number;
+  /** The memory that cited it: content and the audit actions of that night. */
+  readonly citedBy: string;
 }
 
 /**
@@ -182,7 +205,9 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     const dailyTalkers = new Set(people.filter((_, i) => isDailyTalker(i)).map((p) => p.id));
     const questions: { key: string; daysAgo: number; held: boolean }[] = [];
     const cited = new Set<string>();
-    const lag = { dailyTalkerHours: [] as number[], allHours: [] as number[], personNights: 0, nightCalls: 0 };
+    const lag = { dailyTalkerHours: [] as number[], allHours: [] as number[], personNights: 0, nightCalls: 0, late: [] as LateCitation[] };
+    /** Each night's consolidation report, by scope id, for the late citations' trace. */
+    const nights: Map<string, { status: string; detail?: string; runId?: string }>[] = [];
     let messages = 0;
     let failedReplies = 0;
     let next = 0;
@@ -229,9 +254,10 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       }
       lag.nightCalls += model.calls.filter((c) => c.purpose !== 'reply').length - callsBefore;
       lag.personNights += consolidation.scopes.filter((r) => r.status !== 'not-due' && r.status !== 'busy').length;
+      nights.push(new Map(consolidation.scopes.map((r) => [r.scopeId, { status: r.status, detail: r.detail, runId: r.runId }])));
       const sources = await prisma.memorySource.findMany({
         where: { episode: { role: 'user' } },
-        select: { episodeId: true, episode: { select: { timestamp: true, scope: { select: { key: true } } } } },
+        select: { episodeId: true, memoryId: true, episode: { select: { timestamp: true, scopeId: true, content: true, consolidatedAt: true, consolidationAttempts: true, scope: { select: { key: true } } } } },
       });
       for (const source of sources) {
         if (cited.has(source.episodeId)) continue;
@@ -240,6 +266,20 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         lag.allHours.push(hours);
         const person = source.episode.scope.key.split(':').at(-1) ?? '';
         if (dailyTalkers.has(person)) lag.dailyTalkerHours.push(hours);
+        const saidNight = Math.floor((source.episode.timestamp.getTime() - SIMULATION_START.getTime() - NIGHT_HOUR_UTC * 3_600_000) / DAY_MS);
+        if (options.traceLate && day > saidNight) {
+          const first = nights[saidNight]?.get(source.episode.scopeId);
+          const run = first?.runId ? await prisma.sleepRun.findUnique({ where: { id: first.runId }, select: { stats: true } }) : null;
+          const memory = await prisma.memory.findUnique({ where: { id: source.memoryId }, select: { content: true, createdAt: true } });
+          const events = await prisma.auditEvent.findMany({ where: { subjectId: source.memoryId, createdAt: now }, select: { action: true, reason: true } });
+          lag.late.push({
+            person, dailyTalker: dailyTalkers.has(person), text: source.episode.content, saidAt: source.episode.timestamp, nightsLate: day - saidNight, hours,
+            firstNight: first ? `${first.status}${first.detail ? `: ${first.detail}` : ''}` : 'no report',
+            firstNightRejected: ((run?.stats as { rejected?: string[] } | null)?.rejected ?? []),
+            consolidatedAt: source.episode.consolidatedAt, attempts: source.episode.consolidationAttempts,
+            citedBy: `"${memory?.content ?? '?'}" (created ${memory?.createdAt.toISOString() ?? '?'}; ${events.map((e) => `${e.action}: ${e.reason ?? ''}`).join('; ')})`,
+          });
+        }
       }
       lap('nightsMs');
       if ((day + 1) % 30 === 0 || day === options.days - 1) {

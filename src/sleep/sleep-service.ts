@@ -203,8 +203,9 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
               outcome = { status: 'deferred', detail: `daily token budget spent; ${plural(r.leftOver, 'episode')} wait for tomorrow` };
               break;
             }
-            // Episodes whose answer could not be used are retried by a later run, not this one:
-            // the scheduler's next run is the backoff, and they come back in smaller prompts.
+            // Episodes whose answer could not be used even when asked again in halves (the
+            // consolidator does that at once) are retried by a later run, not this one: the
+            // scheduler's next run is the backoff, and they come back in smaller prompts.
             if ((r.retryLater ?? 0) > 0) {
               outcome = { status: 'succeeded', detail: `${plural(episodes, 'episode')} consolidated; ${r.retryLater} wait for a later run (answer unusable)` };
               break;

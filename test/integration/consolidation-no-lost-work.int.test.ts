@@ -1,9 +1,10 @@
 /**
  * Consolidation never loses work, through the real Anthropic SDK against the loopback Messages
- * API: an empty or fully refused answer leaves the episodes pending (with an attempt counted),
- * the next runs ask about them in halved prompts, and after the last attempt they are given up
- * on with an audit event the digest reports; an explicit "nothing to learn" is accepted; an
- * answer cut off at the answer limit is asked again about half the episodes at a time.
+ * API: an empty or fully refused answer is asked again at once in halves, and what is still not
+ * learned stays pending (with an attempt counted); the next runs ask about it in halved prompts,
+ * and after the last attempt they are given up on with an audit event the digest reports; an
+ * explicit "nothing to learn" is accepted; an answer cut off at the answer limit is asked again
+ * about half the episodes at a time.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig } from '../../src/config/load-config';
@@ -71,7 +72,7 @@ describe('consolidation never loses work', () => {
     await llm?.stop();
   });
 
-  it('an empty answer leaves the episodes pending; later runs halve the prompt; the last attempt gives up with an audit the digest reports', async () => {
+  it('an empty answer is asked again in halves, then left pending; later runs halve the prompt; the last attempt gives up with an audit the digest reports', async () => {
     const base = new Date(Date.now() + HOUR);
     const lines = ['My sister Lena moved to Porto last spring', 'I started learning the cello in March', 'We adopted a grey cat called Miso', 'I work night shifts at the hospital'];
     const scopeId = await scopeWith('telegram:private:501', base, lines);
@@ -85,8 +86,9 @@ describe('consolidation never loses work', () => {
       const rows = await core.db.prisma.episode.findMany({ where: { scopeId } });
       expect(rows.every((e) => !e.consolidated && e.consolidationAttempts === run)).toBe(true);
     }
-    // One prompt of four, then two of two, then one episode a prompt (the floor).
-    expect(sizes).toEqual([[4], [2, 2], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1]]);
+    // Each run asks once more at once in halves: four then two and two; then two (each asked
+    // again as one and one); then one episode a prompt (the floor, nothing left to halve).
+    expect(sizes).toEqual([[4, 2, 2], [2, 1, 1, 2, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1]]);
     const gaveUp = await core.db.prisma.auditEvent.findMany({ where: { scopeId, action: 'consolidation_gave_up' } });
     expect(gaveUp).toHaveLength(1);
     expect(gaveUp[0]!.subjectType).toBe('scope');

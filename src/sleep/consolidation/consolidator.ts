@@ -6,7 +6,8 @@
  *
  * Failure applies nothing: a model error, a timeout or an answer still invalid after one repair
  * leaves every episode of the batch unconsolidated with one more attempt counted; they are
- * retried on a later run (with backoff, up to a cap).
+ * retried on a later run (with backoff, up to a cap). An answer that teaches nothing is asked
+ * again in halves in the same run, once, before its episodes are left for a later run.
  */
 import { completeStructured, isCutOff } from '../../llm/structured';
 import { LlmError, type LanguageModel, type LlmResponse } from '../../llm/language-model';
@@ -246,9 +247,10 @@ export function createConsolidator(deps: {
        * Plans one prompt's groups; false when the budget stops the batch here. An answer cut off
        * at the answer limit (even after its repair turn) is asked again in two halves, down to
        * one episode a prompt; an answer that teaches nothing where there was something to learn
-       * leaves its episodes for a later run.
+       * is asked again at once in two halves (`retried` marks those), and what still cannot be
+       * used waits for a later run.
        */
-      const ask = async (groups: readonly PromptEpisodeGroup[]): Promise<boolean> => {
+      const ask = async (groups: readonly PromptEpisodeGroup[], retried = false): Promise<boolean> => {
         const episodeIds = new ShortIds();
         const memoryIds = new ShortIds();
         const memories = await relevantMemories(scopeId, groups, now);
@@ -272,7 +274,7 @@ export function createConsolidator(deps: {
             for (const e of promptEpisodes) handled.add(e.id);
             return true;
           }
-          return (await ask(halves[0])) && ask(halves[1]);
+          return (await ask(halves[0], retried)) && ask(halves[1], retried);
         }
         const { value, responses: calls } = structured;
         responses.push(...calls);
@@ -282,6 +284,17 @@ export function createConsolidator(deps: {
         for (const r of plan.rejected) log.warn('rejected a consolidation operation', { scopeId, runId, operation: r.operation, reason: r.reason });
         for (const e of promptEpisodes) handled.add(e.id);
         const problem = answerProblem(value, plan, promptEpisodes);
+        const halves = problem && !retried ? halveGroups(groups) : undefined;
+        if (halves) {
+          // A smaller prompt is a new question (a model that slipped on ten turns usually reads
+          // five right), asked now: the next run would halve it too, but the next run may be
+          // tomorrow's window, and the person's words would wait a night for it. Once only, so
+          // a model that cannot answer costs at most two more calls a prompt before the wait.
+          log.warn('a consolidation answer taught nothing; asking about half as much at once', { scopeId, runId, episodes: promptEpisodes.length, problem });
+          for (const e of promptEpisodes) handled.delete(e.id);
+          refused.push(...plan.rejected);
+          return (await ask(halves[0], true)) && ask(halves[1], true);
+        }
         if (problem) {
           log.warn('a consolidation answer taught nothing; its episodes stay for a later run', { scopeId, runId, episodes: promptEpisodes.length, problem });
           unusable.push(...promptEpisodes);
