@@ -96,7 +96,9 @@ export async function insertScopeRow(tx: Tx, s: ScopeExport['scope'], target: { 
     channel: s.channel,
     kind: s.kind,
     title: s.title,
-    ownerId: s.ownerId,
+    // A document without an owner (a copy, scope-data-map.ts `clearedInCopy`) never unbinds the
+    // scope it fills from the chat that owns it; null is the default of a new scope anyway.
+    ownerId: s.ownerId ?? undefined,
     timezone: s.timezone,
     paused: s.paused,
     settings: nullableJson(s.settings),

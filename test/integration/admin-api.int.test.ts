@@ -135,7 +135,8 @@ function suite(name: string, databaseEnv: () => Promise<Record<string, string>>)
         await other.close();
       }
       // In the same store, a copy with new ids fills an empty scope.
-      await core.scopes.ensure({ key: 'ana-copy', channel: 'test' });
+      // The scope filled belongs to its own person, and stays theirs (not Ana's, not nobody's).
+      await core.scopes.ensure({ key: 'ana-copy', channel: 'test', ownerId: 'copy-owner' });
       const copyScope = (await core.scopes.findByKey('ana-copy'))!.id;
       const copy = await call('POST', `/scopes/${copyScope}/import?mode=copy`, { body: JSON.parse(exported.text) });
       expect(copy.status).toBe(200);
@@ -143,6 +144,7 @@ function suite(name: string, databaseEnv: () => Promise<Record<string, string>>)
       const copied = await core.db.prisma.memory.findFirstOrThrow({ where: { scopeId: copyScope } });
       expect(copied.content).toBe('Ana has a greyhound named Rocket');
       expect(copied.id).not.toBe(anaMemory);
+      expect((await core.scopes.findByKey('ana-copy'))!.ownerId).toBe('copy-owner');
     });
 
     it('spools an import body to a temporary file and always removes it; 413 past 256 MiB', async () => {
