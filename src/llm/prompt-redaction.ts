@@ -34,11 +34,21 @@ function redactMessage(message: LlmMessage, redact: TextRedactor): LlmMessage {
   return { ...message, content: redact(message.content) };
 }
 
+/**
+ * The system prompt redacted; with a cached prefix, each side of it on its own, so the prefix
+ * length still points at the same place after a secret in it was replaced.
+ */
+function redactSystem(system: string, cachePrefixLength: number | undefined, redact: TextRedactor): Pick<LlmRequest, 'system' | 'cachePrefixLength'> {
+  if (cachePrefixLength === undefined) return { system: redact(system) };
+  const prefix = redact(system.slice(0, cachePrefixLength));
+  return { system: `${prefix}${redact(system.slice(cachePrefixLength))}`, cachePrefixLength: prefix.length };
+}
+
 /** The request with its system prompt, every message and every earlier tool call's arguments redacted. */
 export function redactRequest(request: LlmRequest, redact: TextRedactor): LlmRequest {
   return {
     ...request,
-    ...(request.system !== undefined && { system: redact(request.system) }),
+    ...(request.system !== undefined && redactSystem(request.system, request.cachePrefixLength, redact)),
     messages: request.messages.map((message) => redactMessage(message, redact)),
   };
 }

@@ -172,7 +172,11 @@ describe('CLI eval locomo --qa against loopback models', () => {
     expect(json.latencyMsPerQuestion.mean).toBeGreaterThan(0);
     expect(json.judgeTokens).toBe(5 * 320);
     expect(json.sleep).toEqual({ mode: 'nights', nights: 2, consolidations: 2 });
-    expect(json.usage.reply).toEqual({ calls: 10, tokens: 5 * 1515 });
+    expect(json.usage.reply).toMatchObject({ calls: 10, tokens: 5 * 1515 });
+    // The replies mark the system prompt and soul for the cache: the first writes it, the next read it.
+    expect(json.usage.reply.cacheWriteTokens).toBeGreaterThan(0);
+    expect(json.usage.reply.cacheReadTokens).toBeGreaterThan(0);
+    expect(result.stdout).toMatch(/reply \d+ \(10 calls; of the input, \d+ read from the prompt cache, \d+ written to it\)/);
     expect(json.usage.consolidation.calls).toBeGreaterThanOrEqual(2);
     expect(result.stdout).not.toContain('sk-eval-qa-test');
   });

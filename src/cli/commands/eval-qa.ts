@@ -76,24 +76,35 @@ async function configuredModel(config: Config, ctx: CommandContext): Promise<Lan
   return createLanguageModel(config.llm, { logger: ctx.logger.child({ component: 'llm' }) });
 }
 
-/** The model's calls and tokens per purpose (reply, consolidation, eval-judge, ...). */
-function counted(llm: LanguageModel, usage: Record<string, { calls: number; tokens: number }>): LanguageModel {
+/**
+ * The model's calls and tokens per purpose (reply, consolidation, eval-judge, ...); the prompt
+ * cache's share of the input apart, since it is priced apart (read at a tenth, written at 1.25).
+ */
+interface PurposeUsage { calls: number; tokens: number; cacheReadTokens: number; cacheWriteTokens: number }
+
+function counted(llm: LanguageModel, usage: Record<string, PurposeUsage>): LanguageModel {
   return {
     provider: llm.provider,
     model: llm.model,
     contextWindow: llm.contextWindow,
     async complete(request) {
       const response = await llm.complete(request);
-      const entry = (usage[request.purpose] ??= { calls: 0, tokens: 0 });
+      const entry = (usage[request.purpose] ??= { calls: 0, tokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
       entry.calls += 1;
       entry.tokens += response.usage.inputTokens + response.usage.outputTokens;
+      entry.cacheReadTokens += response.usage.cacheReadTokens ?? 0;
+      entry.cacheWriteTokens += response.usage.cacheWriteTokens ?? 0;
       return response;
     },
     close: () => llm.close(),
   };
 }
 
-function textReport(report: QaReport, header: string, usage: Record<string, { calls: number; tokens: number }>): string[] {
+function cacheNote(u: PurposeUsage): string {
+  return u.cacheReadTokens + u.cacheWriteTokens === 0 ? '' : `; of the input, ${u.cacheReadTokens} read from the prompt cache, ${u.cacheWriteTokens} written to it`;
+}
+
+function textReport(report: QaReport, header: string, usage: Record<string, PurposeUsage>): string[] {
   const problems = report.problems > 0 ? ` (${report.problems} with a degraded reply or a failed judge, counted WRONG)` : '';
   return [
     header,
@@ -103,7 +114,7 @@ function textReport(report: QaReport, header: string, usage: Record<string, { ca
     `latency per question (agent reply): mean ${report.latencyMsPerQuestion.mean} ms, p95 ${report.latencyMsPerQuestion.p95} ms`,
     `sleep ${report.sleep.mode}: ${plural(report.sleep.nights, 'night')}, ${report.sleep.consolidations} with consolidation; `
       + `ingest ${report.seconds.ingest} s, sleep ${report.seconds.sleep} s, questions ${report.seconds.questions} s`,
-    `model tokens by purpose: ${Object.entries(usage).map(([purpose, u]) => `${purpose} ${u.tokens} (${plural(u.calls, 'call')})`).join(', ') || 'none'}`,
+    `model tokens by purpose: ${Object.entries(usage).map(([purpose, u]) => `${purpose} ${u.tokens} (${plural(u.calls, 'call')}${cacheNote(u)})`).join(', ') || 'none'}`,
   ];
 }
 
@@ -116,7 +127,7 @@ export async function runQaEval(ctx: CommandContext, file: string): Promise<numb
 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nocturne-eval-qa-'));
   const config = evaluationConfig(ctx.config, dir);
-  const usage: Record<string, { calls: number; tokens: number }> = {};
+  const usage: Record<string, PurposeUsage> = {};
   let now = new Date(0);
   try {
     const llm = counted(await configuredModel(config, ctx), usage);

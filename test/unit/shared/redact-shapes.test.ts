@@ -95,4 +95,13 @@ describe('prompts', () => {
     expect(charactersShown(key, text)).toBe(0);
     expect(request.purpose).toBe('reply');
   });
+
+  it('keeps the cached prefix of a system prompt pointing at the same place after a secret in it is replaced', () => {
+    registerSecrets(['own-admin-token-123456']);
+    const stable = 'You are kind.\n\nSoul: the token is own-admin-token-123456.';
+    const request = redactRequest({ purpose: 'reply', system: `${stable}\n\nNow: 12:00.`, cachePrefixLength: stable.length, messages: [] }, redactSecrets);
+    expect(request.system).not.toContain('own-admin-token-123456');
+    expect(request.system!.slice(0, request.cachePrefixLength)).toBe(redactSecrets(stable));
+    expect(request.system!.slice(request.cachePrefixLength)).toBe('\n\nNow: 12:00.');
+  });
 });
