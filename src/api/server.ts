@@ -27,7 +27,7 @@ import type { Metrics } from '../shared/metrics';
 import type { SleepScheduler } from '../sleep/scheduler';
 import type { SleepService } from '../sleep/sleep-service';
 import type { StoreStats } from '../memory/store-stats';
-import type { PollHealth } from '../channels/telegram/poll-heartbeat';
+import type { PollHealth } from '../shared/poll-health';
 import { bearerMatches } from './auth';
 import { renderMetrics } from './metrics-endpoint';
 import { renderDocsPage, type OpenApiDocument } from './docs-page';

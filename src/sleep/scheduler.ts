@@ -36,10 +36,11 @@ import { createLeases, type Leases } from './lease';
 import { resolveScopeSettings, ScopeSettingsError, type ScopeSettings } from '../memory/scopes/scope-settings';
 import { consolidationDecision, digestDecision, idleDecision, type PendingEpisodes } from './due-rules';
 import { createJobRunner } from './job-runner';
-import type { SleepJobKind, SleepJobOutcome, SleepJobs } from './sleep-jobs';
+import type { SleepJobKind, SleepJobs } from './sleep-jobs';
 import type { ScopeRunReport, SleepTickReport } from './tick-report';
 import { digestInstant, type SleepWindow } from '../shared/local-time';
 import { createTokenBudget } from './token-budget';
+import type { ConsolidationControl, ConsolidationOutcome } from '../memory/scopes/consolidation-control';
 
 /** The scheduler's settings; the composition root fills them from Config.sleep and Config.timeZone. */
 export interface SleepSchedulerOptions {
@@ -89,7 +90,7 @@ export const defaultSleepSchedulerOptions: SleepSchedulerOptions = {
   wakeCheckMs: 5_000,
 };
 
-export interface SleepScheduler {
+export interface SleepScheduler extends ConsolidationControl {
   /** Starts the three crons. */
   start(): void;
   /** Stops the crons, tells running jobs to stop after their batch, and waits for them. */
@@ -101,16 +102,6 @@ export interface SleepScheduler {
   /** One digest check. */
   runDigests(now?: Date): Promise<SleepTickReport>;
   /**
-   * Consolidates a scope now (the /sleep command): ignores idleness, the episode minimum and the
-   * sleep window, but still honours pause, the lease and the daily budget. Throws NotFoundError
-   * for an unknown scope and ScopeSettingsError for broken settings.
-   */
-  consolidateNow(scopeId: string): Promise<ConsolidateNowOutcome>;
-  /** Pauses consolidation of a scope (audited); false when it was already paused. */
-  pause(scopeId: string, reason?: string): Promise<boolean>;
-  /** Resumes consolidation of a scope (audited); false when it was not paused. */
-  resume(scopeId: string, reason?: string): Promise<boolean>;
-  /**
    * Calls `listener` after each digest tick that built at least one digest to send (a channel's
    * sender delivers it right away). Returns a function that removes the listener. A listener's
    * failure is logged, never the tick's.
@@ -118,10 +109,8 @@ export interface SleepScheduler {
   onDigestsBuilt(listener: () => Promise<unknown> | void): () => void;
 }
 
-/** How `consolidateNow` ended, with the id of the SleepRun it wrote (its audit events carry it) when it ran. */
-export interface ConsolidateNowOutcome extends SleepJobOutcome {
-  readonly runId?: string;
-}
+/** How `consolidateNow` ended (the domain's type: the doors read it). */
+export type ConsolidateNowOutcome = ConsolidationOutcome;
 
 export interface SleepSchedulerDeps {
   readonly prisma: PrismaClient;
