@@ -2,7 +2,7 @@
  * The layering of docs/architecture.md, read from the source as it is. The document's layer
  * table is the only list of allowed arrows: an import between top folders of src/ that the
  * table does not list fails here, naming the file; every folder must have a row, and the
- * linter's import rules (biome.layers.json) must be the ones the table generates.
+ * linter's import rules (biome.layers.jsonc) must be the ones the table generates.
  */
 import { describe, expect, it } from '@jest/globals';
 import fs from 'node:fs';
@@ -44,7 +44,7 @@ describe('architecture', () => {
     expect(disallowedArrows(table, importGraph(SRC))).toEqual([]);
   });
 
-  it('the linter enforces the same table (biome.layers.json is generated from it and current)', () => {
+  it('the linter enforces the same table (biome.layers.jsonc is generated from it and current)', () => {
     expect(fs.readFileSync(LAYER_RULES_FILE, 'utf8')).toBe(layerRulesText(table));
   });
 
