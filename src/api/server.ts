@@ -28,7 +28,7 @@ import type { SleepScheduler } from '../sleep/scheduler';
 import type { GivenUpMessages } from '../sleep/given-up';
 import type { SleepService } from '../sleep/sleep-service';
 import type { StoreStats } from '../memory/store-stats';
-import type { PollHealth } from '../channels/telegram/poll-heartbeat';
+import type { PollHealth } from '../shared/poll-health';
 import { bearerMatches } from './auth';
 import { MCP_PATH, registerMcpRoute } from './mcp-route';
 import type { McpDoorServices } from '../mcp/memory-server';

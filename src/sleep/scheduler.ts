@@ -37,10 +37,11 @@ import { ScopeSettingsError, type ScopeSettings } from '../memory/scopes/scope-s
 import { DEFAULT_CONSOLIDATION_ATTEMPTS, eligibleEpisodes, exhaustedEpisodes, requirePolicy } from '../memory/scopes/scope-policy';
 import { consolidationDecision, digestDecision, idleDecision, type PendingEpisodes } from './due-rules';
 import { createJobRunner } from './job-runner';
-import type { SleepJobKind, SleepJobOutcome, SleepJobs } from './sleep-jobs';
+import type { SleepJobKind, SleepJobs } from './sleep-jobs';
 import type { ScopeRunReport, SleepTickReport } from './tick-report';
 import { digestInstant, type SleepWindow } from '../shared/local-time';
 import { createTokenBudget } from './token-budget';
+import type { ConsolidationControl, ConsolidationOutcome } from '../memory/scopes/consolidation-control';
 
 /** The scheduler's settings; the composition root fills them from Config.sleep and Config.timeZone. */
 export interface SleepSchedulerOptions {
@@ -90,7 +91,7 @@ export const defaultSleepSchedulerOptions: SleepSchedulerOptions = {
   wakeCheckMs: 5_000,
 };
 
-export interface SleepScheduler {
+export interface SleepScheduler extends ConsolidationControl {
   /** Starts the three crons. */
   start(): void;
   /** Stops the crons, tells running jobs to stop after their batch, and waits for them. */
@@ -102,16 +103,6 @@ export interface SleepScheduler {
   /** One digest check. */
   runDigests(now?: Date): Promise<SleepTickReport>;
   /**
-   * Consolidates a scope now (the /sleep command): ignores idleness, the episode minimum and the
-   * sleep window, but still honours pause, the lease and the daily budget. Throws NotFoundError
-   * for an unknown scope and ScopeSettingsError for broken settings.
-   */
-  consolidateNow(scopeId: string): Promise<ConsolidateNowOutcome>;
-  /** Pauses consolidation of a scope (audited); false when it was already paused. */
-  pause(scopeId: string, reason?: string): Promise<boolean>;
-  /** Resumes consolidation of a scope (audited); false when it was not paused. */
-  resume(scopeId: string, reason?: string): Promise<boolean>;
-  /**
    * Calls `listener` after each digest tick that built at least one digest to send (a channel's
    * sender delivers it right away). Returns a function that removes the listener. A listener's
    * failure is logged, never the tick's.
@@ -119,10 +110,8 @@ export interface SleepScheduler {
   onDigestsBuilt(listener: () => Promise<unknown> | void): () => void;
 }
 
-/** How `consolidateNow` ended, with the id of the SleepRun it wrote (its audit events carry it) when it ran. */
-export interface ConsolidateNowOutcome extends SleepJobOutcome {
-  readonly runId?: string;
-}
+/** How `consolidateNow` ended (the domain's type: the doors read it). */
+export type ConsolidateNowOutcome = ConsolidationOutcome;
 
 export interface SleepSchedulerDeps {
   readonly prisma: PrismaClient;

@@ -11,7 +11,7 @@ import type { ForgetService } from '../../memory/forget/forget-service';
 import type { MemoryCatalog } from '../../memory/memories/memory-catalog';
 import type { DigestScheduleService } from '../../memory/scopes/digest-schedule';
 import type { ConflictBook } from '../../memory/memories/conflict-book';
-import type { SleepScheduler } from '../../sleep/scheduler';
+import type { ConsolidationControl } from '../../memory/scopes/consolidation-control';
 
 /**
  * The domain services behind the commands, by name: the memory catalog (/memories, /why), the
@@ -27,7 +27,7 @@ export interface CommandServices {
   >;
   readonly forget: Pick<ForgetService, 'prepareForget' | 'forgetMatching'>;
   readonly archive: Pick<ScopeArchive, 'export'>;
-  readonly scheduler: Pick<SleepScheduler, 'consolidateNow' | 'pause' | 'resume'>;
+  readonly scheduler: Pick<ConsolidationControl, 'consolidateNow' | 'pause' | 'resume'>;
   /** The digest time, on/off and time zone (/digest at, /digest off, /timezone). */
   readonly digestSchedule: Pick<DigestScheduleService, 'get' | 'set'>;
   /** Settling a contradiction the person answered (/keep N, a button under the digest). */

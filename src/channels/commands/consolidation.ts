@@ -8,14 +8,14 @@
  */
 import { renderChangeSections } from '../../memory/digests/digest';
 import type { DigestBook } from '../../memory/digests/digest-book';
-import type { SleepScheduler } from '../../sleep/scheduler';
+import type { ConsolidationControl } from '../../memory/scopes/consolidation-control';
 import { plainMarkdown } from '../digest-delivery';
 import type { CommandScope } from './command-scope';
 import type { NumberedLists } from './numbered-lists';
 
 /** What `/sleep` uses: the scheduler that runs it, the digest book that says what the run changed, the numbers shown. */
 export interface SleepNowServices {
-  readonly scheduler: Pick<SleepScheduler, 'consolidateNow'>;
+  readonly scheduler: Pick<ConsolidationControl, 'consolidateNow'>;
   readonly digestBook: Pick<DigestBook, 'runChanges'>;
   readonly lists: NumberedLists;
 }
@@ -48,7 +48,7 @@ export async function sleepNow(services: SleepNowServices, scope: Pick<CommandSc
 }
 
 /** `/pause`: stops learning from the scope's conversations; returns the answer. */
-export async function pauseLearning(scheduler: Pick<SleepScheduler, 'pause'>, scopeId: string, where: string): Promise<string> {
+export async function pauseLearning(scheduler: Pick<ConsolidationControl, 'pause'>, scopeId: string, where: string): Promise<string> {
   const changed = await scheduler.pause(scopeId, `the owner sent /pause in ${where}`);
   return changed
     ? 'Paused: I will not learn anything new from our conversations until you send /resume. I still keep what you write, and I still answer.'
@@ -56,7 +56,7 @@ export async function pauseLearning(scheduler: Pick<SleepScheduler, 'pause'>, sc
 }
 
 /** `/resume`: learns from the scope's conversations again; returns the answer. */
-export async function resumeLearning(scheduler: Pick<SleepScheduler, 'resume'>, scopeId: string, where: string): Promise<string> {
+export async function resumeLearning(scheduler: Pick<ConsolidationControl, 'resume'>, scopeId: string, where: string): Promise<string> {
   const changed = await scheduler.resume(scopeId, `the owner sent /resume in ${where}`);
   return changed ? 'Resumed: I will learn from our conversations again while I sleep.' : 'Learning was not paused.';
 }

@@ -1,6 +1,6 @@
 /** `/sleep`, `/pause` and `/resume` on Telegram (the logic and wording: src/channels/commands/consolidation.ts). */
 import type { Composer } from 'grammy';
-import type { SleepScheduler } from '../../sleep/scheduler';
+import type { ConsolidationControl } from '../../memory/scopes/consolidation-control';
 import { pauseLearning, resumeLearning, sleepNow, type SleepNowServices } from '../commands/consolidation';
 import { sendText } from './send-text';
 import type { NocturneContext } from './telegram-context';
@@ -10,7 +10,7 @@ const WHERE = 'Telegram';
 /** Registers `/sleep`, `/pause` and `/resume`. */
 export function registerConsolidationCommands(
   composer: Composer<NocturneContext>,
-  deps: SleepNowServices & { scheduler: Pick<SleepScheduler, 'consolidateNow' | 'pause' | 'resume'> },
+  deps: SleepNowServices & { scheduler: Pick<ConsolidationControl, 'consolidateNow' | 'pause' | 'resume'> },
 ): void {
   const { scheduler } = deps;
 

@@ -18,6 +18,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../../shared/logger';
+import type { PollHealth } from '../../shared/poll-health';
+export type { PollHealth } from '../../shared/poll-health';
 
 /** The file is rewritten at most this often, however often polls complete. */
 export const HEARTBEAT_WRITE_INTERVAL_MS = 5_000;
@@ -29,13 +31,6 @@ export interface PollHeartbeat {
   last(): Date | undefined;
 }
 
-/** What /readyz says about polling. */
-export interface PollHealth {
-  /** `polling`: a beat within the limit; `stale`: none for longer; `starting`: none yet. */
-  readonly status: 'polling' | 'stale' | 'starting';
-  readonly lastPollAt: string | null;
-  readonly maxAgeSeconds: number;
-}
 
 export interface FileHeartbeatOptions {
   /** Path of the heartbeat file (Config.telegram.heartbeat.file: DATA_DIR/telegram-heartbeat, the name docker-healthcheck.cjs reads). */
