@@ -50,7 +50,7 @@ async function openSession(core: Core, handler: ConversationHandler, options: { 
   const out = new PassThrough();
   let printed = '';
   out.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
-  const channel = createTerminalChannel({ ...channelServices(core), handler, input, output: out, scopeKey: options.scopeKey ?? KEY, authorName: 'Ana', logger: core.logger, defaultTimeZone: 'UTC', exportDir: options.exportDir, digestCheckMs: options.digestCheckMs });
+  const channel = createTerminalChannel({ ...channelServices(core), handler, input, output: out, scopeKey: options.scopeKey ?? KEY, authorName: 'Ana', logger: core.logger, defaultTimeZone: 'UTC', exportDir: options.exportDir ?? tempDir('nocturne-terminal-export-'), digestCheckMs: options.digestCheckMs });
   let ended = false;
   const running = channel.run().then(() => void (ended = true));
   const session: Session = {
@@ -291,7 +291,8 @@ describe('terminal channel', () => {
   it('/export writes the JSON export and the Markdown file, and prints their paths', async () => {
     const printed = await session.say('/export');
     // In the scope's own folder under the export directory, named from its id (export-paths.ts).
-    const [folder] = fs.readdirSync(exportDir);
+    // The scope's folder (beside it, the manifest of written files: export-registry.ts).
+    const [folder] = fs.readdirSync(exportDir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
     expect(folder).toMatch(/^terminal-ana-[0-9a-f]{16}$/);
     const jsonPath = path.join(exportDir, folder!, 'nocturne-terminal-ana.json');
     const markdownPath = path.join(exportDir, folder!, 'nocturne-terminal-ana.md');

@@ -52,7 +52,7 @@ describe('the export scrub', () => {
     fs.writeFileSync(path.join(folder, 'notes.json'), 'quince');
 
     const found = await scopeExportFiles({ exportsDir: exports, scope, protectedFiles: [db] });
-    expect(found).toEqual([path.join(fs.realpathSync(folder), 'MEMORY.md')]);
+    expect(found).toEqual([{ file: path.join(fs.realpathSync(folder), 'MEMORY.md'), kind: 'markdown' }]);
     const scrub = await scrubExportFiles({ exportsDir: exports, scope, protectedFiles: [db], holds: (t) => t.includes('quince') });
     expect(scrub.deleted).toEqual([]);
     expect(fs.readFileSync(db, 'utf8')).toBe('quince quince');
