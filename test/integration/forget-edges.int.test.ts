@@ -121,28 +121,34 @@ describe('forget at the edges (CLI, SQLite)', () => {
     const placeholdersBefore = await db.prisma.episode.count({ where: { scopeId, content: FORGOTTEN_TEXT } });
     const done = await forgetJson('menorca', true);
     const replaced = (await db.prisma.episode.count({ where: { scopeId, content: FORGOTTEN_TEXT } })) - placeholdersBefore;
-    expect({ previewed: preview.episodes, replaced, reported: done.episodesRedacted }).toEqual({ previewed: replaced, replaced, reported: replaced });
+    // Every file Nocturne wrote lost the version with the words, the earlier version's message and the deleted entity.
+    const left = Object.fromEntries(['menorca', 'Jordi suggested', 'thinking about the islands', 'Jordi Puig'].map((gone) => [gone, filesHolding(exportsDir, gone).map((f) => path.relative(exportsDir, f))]));
+    expect({ previewed: preview.episodes, replaced, reported: done.episodesRedacted, left }).toEqual({
+      previewed: replaced,
+      replaced,
+      reported: replaced,
+      left: { menorca: [], 'Jordi suggested': [], 'thinking about the islands': [], 'Jordi Puig': [] },
+    });
     expect(preview.counts).toEqual(done.counts);
     expect(done.counts).toMatchObject({ memories: 2, messages: 2, entities: 1 });
-
-    // Every file Nocturne wrote lost the version with the words, the earlier version's message and the deleted entity.
-    for (const gone of ['menorca', 'Jordi suggested', 'thinking about the islands', 'Jordi Puig']) expect({ gone, files: filesHolding(exportsDir, gone) }).toEqual({ gone, files: [] });
     expect(filesHolding(exportsDir, 'Ana works as a nurse').length).toBeGreaterThan(0);
   }, CLI_TEST_TIMEOUT_MS);
 
   it('forgets words that live only in a summary or an entity, with accents folded as search folds them', async () => {
     await cli(['export', '--scope', 'ana', '--format', 'markdown']);
     const summary = await forgetJson('balearic', false);
-    expect(summary.counts).toMatchObject({ memories: 0, messages: 0, summaries: 1 });
-    expect((await forgetJson('balearic', true)).counts).toEqual(summary.counts);
+    const summaryDone = await forgetJson('balearic', true);
     const merce = await forgetJson('merce', false);
-    expect(merce.counts).toMatchObject({ entities: 1 });
-    const done = await forgetJson('merce', true);
-    expect(done.counts).toEqual(merce.counts);
+    const merceDone = await forgetJson('merce', true);
+    const exported = (await cli(['export', '--scope', 'ana'])).toLowerCase();
+    const left = Object.fromEntries(['balearic', 'mercè', "jordi's mother"].map((gone) => [gone, { inExport: exported.includes(gone), files: filesHolding(exportsDir, gone).length }]));
+    const nowhere = { inExport: false, files: 0 };
+    expect(left).toEqual({ balearic: nowhere, 'mercè': nowhere, "jordi's mother": nowhere });
     expect(await db.prisma.entity.count({ where: { scopeId, name: 'Mercè' } })).toBe(0);
-    const exported = await cli(['export', '--scope', 'ana']);
-    for (const gone of ['balearic', 'mercè', "jordi's mother"]) {
-      expect({ gone, inExport: exported.toLowerCase().includes(gone), files: filesHolding(exportsDir, gone) }).toEqual({ gone, inExport: false, files: [] });
-    }
+    // Offered with what changes, and the confirmation changes exactly that.
+    expect(summary.counts).toMatchObject({ memories: 0, messages: 0, summaries: 1 });
+    expect(summaryDone.counts).toEqual(summary.counts);
+    expect(merce.counts).toMatchObject({ entities: 1 });
+    expect(merceDone.counts).toEqual(merce.counts);
   }, CLI_TEST_TIMEOUT_MS);
 });

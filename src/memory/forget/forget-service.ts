@@ -21,7 +21,6 @@
  * written before the transaction and removed once this is done tells the next start to finish it.
  */
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import { NotFoundError, ValidationError } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
 import type { PrismaClient } from '../../storage/prisma';
@@ -34,6 +33,7 @@ import { forgetMemory } from '../memories/memory-writer';
 import { removeExportFiles, scopeExportFiles } from './export-files';
 import { NO_CHANGE, startEffects, type ForgetCounts } from './forget-effects';
 import { onceAdoptingLegacyExports } from './legacy-exports';
+import { pendingMarkers } from './pending-markers';
 import { forgetWordsEverywhere } from './forget-words';
 import { describeRemoval, quotesRemoval, redactDerived, REDACTED, scrubRelatedReasons, type Tx } from './redact-derived';
 import { wordsMatcher } from './text-match';
@@ -138,17 +138,6 @@ export { FORGOTTEN_TEXT } from './redact-derived';
 
 type Db = Tx | PrismaClient;
 
-/** Whether a process with this id runs (ours counts as gone: a marker of ours at start is a former run's). */
-function alive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 function stateOf(m: { active: boolean; validTo: Date | null }): MemoryMatch['state'] {
   return m.validTo ? 'superseded' : m.active ? 'active' : 'faded';
 }
@@ -203,35 +192,7 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
     return [...chain.values()].sort((a, b) => Number(Boolean(a.validTo)) - Number(Boolean(b.validTo))).map(toMatch);
   }
 
-  let markers = 0;
-  /** Writes this forget's marker before its transaction; returns its path. */
-  async function markPending(): Promise<string | null> {
-    if (!deps.pendingFile) return null;
-    const marker = `${deps.pendingFile}.${process.pid}.${++markers}`;
-    await fs.mkdir(path.dirname(marker), { recursive: true });
-    await fs.writeFile(marker, `${new Date().toISOString()}\n`);
-    return marker;
-  }
-
-  /** Markers left by processes that are gone (a live one finishes its own work). */
-  async function orphanMarkers(): Promise<string[]> {
-    if (!deps.pendingFile) return [];
-    const dir = path.dirname(deps.pendingFile);
-    const prefix = `${path.basename(deps.pendingFile)}.`;
-    const names = (await fs.readdir(dir).catch(() => [] as string[])).filter((n) => n.startsWith(prefix));
-    return names.filter((n) => !alive(Number(n.slice(prefix.length).split('.')[0]))).map((n) => path.join(dir, n));
-  }
-
-  /** Runs `work` after writing a marker; the marker goes when the work throws (nothing was committed). */
-  async function marked<T>(work: (marker: string | null) => Promise<T>): Promise<T> {
-    const marker = await markPending();
-    try {
-      return await work(marker);
-    } catch (error) {
-      if (marker) await fs.rm(marker, { force: true });
-      throw error;
-    }
-  }
+  const { marked, orphanMarkers } = pendingMarkers(deps.pendingFile);
 
   /**
    * After the commit: the full-text index drops the deleted rows' terms and the database's log is
