@@ -125,7 +125,7 @@ describe('Telegram memory commands', () => {
     expect((await memoryTraces(ana, 'flamingos')).rows).toBe(2);
 
     await press(question, yes!.split('=')[1]!);
-    expect(question.text).toBe('Done: I forgot 2 memories. They are gone from my memory, my search index and my notes about you.');
+    expect(question.text).toBe('Done: I forgot 2 memories. They are gone from my memory, my search index and my notes about you. Also changed: 1 message (replaced by a placeholder).');
     expect(question.reply_markup).toBeUndefined();
     expect(await memoryTraces(ana, 'flamingos')).toEqual({ rows: 0, fullText: 0, vectors: before.vectors - 2 });
     // Ben's scope is untouched.

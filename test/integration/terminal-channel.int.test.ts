@@ -241,7 +241,7 @@ describe('terminal channel', () => {
     const question = await session.waitFor((p) => p.includes('(y/n)'), 'the question', from);
     expect(question).toBe('These 2 memories mention “porcelain flamingos”:\n\n• Ana collects porcelain flamingos\n• Ana wants more porcelain flamingos for the hall\n\n1 message of our conversations goes with it; its text will be replaced by a placeholder.\n\nForget them? (y/n)\n');
     expect(await traces('flamingos')).toMatchObject({ rows: 2 }); // nothing goes before the answer
-    expect(await session.say('y')).toBe('Done: I forgot 2 memories. They are gone from my memory, my search index and my notes about you.\n');
+    expect(await session.say('y')).toBe('Done: I forgot 2 memories. They are gone from my memory, my search index and my notes about you. Also changed: 1 message (replaced by a placeholder).\n');
     expect(await traces('flamingos')).toEqual({ rows: 0, fullText: 0, vectors: before.vectors - 2 });
     const ben = (await core.scopes.findByKey('terminal:ben'))!;
     expect(await core.db.prisma.memory.count({ where: { id: ids.ben } })).toBe(1);
