@@ -74,13 +74,15 @@ export function registerForgetTool(server: McpServer, services: McpDoorServices,
     const found: ForgetPreview = 'memoryId' in target
       ? await services.forget.prepareForget(scope.id, target.memoryId)
       : await services.forget.forgetMatching(scope.id, target.words);
-    if (found.matches.length === 0 && found.episodes === 0) {
+    if (found.matches.length === 0 && Object.values(found.counts).every((n) => n === 0)) {
       return jsonResult({ wouldForget: [], messagesToRedact: 0, note: 'nothing matches: there is nothing to forget' });
     }
     const token = services.forgetPreviews.hold(scope.id, target, found);
     return jsonResult({
       wouldForget: found.matches.map((m) => ({ id: m.id, category: m.category, content: m.content, state: m.state })),
       messagesToRedact: found.episodes,
+      // Everything the confirm changes, counted by doing it and rolling back: memories, messages, summaries, entities, files.
+      changes: found.counts,
       confirm: token,
       expiresInSeconds: FORGET_PREVIEW_TTL_MS / 1000,
       note:

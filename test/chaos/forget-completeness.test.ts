@@ -5,8 +5,10 @@
  * tables included), not in the raw bytes of the database files and the vector store as the
  * forget left them (no checkpoint forced by the test), not in the
  * vector index (no vector under a forgotten id; the source turns' vectors are not those of the
- * forgotten text), not in the soul, the digests or either export; and the audit keeps a `forget`
- * event without the text.
+ * forgotten text), not in the soul, the digests, either export rendered now, nor in the export
+ * files Nocturne wrote before the forget, read from disk as they are (`npm run cli -- export`
+ * run as a child process: the Markdown files in the scope's folder and a JSON file at an `--out`
+ * path under DATA_DIR/exports); and the audit keeps a `forget` event without the text.
  *
  * Each forgotten phrase is planted the way the service spreads it: the person's message (the
  * source episode) and the agent's reply to it, a memory and its earlier version (with sources,
@@ -40,6 +42,7 @@ import { lastUserText } from '../doubles/llm-script';
 import { startFakeTelegram, type FakeTelegramServer, type SentMessage } from '../doubles/telegram-server';
 import { tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';
+import { cleanEnv, runCli } from '../support/run-process';
 import { chaosSeed, createMarkerFactory, createRng, elapsed, freePort, rawFileHits, scanSqliteTables } from './chaos-support';
 
 const ADMIN_TOKEN = 'forget-admin-token-0123456789';
@@ -89,7 +92,11 @@ interface Planted {
   readonly keep: string;
   /** The episodes the phrase is in: the person's message and the agent's replies. */
   readonly episodes: string[];
+  /** The export files the CLI wrote for the scope after planting (relative to DATA_DIR). */
+  files: string[];
 }
+
+
 
 describe('forgetting reaches every copy (chaos)', () => {
   const seed = chaosSeed('forget-completeness');
@@ -106,6 +113,7 @@ describe('forgetting reaches every copy (chaos)', () => {
   let core: Core;
   let agent: Agent;
   let apiBase: string;
+  let cliEnv: NodeJS.ProcessEnv;
   const planted: Record<string, Planted> = {};
   const figures: string[] = [];
 
@@ -163,7 +171,7 @@ describe('forgetting reaches every copy (chaos)', () => {
     const shown = (await prisma.episode.findUniqueOrThrow({ where: { id: third.reply } })).metadata as { injectedMemoryIds?: string[] };
     expect(shown.injectedMemoryIds).toContain(ids.v2);
     await core.embeddingWorker.drain();
-    const p: Planted = { label, scopeId, scopeKey, words, ...ids, episodes: [first.user, first.reply, third.reply] };
+    const p: Planted = { label, scopeId, scopeKey, words, ...ids, episodes: [first.user, first.reply, third.reply], files: [] };
     planted[label] = p;
     return p;
   }
@@ -184,6 +192,11 @@ describe('forgetting reaches every copy (chaos)', () => {
     for (const n of needles) if (json.includes(n)) add('JSON export', n);
     const markdown = [...renderMarkdownExport(doc, { defaultTimeZone: 'UTC' }).values()].join('\n').toLowerCase();
     for (const n of needles) if (markdown.includes(n)) add('Markdown export', n);
+    // The files written earlier, as they are on disk now (a deleted file holds nothing).
+    for (const file of p.files) {
+      const text = fs.existsSync(path.join(dataDir, file)) ? fs.readFileSync(path.join(dataDir, file), 'utf8').toLowerCase() : '';
+      for (const n of needles) if (text.includes(n)) add(`export file ${file.endsWith('.json') ? 'JSON' : 'Markdown'}`, `${file}: ${n}`);
+    }
     return found;
   }
 
@@ -261,7 +274,23 @@ describe('forgetting reaches every copy (chaos)', () => {
     await plant('API DELETE memory', 'webhook:crm:u1', 'private', false);
     await plant('API purge', 'terminal:bob', 'user', false);
     await plant('control (never forgotten)', 'terminal:carol', 'user', false);
-  }, 120_000);
+    // The exports a person makes, written by the CLI next to the running service.
+    cliEnv = cleanEnv({ DATA_DIR: dataDir, LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-ant-chaos-forget-0000000', ANTHROPIC_BASE_URL: double.url, SLEEP_ENABLED: 'false' });
+    // One JSON file at an --out path and one Markdown export per scope, all at once (each run starts tsx).
+    const keys = [...new Set(Object.values(planted).map((p) => p.scopeKey))];
+    const written = await Promise.all(
+      keys.map(async (key, i) => {
+        const out = path.join(dataDir, 'exports', `scope-${i}.json`);
+        const [json, markdown] = await Promise.all([runCli(['export', '--scope', key, '--out', out], cliEnv), runCli(['export', '--scope', key, '--format', 'markdown', '--json'], cliEnv)]);
+        expect({ key, json: json.code, markdown: markdown.code, stderr: `${json.stderr}${markdown.stderr}`.slice(0, 2_000) }).toEqual({ key, json: 0, markdown: 0, stderr: expect.any(String) });
+        const files = JSON.parse(markdown.stdout) as { dir: string; files: string[] };
+        return [key, [path.relative(dataDir, out), ...files.files.map((f) => path.relative(dataDir, path.join(files.dir, f)))]] as const;
+      }),
+    );
+    const filesOf = new Map(written);
+    for (const p of Object.values(planted)) p.files = [...filesOf.get(p.scopeKey)!];
+    figures.push(`export files per scope ${written.map(([, files]) => files.length).join('/')}`);
+  }, 480_000);
 
   afterAll(async () => {
     await service?.stop();
@@ -287,7 +316,8 @@ describe('forgetting reaches every copy (chaos)', () => {
   it('finds each planted phrase everywhere before anything is forgotten (so the scans can fail)', async () => {
     for (const p of Object.values(planted)) {
       const found = await findEverywhere(p);
-      for (const place of ['table Memory.content', 'table Episode.content', 'table AuditEvent.before', 'table AuditEvent.reason', 'table MemoryLink.reason', 'table Digest.content', 'table Profile.soul', 'table EntityObservation.content', 'table Conversation.state', 'table search_fts_data.block', 'soul', 'JSON export', 'Markdown export']) {
+      const places = ['table Memory.content', 'table Episode.content', 'table AuditEvent.before', 'table AuditEvent.reason', 'table MemoryLink.reason', 'table Digest.content', 'table Profile.soul', 'table EntityObservation.content', 'table Conversation.state', 'table search_fts_data.block', 'soul', 'JSON export', 'Markdown export', 'export file JSON', 'export file Markdown'];
+      for (const place of places) {
         expect({ label: p.label, place, found: place in found }).toEqual({ label: p.label, place, found: true });
       }
       expect((await core.vectorIndex.get(p.scopeId, [p.v1, p.v2])).length).toBe(2);

@@ -87,7 +87,7 @@ describe('deep recall through the terminal channel', () => {
     input = new PassThrough();
     const output = new PassThrough();
     output.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
-    channel = createTerminalChannel({ ...channelServices(core), handler, input, output, scopeKey: KEY, authorName: 'Ana', logger: core.logger, defaultTimeZone: 'UTC' });
+    channel = createTerminalChannel({ ...channelServices(core), handler, input, output, scopeKey: KEY, authorName: 'Ana', logger: core.logger, defaultTimeZone: 'UTC', exportDir: tempDir('nocturne-deep-recall-exports-') });
     void channel.run();
     const deadline = Date.now() + 15_000;
     while (!printed.includes('/quit leaves.\n')) {

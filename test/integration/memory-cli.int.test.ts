@@ -125,7 +125,7 @@ describe('memory commands (CLI, SQLite)', () => {
 
     const nothing = await runCli(['forget', '--scope', 'ana', '--words', 'unicorns'], env);
     expect(nothing.code).toBe(0);
-    expect(nothing.stdout).toMatch(/no memory in ana contains all of: unicorns/);
+    expect(nothing.stdout).toMatch(/nothing in ana holds all of: unicorns/);
   }, 180_000);
 
   it('pauses and resumes consolidation, audited', async () => {

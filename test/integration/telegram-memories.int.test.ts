@@ -117,7 +117,7 @@ describe('Telegram memory commands', () => {
     expect(before).toMatchObject({ rows: 2, fullText: 2 });
     await converse(h.fake, ANA, '/forget porcelain flamingos');
     const question = lastSent();
-    expect(question.text).toBe('These 2 memories mention “porcelain flamingos”:\n\n• Ana collects porcelain flamingos\n• Ana wants more porcelain flamingos for the hall\n\n1 message of our conversations mentions it too; its text will be replaced by a placeholder.\n\nForget them?');
+    expect(question.text).toBe('These 2 memories mention “porcelain flamingos”:\n\n• Ana collects porcelain flamingos\n• Ana wants more porcelain flamingos for the hall\n\n1 message of our conversations goes with it; its text will be replaced by a placeholder.\n\nForget them?');
     const [yes, no] = buttons(question);
     expect(yes).toMatch(/^Forget all 2=fg:y:/);
     expect(no).toMatch(/^Keep=fg:n:/);
@@ -125,7 +125,7 @@ describe('Telegram memory commands', () => {
     expect((await memoryTraces(ana, 'flamingos')).rows).toBe(2);
 
     await press(question, yes!.split('=')[1]!);
-    expect(question.text).toBe('Done: I forgot 2 memories. They are gone from my memory, my search index and my notes about you.');
+    expect(question.text).toBe('Done: I forgot 2 memories. They are gone from my memory, my search index and my notes about you. Also changed: 1 message (replaced by a placeholder).');
     expect(question.reply_markup).toBeUndefined();
     expect(await memoryTraces(ana, 'flamingos')).toEqual({ rows: 0, fullText: 0, vectors: before.vectors - 2 });
     // Ben's scope is untouched.

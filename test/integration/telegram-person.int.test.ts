@@ -141,7 +141,7 @@ describe('Telegram: forgetting by number, /sleep, wording', () => {
 
     // The numbers are the summary's.
     await converse(h.fake, ANA, '/forget 1');
-    expect(lastSent().text).toBe('Item 1 of the last /sleep summary you saw:\n\n• Ana is learning the cello\n\nForget it?');
+    expect(lastSent().text).toBe('Item 1 of the last /sleep summary you saw:\n\n• Ana is learning the cello\n\n1 message of our conversations goes with it; its text will be replaced by a placeholder.\n\nForget it?');
     expect((await converse(h.fake, ANA, '/why 1'))[0]).toMatch(/^1\. Ana is learning the cello\n\nI learned it from this message:\n• .*“I started learning the cello this week”$/);
   });
 

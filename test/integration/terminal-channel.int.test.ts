@@ -50,7 +50,7 @@ async function openSession(core: Core, handler: ConversationHandler, options: { 
   const out = new PassThrough();
   let printed = '';
   out.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
-  const channel = createTerminalChannel({ ...channelServices(core), handler, input, output: out, scopeKey: options.scopeKey ?? KEY, authorName: 'Ana', logger: core.logger, defaultTimeZone: 'UTC', exportDir: options.exportDir, digestCheckMs: options.digestCheckMs });
+  const channel = createTerminalChannel({ ...channelServices(core), handler, input, output: out, scopeKey: options.scopeKey ?? KEY, authorName: 'Ana', logger: core.logger, defaultTimeZone: 'UTC', exportDir: options.exportDir ?? tempDir('nocturne-terminal-export-'), digestCheckMs: options.digestCheckMs });
   let ended = false;
   const running = channel.run().then(() => void (ended = true));
   const session: Session = {
@@ -239,9 +239,9 @@ describe('terminal channel', () => {
     const from = session.output().length;
     session.input.write('/forget porcelain flamingos\n');
     const question = await session.waitFor((p) => p.includes('(y/n)'), 'the question', from);
-    expect(question).toBe('These 2 memories mention “porcelain flamingos”:\n\n• Ana collects porcelain flamingos\n• Ana wants more porcelain flamingos for the hall\n\n1 message of our conversations mentions it too; its text will be replaced by a placeholder.\n\nForget them? (y/n)\n');
+    expect(question).toBe('These 2 memories mention “porcelain flamingos”:\n\n• Ana collects porcelain flamingos\n• Ana wants more porcelain flamingos for the hall\n\n1 message of our conversations goes with it; its text will be replaced by a placeholder.\n\nForget them? (y/n)\n');
     expect(await traces('flamingos')).toMatchObject({ rows: 2 }); // nothing goes before the answer
-    expect(await session.say('y')).toBe('Done: I forgot 2 memories. They are gone from my memory, my search index and my notes about you.\n');
+    expect(await session.say('y')).toBe('Done: I forgot 2 memories. They are gone from my memory, my search index and my notes about you. Also changed: 1 message (replaced by a placeholder).\n');
     expect(await traces('flamingos')).toEqual({ rows: 0, fullText: 0, vectors: before.vectors - 2 });
     const ben = (await core.scopes.findByKey('terminal:ben'))!;
     expect(await core.db.prisma.memory.count({ where: { id: ids.ben } })).toBe(1);
@@ -291,7 +291,8 @@ describe('terminal channel', () => {
   it('/export writes the JSON export and the Markdown file, and prints their paths', async () => {
     const printed = await session.say('/export');
     // In the scope's own folder under the export directory, named from its id (export-paths.ts).
-    const [folder] = fs.readdirSync(exportDir);
+    // The scope's folder (beside it, the manifest of written files: export-registry.ts).
+    const [folder] = fs.readdirSync(exportDir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
     expect(folder).toMatch(/^terminal-ana-[0-9a-f]{16}$/);
     const jsonPath = path.join(exportDir, folder!, 'nocturne-terminal-ana.json');
     const markdownPath = path.join(exportDir, folder!, 'nocturne-terminal-ana.md');

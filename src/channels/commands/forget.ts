@@ -10,6 +10,7 @@
  * - `/forget my ex`: every memory containing those words.
  */
 import { AppError, NotFoundError } from '../../shared/errors';
+import { changesAnything, describeOtherChanges, type ForgetCounts } from '../../memory/forget/forget-effects';
 import type { ForgetPreview, ForgetResult, ForgetService } from '../../memory/forget/forget-service';
 import { showStored } from '../../memory/output-filter';
 import { plural, pluralWord } from '../../shared/plural';
@@ -58,8 +59,20 @@ export async function previewForgetNumber(
   const earlier = preview.matches.length - 1;
   const versions = earlier > 0 ? `, with ${plural(earlier, 'earlier version')} that ${pluralWord(earlier, 'goes', 'go')} with it` : '';
   const listed = preview.matches.map((m) => `• ${excerpt(showStored(m.content), MAX_EXCERPT)}${describeState(m.state)}`);
-  const text = [`Item ${n} of ${listName(found.from)}${versions}:`, '', ...listed, '', pluralWord(preview.matches.length, 'Forget it?', 'Forget them?')].join('\n');
+  const also = alsoChanged(preview.counts);
+  const text = [`Item ${n} of ${listName(found.from)}${versions}:`, '', ...listed, '', ...also, ...(also.length > 0 ? [''] : []), pluralWord(preview.matches.length, 'Forget it?', 'Forget them?')].join('\n');
   return { kind: 'confirm', text, preview };
+}
+
+/**
+ * What else confirming changes, counted by the preview (which did the forget and rolled it back):
+ * the messages replaced by a placeholder, then the summaries, people and things, export files.
+ */
+function alsoChanged(counts: ForgetCounts): string[] {
+  const n = counts.messages;
+  const messages = n > 0 ? [`${plural(n, 'message')} of our conversations ${pluralWord(n, 'goes', 'go')} with it; ${pluralWord(n, 'its', 'their')} text will be replaced by a placeholder.`] : [];
+  const rest = describeOtherChanges({ ...counts, messages: 0 });
+  return [...messages, ...(rest.length > 0 ? [`It is also taken out of ${rest.join(', ')}.`] : [])];
 }
 
 function describeState(state: ForgetPreview['matches'][number]['state']): string {
@@ -86,11 +99,11 @@ export async function previewForgetWords(
     throw error;
   }
   const quoted = `“${preview.terms.join(' ')}”`;
-  if (preview.matches.length === 0 && preview.episodes === 0) return { kind: 'answer', text: `Nothing I remember mentions ${quoted}.` };
+  if (preview.matches.length === 0 && !changesAnything(preview.counts)) return { kind: 'answer', text: `Nothing I remember mentions ${quoted}.` };
   // Every version of every matched memory is listed: confirming removes exactly these.
   const listed = preview.matches.slice(0, MAX_LISTED).map((m) => `• ${excerpt(showStored(m.content), MAX_EXCERPT)}${describeState(m.state)}`);
   const more = preview.matches.length > MAX_LISTED ? [`…and ${preview.matches.length - MAX_LISTED} more.`] : [];
-  const messages = preview.episodes > 0 ? [`${plural(preview.episodes, 'message')} of our conversations ${pluralWord(preview.episodes, 'mentions', 'mention')} it too; ${pluralWord(preview.episodes, 'its', 'their')} text will be replaced by a placeholder.`] : [];
+  const messages = alsoChanged(preview.counts);
   const count = preview.matches.length;
   const head = count > 0 ? [`${count === 1 ? 'This memory mentions' : `These ${count} memories mention`} ${quoted}:`, '', ...listed, ...more, ''] : [`No memory mentions ${quoted}.`, ''];
   const text = [...head, ...messages, ...(messages.length > 0 ? [''] : []), pluralWord(count, 'Forget it?', 'Forget them?')].join('\n');
@@ -108,7 +121,9 @@ export async function confirmForget(preview: ForgetPreview, reason: string): Pro
     throw error;
   }
   const removed = result.removedIds.length;
-  if (removed > 0) return `Done: I forgot ${plural(removed, 'memory', 'memories')}. ${pluralWord(removed, 'It is', 'They are')} gone from my memory, my search index and my notes about you.`;
-  if (result.episodesRedacted > 0) return `Done: I replaced ${plural(result.episodesRedacted, 'message')} mentioning it with a placeholder. It is gone from my memory and my search index.`;
+  const others = describeOtherChanges(result.counts);
+  const also = others.length > 0 ? ` Also changed: ${others.join(', ')}.` : '';
+  if (removed > 0) return `Done: I forgot ${plural(removed, 'memory', 'memories')}. ${pluralWord(removed, 'It is', 'They are')} gone from my memory, my search index and my notes about you.${also}`;
+  if (changesAnything(result.counts)) return `Done: I took it out of ${others.join(', ')}. It is gone from my memory and my search index.`;
   return 'Those memories were already gone.';
 }

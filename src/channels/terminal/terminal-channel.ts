@@ -50,8 +50,12 @@ export interface TerminalChannelOptions extends CommandServices {
   readonly logger: Logger;
   /** Zone for dates of a scope without one (Config.timeZone). */
   readonly defaultTimeZone: string;
-  /** `DATA_DIR/exports`: `/export` writes into the scope's folder there, where forgetting finds it (default: the current directory). */
-  readonly exportDir?: string;
+  /**
+   * `DATA_DIR/exports`: `/export` writes into the scope's folder there and records the files in
+   * its manifest, where forgetting finds them. Required: a default (the working folder) would put
+   * the files where no forget looks.
+   */
+  readonly exportDir: string;
   /** Least time between two looks for new digests after a line (default one minute). */
   readonly digestCheckMs?: number;
   /** Lines printed after the greeting (the service says which model answers and where logs go). */
@@ -92,7 +96,7 @@ export function createTerminalChannel(options: TerminalChannelOptions): Terminal
     handler,
     logger: options.logger,
     authorName,
-    exportDir: options.exportDir ?? process.cwd(),
+    exportDir: options.exportDir,
     print,
   });
 

@@ -13,6 +13,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { exportFolderName } from '../../export/export-paths';
+import { recordExportFiles } from '../../export/export-registry';
 import type { Logger } from '../../shared/logger';
 import type { ForgetPreview } from '../../memory/forget/forget-service';
 import type { CommandScope, CommandServices } from '../commands/command-scope';
@@ -53,7 +54,7 @@ export interface TerminalCommandDeps extends CommandServices {
   readonly handler: ConversationHandler;
   readonly logger: Logger;
   readonly authorName: string;
-  /** Where `/export` writes its files. */
+  /** `DATA_DIR/exports`: `/export` writes into the scope's folder there and records its files in its manifest. */
   readonly exportDir: string;
   /** Prints one block of text (a digest as it is delivered). */
   readonly print: (text: string) => void;
@@ -134,10 +135,12 @@ export function createTerminalCommands(deps: TerminalCommandDeps): TerminalComma
   async function exportFiles(scope: CommandScope): Promise<CommandAnswer> {
     const files = await buildExportFiles(archive, scope);
     // The scope's own folder (export-paths.ts), where a later forget finds and scrubs the files.
+    // Recorded before they are written (export-registry.ts), so the forget finds them wherever they are.
     const dir = path.join(path.resolve(deps.exportDir), exportFolderName(scope));
-    await fs.mkdir(dir, { recursive: true });
-    const jsonPath = path.join(dir, `${files.stem}.json`);
-    const markdownPath = path.join(dir, `${files.stem}.md`);
+    const [jsonPath, markdownPath] = (await recordExportFiles(deps.exportDir, scope.id, [
+      { file: path.join(dir, `${files.stem}.json`), kind: 'json' },
+      { file: path.join(dir, `${files.stem}.md`), kind: 'markdown' },
+    ])) as [string, string];
     await fs.writeFile(jsonPath, files.json);
     await fs.writeFile(markdownPath, files.markdown);
     return {

@@ -2,11 +2,14 @@
  * `export --scope S [--format json|markdown] [--out PATH]`: one scope as a file a person keeps.
  * JSON (the complete, re-importable document) goes to stdout unless --out names a file; Markdown
  * (MEMORY.md plus memory/YYYY-MM-DD.md) is written to a folder: --out, or DATA_DIR/exports/<key>.
- * Secrets are redacted in both (see docs/export.md).
+ * Secrets are redacted in both (see docs/export.md). Every file written is recorded first
+ * (export-registry.ts), wherever it goes, so a later forget takes the forgotten text out of it;
+ * JSON printed to stdout is the person's to keep and beyond that reach.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { exportFolderName } from '../../export/export-paths';
+import { recordExportFiles } from '../../export/export-registry';
 import { renderMarkdownExport, writeMarkdownExport } from '../../export/markdown-export';
 import { countScopeExport, serializeScopeExport } from '../../export/scope-document';
 import { ValidationError } from '../../shared/errors';
@@ -31,6 +34,7 @@ export const exportCommand: Command = {
     const doc = await core.archive.export(scope.id);
     const counts = countScopeExport(doc);
     const out = ctx.values.out as string | undefined;
+    const exportsDir = path.join(ctx.config.dataDir, 'exports');
 
     if (format === 'json') {
       const text = serializeScopeExport(doc);
@@ -38,8 +42,8 @@ export const exportCommand: Command = {
         ctx.out.write(text);
         return 0;
       }
-      await fs.mkdir(path.dirname(path.resolve(out)), { recursive: true });
-      await fs.writeFile(out, text, 'utf8');
+      const [file] = await recordExportFiles(exportsDir, scope.id, [{ file: out, kind: 'json' }]);
+      await fs.writeFile(file!, text, 'utf8');
       writeResult(
         ctx,
         { scope: scope.key, format, file: out, bytes: Buffer.byteLength(text), counts },
@@ -48,8 +52,9 @@ export const exportCommand: Command = {
       return 0;
     }
 
-    const dir = out ?? path.join(ctx.config.dataDir, 'exports', exportFolderName(scope));
+    const dir = out ?? path.join(exportsDir, exportFolderName(scope));
     const files = renderMarkdownExport(doc, { defaultTimeZone: ctx.config.timeZone });
+    await recordExportFiles(exportsDir, scope.id, [...files.keys()].map((relative) => ({ file: path.join(dir, relative), kind: 'markdown' as const })));
     const written = await writeMarkdownExport(dir, files);
     writeResult(
       ctx,

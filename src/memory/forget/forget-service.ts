@@ -10,7 +10,9 @@
  * full-text rows with them), the audit keeps a 'forget' event without the text, the copies outside
  * the rows are redacted (redact-derived.ts), the digests are scrubbed and the soul is rebuilt, and
  * the export files of the scope are rewritten before the commit (export-files.ts). A kill at any
- * moment leaves either nothing forgotten or everything forgotten in the database.
+ * moment leaves either nothing forgotten or everything forgotten in the database. A preview runs
+ * the same work in a transaction that is rolled back, so what it counts (forget-effects.ts) is
+ * what confirming does.
  *
  * What cannot share the transaction follows the commit, and is repaired at the next start when a
  * kill interrupts it: the full-text index drops what the deleted rows left in its segments and the
@@ -19,7 +21,6 @@
  * written before the transaction and removed once this is done tells the next start to finish it.
  */
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import { NotFoundError, ValidationError } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
 import type { PrismaClient } from '../../storage/prisma';
@@ -29,9 +30,11 @@ import { regenerateSoulIn } from '../profiles/soul';
 import { flushTombstones, writeTombstones } from '../vectors/tombstones';
 import type { VectorIndex } from '../vectors/vector-index';
 import { forgetMemory } from '../memories/memory-writer';
-import { removeExportFiles, scrubExportFiles } from './export-files';
+import { removeExportFiles, scopeExportFiles } from './export-files';
+import { NO_CHANGE, startEffects, type ForgetCounts } from './forget-effects';
 import { onceAdoptingLegacyExports } from './legacy-exports';
-import { episodesHolding, forgetWordsEverywhere } from './forget-words';
+import { pendingMarkers } from './pending-markers';
+import { forgetWordsEverywhere } from './forget-words';
 import { describeRemoval, quotesRemoval, redactDerived, redactionOf, scrubRelatedReasons, type Tx } from './redact-derived';
 import { delegateOf, PURGE_DELETED } from '../scopes/scope-data-map';
 import { wordsMatcher } from './text-match';
@@ -83,6 +86,8 @@ export interface ForgetResult {
   readonly checkpointed: boolean;
   /** The soul's version afterwards. */
   readonly soulVersion: number | null;
+  /** Everything that changed, as the preview counted it (forget-effects.ts). */
+  readonly counts: ForgetCounts;
 }
 
 /** What `forgetMatching` found; nothing is removed until `confirm()`. */
@@ -91,8 +96,10 @@ export interface ForgetPreview {
   readonly terms: string[];
   /** Every memory that goes: the ones holding the words with every version of their chains. */
   readonly matches: MemoryMatch[];
-  /** Messages (the person's and the agent's) holding the words: they are redacted too. */
+  /** Messages (the person's and the agent's) whose text confirming replaces: `counts.messages`. */
   readonly episodes: number;
+  /** What confirming changes, counted by doing it in a transaction that is rolled back. */
+  readonly counts: ForgetCounts;
   /**
    * Forgets exactly the previewed memories and the words everywhere else. Ones already gone are
    * skipped; if a chain gained a version since the preview, nothing is removed (ValidationError
@@ -132,17 +139,6 @@ export { FORGOTTEN_TEXT } from './redact-derived';
 
 type Db = Tx | PrismaClient;
 
-/** Whether a process with this id runs (ours counts as gone: a marker of ours at start is a former run's). */
-function alive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 function stateOf(m: { active: boolean; validTo: Date | null }): MemoryMatch['state'] {
   return m.validTo ? 'superseded' : m.active ? 'active' : 'faded';
 }
@@ -161,6 +157,15 @@ interface ForgetRequest {
   readonly holds?: (text: string) => boolean;
   /** The ids the owner was shown: a chain reaching beyond them is refused. */
   readonly shown?: ReadonlySet<string>;
+  /** Only count what would change: the transaction is rolled back and no file is touched. */
+  readonly dryRun?: boolean;
+}
+
+/** Carries a preview's counts out of the transaction it rolls back. */
+class RolledBack extends Error {
+  constructor(readonly counts: ForgetCounts) {
+    super('preview rolled back');
+  }
 }
 
 export function createForgetService(deps: ForgetServiceDeps): ForgetService {
@@ -188,35 +193,7 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
     return [...chain.values()].sort((a, b) => Number(Boolean(a.validTo)) - Number(Boolean(b.validTo))).map(toMatch);
   }
 
-  let markers = 0;
-  /** Writes this forget's marker before its transaction; returns its path. */
-  async function markPending(): Promise<string | null> {
-    if (!deps.pendingFile) return null;
-    const marker = `${deps.pendingFile}.${process.pid}.${++markers}`;
-    await fs.mkdir(path.dirname(marker), { recursive: true });
-    await fs.writeFile(marker, `${new Date().toISOString()}\n`);
-    return marker;
-  }
-
-  /** Markers left by processes that are gone (a live one finishes its own work). */
-  async function orphanMarkers(): Promise<string[]> {
-    if (!deps.pendingFile) return [];
-    const dir = path.dirname(deps.pendingFile);
-    const prefix = `${path.basename(deps.pendingFile)}.`;
-    const names = (await fs.readdir(dir).catch(() => [] as string[])).filter((n) => n.startsWith(prefix));
-    return names.filter((n) => !alive(Number(n.slice(prefix.length).split('.')[0]))).map((n) => path.join(dir, n));
-  }
-
-  /** Runs `work` after writing a marker; the marker goes when the work throws (nothing was committed). */
-  async function marked<T>(work: (marker: string | null) => Promise<T>): Promise<T> {
-    const marker = await markPending();
-    try {
-      return await work(marker);
-    } catch (error) {
-      if (marker) await fs.rm(marker, { force: true });
-      throw error;
-    }
-  }
+  const { marked, orphanMarkers } = pendingMarkers(deps.pendingFile);
 
   /**
    * After the commit: the full-text index drops the deleted rows' terms and the database's log is
@@ -250,6 +227,17 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
     return marked((marker) => forgetMarked(scopeId, request, marker));
   }
 
+  /** What {@link forget} would change: the same work, rolled back (no marker, no file touched). */
+  async function countForget(scopeId: string, request: ForgetRequest): Promise<ForgetCounts> {
+    try {
+      await forgetMarked(scopeId, { ...request, dryRun: true }, null);
+    } catch (error) {
+      if (error instanceof RolledBack) return error.counts;
+      throw error;
+    }
+    return NO_CHANGE;
+  }
+
   /** Once per process, before the first forget: export files of earlier versions moved to where the scrub looks. */
   const adoptOldExports = onceAdoptingLegacyExports(deps.exportsDir, () => prisma.scope.findMany({ select: { id: true, key: true } }), log);
 
@@ -274,6 +262,10 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
         throw new ValidationError('what matches changed since it was shown (a memory got a new version): ask again to see the whole list', { code: 'forget.changed' });
       }
       if (chains.size === 0 && !request.holds) return null;
+      const scope = await tx.scope.findUniqueOrThrow({ where: { id: scopeId }, select: { id: true, key: true } });
+      // Before any of the work: the counts and the export scrub compare the scope before and after.
+      const exports = deps.exportsDir ? { exportsDir: deps.exportsDir, protectedFiles: deps.protectedFiles, defaultTimeZone: deps.soul?.defaultTimeZone ?? 'UTC' } : undefined;
+      const effects = await startEffects(tx, scope, exports);
       // Read before the rows go: sources cascade with them.
       const removal = await describeRemoval(tx, scopeId, [...chains]);
       const removed = new Set<string>();
@@ -288,19 +280,15 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
       // Inside the transaction: no moment exists at which the memory is gone and the soul still quotes it.
       const soul = await regenerateSoulIn(tx, scopeId, { ...deps.soul, now });
       // Before the commit: a crash after it must not leave the text in an export (a crash before it leaves less text, never more).
-      let files = 0;
-      if (deps.exportsDir) {
-        const scope = await tx.scope.findUniqueOrThrow({ where: { id: scopeId }, select: { id: true, key: true } });
-        const holds = request.holds ?? ((text: string) => quotesRemoval(text, removal));
-        const scrub = await scrubExportFiles({ exportsDir: deps.exportsDir, scope, protectedFiles: deps.protectedFiles, holds });
-        files = scrub.rewritten.length + scrub.deleted.length;
-      }
-      return { removed: [...removed], redacted, scrubbed, soulVersion: soul.version, files };
+      const holds = request.holds ?? ((text: string) => quotesRemoval(text, removal));
+      const counts = await effects.finish(tx, { removedMemories: removed.size, holds, dryRun: request.dryRun === true });
+      if (request.dryRun) throw new RolledBack(counts);
+      return { removed: [...removed], redacted, scrubbed, soulVersion: soul.version, files: counts.files, counts };
     }, TX_OPTIONS);
     if (!done) {
       if (marker) await fs.rm(marker, { force: true });
       const soulVersion = (await prisma.profile.findUnique({ where: { scopeId }, select: { version: true } }))?.version ?? 0;
-      return { removedIds: [], episodesRedacted: 0, digestsScrubbed: 0, exportFilesScrubbed: 0, vectorsDeleted: true, checkpointed: true, soulVersion };
+      return { removedIds: [], episodesRedacted: 0, digestsScrubbed: 0, exportFilesScrubbed: 0, vectorsDeleted: true, checkpointed: true, soulVersion, counts: NO_CHANGE };
     }
     log.info('forgotten at the owner\u2019s request', { scopeId, count: done.removed.length, digestsScrubbed: done.scrubbed, episodesRedacted: done.redacted, exportFiles: done.files });
     return {
@@ -309,6 +297,7 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
       digestsScrubbed: done.scrubbed,
       exportFilesScrubbed: done.files,
       soulVersion: done.soulVersion,
+      counts: done.counts,
       ...(await afterCommit(scopeId, [marker])),
     };
   }
@@ -323,10 +312,12 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
     async prepareForget(scopeId, memoryId) {
       const matches = await chainOf(scopeId, memoryId);
       const shown = new Set(matches.map((m) => m.id));
+      const counts = await countForget(scopeId, { ids: [memoryId], strict: false, shown });
       return {
         terms: [],
         matches,
-        episodes: 0,
+        episodes: counts.messages,
+        counts,
         confirm: (options = {}) => forget(scopeId, { ids: [memoryId], reason: options.reason, strict: false, shown }),
       };
     },
@@ -346,12 +337,14 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
         if (matches.has(m.id) || !holds(m.content)) continue;
         for (const version of await chainOf(scopeId, m.id)) matches.set(version.id, version);
       }
-      const held = await episodesHolding(prisma, scopeId, holds);
       const shown = new Set(matches.keys());
+      // Text that lives only in a summary, an entity or an export file counts too: nothing is left out of the question.
+      const counts = await countForget(scopeId, { ids: [...shown], strict: false, holds, shown });
       return {
         terms,
         matches: [...matches.values()],
-        episodes: held.content.length,
+        episodes: counts.messages,
+        counts,
         confirm: (options = {}) => forget(scopeId, { ids: [...shown], reason: options.reason, strict: false, holds, shown }),
       };
     },
@@ -364,7 +357,10 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
           const scope = await tx.scope.findUnique({ where: { id: scopeId }, select: { id: true, key: true } });
           if (!scope) throw new NotFoundError(`no scope ${scopeId}`, { code: 'scope.not_found' });
           const ids = (await tx.memory.findMany({ where: { scopeId }, select: { id: true } })).map((m) => m.id);
-          if (ids.length === 0) return ids;
+          // With no memory left, the people and things learned and the exports still go.
+          const location = deps.exportsDir ? { exportsDir: deps.exportsDir, scope, protectedFiles: deps.protectedFiles } : undefined;
+          const files = location ? await scopeExportFiles(location) : [];
+          if (ids.length === 0 && files.length === 0 && (await tx.entity.count({ where: { scopeId } })) === 0) return ids;
           const removal = await describeRemoval(tx, scopeId, ids);
           // Supersession references are NoAction foreign keys: break them before the rows go.
           await tx.memory.updateMany({ where: { scopeId }, data: { supersededById: null } });
@@ -379,7 +375,7 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
           });
           await regenerateSoulIn(tx, scopeId, { ...deps.soul, now });
           // Before the commit, as for a forget: the exports Nocturne wrote quote what was learned.
-          if (deps.exportsDir) await removeExportFiles({ exportsDir: deps.exportsDir, scope, protectedFiles: deps.protectedFiles });
+          if (location) await removeExportFiles(location);
           return ids;
         }, TX_OPTIONS);
         if (ids.length > 0) log.info('scope purged', { scopeId, count: ids.length });

@@ -4,30 +4,37 @@
  * text, digests, entity profiles, export files):
  *
  * - forgetting by words: a text holds the words when it contains every one of them as a whole
- *   word (a plural counts: "dog" finds "dogs"), as `forgetMatching` matches memories;
+ *   word, read the way the full-text search reads it (storage/fts-tokens.ts: case and accents
+ *   folded, each word Porter-stemmed), so what a search for the words finds, forgetting them
+ *   reaches: "merce" finds "Mercè", "dog" finds "dogs", "travel" finds "travelling";
  * - forgetting one memory: a text quotes the memory when it holds most of the memory's
  *   distinctive words (stopwords left out; {@link QUOTE_SHARE} of them, at least two, or all when
  *   it has fewer), or two of them side by side as in the memory (a phrase: "black coffee").
  *   "Have a lovely weekend with Hannah!" does not quote "Ana drinks black coffee every morning";
  *   "Your usual black coffee, and some toast" does.
  */
+import { ftsTokens } from '../../storage/fts-tokens';
 import { queryTerms } from '../../storage/full-text';
 
 /** Share of a memory's distinctive words a text must hold to count as quoting it. */
 export const QUOTE_SHARE = 0.6;
 const MIN_QUOTE_WORDS = 2;
 
-/** The lower-cased words of a text (letters and digits). */
+/** The words of a text as the full-text index holds them (folded and stemmed). */
 export function wordsOf(text: string): Set<string> {
-  return new Set(text.normalize('NFC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []);
+  return new Set(ftsTokens(text));
 }
 
-/** Whole-word match, allowing a plural ("dog" finds "dogs"). */
+/**
+ * Whole-word match as search matches: the term's stems are among the text's ("dog" finds "dogs",
+ * "merce" finds "Mercè"). A term the tokenizer splits in two (none from queryTerms) needs both.
+ */
 export function containsWord(words: ReadonlySet<string>, term: string): boolean {
-  return words.has(term) || words.has(`${term}s`) || words.has(`${term}es`);
+  const stems = ftsTokens(term);
+  return stems.length > 0 && stems.every((stem) => words.has(stem));
 }
 
-/** Whether `text` holds every term (whole words, plurals allowed). */
+/** Whether `text` holds every term (whole words, folded and stemmed as search reads them). */
 export function holdsAll(text: string, terms: readonly string[]): boolean {
   if (terms.length === 0) return false;
   const present = wordsOf(text);
@@ -47,10 +54,10 @@ function phrases(text: string): Set<string> {
   return out;
 }
 
-/** The words of a text in order, stopwords left out. */
+/** The stemmed words of a text in order, stopwords left out. */
 function contentWords(text: string): string[] {
-  const distinct = new Set(queryTerms(text));
-  return (text.normalize('NFC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => distinct.has(w));
+  const distinct = new Set(queryTerms(text).flatMap(ftsTokens));
+  return ftsTokens(text).filter((w) => distinct.has(w));
 }
 
 /** Whether `text` quotes `memory` (most of its distinctive words, or a phrase of it; see the module comment). */

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { exportFolderName, isExportFileName } from '../../../../src/export/export-paths';
+import { recordExportFiles } from '../../../../src/export/export-registry';
 import { scopeExportFiles, scrubExportFiles } from '../../../../src/memory/forget/export-files';
 
 const dirs: string[] = [];
@@ -52,7 +53,7 @@ describe('the export scrub', () => {
     fs.writeFileSync(path.join(folder, 'notes.json'), 'quince');
 
     const found = await scopeExportFiles({ exportsDir: exports, scope, protectedFiles: [db] });
-    expect(found).toEqual([path.join(fs.realpathSync(folder), 'MEMORY.md')]);
+    expect(found).toEqual([{ file: path.join(fs.realpathSync(folder), 'MEMORY.md'), kind: 'markdown' }]);
     const scrub = await scrubExportFiles({ exportsDir: exports, scope, protectedFiles: [db], holds: (t) => t.includes('quince') });
     expect(scrub.deleted).toEqual([]);
     expect(fs.readFileSync(db, 'utf8')).toBe('quince quince');
@@ -78,5 +79,26 @@ describe('the export scrub', () => {
     fs.writeFileSync(json, 'quince');
     await scrubExportFiles({ exportsDir: exports, scope, protectedFiles: [json], holds: (t) => t.includes('quince') });
     expect(fs.existsSync(json)).toBe(true);
+  });
+
+  it('reaches a recorded file wherever it is, reads JSON strings decoded, and leaves a file the person put there since', async () => {
+    const { data, exports } = dataDir();
+    const scope = { id: 'scope-4', key: 'ana' };
+    const [json, markdown, replaced] = await recordExportFiles(exports, scope.id, [
+      { file: path.join(data, 'elsewhere', 'ana.json'), kind: 'json' },
+      { file: path.join(data, 'notes', 'MEMORY.md'), kind: 'markdown' },
+      { file: path.join(data, 'notes', 'memory', '2026-01-05.md'), kind: 'markdown' },
+    ]);
+    fs.writeFileSync(json!, `${JSON.stringify({ format: 'nocturne.scope-export', episodes: [{ content: 'a long day\nQuince jam at last' }] }, null, 2)}\n`);
+    fs.writeFileSync(markdown!, '# MEMORY.md: Ana\n\n- **10:00 Ana (user):** first line\n  quince jam, the second line\n- pear\n');
+    fs.writeFileSync(replaced!, 'my own notes about quince\n');
+    const holds = (t: string) => /\bquince\b/i.test(t);
+    const preview = await scrubExportFiles({ exportsDir: exports, scope, holds, goneLines: new Set(['- **10:00 Ana (user):** first line']), dryRun: true });
+    expect(preview).toEqual({ rewritten: [markdown], deleted: [json] });
+    expect(fs.existsSync(json!)).toBe(true);
+    await scrubExportFiles({ exportsDir: exports, scope, holds, goneLines: new Set(['- **10:00 Ana (user):** first line']) });
+    expect(fs.existsSync(json!)).toBe(false);
+    expect(fs.readFileSync(markdown!, 'utf8')).toBe('# MEMORY.md: Ana\n\n- pear\n');
+    expect(fs.readFileSync(replaced!, 'utf8')).toBe('my own notes about quince\n');
   });
 });

@@ -12,6 +12,12 @@ describe('text-match', () => {
     expect(holdsAll('anything', [])).toBe(false);
   });
 
+  it('folds accents and stems as the full-text search does', () => {
+    expect(holdsAll("Mercè, Jordi's mother", ['merce'])).toBe(true);
+    expect(holdsAll('We keep travelling to the islands', ['travel', 'island'])).toBe(true);
+    expect(holdsAll('A mercenary came by', ['merce'])).toBe(false);
+  });
+
   it('quotes a memory with most of its distinctive words or one of its phrases, not for a shared name', () => {
     const memory = 'Ana drinks black coffee every morning';
     expect(quotes('Your usual black coffee, and maybe some toast.', memory)).toBe(true);
