@@ -78,7 +78,11 @@ export interface ApiOptions {
   readonly mcp?: { readonly services: McpDoorServices; readonly tokens: Pick<ScopeTokens, 'verify'> };
 }
 
-const OPEN_ROUTES = new Set(['/healthz', '/readyz']);
+/**
+ * Routes answered without the token: the probes, and the reference page, which a browser opens
+ * by its address (it cannot send a bearer header) and which holds no data, only the API's shape.
+ */
+const OPEN_ROUTES = new Set(['/healthz', '/readyz', '/docs']);
 
 export async function createApiServer(options: ApiOptions): Promise<FastifyInstance> {
   const { directory, catalog, episodeLog, auditLog, archive, forget, search, sleep, scheduler, storeStats } = options;

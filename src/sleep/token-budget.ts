@@ -2,9 +2,8 @@
  * Daily token budgets: how many model tokens a scope has spent since its local midnight, and how
  * many it may still spend today.
  *
- * Spending is read from LlmCall rows (input + output tokens of every call tagged with the scope,
- * whatever its purpose), so the budget covers everything that costs money for that scope and
- * survives restarts. "Today" is the scope's own local day, so a budget resets at the owner's
+ * Spending is read from LlmCall rows (input + output tokens of the scope's sleep calls, see
+ * {@link SLEEP_PURPOSES}), so the budget survives restarts. "Today" is the scope's own local day, so a budget resets at the owner's
  * midnight rather than the server's.
  */
 import { DEFAULT_MAX_TOKENS, LlmError, type LanguageModel, type LlmRequest } from '../llm/language-model';
@@ -34,10 +33,18 @@ export interface TokenBudget {
   status(params: { scopeId: string; now: Date; timeZone: string; dailyBudget: number }): Promise<BudgetStatus>;
 }
 
+/**
+ * The purposes of sleep's own model calls, the only ones its budget counts. Replies and the
+ * compaction and summaries of live conversations have their own limit (REPLY_DAILY_BUDGET): were
+ * they counted here, a talkative day would spend the budget meant for the night and starve
+ * consolidation.
+ */
+export const SLEEP_PURPOSES: readonly string[] = ['consolidation', 'entities', 'capped-memory', 'capped-compaction'];
+
 export function createTokenBudget(prisma: PrismaClient): TokenBudget {
   async function spentSince(scopeId: string, since: Date): Promise<number> {
     const sum = await prisma.llmCall.aggregate({
-      where: { scopeId, createdAt: { gte: since } },
+      where: { scopeId, createdAt: { gte: since }, purpose: { in: [...SLEEP_PURPOSES] } },
       _sum: { inputTokens: true, outputTokens: true },
     });
     return (sum._sum.inputTokens ?? 0) + (sum._sum.outputTokens ?? 0);

@@ -3,19 +3,28 @@
  * stored, and no scope is created for it):
  * - only people on the allowlist (TELEGRAM_ALLOWED_USERS); anyone else gets one polite refusal,
  *   once per person (remembered in memory, so a restart may refuse someone once more), and is
- *   then ignored;
+ *   then ignored; in a group only when they address the bot (a mention, a reply to it, a
+ *   command): talk among the group's members is no reason to speak;
  * - private chats always; groups only when TELEGRAM_GROUPS is on (otherwise one note per group);
  * - other bots and channels are ignored.
  * For an allowed update the gate resolves the chat's scope (creating it on first use, with its
  * owner for a private chat, so the nightly digest knows where to go) and puts it on `ctx.scope`.
  */
 import type { MiddlewareFn } from 'grammy';
+import type { Message } from 'grammy/types';
 import type { ScopeDirectory } from '../../memory/scopes/scope-directory';
 import { groupRepliesOf } from '../../memory/scopes/group-replies';
 import type { Logger } from '../../shared/logger';
 import type { NocturneContext } from './telegram-context';
 import { TELEGRAM_CHANNEL, telegramScope } from './telegram-scope';
 import { scopeTimeZone } from '../../memory/scopes/scope-policy';
+import { addressedToBot } from './conversation';
+
+/** A group message meant for the bot: it mentions the bot, replies to it, or is a command. */
+function speaksToBot(message: Message, me: { id: number; username: string }): boolean {
+  const command = (message.entities ?? []).some((e) => e.type === 'bot_command' && e.offset === 0);
+  return command || addressedToBot(message, me);
+}
 
 export interface AccessGateOptions {
   readonly allowedUsers: readonly number[];
@@ -84,6 +93,9 @@ export function createAccessGate(options: AccessGateOptions): MiddlewareFn<Noctu
       return;
     }
     if (!allowed.has(from.id)) {
+      // In a group, people talk among themselves: someone not on the allowlist is told why the
+      // bot does not answer only when they speak to it, never for a message meant for others.
+      if (scope.kind === 'group' && !ctx.callbackQuery && !(ctx.message && speaksToBot(ctx.message, ctx.me))) return;
       await refuseOnce(ctx, `user:${from.id}`, refusalText(from.id), { reason: 'not on the allowlist', userId: from.id });
       return;
     }

@@ -30,6 +30,7 @@ export type GuardCode =
   | 'memory.about_assistant'
   | 'memory.placeholder'
   | 'memory.transcript'
+  | 'memory.secret_only'
   | 'memory.no_evidence'
   | 'memory.bad_evidence'
   | 'memory.relayed_not_stated'
@@ -92,11 +93,33 @@ export function isTranscript(text: string): boolean {
 
 /** Why a memory's text is refused (placeholder, transcript, injection or assistant subject), or undefined. */
 export function contentProblem(content: string): { code: GuardCode; reason: string } | undefined {
+  if (isOnlySecret(content)) return { code: 'memory.secret_only', reason: 'only says what a secret is, and secrets are not kept: with it redacted nothing is left to remember' };
   if (isPlaceholder(content)) return { code: 'memory.placeholder', reason: 'is a placeholder copied from the answer format, not something learned' };
   if (isTranscript(content)) return { code: 'memory.transcript', reason: 'only quotes a message; the message is kept already, a memory says what was learned from it' };
   if (looksLikeInjection(content)) return { code: 'memory.injection', reason: 'reads as an instruction (possible prompt injection); not stored' };
   if (ASSISTANT_SUBJECT.test(content.trim())) return { code: 'memory.about_assistant', reason: 'is about the assistant, not the person (persona protection)' };
   return undefined;
+}
+
+/** What a redacted secret reads as, in a stored text and in every prompt (shared/redact.ts). */
+const REDACTED_MARK = '[REDACTED]';
+/** The secret is what the sentence says: "Marta's staging key is [REDACTED]", "password: [REDACTED]". */
+const SECRET_IS_THE_POINT = /(?:\b(?:is|was|are|were|equals)|[:=])\s*["'`]?\[REDACTED\]["'`]?[\s.!;,)]*$/i;
+/** Fewer words than this besides the secret leave nothing worth a memory ("key [REDACTED]"). */
+const MIN_WORDS_BESIDES_SECRET = 3;
+
+/**
+ * True for content whose information is a secret that was (or will be) redacted: stored, it
+ * would be an empty line of the person's profile ("Marta's key for staging is [REDACTED]").
+ * Secrets are never kept, so such a memory is not either; a sentence that mentions a secret in
+ * passing ("Ana rotates the [REDACTED] key every Monday") still says something and is kept.
+ */
+export function isOnlySecret(content: string): boolean {
+  const text = redactSecrets(content.trim());
+  if (!text.includes(REDACTED_MARK)) return false;
+  if (SECRET_IS_THE_POINT.test(text)) return true;
+  const words = text.split(REDACTED_MARK).join(' ').match(/\p{L}[\p{L}\p{N}'’-]*/gu) ?? [];
+  return words.length < MIN_WORDS_BESIDES_SECRET;
 }
 
 /** The stored text of a memory: secrets redacted, trimmed, within the size rule. Throws {@link MemoryRefused}. */
