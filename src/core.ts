@@ -34,7 +34,7 @@ import { createMemoryCatalog, type MemoryCatalog } from './memory/memories/memor
 import { createProfileReader, type ProfileReader } from './memory/profiles/profile-reader';
 import { createScopeDirectory, type ScopeDirectory } from './memory/scopes/scope-directory';
 import { createDigestScheduleService, type DigestScheduleService } from './memory/scopes/digest-schedule';
-import { showStoredValue } from './memory/output-filter';
+import { showSearchResults } from './memory/output-filter';
 import type { Logger } from './shared/logger';
 import { createStoreStats, type StoreStats } from './memory/store-stats';
 import { createMetrics, type Metrics } from './shared/metrics';
@@ -146,7 +146,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
       const started = performance.now();
       try {
         const outcome = await hybrid.search(query);
-        return { ...outcome, results: showStoredValue(outcome.results) };
+        return { ...outcome, results: showSearchResults(outcome.results) };
       } finally {
         metrics.observe('nocturne_search_seconds', (performance.now() - started) / 1000, { strategy: query.strategy ?? 'hybrid' });
       }
