@@ -36,7 +36,7 @@ import { createProfileReader, type ProfileReader } from './memory/profiles/profi
 import { createScopeDirectory, type ScopeDirectory } from './memory/scopes/scope-directory';
 import { createDigestScheduleService, type DigestScheduleService } from './memory/scopes/digest-schedule';
 import { createScopeTokens, type ScopeTokens } from './memory/scopes/scope-tokens';
-import { showStoredValue } from './memory/output-filter';
+import { showSearchResults } from './memory/output-filter';
 import type { Logger } from './shared/logger';
 import { createStoreStats, type StoreStats } from './memory/store-stats';
 import { createMetrics, type Metrics } from './shared/metrics';
@@ -152,7 +152,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
       const started = performance.now();
       try {
         const outcome = await hybrid.search(query);
-        return { ...outcome, results: showStoredValue(outcome.results) };
+        return { ...outcome, results: showSearchResults(outcome.results) };
       } finally {
         metrics.observe('nocturne_search_seconds', (performance.now() - started) / 1000, { strategy: query.strategy ?? 'hybrid' });
       }

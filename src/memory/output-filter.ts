@@ -17,13 +17,41 @@ export function showStored(text: string): string {
 
 /** A stored value (a row, a JSON document) with every string in it shown through {@link showStored}. */
 export function showStoredValue<T>(value: T): T {
-  return showDeep(value) as T;
+  return showDeep(value, new Map(), NO_KEYS) as T;
 }
 
-/** Strings filtered; dates, numbers and other non-plain values kept as they are. */
-function showDeep(value: unknown): unknown {
-  if (typeof value === 'string') return showStored(value);
-  if (Array.isArray(value)) return value.map(showDeep);
+/**
+ * Keys of a search result that hold the service's own identifiers, not stored text: its id (and
+ * its source episodes' ids, UUIDs the service made) and its kind.
+ */
+const RESULT_IDENTIFIERS: ReadonlySet<string> = new Set(['id', 'kind']);
+const NO_KEYS: ReadonlySet<string> = new Set();
+
+/**
+ * Search results as they may be shown: like {@link showStoredValue}, but the service's own
+ * identifiers ({@link RESULT_IDENTIFIERS}) pass as they are. Why: the filter scans a string for
+ * dozens of credential shapes, and a UUID, hex and dashes, is among the costliest strings to scan
+ * (about three times a chat turn); a reply's context shows ~70 results, every one with an id.
+ * Any other string, including a field added later, is filtered.
+ */
+export function showSearchResults<T>(results: T): T {
+  return showDeep(results, new Map(), RESULT_IDENTIFIERS) as T;
+}
+
+/**
+ * Strings filtered; dates, numbers and other non-plain values kept as they are. `shown` holds the
+ * strings already filtered in this value (the results of one search share their authors and
+ * conversations); values under a key of `keep` are kept as they are.
+ */
+function showDeep(value: unknown, shown: Map<string, string>, keep: ReadonlySet<string>): unknown {
+  if (typeof value === 'string') {
+    let out = shown.get(value);
+    if (out === undefined) shown.set(value, (out = showStored(value)));
+    return out;
+  }
+  if (Array.isArray(value)) return value.map((item) => showDeep(item, shown, keep));
   if (value === null || typeof value !== 'object' || Object.getPrototypeOf(value) !== Object.prototype) return value;
-  return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, showDeep(inner)]));
+  return Object.fromEntries(
+    Object.entries(value).map(([key, inner]) => [key, keep.has(key) && typeof inner === 'string' ? inner : showDeep(inner, shown, keep)]),
+  );
 }

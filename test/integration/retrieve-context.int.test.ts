@@ -9,6 +9,7 @@ import { createCore, type Core } from '../../src/core';
 import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
 import { createMemory } from '../../src/memory/memories/memory-writer';
 import { packIntoBudget } from '../../src/memory/retrieval/retrieve-context';
+import { clearRegisteredSecrets, registerSecrets } from '../../src/shared/redact';
 import { estimateTokens } from '../../src/shared/tokens';
 import { tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';
@@ -92,6 +93,36 @@ describe('retrieveContext', () => {
     expect(texts).toContain("Cara's deploy key is [REDACTED]");
     expect(texts).toContain('the deploy key is [REDACTED]');
     expect(texts).not.toContain('Zq7Zq7');
+  });
+
+  it('shows a turn older than a day that the search found through the output filter once', async () => {
+    const key = `sk-ant-api03-${'Qx5'.repeat(16)}`;
+    await core.episodeService.ingestMany({ key: 'dora', channel: 'test' }, [
+      core.episodeService.normalize({ content: `the staging key is ${key}`, externalId: 'dora-1', timestamp: new Date(now.getTime() - 3 * 86_400_000).toISOString() }, 'test'),
+    ]);
+    const dora = (await core.scopes.findByKey('dora'))!.id;
+    await core.embeddingWorker.drain();
+    const ctx = await core.context.retrieveContext({ scopeId: dora, message: 'what is the staging key?', now });
+    const texts = ctx.items.map((i) => i.text).join('\n');
+    expect(texts).toContain('the staging key is [REDACTED]');
+    expect(texts).not.toContain('Qx5Qx5');
+  });
+
+  it("keeps the service's own ids whole in search results and context when a secret happens to occur inside one", async () => {
+    const episode = await core.db.prisma.episode.findFirstOrThrow({ where: { scopeId: ana, content: { contains: 'Pyrenees' } } });
+    // The random tail of the id: the service's secrets are registered the same way at start-up.
+    registerSecrets([episode.id.slice(-12)]);
+    try {
+      const { results } = await core.search.search({ scopeId: ana, semanticQuery: 'hiking trip to the Pyrenees', kinds: ['episode'], now });
+      const found = results.find((r) => r.content.includes('Pyrenees'));
+      expect(found?.id).toBe(episode.id);
+      const ctx = await core.context.retrieveContext({ scopeId: ana, message: 'hiking trip to the Pyrenees', now });
+      expect(ctx.items.map((i) => i.id)).toContain(episode.id);
+      // Stored text is still filtered: the secret inside a turn's text would read [REDACTED].
+      expect(results.every((r) => !r.id.includes('[REDACTED]'))).toBe(true);
+    } finally {
+      clearRegisteredSecrets();
+    }
   });
 
   it('packs greedily by score and keeps trying smaller items after one does not fit', () => {

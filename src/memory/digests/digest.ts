@@ -58,15 +58,40 @@ function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
 }
 
+/**
+ * One formatter per zone: constructing an `Intl.DateTimeFormat` costs ~100 times a format with it
+ * (the reply context writes a time on every turn it shows, dozens per reply). Zones are few, but
+ * a zone name comes from the person, so the cache is emptied past {@link MAX_CACHED_ZONES}.
+ */
+const minuteFormats = new Map<string, Intl.DateTimeFormat>();
+const MAX_CACHED_ZONES = 64;
+/** Years whose ISO form is the same four digits Intl writes. */
+const MIN_ISO_YEAR = 1000;
+const MAX_ISO_YEAR = 9999;
+
+function minuteFormat(timeZone: string): Intl.DateTimeFormat {
+  let format = minuteFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    if (minuteFormats.size >= MAX_CACHED_ZONES) minuteFormats.clear();
+    minuteFormats.set(timeZone, format);
+  }
+  return format;
+}
+
 /** `YYYY-MM-DD HH:MM` in `timeZone` (UTC when the zone is unknown or invalid). */
 export function formatLocalMinute(date: Date, timeZone: string | null): string {
-  let zone = timeZone ?? 'UTC';
+  // UTC, the default zone, reads straight off the ISO form (four-digit years, as Intl writes them).
+  const year = date.getUTCFullYear();
+  if ((timeZone === null || timeZone === 'UTC') && year >= MIN_ISO_YEAR && year <= MAX_ISO_YEAR) {
+    const iso = date.toISOString();
+    return `${iso.slice(0, 10)} ${iso.slice(11, 16)}`;
+  }
   let parts: Intl.DateTimeFormatPart[];
   try {
-    parts = new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(date);
+    parts = minuteFormat(timeZone ?? 'UTC').formatToParts(date);
   } catch {
-    zone = 'UTC';
-    parts = new Intl.DateTimeFormat('en-CA', { timeZone: zone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(date);
+    parts = minuteFormat('UTC').formatToParts(date);
   }
   const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '00';
   return `${get('year')}-${get('month')}-${get('day')} ${get('hour')}:${get('minute')}`;

@@ -12,8 +12,9 @@
  * the ranking goes in, usually the memory); turns the caller already sends are left out
  * (`excludeEpisodeIds`). What did not fit is returned as `dropped`, so the caller can log it.
  *
- * Texts go into the prompt through the output filter: episodes are shown through
- * {@link showStored}, memories come from the search, which applies it.
+ * Texts go into the prompt through the output filter: what the search found comes from the
+ * search, which applies it (`core.ts`), and is not filtered twice; the recent episodes read here
+ * are shown through {@link showStored}.
  *
  * Putting a memory into a context counts as an access (seed 004 upkeep: importance follows
  * access) but never as reinforcement: only new evidence makes a memory more believed.
@@ -136,6 +137,10 @@ export function packIntoBudget(
   return { items: kept, dropped, used };
 }
 
+/**
+ * The retriever. `search` must be the domain's search, whose results come through the output
+ * filter already (`core.ts`): their texts go into the prompt as they are.
+ */
 export function createContextRetriever(deps: { prisma: PrismaClient; search: HybridSearch; logger: Logger; clock?: () => Date }) {
   const log = deps.logger.child({ component: 'context' });
   const clock = deps.clock ?? (() => new Date());
@@ -173,7 +178,7 @@ export function createContextRetriever(deps: { prisma: PrismaClient; search: Hyb
               sourcesOf.set(r.id, (r.sourceEpisodes ?? []).map((src) => src.id));
               candidates.push({ kind: 'memory', id: r.id, text, score: KIND_WEIGHT.memory * relative, tokens: estimateTokens(text), timestamp: r.timestamp });
             } else {
-              const text = formatEpisode(r.role ?? 'user', r.author ?? null, r.timestamp, showStored(r.content), request.timeZone);
+              const text = formatEpisode(r.role ?? 'user', r.author ?? null, r.timestamp, r.content, request.timeZone);
               candidates.push({ kind: 'episode', id: r.id, text, score: KIND_WEIGHT.found * relative, tokens: estimateTokens(text), timestamp: r.timestamp });
             }
           }
