@@ -135,7 +135,7 @@ describe('MCP server: stdio and Streamable HTTP with the SDK client', () => {
       ['memory_list', { limit: 10_000 }, /Input validation error/],
       ['memory_forget', {}, /exactly one of `memoryId` or `words`/],
       ['memory_forget', { memoryId: ana.bees, words: 'bees' }, /exactly one/],
-      ['memory_forget', { memoryId: 'no-such-memory' }, /no memory no-such-memory in this scope/],
+      ['memory_forget', { memoryId: 'no-such-memory' }, /Memory no-such-memory is not among the memories kept here/],
       ['no_such_tool', {}, /not found/],
     ];
     for (const [tool, args, message] of cases) {
@@ -156,7 +156,7 @@ describe('MCP server: stdio and Streamable HTTP with the SDK client', () => {
     const forget = await callTool(asAna, 'memory_forget', { memoryId: bo.bees });
     expect(forget.isError).toBe(true);
     // Exactly the answer of a memory that does not exist: nothing says it lives elsewhere.
-    expect(forget.text).toBe(`no memory ${bo.bees} in this scope`);
+    expect(forget.text).toBe(`Memory ${bo.bees} is not among the memories kept here (it may have been forgotten already)`);
     expect((await callTool(asAna, 'profile_get', {})).text).not.toMatch(/quartzite/i);
     // The check can fail: Bo's own token (and the admin naming Bo's scope) do find it.
     const asBo = await open(httpClient(base, { token: boToken }));
