@@ -7,7 +7,7 @@
  * SQLite first, then PostgreSQL (a server the benchmark starts in a temporary folder), each in a
  * child process of its own so each RSS is its own.
  *
- * The crowd copies real LoCoMo turns (`src/memory/evaluation/crowd.ts`): 1,000 turns are
+ * The crowd copies real LoCoMo turns (`src/evaluation/crowd.ts`): 1,000 turns are
  * embedded with the configured embedder first (USE-lite by default), then every crowd episode is
  * one of their texts between other speakers with its vector plus noise.
  *
@@ -24,8 +24,8 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config/load-config';
 import { createCore, type Core } from '../src/core';
 import { createCrowdStore, readCrowdSources } from '../src/evaluation/crowd-store';
-import { loadCrowd, planCrowdScopes, type CrowdScope } from '../src/memory/evaluation/crowd';
-import { loadLocomo } from '../src/memory/evaluation/locomo';
+import { loadCrowd, planCrowdScopes, type CrowdScope } from '../src/evaluation/crowd';
+import { loadLocomo } from '../src/evaluation/locomo';
 import { createSilentLogger } from '../src/shared/logger';
 import { startLocalPostgres, type LocalPostgres } from '../src/storage/local-postgres';
 

@@ -16,8 +16,8 @@
  * The last line of the output is one JSON object with the figures (docs/sleep.md, "Memory
  * hygiene benchmark").
  */
-import { createHashEmbedder } from '../src/memory/embeddings/hash-embedder';
-import { createLocalEmbedder } from '../src/memory/embeddings/local-embedder';
+import { createHashEmbedder } from '../src/vectors/embedders/hash-embedder';
+import { createLocalEmbedder } from '../src/vectors/embedders/local-embedder';
 import { GOALS, measureStore, measureWire, percentile, summarize } from './memory/metrics';
 import { DEFAULT_MISBEHAVIOUR } from './memory/misbehaving-model';
 import { MESSAGE_MIX } from './memory/messages';

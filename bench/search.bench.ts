@@ -26,7 +26,7 @@ import path from 'node:path';
 import { loadConfig } from '../src/config/load-config';
 import { createCore, type Core } from '../src/core';
 import { normalizeVector } from '../src/memory/embeddings/embedder';
-import { loadLocomo } from '../src/memory/evaluation/locomo';
+import { loadLocomo } from '../src/evaluation/locomo';
 import type { NewEpisode } from '../src/storage/episode-repository';
 import { createSilentLogger } from '../src/shared/logger';
 import { seededRandom } from '../src/shared/seeded-random';

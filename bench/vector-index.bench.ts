@@ -18,7 +18,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createSqliteVecVectorIndex, type VectorSearchStats } from '../src/memory/vectors/sqlite-vec-vector-index';
+import { createSqliteVecVectorIndex, type VectorSearchStats } from '../src/vectors/indexes/sqlite-vec-vector-index';
 import type { VectorHit, VectorRecord } from '../src/memory/vectors/vector-index';
 import { seededRandom } from '../src/shared/seeded-random';
 

@@ -18,16 +18,17 @@ import { createSoulReader, type SoulReader } from './memory/profiles/soul';
 import { createSleepScheduler, type SleepScheduler } from './sleep/scheduler';
 import { createSleepService, type SleepService } from './sleep/sleep-service';
 import { createGivenUpMessages, type GivenUpMessages } from './sleep/given-up';
-import { createEmbedder } from './memory/embeddings/create-embedder';
+import { createEmbedder } from './vectors/embedders/create-embedder';
+import { readExportView } from './export/export-view';
 import type { Embedder } from './memory/embeddings/embedder';
 import { createEmbeddingWorker, type EmbeddingWorker } from './memory/embeddings/embedding-worker';
 import { createEpisodeService, type EpisodeService } from './memory/episodes/episode-service';
 import { createHybridSearch, type HybridSearch } from './memory/retrieval/hybrid-search';
 import { createContextRetriever, type ContextRetriever } from './memory/retrieval/retrieve-context';
-import { createVectorIndex } from './memory/vectors/create-vector-index';
+import { createVectorIndex } from './vectors/indexes/create-vector-index';
 import { createIndexGuard, type IndexGuard } from './memory/vectors/index-guard';
 import type { VectorIndex } from './memory/vectors/vector-index';
-import { createScopeArchive, type ScopeArchive } from './memory/archive/scope-archive';
+import { createScopeArchive, type ScopeArchive } from './export/scope-archive';
 import { createAuditLog, type AuditLog } from './memory/audit/audit-log';
 import { createDigestBook, type DigestBook } from './memory/digests/digest-book';
 import { createEpisodeLog, type EpisodeLog } from './memory/episodes/episode-log';
@@ -180,6 +181,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     fullText,
     logger,
     exportsDir: path.join(config.dataDir, 'exports'),
+    readExportView,
     protectedFiles: storeFiles(config),
     pendingFile: path.join(config.dataDir, FORGET_PENDING_FILE),
     soul: { maxTokens: config.sleep.soulMaxTokens, defaultTimeZone: config.timeZone },

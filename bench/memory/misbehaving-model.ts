@@ -20,7 +20,7 @@
  * Every request is counted on the wire: its body's characters / 4, by purpose.
  */
 import type { LlmResponder, ScriptedLlmReply, SeenLlmRequest } from '../../test/doubles/llm-script';
-import { fnv1a } from '../../src/memory/embeddings/hash-embedder';
+import { fnv1a } from '../../src/vectors/embedders/hash-embedder';
 import { createRng, fill, type FactKind, type Rng } from './people';
 import { recognize } from './recognizer';
 

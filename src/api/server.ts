@@ -10,7 +10,7 @@
  */
 import Fastify, { errorCodes, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
-import type { ScopeArchive } from '../memory/archive/scope-archive';
+import type { ScopeArchive } from '../export/scope-archive';
 import type { AuditLog } from '../memory/audit/audit-log';
 import type { EmbeddingWorker } from '../memory/embeddings/embedding-worker';
 import type { EpisodeLog } from '../memory/episodes/episode-log';

@@ -1,5 +1,5 @@
 /**
- * The crowd's way into a composed store (`memory/evaluation/crowd.ts` knows only its port):
+ * The crowd's way into a composed store (`evaluation/crowd.ts` knows only its port):
  * episodes through the episode service, as an import stores them (full-text index included),
  * vectors straight into the vector index, then the rows marked embedded so the embedding worker
  * does not embed a million texts again. Also reads the real turns the crowd copies, with the
@@ -7,7 +7,7 @@
  * takes its parts from the composed core.
  */
 import type { Core } from '../core';
-import type { CrowdSourceTurn, CrowdStore } from '../memory/evaluation/crowd';
+import type { CrowdSourceTurn, CrowdStore } from './crowd';
 
 /** Vector reads per call, well under the index's batch limits. */
 const READ_BATCH = 500;

@@ -22,7 +22,7 @@ import type { Agent } from '../agent/agent';
 import type { LanguageModel, LlmRequest } from '../llm/language-model';
 import type { ConversationStore } from '../memory/conversations/conversation-store';
 import type { ScopeDirectory } from '../memory/scopes/scope-directory';
-import { percentile, type LocomoConversation } from '../memory/evaluation/locomo';
+import { percentile, type LocomoConversation } from './locomo';
 import { formatEpisode } from '../memory/retrieval/retrieve-context';
 import { estimateTokens } from '../shared/tokens';
 import { plural } from '../shared/plural';

@@ -1,13 +1,13 @@
 /**
  * `eval locomo --crowd N`: between embedding the conversations and asking their questions, the
  * questions are asked once in the store as it is (the conversations alone: the empty-store
- * figures), then N crowd episodes in S other scopes are loaded (`memory/evaluation/crowd.ts`,
+ * figures), then N crowd episodes in S other scopes are loaded (`evaluation/crowd.ts`,
  * copying the conversations' own embedded turns), and the evaluation goes on in the crowded store.
  * Both runs in one process, on one store, so the comparison is direct.
  */
 import type { Core } from '../core';
-import { loadCrowd, planCrowdScopes, type CrowdReport } from '../memory/evaluation/crowd';
-import { askLocomo, type LocomoConversation, type QuestionReport } from '../memory/evaluation/locomo';
+import { loadCrowd, planCrowdScopes, type CrowdReport } from './crowd';
+import { askLocomo, type LocomoConversation, type QuestionReport } from './locomo';
 import { createCrowdStore, readCrowdSources } from './crowd-store';
 
 export interface CrowdOptions {

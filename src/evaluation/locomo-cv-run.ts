@@ -2,12 +2,12 @@
  * `eval locomo --cv` on a store the in-sample run just filled: each question's candidates are
  * gathered once by a hybrid search built from the same parts as the service's, every turn of
  * each conversation's scope is read once, and the weights are cross-validated in memory
- * (`memory/evaluation/locomo-cv.ts`). Here, beside the QA harness, because it takes its parts from
+ * (`evaluation/locomo-cv.ts`). Here, beside the QA harness, because it takes its parts from
  * the composed core, which the CLI may not reach into (the doors never touch the database).
  */
 import type { Core } from '../core';
-import type { LocomoConversation } from '../memory/evaluation/locomo';
-import { cacheCandidates, evaluateLocomoCv, type CvReport } from '../memory/evaluation/locomo-cv';
+import type { LocomoConversation } from './locomo';
+import { cacheCandidates, evaluateLocomoCv, type CvReport } from './locomo-cv';
 import { createHybridSearch } from '../memory/retrieval/hybrid-search';
 
 export async function crossValidateLocomo(

@@ -28,8 +28,8 @@ import type { SleepScheduler } from '../sleep/scheduler';
 import type { ConversationStore } from '../memory/conversations/conversation-store';
 import type { EpisodeService } from '../memory/episodes/episode-service';
 import type { ScopeDirectory } from '../memory/scopes/scope-directory';
-import { percentile, type LocomoConversation, type LocomoEpisode } from '../memory/evaluation/locomo';
-import { judgeAnswer } from '../memory/evaluation/locomo-judge';
+import { percentile, type LocomoConversation, type LocomoEpisode } from './locomo';
+import { judgeAnswer } from './locomo-judge';
 import { plural } from '../shared/plural';
 
 export type SleepMode = 'nights' | 'end' | 'none';

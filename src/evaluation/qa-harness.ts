@@ -4,7 +4,7 @@
  * composition root: it hands the domain's turn withdrawal the store it works on.
  */
 import type { LanguageModel } from '../llm/language-model';
-import { withdrawTurns } from '../memory/evaluation/withdraw-turns';
+import { withdrawTurns } from './withdraw-turns';
 import type { RunningService } from '../service';
 import type { QaHarness } from './locomo-qa';
 

@@ -27,7 +27,7 @@ import type { LlmCall, Prisma, PrismaClient } from '../storage/prisma';
 import type { DatabaseProvider } from '../storage/prisma';
 import { createFullTextIndex } from '../storage/full-text';
 import { delegateOf, MIGRATED_MODELS, SECTION_MODELS, type MigratedEntry } from '../memory/scopes/scope-data-map';
-import { createVectorIndex } from '../memory/vectors/create-vector-index';
+import { createVectorIndex } from '../vectors/indexes/create-vector-index';
 import type { IndexIdentity, VectorIndex, VectorKind } from '../memory/vectors/vector-index';
 import { readScope } from './json-export';
 import { IMPORT_TRANSACTION, insertScope } from './insert-scope';

@@ -32,7 +32,7 @@ import { renderMarkdownExport } from '../../src/export/markdown-export';
 import { serializeScopeExport } from '../../src/export/scope-document';
 import { dot, type Embedder } from '../../src/memory/embeddings/embedder';
 import { SCOPE_DATA_MAP } from '../../src/memory/scopes/scope-data-map';
-import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import { createHashEmbedder } from '../../src/vectors/embedders/hash-embedder';
 import { contradictMemory, createMemory, linkMemories, reinforceMemory, supersedeMemory } from '../../src/memory/memories/memory-writer';
 import { buildDigest, markSent } from '../../src/memory/digests/digest';
 import { regenerateSoul, soulMarkdown } from '../../src/memory/profiles/soul';

@@ -20,7 +20,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig, type Config } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
-import { exportFolderName } from '../../src/export/export-paths';
+import { exportFolderName } from '../../src/memory/archive/export-paths';
 import { exportScope } from '../../src/export/json-export';
 import { renderMarkdownExport, writeMarkdownExport } from '../../src/export/markdown-export';
 import { buildDigest, markSent } from '../../src/memory/digests/digest';

@@ -34,7 +34,7 @@ import type { Core } from '../../src/core';
 import { exportScope } from '../../src/export/json-export';
 import { renderMarkdownExport } from '../../src/export/markdown-export';
 import { serializeScopeExport } from '../../src/export/scope-document';
-import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import { createHashEmbedder } from '../../src/vectors/embedders/hash-embedder';
 import { contradictMemory, createMemory, linkMemories, supersedeMemory } from '../../src/memory/memories/memory-writer';
 import type { SearchStrategy } from '../../src/memory/retrieval/memory-query';
 import { buildDigest } from '../../src/memory/digests/digest';

@@ -39,7 +39,7 @@ import { PassThrough } from 'node:stream';
 import { loadConfig } from '../../src/config/load-config';
 import { createLanguageModel } from '../../src/llm/create-language-model';
 import { LlmError, type LanguageModel } from '../../src/llm/language-model';
-import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import { createHashEmbedder } from '../../src/vectors/embedders/hash-embedder';
 import { looksLikeInjection } from '../../src/memory/memories/memory-guards';
 import { startService } from '../../src/service';
 import { startOfLocalDay } from '../../src/shared/local-time';

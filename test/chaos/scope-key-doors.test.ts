@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fs from 'node:fs';
 import path from 'node:path';
 import { signRequest } from '../../src/channels/webhook/signature';
-import { exportFolderName } from '../../src/export/export-paths';
+import { exportFolderName } from '../../src/memory/archive/export-paths';
 import { createMemory } from '../../src/memory/memories/memory-writer';
 import type { RunningService } from '../../src/service';
 import { clearRegisteredSecrets } from '../../src/shared/redact';

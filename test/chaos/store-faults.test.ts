@@ -21,7 +21,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
-import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import { createHashEmbedder } from '../../src/vectors/embedders/hash-embedder';
 import { AppError } from '../../src/shared/errors';
 import { tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';

@@ -15,7 +15,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { hashEmbed } from '../../src/memory/embeddings/hash-embedder';
+import { hashEmbed } from '../../src/vectors/embedders/hash-embedder';
 import { hang, headersOf, lastUserText, roughTokens, type LlmResponder, type ScriptedLlmReply, type ScriptedToolCall, type SeenLlmRequest, type SeenMessage } from './llm-script';
 
 export type OllamaFault =

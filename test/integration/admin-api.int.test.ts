@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { createApiServer } from '../../src/api/server';
 import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
-import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import { createHashEmbedder } from '../../src/vectors/embedders/hash-embedder';
 import { createMemory } from '../../src/memory/memories/memory-writer';
 import { createPostgresDatabase, postgresAvailable, postgresSkipReason, tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';

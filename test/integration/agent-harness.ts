@@ -8,7 +8,7 @@ import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
 import { createLanguageModel } from '../../src/llm/create-language-model';
 import type { LanguageModel, LlmRequest } from '../../src/llm/language-model';
-import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import { createHashEmbedder } from '../../src/vectors/embedders/hash-embedder';
 import type { LlmResponder, ScriptedLlmReply, SeenLlmRequest } from '../doubles/llm-script';
 import { memoryLogger } from '../support/logger';
 

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
-import { createLocalEmbedder } from '../../src/memory/embeddings/local-embedder';
+import { createLocalEmbedder } from '../../src/vectors/embedders/local-embedder';
 import { createMemory } from '../../src/memory/memories/memory-writer';
 import { isRestatement } from '../../src/memory/memories/restatements';
 import { consolidationAnswerSchema } from '../../src/sleep/consolidation/operations';

@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { createApiServer } from '../../src/api/server';
 import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
-import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import { createHashEmbedder } from '../../src/vectors/embedders/hash-embedder';
 import { createMemory } from '../../src/memory/memories/memory-writer';
 import { instantOf } from '../../src/shared/local-time';
 import { tempDir } from '../support/databases';

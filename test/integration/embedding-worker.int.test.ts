@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, expect, it } from '@jest/globals';
 import { loadConfig } from '../../src/config/load-config';
 import { createCore } from '../../src/core';
-import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import { createHashEmbedder } from '../../src/vectors/embedders/hash-embedder';
 import type { Embedder } from '../../src/memory/embeddings/embedder';
 import { tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';

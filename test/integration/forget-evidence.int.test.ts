@@ -18,7 +18,7 @@ import { createApiServer } from '../../src/api/server';
 import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
 import type { LanguageModel, LlmRequest } from '../../src/llm/language-model';
-import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import { createHashEmbedder } from '../../src/vectors/embedders/hash-embedder';
 import { createForgetService } from '../../src/memory/forget/forget-service';
 import { createMemory, supersedeMemory } from '../../src/memory/memories/memory-writer';
 import { regenerateSoul, soulMarkdown } from '../../src/memory/profiles/soul';

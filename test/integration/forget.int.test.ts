@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
-import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import { createHashEmbedder } from '../../src/vectors/embedders/hash-embedder';
 import { createForgetService, type ForgetService } from '../../src/memory/forget/forget-service';
 import { contradictMemory, createMemory, linkMemories, reinforceMemory, supersedeMemory, type Tx } from '../../src/memory/memories/memory-writer';
 import { NotFoundError } from '../../src/shared/errors';

@@ -4,7 +4,7 @@
  * duplicates and junk are planted in the store and the figures must move by exactly that much.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import { createHashEmbedder } from '../../src/vectors/embedders/hash-embedder';
 import type { PrismaClient } from '../../src/storage/prisma';
 import { junkReason, measureStore, measureWire, percentile, summarize } from '../../bench/memory/metrics';
 import { recognize } from '../../bench/memory/recognizer';

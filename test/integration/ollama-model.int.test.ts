@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/glo
 import type { Config } from '../../src/config/load-config';
 import { contextWindowFor, createLanguageModel } from '../../src/llm/create-language-model';
 import { LlmError, type LlmRequest } from '../../src/llm/language-model';
-import { createOllamaEmbedder } from '../../src/memory/embeddings/ollama-embedder';
+import { createOllamaEmbedder } from '../../src/vectors/embedders/ollama-embedder';
 import type { RetryPolicy } from '../../src/llm/retry';
 import { describeLanguageModelContract } from '../contracts/language-model-contract';
 import { startOllamaDouble, type OllamaDouble } from '../doubles/ollama-server';

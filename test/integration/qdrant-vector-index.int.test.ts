@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { describe, expect, it } from '@jest/globals';
 import { QdrantClient } from '@qdrant/js-client-rest';
-import { createQdrantVectorIndex } from '../../src/memory/vectors/qdrant-vector-index';
+import { createQdrantVectorIndex } from '../../src/vectors/indexes/qdrant-vector-index';
 import { describeVectorIndexContract } from '../contracts/vector-index-contract';
 
 const url = process.env.NOCTURNE_TEST_QDRANT_URL;

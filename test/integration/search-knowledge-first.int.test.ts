@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
-import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import { createHashEmbedder } from '../../src/vectors/embedders/hash-embedder';
 import { FORGOTTEN_TEXT } from '../../src/memory/forget/forget-service';
 import { createMemory, supersedeMemory } from '../../src/memory/memories/memory-writer';
 import { tempDir } from '../support/databases';

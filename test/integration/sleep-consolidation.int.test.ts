@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
-import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import { createHashEmbedder } from '../../src/vectors/embedders/hash-embedder';
 import { uuidv7 } from '../../src/shared/ids';
 import type { SleepJobContext } from '../../src/sleep/sleep-jobs';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';

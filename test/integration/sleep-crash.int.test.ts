@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { loadConfig, type Config } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
-import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import { createHashEmbedder } from '../../src/vectors/embedders/hash-embedder';
 import { uuidv7 } from '../../src/shared/ids';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
 import { heavyConsolidationAnswer } from '../doubles/llm-script';

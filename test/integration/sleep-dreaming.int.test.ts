@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
-import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import { createHashEmbedder } from '../../src/vectors/embedders/hash-embedder';
 import { createMemory } from '../../src/memory/memories/memory-writer';
 import { uuidv7 } from '../../src/shared/ids';
 import { buildDigest } from '../../src/memory/digests/digest';

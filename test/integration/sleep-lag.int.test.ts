@@ -18,7 +18,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { signRequest } from '../../src/channels/webhook/signature';
 import { loadConfig } from '../../src/config/load-config';
-import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import { createHashEmbedder } from '../../src/vectors/embedders/hash-embedder';
 import { startService, type RunningService } from '../../src/service';
 import { createSilentLogger } from '../../src/shared/logger';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';

@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
-import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import { createHashEmbedder } from '../../src/vectors/embedders/hash-embedder';
 import { createOllamaModel } from '../../src/llm/ollama-model';
 import type { LanguageModel } from '../../src/llm/language-model';
 import { rememberConversation } from '../../src/memory/memories/capped-memory';

@@ -7,7 +7,7 @@ import {
   type SqliteVecVectorIndex,
   type SqliteVecVectorIndexOptions,
   type VectorSearchStats,
-} from '../../src/memory/vectors/sqlite-vec-vector-index';
+} from '../../src/vectors/indexes/sqlite-vec-vector-index';
 import type { VectorKind, VectorRecord } from '../../src/memory/vectors/vector-index';
 import { describeVectorIndexContract } from '../contracts/vector-index-contract';
 import { seededRandom } from '../../src/shared/seeded-random';

@@ -12,7 +12,7 @@ import type { InboundMessage } from '../../src/agent/inbound-message';
 import { createTelegramBot, type TelegramBot, type TelegramBotOptions } from '../../src/channels/telegram/telegram-bot';
 import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
-import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import { createHashEmbedder } from '../../src/vectors/embedders/hash-embedder';
 import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from '../doubles/telegram-server';
 import { channelServices } from '../../src/service';
 import { tempDir } from '../support/databases';

@@ -8,7 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
-import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import { createHashEmbedder } from '../../src/vectors/embedders/hash-embedder';
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER, sign, signRequest, verifyRequest } from '../../src/channels/webhook/signature';
 import { startWebhookServer, type WebhookServer } from '../../src/channels/webhook/webhook-server';
 import { tempDir } from '../support/databases';

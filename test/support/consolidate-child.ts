@@ -5,7 +5,7 @@
  */
 import { loadConfig } from '../../src/config/load-config';
 import { createCore } from '../../src/core';
-import { createHashEmbedder } from '../../src/memory/embeddings/hash-embedder';
+import { createHashEmbedder } from '../../src/vectors/embedders/hash-embedder';
 import { createSilentLogger } from '../../src/shared/logger';
 
 async function main(): Promise<void> {

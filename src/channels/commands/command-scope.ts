@@ -5,7 +5,7 @@
  * each command's logic and wording is written once and every channel only decides how to show
  * it (a message with buttons, a line on a terminal).
  */
-import type { ScopeArchive } from '../../memory/archive/scope-archive';
+import type { ScopeArchive } from '../../export/scope-archive';
 import type { DigestBook } from '../../memory/digests/digest-book';
 import type { ForgetService } from '../../memory/forget/forget-service';
 import type { MemoryCatalog } from '../../memory/memories/memory-catalog';

@@ -5,10 +5,10 @@
  * redacted by the scope archive's exporter. How the files reach the person (uploaded documents, files written
  * to a folder) is the channel's.
  */
-import { exportStem } from '../../export/export-paths';
+import { exportStem } from '../../memory/archive/export-paths';
 import { joinMarkdownFiles, renderMarkdownExport } from '../../export/markdown-export';
 import { serializeScopeExport } from '../../export/scope-document';
-import type { ScopeArchive } from '../../memory/archive/scope-archive';
+import type { ScopeArchive } from '../../export/scope-archive';
 import type { CommandScope } from './command-scope';
 import { plural } from '../../shared/plural';
 

@@ -3,7 +3,7 @@
  * documents. Files over the Bot API's 50 MB upload limit are not attempted.
  */
 import { InputFile, type Composer } from 'grammy';
-import type { ScopeArchive } from '../../memory/archive/scope-archive';
+import type { ScopeArchive } from '../../export/scope-archive';
 import { buildExportFiles, exportCounts } from '../commands/export';
 import { sendText } from './send-text';
 import type { NocturneContext } from './telegram-context';

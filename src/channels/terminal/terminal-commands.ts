@@ -12,8 +12,8 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { exportFolderName } from '../../export/export-paths';
-import { recordExportFiles } from '../../export/export-registry';
+import { exportFolderName } from '../../memory/archive/export-paths';
+import { recordExportFiles } from '../../memory/archive/export-registry';
 import type { Logger } from '../../shared/logger';
 import type { ForgetPreview } from '../../memory/forget/forget-service';
 import type { CommandScope, CommandServices } from '../commands/command-scope';

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { loadLocomo } from '../../memory/evaluation/locomo';
+import { loadLocomo } from '../../evaluation/locomo';
 import { createOkModel, runLocomoContext, type ContextReport } from '../../evaluation/locomo-context';
 import { qaHarness } from '../../evaluation/qa-harness';
 import { startService } from '../../service';

@@ -12,7 +12,7 @@ import path from 'node:path';
 import type { Config } from '../../config/load-config';
 import { createLanguageModel } from '../../llm/create-language-model';
 import { LlmError, type LanguageModel } from '../../llm/language-model';
-import { loadLocomo, type LocomoConversation } from '../../memory/evaluation/locomo';
+import { loadLocomo, type LocomoConversation } from '../../evaluation/locomo';
 import { runLocomoQa, type QaReport, type SleepMode } from '../../evaluation/locomo-qa';
 import { qaHarness } from '../../evaluation/qa-harness';
 import { startService } from '../../service';

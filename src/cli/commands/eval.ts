@@ -14,8 +14,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createCore } from '../../core';
-import { evaluateLocomo, loadLocomo } from '../../memory/evaluation/locomo';
-import type { CvReport } from '../../memory/evaluation/locomo-cv';
+import { evaluateLocomo, loadLocomo } from '../../evaluation/locomo';
+import type { CvReport } from '../../evaluation/locomo-cv';
 import { crossValidateLocomo } from '../../evaluation/locomo-cv-run';
 import { createLocomoCrowdStage, type LocomoCrowdFigures } from '../../evaluation/locomo-crowd';
 import { ValidationError } from '../../shared/errors';

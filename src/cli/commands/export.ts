@@ -8,8 +8,8 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { exportFolderName } from '../../export/export-paths';
-import { recordExportFiles } from '../../export/export-registry';
+import { exportFolderName } from '../../memory/archive/export-paths';
+import { recordExportFiles } from '../../memory/archive/export-registry';
 import { renderMarkdownExport, writeMarkdownExport } from '../../export/markdown-export';
 import { countScopeExport, serializeScopeExport } from '../../export/scope-document';
 import { ValidationError } from '../../shared/errors';

@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs/promises';
 import { removeImportFile, spoolToFile, type ImportFile } from '../../export/import-file';
-import type { ImportResult, ScopeArchive } from '../../memory/archive/scope-archive';
+import type { ImportResult, ScopeArchive } from '../../export/scope-archive';
 import { AppError, ValidationError } from '../../shared/errors';
 import { writeResult, type Command } from '../command';
 import { plural } from '../../shared/plural';

@@ -11,7 +11,7 @@ import { plural } from '../../shared/plural';
 import path from 'node:path';
 import type { Config } from '../../config/load-config';
 import { migrateBetween, MIGRATED_TABLES, type ScopeMigration } from '../../export/migrate-store';
-import { createEmbedder } from '../../memory/embeddings/create-embedder';
+import { createEmbedder } from '../../vectors/embedders/create-embedder';
 import { ValidationError } from '../../shared/errors';
 import { registerSecrets } from '../../shared/redact';
 import { describeDatabase } from '../../storage/database';

@@ -1,9 +1,9 @@
 /**
  * Export files Nocturne wrote itself keep what they were written with; forgetting takes the
  * forgotten text out of those of the scope. Two ways find them: the scope's own folder under
- * `DATA_DIR/exports` (src/export/export-paths.ts: named from the scope's id, never from what a
+ * `DATA_DIR/exports` (src/memory/archive/export-paths.ts: named from the scope's id, never from what a
  * person typed), where earlier versions wrote them, and the manifest of every file written since
- * (src/export/export-registry.ts), wherever it is: an `--out` path of `npm run cli -- export`, the
+ * (src/memory/archive/export-registry.ts), wherever it is: an `--out` path of `npm run cli -- export`, the
  * chat `/export` pair.
  *
  * - a Markdown file loses every line that holds the text (one line is one memory, one entity, or
@@ -29,8 +29,8 @@ import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import readline from 'node:readline';
-import { exportFolderName, isExportFileName } from '../../export/export-paths';
-import { recordedExportFiles, type ExportFileKind } from '../../export/export-registry';
+import { exportFolderName, isExportFileName } from '../archive/export-paths';
+import { recordedExportFiles, type ExportFileKind } from '../archive/export-registry';
 
 export interface ExportScrub {
   readonly rewritten: string[];

@@ -10,9 +10,7 @@
  *
  * Read only when the scope has export files: it costs two reads of the whole scope.
  */
-import { exportScope, type ScopeReader } from '../../export/json-export';
-import { renderMarkdownExport } from '../../export/markdown-export';
-import type { ScopeExport } from '../../export/scope-document';
+import type { Tx } from './redact-derived';
 
 /** The Markdown lines and JSON texts of a scope's export at one moment. */
 export interface ExportView {
@@ -27,39 +25,11 @@ export interface ExportView {
 const FRAME_LINE = /^(?:$|#|---$|<!-- |Daily log of `|Long-term memory of the scope `|\d+ current memor|_)/;
 
 /**
- * A text of the JSON document counts when it has a space in it: what people and the model wrote
- * (messages, memories, summaries, observations, the soul, names of two words). Ids, times, hashes
- * and kinds have none, and are not what a forget removes.
+ * Reads a scope's export as an {@link ExportView} through the forget's transaction. The export
+ * formats are not the domain's (src/export/export-view.ts renders them); the composition root
+ * gives the forget service this reader.
  */
-function isText(value: string): boolean {
-  return /\s/.test(value.trim());
-}
-
-function collectStrings(value: unknown, out: Set<string>): void {
-  if (typeof value === 'string') {
-    if (isText(value)) out.add(value);
-  } else if (Array.isArray(value)) {
-    for (const item of value) collectStrings(item, out);
-  } else if (value && typeof value === 'object') {
-    for (const [key, item] of Object.entries(value)) {
-      if (isText(key)) out.add(key);
-      collectStrings(item, out);
-    }
-  }
-}
-
-function viewOf(doc: ScopeExport, defaultTimeZone: string): ExportView {
-  const lines = new Set<string>();
-  for (const text of renderMarkdownExport(doc, { defaultTimeZone }).values()) for (const line of text.split('\n')) lines.add(line);
-  const strings = new Set<string>();
-  collectStrings(doc, strings);
-  return { lines, strings };
-}
-
-/** The scope's export as it is now, read through `db` (the forget's transaction). */
-export async function readExportView(db: ScopeReader, scopeId: string, defaultTimeZone: string): Promise<ExportView> {
-  return viewOf(await exportScope(db, scopeId), defaultTimeZone);
-}
+export type ExportViewReader = (db: Tx, scopeId: string, defaultTimeZone: string) => Promise<ExportView>;
 
 /** What `before` held and `after` no longer holds (frame lines left out). */
 export function goneBetween(before: ExportView, after: ExportView): { goneLines: Set<string>; goneStrings: Set<string> } {

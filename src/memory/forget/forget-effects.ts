@@ -12,7 +12,7 @@
 import { plural } from '../../shared/plural';
 import { FORGOTTEN_TEXT, type Tx } from './redact-derived';
 import { scopeExportFiles, scrubExportFiles, type ExportFile, type ExportLocation } from './export-files';
-import { goneBetween, readExportView, type ExportView } from './export-gone';
+import { goneBetween, type ExportView, type ExportViewReader } from './export-gone';
 
 /** What a forget changes (or, in a preview, would change). */
 export interface ForgetCounts {
@@ -53,6 +53,8 @@ export function describeOtherChanges(counts: ForgetCounts): string[] {
 /** Where the scope's export files are, and how their days are rendered. */
 export interface ExportSetting extends Omit<ExportLocation, 'scope'> {
   readonly defaultTimeZone: string;
+  /** Reads the scope's export before and after the work (absent: the files lose the matched words only). */
+  readonly readView?: ExportViewReader;
 }
 
 interface Snapshot {
@@ -90,7 +92,7 @@ export async function startEffects(tx: Tx, scope: { id: string; key: string }, e
   if (exports) {
     files = await scopeExportFiles({ ...exports, scope });
     // The scope's export is read twice only when there is a file to scrub.
-    if (files.length > 0) view = await readExportView(tx, scope.id, exports.defaultTimeZone);
+    if (files.length > 0 && exports.readView) view = await exports.readView(tx, scope.id, exports.defaultTimeZone);
   }
   return {
     async finish(tx2, { removedMemories, holds, dryRun }) {
@@ -98,8 +100,10 @@ export async function startEffects(tx: Tx, scope: { id: string; key: string }, e
       let entities = 0;
       for (const [id, print] of before.entities) if (after.entities.get(id) !== print) entities++;
       let changedFiles = 0;
-      if (exports && view && files.length > 0) {
-        const gone = goneBetween(view, await readExportView(tx2, scope.id, exports.defaultTimeZone));
+      if (exports && files.length > 0) {
+        const gone = view && exports.readView
+          ? goneBetween(view, await exports.readView(tx2, scope.id, exports.defaultTimeZone))
+          : { goneLines: new Set<string>(), goneStrings: new Set<string>() };
         const scrub = await scrubExportFiles({ ...exports, scope, files, holds, ...gone, dryRun });
         changedFiles = scrub.rewritten.length + scrub.deleted.length;
       }

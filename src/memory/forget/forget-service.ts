@@ -34,6 +34,7 @@ import { removeExportFiles, scopeExportFiles } from './export-files';
 import { NO_CHANGE, startEffects, type ForgetCounts } from './forget-effects';
 import { onceAdoptingLegacyExports } from './legacy-exports';
 import { pendingMarkers } from './pending-markers';
+import type { ExportViewReader } from './export-gone';
 import { forgetWordsEverywhere } from './forget-words';
 import { describeRemoval, quotesRemoval, redactDerived, redactionOf, scrubRelatedReasons, type Tx } from './redact-derived';
 import { delegateOf, PURGE_DELETED } from '../scopes/scope-data-map';
@@ -46,6 +47,8 @@ export interface ForgetServiceDeps {
   readonly fullText?: Pick<FullTextIndex, 'purgeDeleted'>;
   /** `DATA_DIR/exports`: the export files Nocturne wrote there for the scope lose the forgotten text. */
   readonly exportsDir?: string;
+  /** How the scope's export reads, so the files lose what the rows lost (src/export/export-view.ts). */
+  readonly readExportView?: ExportViewReader;
   /** The store's own files (database, write-ahead logs, vectors): never edited or deleted by the export scrub. */
   readonly protectedFiles?: readonly string[];
   /**
@@ -264,7 +267,7 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
       if (chains.size === 0 && !request.holds) return null;
       const scope = await tx.scope.findUniqueOrThrow({ where: { id: scopeId }, select: { id: true, key: true } });
       // Before any of the work: the counts and the export scrub compare the scope before and after.
-      const exports = deps.exportsDir ? { exportsDir: deps.exportsDir, protectedFiles: deps.protectedFiles, defaultTimeZone: deps.soul?.defaultTimeZone ?? 'UTC' } : undefined;
+      const exports = deps.exportsDir ? { exportsDir: deps.exportsDir, protectedFiles: deps.protectedFiles, defaultTimeZone: deps.soul?.defaultTimeZone ?? 'UTC', readView: deps.readExportView } : undefined;
       const effects = await startEffects(tx, scope, exports);
       // Read before the rows go: sources cascade with them.
       const removal = await describeRemoval(tx, scopeId, [...chains]);

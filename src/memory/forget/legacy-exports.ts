@@ -13,7 +13,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Logger } from '../../shared/logger';
-import { exportFolderName, exportStem, legacyExportFolderName, legacyExportStem } from '../../export/export-paths';
+import { exportFolderName, exportStem, legacyExportFolderName, legacyExportStem } from '../archive/export-paths';
 
 /** What one adoption did. */
 export interface LegacyExportAdoption {

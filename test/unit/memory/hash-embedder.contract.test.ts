@@ -1,6 +1,6 @@
 import { describe, expect, it } from '@jest/globals';
 import { dot } from '../../../src/memory/embeddings/embedder';
-import { createHashEmbedder, fnv1a, hashEmbed, stem, tokenize } from '../../../src/memory/embeddings/hash-embedder';
+import { createHashEmbedder, fnv1a, hashEmbed, stem, tokenize } from '../../../src/vectors/embedders/hash-embedder';
 import { describeEmbedderContract } from '../../contracts/embedder-contract';
 
 describeEmbedderContract({ name: 'hash (384)', create: () => createHashEmbedder() });

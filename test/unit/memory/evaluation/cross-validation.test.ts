@@ -4,7 +4,7 @@
  * one measured.
  */
 import { describe, expect, it } from '@jest/globals';
-import { crossValidate, leaveOneGroupOut, type GridPoint } from '../../../../src/memory/evaluation/cross-validation';
+import { crossValidate, leaveOneGroupOut, type GridPoint } from '../../../../src/evaluation/cross-validation';
 
 interface Item {
   readonly group: string;

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { dot, normalizeVector } from '../../../../src/memory/embeddings/embedder';
-import { loadCrowd, planCrowdScopes, type CrowdEpisode, type CrowdStore } from '../../../../src/memory/evaluation/crowd';
+import { loadCrowd, planCrowdScopes, type CrowdEpisode, type CrowdStore } from '../../../../src/evaluation/crowd';
 
 describe('planCrowdScopes', () => {
   it('spreads the episodes over the scopes, every scope holding some, sizes varied', () => {

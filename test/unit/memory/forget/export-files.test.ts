@@ -6,8 +6,8 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { exportFolderName, isExportFileName } from '../../../../src/export/export-paths';
-import { recordExportFiles } from '../../../../src/export/export-registry';
+import { exportFolderName, isExportFileName } from '../../../../src/memory/archive/export-paths';
+import { recordExportFiles } from '../../../../src/memory/archive/export-registry';
 import { scopeExportFiles, scrubExportFiles } from '../../../../src/memory/forget/export-files';
 
 const dirs: string[] = [];

@@ -6,7 +6,7 @@
 import {
   createInMemoryVectorIndex,
   createInMemoryVectorStorage,
-} from '../../../../src/memory/vectors/in-memory-vector-index';
+} from '../../../../src/vectors/indexes/in-memory-vector-index';
 import { describeVectorIndexContract } from '../../../contracts/vector-index-contract';
 
 const storage = createInMemoryVectorStorage();

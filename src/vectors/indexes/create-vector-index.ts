@@ -4,7 +4,7 @@
 import type { Config } from '../../config/load-config';
 import { createQdrantVectorIndex } from './qdrant-vector-index';
 import { createSqliteVecVectorIndex } from './sqlite-vec-vector-index';
-import type { VectorIndex } from './vector-index';
+import type { VectorIndex } from '../../memory/vectors/vector-index';
 
 type VectorConfig = Config['vectors'];
 

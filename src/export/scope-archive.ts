@@ -3,12 +3,12 @@
  * import format), its Markdown rendering, and importing an export back. Exports are redacted by
  * the exporter (secrets replaced); imports are checked whole before anything is written.
  */
-import { exportScope } from '../../export/json-export';
-import type { ImportFile } from '../../export/import-file';
-import { importScope, importScopeFile, type ImportOptions, type ImportResult } from '../../export/json-import';
-import type { ScopeExport } from '../../export/scope-document';
-import type { PrismaClient } from '../../storage/prisma';
-import type { EpisodeLimits } from '../episodes/episode-limits';
+import { exportScope } from './json-export';
+import type { ImportFile } from './import-file';
+import { importScope, importScopeFile, type ImportOptions, type ImportResult } from './json-import';
+import type { ScopeExport } from './scope-document';
+import type { PrismaClient } from '../storage/prisma';
+import type { EpisodeLimits } from '../memory/episodes/episode-limits';
 
 export type { ImportFile, ImportOptions, ImportResult, ScopeExport };
 

@@ -9,7 +9,7 @@
 import { Ollama } from 'ollama';
 import { AppError } from '../../shared/errors';
 import { createSilentLogger, type Logger } from '../../shared/logger';
-import { normalizeVector, type Embedder } from './embedder';
+import { normalizeVector, type Embedder } from '../../memory/embeddings/embedder';
 import { errorNames, ollamaStatusOf } from '../../shared/ollama-errors';
 
 export interface OllamaEmbedderOptions {

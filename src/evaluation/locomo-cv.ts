@@ -9,10 +9,10 @@
  * scored with the same `scoreTurns` a search runs, in memory. The evaluation reproduces the search's
  * ranking exactly, which `evaluateLocomoCv` checks on the defaults before tuning (`replica`).
  */
-import type { EpisodeSearchRow } from '../../storage/episode-repository';
-import type { InspectableSearch, TurnCandidates } from '../retrieval/hybrid-search';
-import type { SearchWeights } from '../retrieval/search-scoring';
-import { scoreTurns } from '../retrieval/turn-scoring';
+import type { EpisodeSearchRow } from '../storage/episode-repository';
+import type { InspectableSearch, TurnCandidates } from '../memory/retrieval/hybrid-search';
+import type { SearchWeights } from '../memory/retrieval/search-scoring';
+import { scoreTurns } from '../memory/retrieval/turn-scoring';
 import { crossValidate, type GridPoint, type ParamGrid } from './cross-validation';
 import type { LocomoConversation } from './locomo';
 

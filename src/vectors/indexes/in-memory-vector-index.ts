@@ -19,7 +19,7 @@ import {
   checkVector,
   identityMissingError,
 } from './vector-checks';
-import type { IndexIdentity, VectorHit, VectorIndex, VectorKind, VectorRecord } from './vector-index';
+import type { IndexIdentity, VectorHit, VectorIndex, VectorKind, VectorRecord } from '../../memory/vectors/vector-index';
 
 /** No storage limit applies in memory; this only refuses nonsense (the largest Qdrant accepts). */
 const MAX_DIMENSION = 65_536;

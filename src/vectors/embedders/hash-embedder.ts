@@ -6,7 +6,7 @@
  * vector space that ranks "the same words, roughly" above "unrelated words". It sees spelling,
  * not meaning: "dog" and "puppy" are as far apart as "dog" and "stock".
  */
-import { normalizeVector, type Embedder } from './embedder';
+import { normalizeVector, type Embedder } from '../../memory/embeddings/embedder';
 
 export interface HashEmbedderOptions {
   /** Number of hash buckets, i.e. the vector length. More buckets mean fewer collisions. */

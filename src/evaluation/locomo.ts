@@ -6,10 +6,10 @@
  * observation / summary / event fields are never read: they are derived from the answers.
  */
 import fs from 'node:fs';
-import { ValidationError } from '../../shared/errors';
-import type { EpisodeService } from '../episodes/episode-service';
-import type { HybridSearch } from '../retrieval/hybrid-search';
-import type { NewEpisode } from '../../storage/episode-repository';
+import { ValidationError } from '../shared/errors';
+import type { EpisodeService } from '../memory/episodes/episode-service';
+import type { HybridSearch } from '../memory/retrieval/hybrid-search';
+import type { NewEpisode } from '../storage/episode-repository';
 
 interface LocomoTurn {
   speaker: string;

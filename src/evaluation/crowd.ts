@@ -10,8 +10,8 @@
  *
  * Nothing here knows the database: the episodes and their vectors go through {@link CrowdStore}.
  */
-import { normalizeVector } from '../embeddings/embedder';
-import { seededRandom } from '../../shared/seeded-random';
+import { normalizeVector } from '../memory/embeddings/embedder';
+import { seededRandom } from '../shared/seeded-random';
 
 /** A real turn the crowd copies: its text, the names of its conversation's speakers, its vector. */
 export interface CrowdSourceTurn {

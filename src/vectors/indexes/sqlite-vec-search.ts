@@ -22,7 +22,7 @@
 import { dot, float32View, floatBlob, norm } from './float-vectors';
 import type { ScopeScan } from './int8-scope-scan';
 import type { FixedStatements, VecStatements } from './sqlite-vec-file';
-import type { VectorHit, VectorKind, VectorSearch } from './vector-index';
+import type { VectorHit, VectorKind, VectorSearch } from '../../memory/vectors/vector-index';
 
 /** Candidates re-ranked at most: bounds latency when many vectors tie within the error bound. */
 function rerankCap(limit: number): number {

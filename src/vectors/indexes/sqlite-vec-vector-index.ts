@@ -45,7 +45,7 @@ import {
   checkVector,
   identityMissingError,
 } from './vector-checks';
-import type { IndexIdentity, VectorHit, VectorIndex, VectorKind, VectorRecord, VectorSearch } from './vector-index';
+import type { IndexIdentity, VectorHit, VectorIndex, VectorKind, VectorRecord, VectorSearch } from '../../memory/vectors/vector-index';
 
 export interface SqliteVecVectorIndexOptions {
   /** The SQLite file of the index, e.g. `DATA_DIR/vectors.db`; its folder is created if needed. */

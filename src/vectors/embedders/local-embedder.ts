@@ -6,7 +6,7 @@
  */
 import { AppError } from '../../shared/errors';
 import { createSilentLogger, type Logger } from '../../shared/logger';
-import { normalizeVector, type Embedder } from './embedder';
+import { normalizeVector, type Embedder } from '../../memory/embeddings/embedder';
 import { loadUseLiteOnThread } from './use-lite-thread';
 
 /** What the embedder needs of a loaded USE-lite model, wherever it runs. */

@@ -36,7 +36,7 @@ import {
   checkVector,
   identityMissingError,
 } from './vector-checks';
-import type { IndexIdentity, VectorHit, VectorIndex, VectorKind, VectorRecord, VectorSearch } from './vector-index';
+import type { IndexIdentity, VectorHit, VectorIndex, VectorKind, VectorRecord, VectorSearch } from '../../memory/vectors/vector-index';
 
 export interface QdrantVectorIndexOptions {
   /** REST URL of the server, e.g. `http://127.0.0.1:6333` (QDRANT_URL). */

@@ -8,7 +8,7 @@
  * then re-ranked by exact cosine by the index, so the result is the exact top `limit` unless a
  * rounding error exceeds {@link ERROR_SIGMAS} standard deviations or the candidate cap is reached.
  */
-import type { VectorKind } from './vector-index';
+import type { VectorKind } from '../../memory/vectors/vector-index';
 import { norm } from './float-vectors';
 import { instantiateInt8Dots, type WasmModule } from './int8-dot-kernel';
 import { heapPush, heapReplaceTop } from './top-k-heap';

@@ -4,7 +4,7 @@
  */
 import type { Config } from '../../config/load-config';
 import type { Logger } from '../../shared/logger';
-import type { Embedder } from './embedder';
+import type { Embedder } from '../../memory/embeddings/embedder';
 import { createLocalEmbedder } from './local-embedder';
 import { createOllamaEmbedder } from './ollama-embedder';
 

@@ -10,7 +10,7 @@
  * version is read again and a stale copy is dropped (and reloaded by the next search). This
  * process's own writes are applied to the copy directly.
  */
-import type { VectorKind } from './vector-index';
+import type { VectorKind } from '../../memory/vectors/vector-index';
 import { int8DotKernel } from './int8-dot-kernel';
 import { createScopeScan, estimateScanBytes, type ScopeScan } from './int8-scope-scan';
 

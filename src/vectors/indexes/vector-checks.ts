@@ -7,7 +7,7 @@
  * another; a rule written once cannot drift between them.
  */
 import { AppError, ValidationError } from '../../shared/errors';
-import type { VectorRecord } from './vector-index';
+import type { VectorRecord } from '../../memory/vectors/vector-index';
 
 /** Refuses a dimension that is not a whole number from 1 to `max` (the adapter's storage limit). */
 export function checkDimension(dimension: unknown, max: number): void {

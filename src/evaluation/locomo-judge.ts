@@ -6,8 +6,8 @@
  * the paper's evaluation code, asking for a JSON object instead of a free-form label.
  */
 import { z } from 'zod';
-import type { LanguageModel } from '../../llm/language-model';
-import { completeStructured } from '../../llm/structured';
+import type { LanguageModel } from '../llm/language-model';
+import { completeStructured } from '../llm/structured';
 
 export const JUDGE_SYSTEM = `Your task is to label an answer to a question as "CORRECT" or "WRONG". You will be given the following data:
 (1) a question (posed by one user to another user),

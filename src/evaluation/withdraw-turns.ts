@@ -4,8 +4,8 @@
  * cascade), the full-text index (by its trigger) and vectors. Only the evaluation does this; a
  * person's forgetting goes through the forget service, which also redacts what was derived.
  */
-import type { PrismaClient } from '../../storage/prisma';
-import type { VectorIndex } from '../vectors/vector-index';
+import type { PrismaClient } from '../storage/prisma';
+import type { VectorIndex } from '../memory/vectors/vector-index';
 
 export interface TurnWithdrawalDeps {
   readonly prisma: PrismaClient;
