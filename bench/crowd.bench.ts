@@ -70,7 +70,13 @@ interface Figures {
 
 function settings(): Settings {
   const { values } = parseArgs({
-    options: { episodes: { type: 'string' }, scopes: { type: 'string' }, largest: { type: 'string' }, databases: { type: 'string' }, child: { type: 'boolean' } },
+    options: {
+      episodes: { type: 'string' },
+      scopes: { type: 'string' },
+      largest: { type: 'string' },
+      databases: { type: 'string' },
+      child: { type: 'boolean' },
+    },
   });
   const number = (text: string | undefined, fallback: number) => (text === undefined ? fallback : Number(text.replace(/_/g, '')));
   const episodes = number(values.episodes ?? process.env.CROWD_EPISODES, 1_000_000);
@@ -136,11 +142,19 @@ async function measure(database: BenchDatabase, s: Settings): Promise<Figures> {
   try {
     const conversations = loadLocomo(DATA);
     const turns = conversations.flatMap((c) => c.episodes).slice(0, BASE_TURNS);
-    const questions = conversations.flatMap((c) => c.questions.map((q) => q.question)).filter((_, i) => i % 7 === 0).slice(0, QUERIES);
+    const questions = conversations
+      .flatMap((c) => c.questions.map((q) => q.question))
+      .filter((_, i) => i % 7 === 0)
+      .slice(0, QUERIES);
     let started = performance.now();
     const base = await core.episodeService.ingestMany(
       { key: 'bench:base', channel: 'bench' },
-      turns.map((t, i) => core.episodeService.normalize({ content: t.content, author: t.author, externalId: `turn-${i}`, timestamp: t.timestamp.toISOString(), conversationId: t.conversationId }, 'bench')),
+      turns.map((t, i) =>
+        core.episodeService.normalize(
+          { content: t.content, author: t.author, externalId: `turn-${i}`, timestamp: t.timestamp.toISOString(), conversationId: t.conversationId },
+          'bench',
+        ),
+      ),
     );
     await core.embeddingWorker.drain();
     const baseEmbedSeconds = (performance.now() - started) / 1000;
@@ -162,7 +176,9 @@ async function measure(database: BenchDatabase, s: Settings): Promise<Figures> {
     });
     const afterLoad = mib(process.memoryUsage().rss);
     const large = scopes[0]!;
-    const small = scopes.slice(1).reduce((best, scope) => (Math.abs(scope.size - SMALL_SCOPE) < Math.abs(best.size - SMALL_SCOPE) ? scope : best), scopes.at(-1)!);
+    const small = scopes
+      .slice(1)
+      .reduce((best, scope) => (Math.abs(scope.size - SMALL_SCOPE) < Math.abs(best.size - SMALL_SCOPE) ? scope : best), scopes.at(-1)!);
     const smallFigures = await timeSearches(core, small, questions);
     const largeFigures = await timeSearches(core, large, questions);
     console.error(`${database}: searches done, ${memoryNote()}`);
@@ -187,7 +203,20 @@ async function measure(database: BenchDatabase, s: Settings): Promise<Figures> {
 
 /** Runs this file again for one database and returns what it printed last on stdout. */
 function runChild(database: BenchDatabase, s: Settings): Promise<Figures> {
-  const args = ['--import', 'tsx', __filename, '--child', '--databases', database, '--episodes', String(s.episodes), '--scopes', String(s.scopes), '--largest', String(s.largest)];
+  const args = [
+    '--import',
+    'tsx',
+    __filename,
+    '--child',
+    '--databases',
+    database,
+    '--episodes',
+    String(s.episodes),
+    '--scopes',
+    String(s.scopes),
+    '--largest',
+    String(s.largest),
+  ];
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -224,7 +253,12 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(await measure(s.databases[0]!, s)));
     return;
   }
-  console.log(`crowd benchmark: ${s.episodes.toLocaleString('en')} episodes in ${s.scopes.toLocaleString('en')} scopes (largest ${s.largest.toLocaleString('en')}), ${os.cpus().length} cores, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `crowd benchmark: ${s.episodes.toLocaleString('en')} episodes in ${s.scopes.toLocaleString('en')} scopes (largest ${s.largest.toLocaleString('en')}), ${os.cpus().length} cores, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   const results: Figures[] = [];
   for (const database of s.databases) results.push(await runChild(database, s));
   printTable(results);

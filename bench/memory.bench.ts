@@ -41,7 +41,11 @@ async function main(): Promise<void> {
   const days = argument('days', 180);
   const seed = argument('seed', 7);
   console.log(`memory hygiene bench: ${people} people, ${days} days, seed ${seed}`);
-  console.log(`model mistakes (rates): ${Object.entries(DEFAULT_MISBEHAVIOUR).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  console.log(
+    `model mistakes (rates): ${Object.entries(DEFAULT_MISBEHAVIOUR)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+  );
   const hash = process.argv.includes('--hash');
   // What happened to each message cited later than the night after it (the lag's tail).
   const traceLate = process.argv.includes('--trace-late');
@@ -50,11 +54,27 @@ async function main(): Promise<void> {
   const env: Record<string, string> = {};
   if (process.argv.includes('--min-episodes')) env.SLEEP_MIN_EPISODES = String(argument('min-episodes', 10));
   if (process.argv.includes('--max-wait-hours')) env.SLEEP_MAX_WAIT_HOURS = String(argument('max-wait-hours', 24));
-  if (Object.keys(env).length > 0) console.log(`settings: ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+  if (Object.keys(env).length > 0)
+    console.log(
+      `settings: ${Object.entries(env)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ')}`,
+    );
   const refuseSchemas = process.argv.includes('--no-schema');
   const structuredMode = refuseSchemas ? 'prompt' : 'schema';
-  console.log(`structured answers: ${refuseSchemas ? 'the server refuses answer schemas (--no-schema): prompt, extraction and repair' : 'answer schema sent (structured outputs)'}`);
-  const sim = await runSimulation({ people, days, seed, env, refuseSchemas, traceLate, log: (line) => console.log(line), ...(hash && { embedder: createHashEmbedder({ dimension: 256 }) }) });
+  console.log(
+    `structured answers: ${refuseSchemas ? 'the server refuses answer schemas (--no-schema): prompt, extraction and repair' : 'answer schema sent (structured outputs)'}`,
+  );
+  const sim = await runSimulation({
+    people,
+    days,
+    seed,
+    env,
+    refuseSchemas,
+    traceLate,
+    log: (line) => console.log(line),
+    ...(hash && { embedder: createHashEmbedder({ dimension: 256 }) }),
+  });
   try {
     const embedder = createLocalEmbedder({ runOn: 'main' });
     const measuring = performance.now();
@@ -64,24 +84,40 @@ async function main(): Promise<void> {
     const s = summarize(store, wire, { ...sim.lag, questions: sim.questions });
     const facts = sim.people.reduce((n, p) => n + p.facts.length, 0);
     table('volume', [
-      ['people', people], ['simulated days', days], ['facts of ground truth', facts],
-      ['conversations (one every 2-4 days, 3-6 messages)', sim.conversations.length], ['messages', sim.messages],
-      ['episodes stored', store.episodes], ['replies that failed', sim.failedReplies],
+      ['people', people],
+      ['simulated days', days],
+      ['facts of ground truth', facts],
+      ['conversations (one every 2-4 days, 3-6 messages)', sim.conversations.length],
+      ['messages', sim.messages],
+      ['episodes stored', store.episodes],
+      ['replies that failed', sim.failedReplies],
       ['message mix', `${MESSAGE_MIX.newFact * 100}% new fact, ${MESSAGE_MIX.restated * 100}% restated, rest small talk`],
-      ['simulation seconds', sim.seconds.toFixed(0)], ['measuring seconds (USE-lite)', ((performance.now() - measuring) / 1000).toFixed(0)],
+      ['simulation seconds', sim.seconds.toFixed(0)],
+      ['measuring seconds (USE-lite)', ((performance.now() - measuring) / 1000).toFixed(0)],
     ]);
     table('memories', [
-      ['active memories', store.activeMemories], ['per 1,000 episodes', s.activeMemoriesPer1000Episodes],
+      ['active memories', store.activeMemories],
+      ['per 1,000 episodes', s.activeMemoriesPer1000Episodes],
       ['written at a conversation end (not by sleep)', store.fromConversationEnds],
-      ['near-duplicate pairs (cosine >= 0.9)', store.nearDuplicatePairs], ['near-duplicates % of active', s.nearDuplicatePct, `<= ${GOALS.nearDuplicatePct} %`],
+      ['near-duplicate pairs (cosine >= 0.9)', store.nearDuplicatePairs],
+      ['near-duplicates % of active', s.nearDuplicatePct, `<= ${GOALS.nearDuplicatePct} %`],
       ['memories with a near-duplicate % of active', s.memoriesWithDuplicatePct],
-      ['junk: no evidence from the person', store.junk['no-user-evidence']], ['junk: about the assistant', store.junk['about-assistant']],
-      ['junk: placeholder', store.junk.placeholder], ['junk % of active', s.junkPct, `<= ${GOALS.junkPct} %`],
+      ['junk: no evidence from the person', store.junk['no-user-evidence']],
+      ['junk: about the assistant', store.junk['about-assistant']],
+      ['junk: placeholder', store.junk.placeholder],
+      ['junk % of active', s.junkPct, `<= ${GOALS.junkPct} %`],
     ]);
-    table('soul', [['scopes with a soul', store.soulTokens.length], ['tokens p95', s.soulTokensP95, `<= ${GOALS.soulTokensP95}`], ['tokens max', Math.max(0, ...store.soulTokens)]]);
+    table('soul', [
+      ['scopes with a soul', store.soulTokens.length],
+      ['tokens p95', s.soulTokensP95, `<= ${GOALS.soulTokensP95}`],
+      ['tokens max', Math.max(0, ...store.soulTokens)],
+    ]);
     table(`reply prompts (8k window: over ${sim.replyLimit} tokens on the wire)`, [
-      ['reply prompts', wire.replyPrompts], ['over budget', wire.replyOverBudget], ['over budget %', s.promptOverBudgetPct, `${GOALS.promptOverBudgetPct}`],
-      ['tokens p95', wire.replyTokensP95], ['tokens max', wire.replyTokensMax],
+      ['reply prompts', wire.replyPrompts],
+      ['over budget', wire.replyOverBudget],
+      ['over budget %', s.promptOverBudgetPct, `${GOALS.promptOverBudgetPct}`],
+      ['tokens p95', wire.replyTokensP95],
+      ['tokens max', wire.replyTokensMax],
     ]);
     table('model cost (on the wire, body characters / 4)', [
       ...Object.entries(wire.byPurpose).map(([purpose, v]) => [`${purpose}: calls / input tokens`, `${v.calls} / ${v.inputTokens}`] as const),
@@ -96,14 +132,20 @@ async function main(): Promise<void> {
     table('schedule: lag against cost', [
       ['settings', `SLEEP_MIN_EPISODES ${sim.service.core.config.sleep.minEpisodes}, SLEEP_MAX_WAIT_HOURS ${sim.service.core.config.sleep.maxWaitHours}`],
       ['person messages cited by a memory (everyone / on most days)', `${sim.lag.allHours.length} / ${sim.lag.dailyTalkerHours.length}`],
-      ['lag h p50 / p95, people on most days', `${percentile(sim.lag.dailyTalkerHours, 50).toFixed(1)} / ${s.consolidationLagHoursP95}`, `p95 <= ${GOALS.consolidationLagHoursP95}`],
+      [
+        'lag h p50 / p95, people on most days',
+        `${percentile(sim.lag.dailyTalkerHours, 50).toFixed(1)} / ${s.consolidationLagHoursP95}`,
+        `p95 <= ${GOALS.consolidationLagHoursP95}`,
+      ],
       ['lag h p50 / p95, everyone', `${percentile(sim.lag.allHours, 50).toFixed(1)} / ${percentile(sim.lag.allHours, 95).toFixed(1)}`],
-      ['person-nights with a consolidation run', sim.lag.personNights], ['memory calls in the nights', sim.lag.nightCalls],
+      ['person-nights with a consolidation run', sim.lag.personNights],
+      ['memory calls in the nights', sim.lag.nightCalls],
       ['calls per person-night', s.consolidationCallsPerPersonNight ?? 0, `<= ${GOALS.consolidationCallsPerPersonNight}`],
       ['memory calls per person per simulated night', (sim.lag.nightCalls / (people * days)).toFixed(3)],
     ]);
     table('recent facts (asked 1-20 days after they were said)', [
-      ['questions', sim.questions.length], ['reply prompts holding the fact', held],
+      ['questions', sim.questions.length],
+      ['reply prompts holding the fact', held],
       ['recall %', s.recentFactRecallPct ?? 0, `>= ${GOALS.recentFactRecallPct} %`],
       ...['1-3', '4-10', '11-20'].map((band) => {
         const [lo, hi] = band.split('-').map(Number) as [number, number];
@@ -111,7 +153,10 @@ async function main(): Promise<void> {
         return [`  said ${band} days before: held / asked`, `${inBand.filter((q) => q.held).length} / ${inBand.length}`] as const;
       }),
     ]);
-    table('mistakes the model made (count)', Object.entries(sim.model.mistakes).map(([k, v]) => [k, v] as const));
+    table(
+      'mistakes the model made (count)',
+      Object.entries(sim.model.mistakes).map(([k, v]) => [k, v] as const),
+    );
     console.log('\nexamples');
     for (const line of [...store.examples.duplicates, ...store.examples.junk]) console.log(`  ${line}`);
     if (traceLate) {

@@ -53,7 +53,10 @@ async function main(): Promise<void> {
   try {
     const conversations = loadLocomo(DATA);
     const turns = conversations.flatMap((c) => c.episodes).slice(0, BASE_TURNS);
-    const questions = conversations.flatMap((c) => c.questions.map((q) => q.question)).filter((_, i) => i % 7 === 0).slice(0, QUERIES);
+    const questions = conversations
+      .flatMap((c) => c.questions.map((q) => q.question))
+      .filter((_, i) => i % 7 === 0)
+      .slice(0, QUERIES);
     console.log(`search benchmark: ${turns.length} real LoCoMo turns, ${questions.length} LoCoMo questions, data in ${dir}`);
 
     // ---- ingest with embedding (real turns, USE-lite) ----
@@ -61,12 +64,21 @@ async function main(): Promise<void> {
     let t0 = performance.now();
     await core.episodeService.ingestMany(
       { key: 'bench:base', channel: 'bench' },
-      turns.map((t, i) => core.episodeService.normalize({ content: t.content, author: t.author, externalId: `turn-${i}`, timestamp: t.timestamp.toISOString(), conversationId: t.conversationId }, 'bench')),
+      turns.map((t, i) =>
+        core.episodeService.normalize(
+          { content: t.content, author: t.author, externalId: `turn-${i}`, timestamp: t.timestamp.toISOString(), conversationId: t.conversationId },
+          'bench',
+        ),
+      ),
     );
     await core.embeddingWorker.drain();
     const withEmbedding = turns.length / ((performance.now() - t0) / 1000);
     const baseScope = (await core.scopes.findByKey('bench:base'))!.id;
-    const baseRows = await core.db.prisma.episode.findMany({ where: { scopeId: baseScope }, orderBy: { id: 'asc' }, select: { id: true, content: true, author: true } });
+    const baseRows = await core.db.prisma.episode.findMany({
+      where: { scopeId: baseScope },
+      orderBy: { id: 'asc' },
+      select: { id: true, content: true, author: true },
+    });
     const baseVectors = await core.embedder.embed(baseRows.map((r) => r.content));
     console.log(`ingest with embedding (USE-lite): ${withEmbedding.toFixed(0)} episodes/s`);
 
@@ -83,13 +95,18 @@ async function main(): Promise<void> {
         const pick = Math.floor(rand() * baseRows.length);
         picks.push(pick);
         const conversation = Math.floor(i / 20);
-        episodes.push(core.episodeService.normalize({
-          content: baseRows[pick]!.content,
-          author: authors[(conversation + (i % 2)) % authors.length],
-          externalId: `${key}-${i}`,
-          conversationId: `${key}-c${conversation}`,
-          timestamp: new Date(start + i * 600_000).toISOString(),
-        }, 'bench'));
+        episodes.push(
+          core.episodeService.normalize(
+            {
+              content: baseRows[pick]!.content,
+              author: authors[(conversation + (i % 2)) % authors.length],
+              externalId: `${key}-${i}`,
+              conversationId: `${key}-c${conversation}`,
+              timestamp: new Date(start + i * 600_000).toISOString(),
+            },
+            'bench',
+          ),
+        );
       }
       const t = performance.now();
       for (let i = 0; i < episodes.length; i += 2_000) await core.episodeService.ingestMany({ key, channel: 'bench' }, episodes.slice(i, i + 2_000));
@@ -118,11 +135,17 @@ async function main(): Promise<void> {
       const id = await build(`bench:spread-${s}`, 1_000);
       if (s === 42) spreadScope = id;
     }
-    console.log(`ingest without embedding (SQLite + FTS5 triggers): ${(ingested / (ingestMs / 1000)).toFixed(0)} episodes/s over ${ingested.toLocaleString('en')} episodes`);
+    console.log(
+      `ingest without embedding (SQLite + FTS5 triggers): ${(ingested / (ingestMs / 1000)).toFixed(0)} episodes/s over ${ingested.toLocaleString('en')} episodes`,
+    );
 
     // ---- search ----
     const rows: string[][] = [['scope', 'hybrid search p50', 'p95', 'reply context p50', 'p95', 'query embedding p50', 'exact brute force p50', 'p95']];
-    for (const [label, scopeId] of [['10k in one scope', scope10k], ['100k in one scope', scope100k], ['1k (one of 100 scopes)', spreadScope]] as const) {
+    for (const [label, scopeId] of [
+      ['10k in one scope', scope10k],
+      ['100k in one scope', scope100k],
+      ['1k (one of 100 scopes)', spreadScope],
+    ] as const) {
       const vectors = vectorsByScope.get(scopeId)!;
       for (const q of questions.slice(0, 5)) await core.search.search({ scopeId, semanticQuery: q, limit: 10 });
       const hybrid: number[] = [];
@@ -157,7 +180,16 @@ async function main(): Promise<void> {
         }
         exact.push(performance.now() - t0);
       }
-      rows.push([label, ms(percentile(hybrid, 50)), ms(percentile(hybrid, 95)), ms(percentile(context, 50)), ms(percentile(context, 95)), ms(percentile(embed, 50)), ms(percentile(exact, 50)), ms(percentile(exact, 95))]);
+      rows.push([
+        label,
+        ms(percentile(hybrid, 50)),
+        ms(percentile(hybrid, 95)),
+        ms(percentile(context, 50)),
+        ms(percentile(context, 95)),
+        ms(percentile(embed, 50)),
+        ms(percentile(exact, 50)),
+        ms(percentile(exact, 95)),
+      ]);
     }
     const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
     for (const r of rows) console.log(r.map((cell, c) => cell.padEnd(widths[c]!)).join('  '));

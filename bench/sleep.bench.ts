@@ -32,31 +32,57 @@ async function main(): Promise<void> {
       const episodes = [...prompt.matchAll(/^(E\d+) \S+ \S+ user[^:]*: (.*)$/gm)].map((m) => ({ n: m[1]!, text: m[2]! }));
       const memories = [...prompt.matchAll(/^(M\d+) \[/gm)].map((m) => m[1]!);
       const answer = {
-        new: episodes.filter((_, i) => i % 5 === 0).map((e) => ({ category: 'fact', content: `The user said: ${e.text.slice(0, 80)}`, confidence: 0.8, source: 'stated', episodes: [e.n] })),
+        new: episodes
+          .filter((_, i) => i % 5 === 0)
+          .map((e) => ({ category: 'fact', content: `The user said: ${e.text.slice(0, 80)}`, confidence: 0.8, source: 'stated', episodes: [e.n] })),
         reinforce: memories.slice(0, 1).map((m) => ({ memory: m, episodes: [episodes[0]?.n ?? 'E1'], reason: 'mentioned again' })),
         importance: episodes.map((e) => ({ episode: e.n, score: 0.4 })),
       };
       return { kind: 'text', text: JSON.stringify(answer), outputTokens: Math.ceil(JSON.stringify(answer).length / 4) };
     },
   });
-  const config = loadConfig({ env: { DATA_DIR: dir, LOG_LEVEL: 'error', LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'bench-key-0000000000', ANTHROPIC_BASE_URL: llm.url }, envFile: false });
+  const config = loadConfig({
+    env: { DATA_DIR: dir, LOG_LEVEL: 'error', LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'bench-key-0000000000', ANTHROPIC_BASE_URL: llm.url },
+    envFile: false,
+  });
   const core = await createCore(config, createSilentLogger(), { embedder: createHashEmbedder({ dimension: 256 }) });
   try {
-    const turns = loadLocomo(DATA).flatMap((c) => c.episodes).slice(0, TURNS);
+    const turns = loadLocomo(DATA)
+      .flatMap((c) => c.episodes)
+      .slice(0, TURNS);
     const speaker = turns[0]!.author;
     const ingest = await core.episodeService.ingestMany(
       { key: 'bench:sleep', channel: 'bench' },
-      turns.map((t, i) => core.episodeService.normalize({ content: t.content, author: t.author, role: t.author === speaker ? 'user' : 'agent', externalId: `turn-${i}`, timestamp: t.timestamp.toISOString(), conversationId: t.conversationId }, 'bench')),
+      turns.map((t, i) =>
+        core.episodeService.normalize(
+          {
+            content: t.content,
+            author: t.author,
+            role: t.author === speaker ? 'user' : 'agent',
+            externalId: `turn-${i}`,
+            timestamp: t.timestamp.toISOString(),
+            conversationId: t.conversationId,
+          },
+          'bench',
+        ),
+      ),
     );
     const scopeId = (await core.scopes.findByKey('bench:sleep'))!.id;
     console.log(`ingested ${ingest.inserted} episodes (${ingest.duplicates} duplicates)`);
     const t0 = performance.now();
-    const report = await core.sleep.consolidateScope(scopeId, { now: new Date(), runId: uuidv7(), shouldContinue: () => true, tokenBudgetLeft: Number.POSITIVE_INFINITY });
+    const report = await core.sleep.consolidateScope(scopeId, {
+      now: new Date(),
+      runId: uuidv7(),
+      shouldContinue: () => true,
+      tokenBudgetLeft: Number.POSITIVE_INFINITY,
+    });
     const seconds = (performance.now() - t0) / 1000;
     const consolidationCalls = llm.requests.filter((r) => r.system?.includes('memory consolidation system')).length;
     const per100 = (n: number) => (n / report.episodes) * 100;
     console.log(`sleep benchmark: ${report.episodes} episodes consolidated in ${report.batches} batch(es), ${seconds.toFixed(1)} s (loopback model)`);
-    console.log(`  model calls per 100 episodes: ${per100(consolidationCalls).toFixed(2)} consolidation, ${per100(report.llmCalls).toFixed(2)} in all (goal <= 2)`);
+    console.log(
+      `  model calls per 100 episodes: ${per100(consolidationCalls).toFixed(2)} consolidation, ${per100(report.llmCalls).toFixed(2)} in all (goal <= 2)`,
+    );
     console.log(`  input tokens per episode: ${(bodyTokens / report.episodes).toFixed(0)} (whole request bodies, 4 characters a token; goal <= 400)`);
     console.log(`  outcome: ${report.outcome.status}${report.outcome.detail ? ` (${report.outcome.detail})` : ''}`);
     console.log(`  memories created ${report.counts.created ?? 0}, reinforced ${report.counts.reinforced ?? 0}, rejected operations ${report.rejected.length}`);

@@ -158,7 +158,9 @@ async function main(): Promise<void> {
   const index = createSqliteVecVectorIndex({ file, dimension: DIMENSION, onSearch: (s) => stats.push(s) });
   await index.init();
   await index.setIdentity({ embedder: 'bench:synthetic-512', dimension: DIMENSION });
-  console.log(`sqlite-vec vector index benchmark: ${COUNT.toLocaleString('en')} × ${DIMENSION} per data set, ${os.cpus().length} CPUs, Node ${process.version}`);
+  console.log(
+    `sqlite-vec vector index benchmark: ${COUNT.toLocaleString('en')} × ${DIMENSION} per data set, ${os.cpus().length} CPUs, Node ${process.version}`,
+  );
   console.log(`file: ${file}\n`);
 
   const flat = new Float32Array(COUNT * DIMENSION); // the JavaScript baseline's copy, reused per data set
@@ -174,7 +176,9 @@ async function main(): Promise<void> {
       }
       insertMs += (await timed(() => index.upsert(batch))).ms;
     }
-    console.log(`${name}: inserted ${COUNT.toLocaleString('en')} vectors in ${(insertMs / 1000).toFixed(1)} s (${Math.round(COUNT / (insertMs / 1000)).toLocaleString('en')} vectors/s, batches of 1,000)`);
+    console.log(
+      `${name}: inserted ${COUNT.toLocaleString('en')} vectors in ${(insertMs / 1000).toFixed(1)} s (${Math.round(COUNT / (insertMs / 1000)).toLocaleString('en')} vectors/s, batches of 1,000)`,
+    );
   }
 
   async function measureLargeScope(name: string, generate: Generator, seed: number): Promise<void> {
@@ -254,11 +258,15 @@ async function main(): Promise<void> {
       wrongScope += run.result.filter((hit) => Number(hit.id.split('-')[1]) % 100 !== scope).length;
     }
   }
-  console.log(`  200 searches in random scopes of 1,000 (path ${stats.at(-1)!.path}): top-10 ${summary(ms[10])}; top-100 ${summary(ms[100])}; hits from another scope: ${wrongScope}`);
+  console.log(
+    `  200 searches in random scopes of 1,000 (path ${stats.at(-1)!.path}): top-10 ${summary(ms[10])}; top-100 ${summary(ms[100])}; hits from another scope: ${wrongScope}`,
+  );
 
   await index.close();
   const size = fs.readdirSync(dir).reduce((sum, name) => sum + fs.statSync(path.join(dir, name)).size, 0);
-  console.log(`\nfile size ${mib(size)} for ${(4 * COUNT).toLocaleString('en')} vectors; final RSS ${mib(process.memoryUsage().rss)} (includes the benchmark's own ${mib(flat.byteLength)} float copy for the JavaScript scan)`);
+  console.log(
+    `\nfile size ${mib(size)} for ${(4 * COUNT).toLocaleString('en')} vectors; final RSS ${mib(process.memoryUsage().rss)} (includes the benchmark's own ${mib(flat.byteLength)} float copy for the JavaScript scan)`,
+  );
   console.log(`total ${((Date.now() - started) / 1000).toFixed(0)} s`);
   fs.rmSync(dir, { recursive: true, force: true });
 }

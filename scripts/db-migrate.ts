@@ -18,9 +18,11 @@ import { createSqliteMigrationAdapter } from '../src/storage/sqlite-driver';
 async function main(argv: string[]): Promise<number> {
   const urlIndex = argv.indexOf('--postgres-url');
   const postgresUrl = urlIndex >= 0 ? argv[urlIndex + 1] : undefined;
-  const name = argv.filter((arg, i) => !arg.startsWith('--') && i !== urlIndex + 1 || (urlIndex < 0 && !arg.startsWith('--')))[0];
+  const name = argv.filter((arg, i) => (!arg.startsWith('--') && i !== urlIndex + 1) || (urlIndex < 0 && !arg.startsWith('--')))[0];
   if (!name || !/^[a-z0-9_]+$/.test(name)) {
-    process.stderr.write('usage: npm run db:migrate -- <name> [--postgres-url postgresql://...]\n  <name>: lower-case letters, digits and _, e.g. add_memory_summary\n');
+    process.stderr.write(
+      'usage: npm run db:migrate -- <name> [--postgres-url postgresql://...]\n  <name>: lower-case letters, digits and _, e.g. add_memory_summary\n',
+    );
     return 2;
   }
   const stamp = new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14);

@@ -27,7 +27,11 @@ export function parseLayerTable(markdown: string): LayerTable {
   const table = new Map<string, Set<string>>();
   for (const line of lines.slice(start + 2)) {
     if (!line.trim().startsWith('|')) break;
-    const cells = line.trim().slice(1, -1).split('|').map((cell) => cell.trim());
+    const cells = line
+      .trim()
+      .slice(1, -1)
+      .split('|')
+      .map((cell) => cell.trim());
     const folder = [...(cells[0] ?? '').matchAll(NAME)][0]?.[1];
     if (!folder || cells.length < 3) throw new Error(`docs/architecture.md: cannot read the layer row "${line.trim()}"`);
     table.set(folder, new Set([...cells[cells.length - 1]!.matchAll(NAME)].map((m) => m[1]!)));

@@ -137,15 +137,34 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
   if (state.status === 'mismatch') {
     logger.warn('vector search is off until the index is rebuilt: run `npm run cli -- reindex`', { stored: state.stored, configured: state.configured });
   } else if (state.status === 'unavailable') {
-    logger.warn('the vector index is unavailable: searching by keywords only; episodes are stored and get their vectors when it answers', { reason: state.reason });
+    logger.warn('the vector index is unavailable: searching by keywords only; episodes are stored and get their vectors when it answers', {
+      reason: state.reason,
+    });
   }
   const metrics = createMetrics({
     nocturne_search_seconds: 'Hybrid search latency, query embedding included.',
     nocturne_embedding_set_aside_total: 'Episodes and memories the embedder kept refusing, set aside so the queue goes on (`doctor` lists them).',
   });
   const embeddingWorker = createEmbeddingWorker({ prisma: db.prisma, embedder, index: vectorIndex, guard: indexGuard, logger, metrics });
-  const episodeService = createEpisodeService({ scopes, episodes, logger, maxEpisodeBytes: config.ingest.maxEpisodeBytes, database: config.database, ...(overrides.clock && { clock: overrides.clock }) });
-  const hybrid = createHybridSearch({ prisma: db.prisma, episodes, memories, fullText, embedder, index: vectorIndex, guard: indexGuard, logger, contextRadius: 2 });
+  const episodeService = createEpisodeService({
+    scopes,
+    episodes,
+    logger,
+    maxEpisodeBytes: config.ingest.maxEpisodeBytes,
+    database: config.database,
+    ...(overrides.clock && { clock: overrides.clock }),
+  });
+  const hybrid = createHybridSearch({
+    prisma: db.prisma,
+    episodes,
+    memories,
+    fullText,
+    embedder,
+    index: vectorIndex,
+    guard: indexGuard,
+    logger,
+    contextRadius: 2,
+  });
   // The domain boundary of search: every caller (agent prompt, memory tools, CLI, admin API,
   // sleep) gets the results' texts through the output filter, never a stored secret.
   const search: HybridSearch = {
@@ -224,7 +243,11 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     conflicts: createConflictBook({ prisma: db.prisma, soul: { maxTokens: config.sleep.soulMaxTokens, defaultTimeZone: config.timeZone } }),
     episodeLog: createEpisodeLog(episodes),
     digestBook: createDigestBook(db.prisma, config.timeZone),
-    digestSchedule: createDigestScheduleService(db.prisma, { digestTime: config.sleep.digestTime, timeZone: config.timeZone, soulMaxTokens: config.sleep.soulMaxTokens }, overrides.clock),
+    digestSchedule: createDigestScheduleService(
+      db.prisma,
+      { digestTime: config.sleep.digestTime, timeZone: config.timeZone, soulMaxTokens: config.sleep.soulMaxTokens },
+      overrides.clock,
+    ),
     auditLog: createAuditLog(db.prisma),
     scopeTokens: createScopeTokens(db.prisma),
     profiles: createProfileReader(db.prisma),

@@ -76,7 +76,9 @@ async function main(): Promise<void> {
     timeZone: config.timeZone,
     model: `${service.core.llm.provider}:${service.core.llm.model}`,
     ...service.parts,
-    sleep: config.sleep.enabled ? `consolidation ${config.sleep.consolidateCron}, decay ${config.sleep.decayCron}, digests at ${config.sleep.digestTime}` : 'off',
+    sleep: config.sleep.enabled
+      ? `consolidation ${config.sleep.consolidateCron}, decay ${config.sleep.decayCron}, digests at ${config.sleep.digestTime}`
+      : 'off',
     ...(logFile ? { logFile } : {}),
   });
 

@@ -87,8 +87,16 @@ export function mcpServices(core: Core): McpDoorServices {
 /** The services the agent loop uses, by name, taken from the core. */
 export function agentServices(core: Core): AgentServices {
   return {
-    config: core.config, llm: core.llm, logger: core.logger, scopes: core.directory, episodes: core.episodeService,
-    memories: core.memoryStore, conversations: core.conversations, context: core.context, search: core.search, soul: core.soul,
+    config: core.config,
+    llm: core.llm,
+    logger: core.logger,
+    scopes: core.directory,
+    episodes: core.episodeService,
+    memories: core.memoryStore,
+    conversations: core.conversations,
+    context: core.context,
+    search: core.search,
+    soul: core.soul,
   };
 }
 
@@ -103,7 +111,12 @@ export function channelServices(core: Core) {
  * scheduler's tick builds is sent right after (not at the sender's next one-minute pass).
  * `stop()` disconnects it, then stops it.
  */
-export async function startDigestSender(core: Core, bot: { readonly api: Api }, logger: Logger, options: { intervalMs?: number; clock?: () => Date } = {}): Promise<{ stop(): Promise<void> }> {
+export async function startDigestSender(
+  core: Core,
+  bot: { readonly api: Api },
+  logger: Logger,
+  options: { intervalMs?: number; clock?: () => Date } = {},
+): Promise<{ stop(): Promise<void> }> {
   const sender = createDigestSender({ digestBook: core.digestBook, bot, logger, ...options });
   await sender.start();
   const unsubscribe = core.scheduler.onDigestsBuilt(() => sender.wake());
@@ -192,19 +205,39 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
     // In both modes an update is recorded in the database before Telegram counts it delivered, and
     // handled from that record once (telegram-update-worker.ts).
     const attempts = config.telegram ? createAttemptContext() : undefined;
-    const bot = config.telegram && attempts
-      ? createTelegramBot({ handler: attempts.wrapHandler(handler), settings: config.telegram, heartbeat, logger, defaultTimeZone: config.timeZone, ...channelServices(core) })
-      : undefined;
-    const inbox = attempts && { context: attempts, updates: core.telegramUpdates, leases: createLeases({ prisma: core.db.prisma, ttlMs: TELEGRAM_CHAT_LEASE_MS, logger }), logger };
-    const telegramWebhook = bot && inbox && telegramMode?.kind === 'webhook' ? createTelegramWebhook({ telegram: bot, settings: telegramMode, ...inbox }) : undefined;
-    const telegramPolling = bot && inbox && config.telegram && !telegramWebhook
-      ? createTelegramPolling({ telegram: bot, settings: config.telegram, heartbeat, ...inbox })
-      : undefined;
+    const bot =
+      config.telegram && attempts
+        ? createTelegramBot({
+            handler: attempts.wrapHandler(handler),
+            settings: config.telegram,
+            heartbeat,
+            logger,
+            defaultTimeZone: config.timeZone,
+            ...channelServices(core),
+          })
+        : undefined;
+    const inbox = attempts && {
+      context: attempts,
+      updates: core.telegramUpdates,
+      leases: createLeases({ prisma: core.db.prisma, ttlMs: TELEGRAM_CHAT_LEASE_MS, logger }),
+      logger,
+    };
+    const telegramWebhook =
+      bot && inbox && telegramMode?.kind === 'webhook' ? createTelegramWebhook({ telegram: bot, settings: telegramMode, ...inbox }) : undefined;
+    const telegramPolling =
+      bot && inbox && config.telegram && !telegramWebhook
+        ? createTelegramPolling({ telegram: bot, settings: config.telegram, heartbeat, ...inbox })
+        : undefined;
 
     const listen = config.webhook ?? (telegramMode?.kind === 'webhook' ? telegramMode : undefined);
     if (listen) {
       const webhook = await startWebhookServer({
-        ...(config.webhook && { secret: config.webhook.secret, nonces: core.webhookNonces, callbackHosts: config.webhook.callbackHosts, handler: (message) => (handler.replyAgain ?? handler.reply)(webhookInbound(message)) }),
+        ...(config.webhook && {
+          secret: config.webhook.secret,
+          nonces: core.webhookNonces,
+          callbackHosts: config.webhook.callbackHosts,
+          handler: (message) => (handler.replyAgain ?? handler.reply)(webhookInbound(message)),
+        }),
         routes: telegramWebhook ? [telegramWebhook.route] : [],
         host: listen.host,
         port: listen.port,
@@ -279,10 +312,7 @@ async function stopAll(stops: Array<[string, () => Promise<unknown>]>, log: Logg
     const allowed = Math.max(STOP_RESERVE_MS, deadline - Date.now() - STOP_RESERVE_MS * (ordered.length - 1 - i));
     let timer: NodeJS.Timeout | undefined;
     try {
-      const finished = await Promise.race([
-        stop().then(() => true),
-        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), allowed))),
-      ]);
+      const finished = await Promise.race([stop().then(() => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), allowed)))]);
       if (!finished) {
         abandoned.push(name);
         log.warn(`abandoned on stop: ${name} did not stop within ${allowed} ms`, { part: name, waitedMs: allowed });

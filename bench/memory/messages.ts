@@ -7,9 +7,22 @@
 import { createRng, fill, valueOn, type Fact, type Person, type Rng } from './people';
 
 export const SMALL_TALK: readonly string[] = [
-  'Good morning!', 'How are you today?', 'Ugh, Mondays.', 'What a rainy day.', 'Thanks, that helps.', 'Haha, fair enough.',
-  'Any ideas for dinner?', "I'm so tired today.", 'Can you tell me a joke?', 'What should I read next?', 'Ok.', 'Nice.',
-  'Long day, finally home.', 'Just checking in.', 'That made me laugh.', 'Not much going on today.',
+  'Good morning!',
+  'How are you today?',
+  'Ugh, Mondays.',
+  'What a rainy day.',
+  'Thanks, that helps.',
+  'Haha, fair enough.',
+  'Any ideas for dinner?',
+  "I'm so tired today.",
+  'Can you tell me a joke?',
+  'What should I read next?',
+  'Ok.',
+  'Nice.',
+  'Long day, finally home.',
+  'Just checking in.',
+  'That made me laugh.',
+  'Not much going on today.',
 ];
 
 /** Shares of message kinds (the rest is small talk). */
@@ -28,11 +41,21 @@ export const QUESTION_DAYS = { min: 1, max: 20 } as const;
 
 /** How a person asks about a fact they told (no value in the question: the reply must bring it). */
 const QUESTIONS: Readonly<Record<string, string>> = {
-  job: 'Remind me, what do I do for work?', city: 'Which city did I say I live in?', partner: "What's my partner's name again?",
-  dog: "What's my dog called?", food: 'What did I say my favourite food was?', hobby: 'Do you remember my hobby?',
-  instrument: 'Which instrument do I play?', drink: 'What do I usually drink in the morning?', sister: "What's my sister's name?",
-  allergy: 'What am I allergic to again?', team: 'Which team do I support?', language: 'Which language am I learning?',
-  car: 'What car do I drive?', birthday: 'When is my birthday?', event: 'What did I tell you I have coming up?',
+  job: 'Remind me, what do I do for work?',
+  city: 'Which city did I say I live in?',
+  partner: "What's my partner's name again?",
+  dog: "What's my dog called?",
+  food: 'What did I say my favourite food was?',
+  hobby: 'Do you remember my hobby?',
+  instrument: 'Which instrument do I play?',
+  drink: 'What do I usually drink in the morning?',
+  sister: "What's my sister's name?",
+  allergy: 'What am I allergic to again?',
+  team: 'Which team do I support?',
+  language: 'Which language am I learning?',
+  car: 'What car do I drive?',
+  birthday: 'When is my birthday?',
+  event: 'What did I tell you I have coming up?',
 };
 
 export interface SimMessage {
@@ -75,10 +98,14 @@ function speakable(person: Person, day: number): Fact[] {
 }
 
 /** A fact said 1-20 days before `day` whose value still holds, to ask about; undefined when none. */
-function askable(rng: Rng, person: Person, day: number, state: SpeakerState): { fact: Fact; said: { day: number; value: string } } | undefined {
-  const candidates = [...state.lastSaid.entries()].filter(([fact, said]) =>
-    day - said.day >= QUESTION_DAYS.min && day - said.day <= QUESTION_DAYS.max
-    && valueOn(fact, day) === said.value && (fact.eventDay === undefined || fact.eventDay > day));
+function askable(rng: Rng, _person: Person, day: number, state: SpeakerState): { fact: Fact; said: { day: number; value: string } } | undefined {
+  const candidates = [...state.lastSaid.entries()].filter(
+    ([fact, said]) =>
+      day - said.day >= QUESTION_DAYS.min &&
+      day - said.day <= QUESTION_DAYS.max &&
+      valueOn(fact, day) === said.value &&
+      (fact.eventDay === undefined || fact.eventDay > day),
+  );
   if (candidates.length === 0) return undefined;
   const [fact, said] = rng.pick(candidates);
   return { fact, said };

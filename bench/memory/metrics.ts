@@ -31,8 +31,14 @@ export const WINDOW_TOKENS = 8_192;
  * episode: calls per episode rewarded batches that made people wait weeks.
  */
 export const GOALS = {
-  nearDuplicatePct: 2, junkPct: 2, soulTokensP95: 1_500, promptOverBudgetPct: 0, inputTokensPerEpisode: 400,
-  consolidationLagHoursP95: 24, consolidationCallsPerPersonNight: 1.2, recentFactRecallPct: 95,
+  nearDuplicatePct: 2,
+  junkPct: 2,
+  soulTokensP95: 1_500,
+  promptOverBudgetPct: 0,
+  inputTokensPerEpisode: 400,
+  consolidationLagHoursP95: 24,
+  consolidationCallsPerPersonNight: 1.2,
+  recentFactRecallPct: 95,
 } as const;
 
 const PLACEHOLDER = /^(\.{2,}|…|<[^>]*>|n\/a|tbd|todo|fact|content|unknown)$/i;

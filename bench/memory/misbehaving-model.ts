@@ -52,7 +52,15 @@ export interface Misbehaviour {
 }
 
 export const DEFAULT_MISBEHAVIOUR: Misbehaviour = {
-  restateAsNew: 0.3, reextract: 0.15, filler: 0.1, placeholder: 0.03, omitField: 0.05, wrongId: 0.04, aboutAssistant: 0.05, cutOff: 0.03, changeAsNew: 0.4,
+  restateAsNew: 0.3,
+  reextract: 0.15,
+  filler: 0.1,
+  placeholder: 0.03,
+  omitField: 0.05,
+  wrongId: 0.04,
+  aboutAssistant: 0.05,
+  cutOff: 0.03,
+  changeAsNew: 0.4,
   wrongType: 0.05,
 };
 
@@ -95,8 +103,15 @@ export function purposeOf(request: Pick<SeenLlmRequest, 'system' | 'tools'>): Pu
 }
 
 /** `n` is the id as the prompt shows it ("E3", "M2"), written back as it is. */
-interface ShownEpisode { readonly n: string; readonly user: boolean; readonly text: string }
-interface ShownMemory { readonly n: string; readonly content: string }
+interface ShownEpisode {
+  readonly n: string;
+  readonly user: boolean;
+  readonly text: string;
+}
+interface ShownMemory {
+  readonly n: string;
+  readonly content: string;
+}
 
 const EPISODE_LINE = /^(E\d+) \S+ \S+ (user|agent)[^:]*: (.*)$/gm;
 const MEMORY_LINE = /^(M\d+) \[[^\]]*\] (.*)$/gm;
@@ -229,7 +244,10 @@ export function createMisbehavingModel(params: { seed: number; rates?: Partial<M
 
   /** The one-sentence memory of an ended conversation: its first fact, or a line about nothing. */
   function endMemory(prompt: string): string {
-    const said = prompt.split('\n').filter((l) => /^\S*\s*person/.test(l) || l.includes(' person')).map((l) => l.slice(l.indexOf(': ') + 2));
+    const said = prompt
+      .split('\n')
+      .filter((l) => /^\S*\s*person/.test(l) || l.includes(' person'))
+      .map((l) => l.slice(l.indexOf(': ') + 2));
     const fact = said.flatMap((t) => recognize(t))[0];
     if (fact) return JSON.stringify({ content: phrase(fact.kind, fact.value) });
     if (rng.chance(0.5)) return JSON.stringify({ content: '' });
@@ -239,7 +257,9 @@ export function createMisbehavingModel(params: { seed: number; rates?: Partial<M
 
   function flushFacts(prompt: string): string {
     const turns = [...prompt.matchAll(/^\[(\d+)\] person[^:]*: (.*)$/gm)];
-    const facts = turns.flatMap((m) => recognize(m[2]!).map((f) => ({ category: f.kind.category, content: phrase(f.kind, f.value), turns: [Number(m[1])], confidence: 0.8 })));
+    const facts = turns.flatMap((m) =>
+      recognize(m[2]!).map((f) => ({ category: f.kind.category, content: phrase(f.kind, f.value), turns: [Number(m[1])], confidence: 0.8 })),
+    );
     return JSON.stringify({ facts });
   }
 

@@ -58,87 +58,101 @@ export interface FactKind {
 
 export const FACT_KINDS: readonly FactKind[] = [
   {
-    key: 'job', category: 'fact',
+    key: 'job',
+    category: 'fact',
     values: ['a nurse', 'a software engineer', 'a teacher', 'an accountant', 'a chef', 'an architect', 'a pharmacist', 'an electrician', 'a journalist'],
     said: ['I work as {v}.', "Work-wise, I'm {v}.", "I've been {v} for years now.", 'Being {v} is tiring this week.'],
     changed: ['Big news: I just started a new job as {v}!', "I left my old job, I'm {v} now."],
     remembered: ['The user works as {v}.', 'The user is {v} by profession.', 'The user is employed as {v}.', 'The user has a job as {v}.'],
   },
   {
-    key: 'city', category: 'fact',
+    key: 'city',
+    category: 'fact',
     values: ['Lisbon', 'Leeds', 'Austin', 'Lyon', 'Porto', 'Denver', 'Ghent', 'Bristol', 'Turin', 'Halifax'],
     said: ['I live in {v}.', "Here in {v} it's been windy all week.", "I've lived in {v} for a while."],
     changed: ['We finally moved to {v}!', "I'm living in {v} now, the move is done."],
     remembered: ['The user lives in {v}.', "The user's home is in {v}.", 'The user is based in {v}.', 'The user resides in {v}.'],
   },
   {
-    key: 'partner', category: 'relationship',
+    key: 'partner',
+    category: 'relationship',
     values: ['Sam', 'Priya', 'Jonas', 'Mei', 'Carlos', 'Aisha', 'Tom', 'Elena', 'Noor', 'Felix'],
     said: ['My partner {v} says hi.', 'My partner {v} cooked tonight.', "I'm going out with my partner {v} tonight."],
     remembered: ["The user's partner is named {v}.", 'The user has a partner called {v}.', "{v} is the user's partner."],
   },
   {
-    key: 'dog', category: 'relationship',
+    key: 'dog',
+    category: 'relationship',
     values: ['Biscuit', 'Luna', 'Pepper', 'Milo', 'Olive', 'Rufus', 'Nala', 'Ziggy'],
     said: ['My dog {v} chewed my shoe.', 'Took my dog {v} to the park.', 'I have a dog named {v}.'],
     remembered: ['The user has a dog named {v}.', "The user's dog is called {v}.", 'The user owns a dog, {v}.'],
   },
   {
-    key: 'food', category: 'preference',
+    key: 'food',
+    category: 'preference',
     values: ['sushi', 'lasagna', 'ramen', 'tacos', 'dumplings', 'paella', 'curry', 'pho'],
     said: ['My favourite food is {v}.', 'I could eat {v} every day.', 'Nothing beats {v} for dinner.'],
     remembered: ["The user's favorite food is {v}.", 'The user loves {v}.', 'The user enjoys eating {v} most.'],
   },
   {
-    key: 'hobby', category: 'interest',
+    key: 'hobby',
+    category: 'interest',
     values: ['climbing', 'chess', 'pottery', 'running', 'gardening', 'painting', 'cycling', 'knitting', 'baking', 'photography'],
     said: ['My hobby is {v}.', "I'm really into {v} lately.", 'Did some {v} this morning.'],
     remembered: ["The user's hobby is {v}.", 'The user enjoys {v}.', 'The user is into {v}.'],
   },
   {
-    key: 'instrument', category: 'skill',
+    key: 'instrument',
+    category: 'skill',
     values: ['guitar', 'piano', 'violin', 'drums', 'cello', 'ukulele'],
     said: ['I play the {v}.', 'Practiced the {v} for an hour.', "I've been learning the {v}."],
     remembered: ['The user plays the {v}.', 'The user is learning the {v}.', 'The user practices the {v}.'],
   },
   {
-    key: 'drink', category: 'preference',
+    key: 'drink',
+    category: 'preference',
     values: ['black coffee', 'green tea', 'an oat latte', 'espresso', 'chai'],
     said: ['I always start my day with {v}.', 'My go-to drink is {v}.'],
     remembered: ['The user prefers {v}.', "The user's usual drink is {v}.", 'The user starts the day with {v}.'],
   },
   {
-    key: 'sister', category: 'relationship',
+    key: 'sister',
+    category: 'relationship',
     values: ['Rosa', 'Hannah', 'Lea', 'Ines', 'Maya'],
     said: ['My sister {v} is visiting.', 'Called my sister {v} today.'],
     remembered: ['The user has a sister named {v}.', "The user's sister is {v}."],
   },
   {
-    key: 'allergy', category: 'fact',
+    key: 'allergy',
+    category: 'fact',
     values: ['peanuts', 'shellfish', 'cats', 'pollen', 'gluten'],
     said: ["I'm allergic to {v}.", 'I have to avoid {v}, allergies.'],
     remembered: ['The user is allergic to {v}.', 'The user has an allergy to {v}.'],
   },
   {
-    key: 'team', category: 'interest',
+    key: 'team',
+    category: 'interest',
     values: ['Arsenal', 'the Celtics', 'Benfica', 'the Yankees', 'Ajax'],
     said: ['I support {v}.', 'Watching {v} tonight, fingers crossed.'],
     remembered: ['The user supports {v}.', 'The user is a fan of {v}.'],
   },
   {
-    key: 'language', category: 'interest',
+    key: 'language',
+    category: 'interest',
     values: ['Japanese', 'Spanish', 'German', 'Italian', 'Korean'],
     said: ["I'm learning {v}.", 'My {v} lessons are going well.'],
     remembered: ['The user is learning {v}.', 'The user studies {v}.'],
   },
   {
-    key: 'car', category: 'fact',
+    key: 'car',
+    category: 'fact',
     values: ['a red Honda', 'an old Volvo', 'a blue Fiat', 'an electric Kia'],
     said: ['I drive {v}.', 'My car is {v}.'],
     remembered: ['The user drives {v}.', "The user's car is {v}."],
   },
   {
-    key: 'birthday', category: 'fact',
+    key: 'birthday',
+    category: 'fact',
     values: ['January', 'March', 'May', 'July', 'September', 'November'],
     said: ['My birthday is in {v}.', 'I was born in {v}.'],
     remembered: ["The user's birthday is in {v}.", 'The user was born in {v}.'],
@@ -147,7 +161,8 @@ export const FACT_KINDS: readonly FactKind[] = [
 
 /** Dated events: said before they happen; the value carries its date. */
 export const EVENT_KIND: FactKind = {
-  key: 'event', category: 'schedule',
+  key: 'event',
+  category: 'schedule',
   values: ['a dentist appointment', 'a job interview', 'a flight to Rome', 'a concert', 'a half marathon', 'a wedding to attend'],
   said: ['I have {v}.', "Don't let me forget, {v}."],
   remembered: ['The user has {v}.', 'The user is scheduled for {v}.'],
@@ -170,7 +185,28 @@ export interface Person {
   readonly facts: readonly Fact[];
 }
 
-const NAMES = ['Ada', 'Ben', 'Chloe', 'Dev', 'Eva', 'Finn', 'Gia', 'Hugo', 'Iris', 'Jon', 'Kira', 'Liam', 'Mona', 'Nico', 'Omar', 'Pia', 'Quinn', 'Rui', 'Sara', 'Theo'];
+const NAMES = [
+  'Ada',
+  'Ben',
+  'Chloe',
+  'Dev',
+  'Eva',
+  'Finn',
+  'Gia',
+  'Hugo',
+  'Iris',
+  'Jon',
+  'Kira',
+  'Liam',
+  'Mona',
+  'Nico',
+  'Omar',
+  'Pia',
+  'Quinn',
+  'Rui',
+  'Sara',
+  'Theo',
+];
 
 function otherValue(rng: Rng, kind: FactKind, not: string): string {
   return rng.pick(kind.values.filter((v) => v !== not));

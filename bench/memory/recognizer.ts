@@ -35,7 +35,10 @@ const PATTERNS: readonly Pattern[] = ALL_KINDS.flatMap((kind) => [
 
 /** The sentences of a message, end punctuation removed. */
 export function sentences(text: string): string[] {
-  return text.split(/(?<=[.!?])\s+/).map((s) => s.trim().replace(/[.!?]$/, '')).filter((s) => s !== '');
+  return text
+    .split(/(?<=[.!?])\s+/)
+    .map((s) => s.trim().replace(/[.!?]$/, ''))
+    .filter((s) => s !== '');
 }
 
 /** The facts a message states (none for small talk). */

@@ -185,18 +185,31 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   try {
     const config = loadConfig({
       env: {
-        DATA_DIR: dir, LOG_LEVEL: 'error', LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'bench-key-0000000000', ANTHROPIC_BASE_URL: double.url,
-        WEBHOOK_SECRET, WEBHOOK_PORT: String(await freePort()), SLEEP_ENABLED: 'false', TERMINAL: 'off', TZ: 'UTC',
+        DATA_DIR: dir,
+        LOG_LEVEL: 'error',
+        LLM_PROVIDER: 'anthropic',
+        ANTHROPIC_API_KEY: 'bench-key-0000000000',
+        ANTHROPIC_BASE_URL: double.url,
+        WEBHOOK_SECRET,
+        WEBHOOK_PORT: String(await freePort()),
+        SLEEP_ENABLED: 'false',
+        TERMINAL: 'off',
+        TZ: 'UTC',
         // The reply budget of an 8k window, which the benchmark measures prompts against.
         AGENT_CONTEXT_TOKENS: String(REPLY_WINDOW),
         ...options.env,
       },
       envFile: false,
     });
-    service = await startService(config, createSilentLogger(), { input: process.stdin, output: process.stdout }, {
-      ...(options.embedder && options.embedder !== 'configured' && { embedder: withDirection(options.embedder) }),
-      clock: () => now,
-    });
+    service = await startService(
+      config,
+      createSilentLogger(),
+      { input: process.stdin, output: process.stdout },
+      {
+        ...(options.embedder && options.embedder !== 'configured' && { embedder: withDirection(options.embedder) }),
+        clock: () => now,
+      },
+    );
     const url = `http://127.0.0.1:${config.webhook!.port}`;
     const people = createPeople({ count: options.people, days: options.days, seed: options.seed, start: SIMULATION_START });
     const conversations = schedule(people, { days: options.days, start: SIMULATION_START, seed: options.seed });
@@ -229,8 +242,11 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
           model.captured.capturing = message.asks !== undefined;
           model.captured.replies.length = 0;
           const reply = await post(url, {
-            user: conversation.person.id, name: conversation.person.name, text: message.text,
-            timestamp: message.at.toISOString(), messageId: `${conversation.person.id}-${day}-${i}`,
+            user: conversation.person.id,
+            name: conversation.person.name,
+            text: message.text,
+            timestamp: message.at.toISOString(),
+            messageId: `${conversation.person.id}-${day}-${i}`,
           });
           model.captured.capturing = false;
           if (message.asks) {
@@ -257,7 +273,13 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       nights.push(new Map(consolidation.scopes.map((r) => [r.scopeId, { status: r.status, detail: r.detail, runId: r.runId }])));
       const sources = await prisma.memorySource.findMany({
         where: { episode: { role: 'user' } },
-        select: { episodeId: true, memoryId: true, episode: { select: { timestamp: true, scopeId: true, content: true, consolidatedAt: true, consolidationAttempts: true, scope: { select: { key: true } } } } },
+        select: {
+          episodeId: true,
+          memoryId: true,
+          episode: {
+            select: { timestamp: true, scopeId: true, content: true, consolidatedAt: true, consolidationAttempts: true, scope: { select: { key: true } } },
+          },
+        },
       });
       for (const source of sources) {
         if (cited.has(source.episodeId)) continue;
@@ -273,10 +295,16 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
           const memory = await prisma.memory.findUnique({ where: { id: source.memoryId }, select: { content: true, createdAt: true } });
           const events = await prisma.auditEvent.findMany({ where: { subjectId: source.memoryId, createdAt: now }, select: { action: true, reason: true } });
           lag.late.push({
-            person, dailyTalker: dailyTalkers.has(person), text: source.episode.content, saidAt: source.episode.timestamp, nightsLate: day - saidNight, hours,
+            person,
+            dailyTalker: dailyTalkers.has(person),
+            text: source.episode.content,
+            saidAt: source.episode.timestamp,
+            nightsLate: day - saidNight,
+            hours,
             firstNight: first ? `${first.status}${first.detail ? `: ${first.detail}` : ''}` : 'no report',
-            firstNightRejected: ((run?.stats as { rejected?: string[] } | null)?.rejected ?? []),
-            consolidatedAt: source.episode.consolidatedAt, attempts: source.episode.consolidationAttempts,
+            firstNightRejected: (run?.stats as { rejected?: string[] } | null)?.rejected ?? [],
+            consolidatedAt: source.episode.consolidatedAt,
+            attempts: source.episode.consolidationAttempts,
             citedBy: `"${memory?.content ?? '?'}" (created ${memory?.createdAt.toISOString() ?? '?'}; ${events.map((e) => `${e.action}: ${e.reason ?? ''}`).join('; ')})`,
           });
         }
@@ -285,12 +313,26 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       if ((day + 1) % 30 === 0 || day === options.days - 1) {
         const ran = consolidation.scopes.filter((s) => s.status !== 'not-due').length;
         const seconds = (ms: number) => (ms / 1000).toFixed(0);
-        log(`  day ${day + 1}/${options.days}: ${messages} messages, ${model.calls.length} model calls, `
-          + `last night consolidated ${ran} scope(s); ${seconds(phase.messagesMs)} s on messages, ${seconds(phase.nightsMs)} s on nights`);
+        log(
+          `  day ${day + 1}/${options.days}: ${messages} messages, ${model.calls.length} model calls, ` +
+            `last night consolidated ${ran} scope(s); ${seconds(phase.messagesMs)} s on messages, ${seconds(phase.nightsMs)} s on nights`,
+        );
       }
     }
     const seconds = (performance.now() - started) / 1000;
-    return { service, model, people, conversations, messages, failedReplies, seconds, lag, questions, replyLimit: REPLY_WINDOW - resolveReplyBudget(config.agent, REPLY_WINDOW).answerTokens, stop };
+    return {
+      service,
+      model,
+      people,
+      conversations,
+      messages,
+      failedReplies,
+      seconds,
+      lag,
+      questions,
+      replyLimit: REPLY_WINDOW - resolveReplyBudget(config.agent, REPLY_WINDOW).answerTokens,
+      stop,
+    };
   } catch (error) {
     await stop();
     throw error;

@@ -139,7 +139,6 @@ export interface AgentServices {
   readonly soul: SoulReader;
 }
 
-
 export function createAgent(params: AgentServices & { options?: AgentOptions }): Agent {
   const { config, llm, logger, memories: memoryStore, episodes, conversations: store } = params;
   const options = params.options ?? {};
@@ -148,16 +147,40 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
   const log: Logger = logger.child({ component: 'agent' });
   const estimator = createTokenEstimator(llm.provider, llm.model);
   const budget = resolveReplyBudget(settings, llm.contextWindow);
-  const endMemory = createEndMemoryWriter({ llm, memories: memoryStore, logger: log, estimator, contextTokens: budget.contextTokens, summarize: settings.endSummary });
+  const endMemory = createEndMemoryWriter({
+    llm,
+    memories: memoryStore,
+    logger: log,
+    estimator,
+    contextTokens: budget.contextTokens,
+    summarize: settings.endSummary,
+  });
   const tools = createMemoryTools({ memories: memoryStore, episodes, search: params.search, logger });
   const compactor = createCompactor({
-    llm, conversations: store, estimator, logger,
-    options: { strategy: settings.compactionStrategy, recentTurns: budget.recentTurns, summaryTokens: budget.summaryTokens, contextTokens: budget.contextTokens, cooldownMs: settings.compactionCooldownMs },
+    llm,
+    conversations: store,
+    estimator,
+    logger,
+    options: {
+      strategy: settings.compactionStrategy,
+      recentTurns: budget.recentTurns,
+      summaryTokens: budget.summaryTokens,
+      contextTokens: budget.contextTokens,
+      cooldownMs: settings.compactionCooldownMs,
+    },
   });
   const converse = createToolRounds({ llm, estimator, budget, tools, maxToolRounds: options.maxToolRounds ?? MAX_TOOL_ROUNDS });
   const prompts = createReplyPrompts({
-    config, context: params.context, conversations: store, memories: memoryStore, soul: params.soul, logger: log, budget, estimator,
-    systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT, tools: tools.definitions,
+    config,
+    context: params.context,
+    conversations: store,
+    memories: memoryStore,
+    soul: params.soul,
+    logger: log,
+    budget,
+    estimator,
+    systemPrompt: options.systemPrompt ?? DEFAULT_SYSTEM_PROMPT,
+    tools: tools.definitions,
   });
   const limits = createReplyLimits({ episodes, settings });
   const scopes = createScopeRowCache(params.scopes);
@@ -176,7 +199,8 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
    */
   function policyOf(scope: Scope): ScopePolicy {
     const policy = resolvePolicy(scope, policyDefaults(config));
-    if (policy.problems.length > 0) log.warn('scope settings are invalid; the service defaults stand in for them', { scope: scope.key, problems: policy.problems });
+    if (policy.problems.length > 0)
+      log.warn('scope settings are invalid; the service defaults stand in for them', { scope: scope.key, problems: policy.problems });
     return policy;
   }
 
@@ -193,7 +217,10 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
    * after it, when there is one; or the turns to answer it with, when it is the conversation's
    * last turn (no reply was stored). Undefined when it is not among the open conversation's turns.
    */
-  async function unansweredOrStoredReply(memory: WorkingMemory, userEpisodeId: string): Promise<{ reply?: string; replyId?: string; turns: Awaited<ReturnType<typeof store.recentTurns>> } | undefined> {
+  async function unansweredOrStoredReply(
+    memory: WorkingMemory,
+    userEpisodeId: string,
+  ): Promise<{ reply?: string; replyId?: string; turns: Awaited<ReturnType<typeof store.recentTurns>> } | undefined> {
     const turns = await store.recentTurns(memory);
     const at = turns.findIndex((t) => t.id === userEpisodeId);
     if (at < 0) return undefined;
@@ -208,7 +235,11 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
     const scope = await scopes.row(message);
     const policy = policyOf(scope);
     let memory = await store.open(scope.id, now);
-    if (settings.idleEndMinutes > 0 && memory.state.recentTurnIds.length > 0 && now.getTime() - memory.lastActivityAt.getTime() >= settings.idleEndMinutes * 60_000) {
+    if (
+      settings.idleEndMinutes > 0 &&
+      memory.state.recentTurnIds.length > 0 &&
+      now.getTime() - memory.lastActivityAt.getTime() >= settings.idleEndMinutes * 60_000
+    ) {
       await endOpen(scope, memory, 'idle', now, policy);
       memory = await store.open(scope.id, now);
     }
@@ -216,8 +247,18 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
     let stored: Awaited<ReturnType<typeof storeTurn>>;
     try {
       stored = await storeTurn(scope, message.channel, {
-        role: 'user', content, author: message.authorName ?? null, channel: message.channel, timestamp: message.timestamp.toISOString(), externalId: message.externalId, conversationId: memory.conversationId,
-        metadata: { ...(message.authorId && { authorId: message.authorId }), ...(message.replyTo && { replyTo: message.replyTo }), ...(message.attachments?.length && { attachments: message.attachments }) },
+        role: 'user',
+        content,
+        author: message.authorName ?? null,
+        channel: message.channel,
+        timestamp: message.timestamp.toISOString(),
+        externalId: message.externalId,
+        conversationId: memory.conversationId,
+        metadata: {
+          ...(message.authorId && { authorId: message.authorId }),
+          ...(message.replyTo && { replyTo: message.replyTo }),
+          ...(message.attachments?.length && { attachments: message.attachments }),
+        },
       });
     } catch (error) {
       // The message cannot be stored (empty once control characters are removed, over
@@ -231,30 +272,67 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
     let turns: Awaited<ReturnType<typeof store.recentTurns>> | undefined;
     if (stored.duplicate || !stored.episode) {
       const again = resume && stored.episode ? await unansweredOrStoredReply(memory, stored.episode.id) : undefined;
-      if (again?.reply !== undefined) return emptyReply(again.reply, { duplicate: true, conversationId: memory.conversationId, episodeIds: { user: stored.episode?.id ?? null, reply: again.replyId ?? null, notes: [] } });
+      if (again?.reply !== undefined)
+        return emptyReply(again.reply, {
+          duplicate: true,
+          conversationId: memory.conversationId,
+          episodeIds: { user: stored.episode?.id ?? null, reply: again.replyId ?? null, notes: [] },
+        });
       if (!again) {
         log.info('message already handled (same external id); not answered again', { scope: scope.key, externalId: message.externalId });
-        return emptyReply('', { duplicate: true, conversationId: memory.conversationId, episodeIds: { user: stored.episode?.id ?? null, reply: null, notes: [] } });
+        return emptyReply('', {
+          duplicate: true,
+          conversationId: memory.conversationId,
+          episodeIds: { user: stored.episode?.id ?? null, reply: null, notes: [] },
+        });
       }
       log.info('message stored by an attempt that did not finish; answering it now', { scope: scope.key, externalId: message.externalId });
       turns = again.turns;
     }
     const userEpisode = stored.episode!;
     turns ??= await store.recentTurns(memory);
-    memory = { ...memory, lastActivityAt: now, state: { ...memory.state, recentTurnIds: turns.map((t) => t.id), lastTurn: Math.max(memory.state.lastTurn, ...turns.map((t) => t.turn ?? -1)) } };
+    memory = {
+      ...memory,
+      lastActivityAt: now,
+      state: { ...memory.state, recentTurnIds: turns.map((t) => t.id), lastTurn: Math.max(memory.state.lastTurn, ...turns.map((t) => t.turn ?? -1)) },
+    };
     // Stored, and in the working memory for the next reply; but no model call past a reply limit.
     const limited = await limits.check(scope, policy, now);
     if (limited) {
       await store.save(memory);
-      log.warn('reply limit reached; message stored, not answered', { scope: scope.key, reason: limited.reason, until: limited.until.toISOString(), told: limited.text !== '' });
-      return emptyReply(limited.text, { degraded: 'reply_limit', conversationId: memory.conversationId, episodeIds: { user: userEpisode.id, reply: null, notes: [] } });
+      log.warn('reply limit reached; message stored, not answered', {
+        scope: scope.key,
+        reason: limited.reason,
+        until: limited.until.toISOString(),
+        told: limited.text !== '',
+      });
+      return emptyReply(limited.text, {
+        degraded: 'reply_limit',
+        conversationId: memory.conversationId,
+        episodeIds: { user: userEpisode.id, reply: null, notes: [] },
+      });
     }
-    const { built, memories, shownInSoul, goals, notes } = await prompts.assemble({ scope, policy, memory, content, turns, now, showAuthors: message.scopeKind === 'group' });
+    const { built, memories, shownInSoul, goals, notes } = await prompts.assemble({
+      scope,
+      policy,
+      memory,
+      content,
+      turns,
+      now,
+      showAuthors: message.scopeKind === 'group',
+    });
     memory = { ...memory, state: { ...memory.state, goals } };
 
     // A message that tries to instruct the memory system anywhere in what the model reads: no memory writes this reply.
     const instructionInContext = turns.some((t) => t.role === 'user' && looksLikeInjection(t.content)) || memories.some((m) => looksLikeInjection(m.text));
-    const bound = tools.bind({ scopeId: scope.id, scope: scopeOf(message), channel: message.channel, userEpisodeId: userEpisode.id, now, instructionInContext });
+    const bound = tools.bind({
+      scopeId: scope.id,
+      scope: scopeOf(message),
+      channel: message.channel,
+      userEpisodeId: userEpisode.id,
+      now,
+      instructionInContext,
+    });
     let outcome: ConversationOutcome;
     try {
       outcome = await converse(built.system, built.messages, bound, scope.id, built.stableLength);
@@ -262,26 +340,66 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
       if (!(error instanceof LlmError)) throw error;
       log.warn('the model is unavailable; told the person, their message is stored', { scope: scope.key, reason: error.reason, error });
       await store.save(memory);
-      return emptyReply(LLM_UNAVAILABLE_TEXT, { degraded: 'llm_unavailable', conversationId: memory.conversationId, tokens: built.tokens, memoryIds: built.memoryIds, episodeIds: { user: userEpisode.id, reply: null, notes: [] } });
+      return emptyReply(LLM_UNAVAILABLE_TEXT, {
+        degraded: 'llm_unavailable',
+        conversationId: memory.conversationId,
+        tokens: built.tokens,
+        memoryIds: built.memoryIds,
+        episodeIds: { user: userEpisode.id, reply: null, notes: [] },
+      });
     }
     const text = outcome.text || EMPTY_ANSWER_TEXT;
-    const reported = outcome.responses.reduce((r, x) => ({ inputTokens: r.inputTokens + x.usage.inputTokens, outputTokens: r.outputTokens + x.usage.outputTokens, calls: r.calls + 1 }), { inputTokens: 0, outputTokens: 0, calls: 0 });
+    const reported = outcome.responses.reduce(
+      (r, x) => ({ inputTokens: r.inputTokens + x.usage.inputTokens, outputTokens: r.outputTokens + x.usage.outputTokens, calls: r.calls + 1 }),
+      { inputTokens: 0, outputTokens: 0, calls: 0 },
+    );
     const replyAt = new Date(Math.max(now.getTime(), message.timestamp.getTime() + 1));
     const reply = await storeTurn(scope, message.channel, {
-      role: 'agent', content: text, author: agentName, channel: message.channel, timestamp: replyAt.toISOString(), conversationId: memory.conversationId,
-      metadata: { kind: 'reply', injectedMemoryIds: [...built.memoryIds, ...shownInSoul], ...(outcome.called.length > 0 && { toolsUsed: outcome.called }), tokens: { estimated: built.tokens.prompt, reported: reported.inputTokens } },
+      role: 'agent',
+      content: text,
+      author: agentName,
+      channel: message.channel,
+      timestamp: replyAt.toISOString(),
+      conversationId: memory.conversationId,
+      metadata: {
+        kind: 'reply',
+        injectedMemoryIds: [...built.memoryIds, ...shownInSoul],
+        ...(outcome.called.length > 0 && { toolsUsed: outcome.called }),
+        tokens: { estimated: built.tokens.prompt, reported: reported.inputTokens },
+      },
     });
     const replyEpisode = reply.episode!;
     const allTurns = [...turns, replyEpisode];
     const fixed = built.tokens.prompt - built.tokens.recent;
-    const usedTokens = fixed + allTurns.reduce((s, e) => s + estimator.message({ role: e.role === 'agent' ? 'assistant' : 'user', content: e.content }), 0) + built.tokens.reserved;
-    memory = { ...memory, state: { ...memory.state, recentTurnIds: [...memory.state.recentTurnIds, replyEpisode.id], lastTurn: Math.max(memory.state.lastTurn, replyEpisode.turn ?? -1), lastContextTokens: usedTokens } };
+    const usedTokens =
+      fixed +
+      allTurns.reduce((s, e) => s + estimator.message({ role: e.role === 'agent' ? 'assistant' : 'user', content: e.content }), 0) +
+      built.tokens.reserved;
+    memory = {
+      ...memory,
+      state: {
+        ...memory.state,
+        recentTurnIds: [...memory.state.recentTurnIds, replyEpisode.id],
+        lastTurn: Math.max(memory.state.lastTurn, replyEpisode.turn ?? -1),
+        lastContextTokens: usedTokens,
+      },
+    };
     await store.save(memory);
 
     log.info('reply', {
-      scope: scope.key, conversationId: memory.conversationId, ms: Math.round(performance.now() - started),
-      tokens: built.tokens, estimatedInput: built.tokens.prompt, reportedInput: reported.inputTokens, reportedOutput: reported.outputTokens, calls: reported.calls,
-      family: estimator.family, memories: built.memoryIds.length, omittedTurns: built.omittedTurns, tools: outcome.called, notes,
+      scope: scope.key,
+      conversationId: memory.conversationId,
+      ms: Math.round(performance.now() - started),
+      tokens: built.tokens,
+      estimatedInput: built.tokens.prompt,
+      reportedInput: reported.inputTokens,
+      reportedOutput: reported.outputTokens,
+      calls: reported.calls,
+      family: estimator.family,
+      memories: built.memoryIds.length,
+      omittedTurns: built.omittedTurns,
+      tools: outcome.called,
+      notes,
     });
 
     let compaction: CompactionOutcome['status'] | undefined;
@@ -296,7 +414,11 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
     return {
       text,
       conversationId: memory.conversationId,
-      episodeIds: { user: userEpisode.id, reply: replyEpisode.id, notes: outcome.results.map((r) => r.noteEpisodeId).filter((id): id is string => id !== undefined) },
+      episodeIds: {
+        user: userEpisode.id,
+        reply: replyEpisode.id,
+        notes: outcome.results.map((r) => r.noteEpisodeId).filter((id): id is string => id !== undefined),
+      },
       tokens: built.tokens,
       reported,
       memoryIds: [...built.memoryIds, ...shownInSoul],
@@ -339,8 +461,19 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
           const scope = await scopes.row(message);
           const memory = await store.open(scope.id, clock());
           await storeTurn(scope, message.channel, {
-            role: 'user', content: contentOf(message), author: message.authorName ?? null, channel: message.channel, timestamp: message.timestamp.toISOString(), externalId: message.externalId, conversationId: memory.conversationId,
-            metadata: { addressed: false, ...(message.authorId && { authorId: message.authorId }), ...(message.replyTo && { replyTo: message.replyTo }), ...(message.attachments?.length && { attachments: message.attachments }) },
+            role: 'user',
+            content: contentOf(message),
+            author: message.authorName ?? null,
+            channel: message.channel,
+            timestamp: message.timestamp.toISOString(),
+            externalId: message.externalId,
+            conversationId: memory.conversationId,
+            metadata: {
+              addressed: false,
+              ...(message.authorId && { authorId: message.authorId }),
+              ...(message.replyTo && { replyTo: message.replyTo }),
+              ...(message.attachments?.length && { attachments: message.attachments }),
+            },
           });
         } catch (error) {
           if (!(error instanceof ValidationError)) scopes.forget(message.scopeKey);
@@ -369,7 +502,8 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
               const scope = await params.scopes.findByKey(idle.scopeKey);
               const memory = scope ? await store.find(scope.id) : null;
               // A message may have arrived since the list was read.
-              if (!scope || !memory || memory.conversationId !== idle.conversationId || memory.lastActivityAt.getTime() !== idle.lastActivityAt.getTime()) return { ended: false };
+              if (!scope || !memory || memory.conversationId !== idle.conversationId || memory.lastActivityAt.getTime() !== idle.lastActivityAt.getTime())
+                return { ended: false };
               return endOpen(scope, memory, 'idle', now);
             });
             if (result.ended) ended++;

@@ -57,7 +57,13 @@ export interface CompactorDeps {
 }
 
 export type CompactionOutcome =
-  | { readonly status: 'compacted'; readonly memory: WorkingMemory; readonly cycle: number; readonly compactedTurnIds: string[]; readonly flushedMemoryIds: string[] }
+  | {
+      readonly status: 'compacted';
+      readonly memory: WorkingMemory;
+      readonly cycle: number;
+      readonly compactedTurnIds: string[];
+      readonly flushedMemoryIds: string[];
+    }
   | { readonly status: 'cancelled'; readonly memory: WorkingMemory; readonly phase: 'flush' | 'summary'; readonly error: unknown }
   | { readonly status: 'nothing'; readonly memory: WorkingMemory };
 
@@ -91,7 +97,10 @@ Only cite turns of the person (marked "person") as evidence. The turns are quote
 Answer with one JSON object: {"facts": [{"category": "fact|preference|goal|relationship|skill|routine|project|pattern|emotional", "content": "...", "turns": [turn numbers], "confidence": 0.0-1.0}]}`;
 
 function normalized(text: string): string {
-  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
 }
 
 /** A turn of the flush prompt; a message that tries to instruct the memory system is withheld. */
@@ -131,15 +140,19 @@ export function createCompactor(deps: CompactorDeps): Compactor {
   async function flush(memory: WorkingMemory, turns: readonly Episode[], now: Date, runId: string): Promise<string[]> {
     // selectTurns sized the batch so that this prompt and its answer fit the window.
     const transcript = turns.map((e, i) => turnLine(i + 1, e)).join('\n');
-    const answer = await completeStructured(llm, {
-      system: FLUSH_SYSTEM,
-      messages: [{ role: 'user', content: `Turns about to be summarized:\n${transcript}\n\nAnswer with the JSON object now.` }],
-      maxTokens: 600,
-      temperature: 0,
-      purpose: 'compaction-flush',
-      scopeId: memory.scopeId,
-      runId,
-    }, flushSchema);
+    const answer = await completeStructured(
+      llm,
+      {
+        system: FLUSH_SYSTEM,
+        messages: [{ role: 'user', content: `Turns about to be summarized:\n${transcript}\n\nAnswer with the JSON object now.` }],
+        maxTokens: 600,
+        temperature: 0,
+        purpose: 'compaction-flush',
+        scopeId: memory.scopeId,
+        runId,
+      },
+      flushSchema,
+    );
 
     // The memory rules (memory-guards.ts) applied per fact, so one bad fact is dropped with its
     // reason; the writer enforces them again and would refuse the whole flush.
@@ -149,7 +162,8 @@ export function createCompactor(deps: CompactorDeps): Compactor {
       const cited = fact.turns.map((n) => turns[n - 1]).filter((e): e is Episode => e !== undefined);
       const evidence = [...new Set(cited.filter((e) => e.role === 'user').map((e) => e.id))];
       const problem = contentProblem(fact.content);
-      if (cited.some((e) => looksLikeInjection(e.content))) rejected.push(`"${fact.content.slice(0, 60)}": cites a turn that tries to instruct the memory system`);
+      if (cited.some((e) => looksLikeInjection(e.content)))
+        rejected.push(`"${fact.content.slice(0, 60)}": cites a turn that tries to instruct the memory system`);
       else if (problem) rejected.push(`"${fact.content.slice(0, 60)}": ${problem.reason}`);
       else if (evidence.length === 0) rejected.push(`"${fact.content.slice(0, 60)}": no evidence from the person's own turns`);
       else if (!accepted.some((a) => normalized(a.content) === normalized(fact.content))) {
@@ -160,11 +174,22 @@ export function createCompactor(deps: CompactorDeps): Compactor {
     if (rejected.length > 0) log.info('flush refused some facts', { scopeId: memory.scopeId, runId, rejected });
 
     const pending = { cycle: memory.state.compaction.cycle + 1, turnIds: turns.map((e) => e.id), flushedAt: now.toISOString(), memoryIds: [] as string[] };
-    return store.recordFlush({ memory: { ...memory, state: { ...memory.state, compaction: { ...memory.state.compaction, pending } } }, facts: accepted, origin: { now, runId, reason: 'pre-compaction flush' } });
+    return store.recordFlush({
+      memory: { ...memory, state: { ...memory.state, compaction: { ...memory.state.compaction, pending } } },
+      facts: accepted,
+      origin: { now, runId, reason: 'pre-compaction flush' },
+    });
   }
 
   function failed(memory: WorkingMemory, now: Date, error: unknown): WorkingState {
-    return { ...memory.state, compaction: { ...memory.state.compaction, lastAttemptAt: now.toISOString(), lastFailure: error instanceof Error ? error.message.slice(0, 300) : String(error) } };
+    return {
+      ...memory.state,
+      compaction: {
+        ...memory.state.compaction,
+        lastAttemptAt: now.toISOString(),
+        lastFailure: error instanceof Error ? error.message.slice(0, 300) : String(error),
+      },
+    };
   }
 
   return {
@@ -196,7 +221,12 @@ export function createCompactor(deps: CompactorDeps): Compactor {
         try {
           flushedMemoryIds = await flush(memory, turns, now, runId);
         } catch (error) {
-          log.warn('pre-compaction flush failed; compaction cancelled, every turn stays in full', { scopeId: memory.scopeId, conversationId: memory.conversationId, cycle, error });
+          log.warn('pre-compaction flush failed; compaction cancelled, every turn stays in full', {
+            scopeId: memory.scopeId,
+            conversationId: memory.conversationId,
+            cycle,
+            error,
+          });
           const next = { ...memory, state: failed(memory, now, error) };
           await store.save(next);
           return { status: 'cancelled', memory: next, phase: 'flush', error };
@@ -205,12 +235,33 @@ export function createCompactor(deps: CompactorDeps): Compactor {
         current = { ...memory, state: { ...memory.state, compaction: { ...memory.state.compaction, pending } } };
       }
 
-      const compactionTurns: CompactionTurn[] = turns.map((e) => ({ id: e.id, role: e.role as CompactionTurn['role'], author: e.author, content: e.content, importance: e.importance, timestamp: e.timestamp }));
+      const compactionTurns: CompactionTurn[] = turns.map((e) => ({
+        id: e.id,
+        role: e.role as CompactionTurn['role'],
+        author: e.author,
+        content: e.content,
+        importance: e.importance,
+        timestamp: e.timestamp,
+      }));
       let summary: string;
       try {
-        summary = await strategy.summarize({ previousSummary: current.summary, turns: compactionTurns, maxTokens: options.summaryTokens, llm, estimator, scopeId: memory.scopeId, runId, logger: log });
+        summary = await strategy.summarize({
+          previousSummary: current.summary,
+          turns: compactionTurns,
+          maxTokens: options.summaryTokens,
+          llm,
+          estimator,
+          scopeId: memory.scopeId,
+          runId,
+          logger: log,
+        });
       } catch (error) {
-        log.warn('summary failed; the flushed turns stay in full until the next attempt', { scopeId: memory.scopeId, conversationId: memory.conversationId, cycle, error });
+        log.warn('summary failed; the flushed turns stay in full until the next attempt', {
+          scopeId: memory.scopeId,
+          conversationId: memory.conversationId,
+          cycle,
+          error,
+        });
         const next = { ...current, state: failed(current, now, error) };
         await store.save(next);
         return { status: 'cancelled', memory: next, phase: 'summary', error };
@@ -223,12 +274,34 @@ export function createCompactor(deps: CompactorDeps): Compactor {
         state: {
           ...current.state,
           recentTurnIds: current.state.recentTurnIds.filter((id) => !removed.has(id)),
-          compaction: { cycle, lastAt: now.toISOString(), lastAttemptAt: now.toISOString(), lastFailure: null, compactedTurns: current.state.compaction.compactedTurns + removed.size, pending: null },
-          lastContextTokens: Math.max(0, current.state.lastContextTokens - turns.reduce((s, e) => s + estimator.text(e.content) + MESSAGE_OVERHEAD_TOKENS, 0) + estimator.text(summary) - estimator.text(current.summary ?? '')),
+          compaction: {
+            cycle,
+            lastAt: now.toISOString(),
+            lastAttemptAt: now.toISOString(),
+            lastFailure: null,
+            compactedTurns: current.state.compaction.compactedTurns + removed.size,
+            pending: null,
+          },
+          lastContextTokens: Math.max(
+            0,
+            current.state.lastContextTokens -
+              turns.reduce((s, e) => s + estimator.text(e.content) + MESSAGE_OVERHEAD_TOKENS, 0) +
+              estimator.text(summary) -
+              estimator.text(current.summary ?? ''),
+          ),
         },
       };
       await store.save(next);
-      log.info('compacted the working context', { scopeId: memory.scopeId, conversationId: memory.conversationId, cycle, strategy: strategy.name, turns: removed.size, kept: next.state.recentTurnIds.length, flushedMemories: flushedMemoryIds.length, summaryTokens: estimator.text(summary) });
+      log.info('compacted the working context', {
+        scopeId: memory.scopeId,
+        conversationId: memory.conversationId,
+        cycle,
+        strategy: strategy.name,
+        turns: removed.size,
+        kept: next.state.recentTurnIds.length,
+        flushedMemories: flushedMemoryIds.length,
+        summaryTokens: estimator.text(summary),
+      });
       return { status: 'compacted', memory: next, cycle, compactedTurnIds: [...removed], flushedMemoryIds };
     },
   };

@@ -40,7 +40,15 @@ export interface EndMemoryWriter {
    * was written. The scope's policy (resolved for this turn) gives its memory cap and the zone the
    * transcript's times are written in.
    */
-  remember(params: { scope: Scope; policy: Pick<ScopePolicy, 'memoryCap' | 'timeZone'>; conversationId: string; summary: string | null; turns: readonly Episode[]; reason: string; now: Date }): Promise<string | undefined>;
+  remember(params: {
+    scope: Scope;
+    policy: Pick<ScopePolicy, 'memoryCap' | 'timeZone'>;
+    conversationId: string;
+    summary: string | null;
+    turns: readonly Episode[];
+    reason: string;
+    now: Date;
+  }): Promise<string | undefined>;
 }
 
 export function createEndMemoryWriter(deps: {
@@ -55,15 +63,47 @@ export function createEndMemoryWriter(deps: {
 }): EndMemoryWriter {
   const { llm, memories, logger: log, estimator } = deps;
 
-  async function summarize(scope: Scope, timeZone: string, summary: string | null, turns: readonly Episode[], personal: readonly Episode[], origin: { now: Date; runId: string; reason: string }): Promise<string | undefined> {
-    const transcript = turns.map((e) => formatEpisode('', e.role === 'user' ? `person${e.author ? ` (${e.author})` : ''}` : 'assistant', e.timestamp, e.content.replace(/\s+/g, ' ').slice(0, 600), timeZone)).join('\n');
+  async function summarize(
+    scope: Scope,
+    timeZone: string,
+    summary: string | null,
+    turns: readonly Episode[],
+    personal: readonly Episode[],
+    origin: { now: Date; runId: string; reason: string },
+  ): Promise<string | undefined> {
+    const transcript = turns
+      .map((e) =>
+        formatEpisode(
+          '',
+          e.role === 'user' ? `person${e.author ? ` (${e.author})` : ''}` : 'assistant',
+          e.timestamp,
+          e.content.replace(/\s+/g, ' ').slice(0, 600),
+          timeZone,
+        ),
+      )
+      .join('\n');
     const room = deps.contextTokens - 400;
     const quoted = fitText(`${summary ? `Summary of earlier turns: ${summary}\n\n` : ''}${transcript}`, room - estimator.text(END_SYSTEM), estimator, 'tail');
-    const made = await completeStructured(llm, { system: END_SYSTEM, messages: [{ role: 'user', content: `Conversation:\n${quoted}\n\nMemory:` }], maxTokens: 200, temperature: 0, purpose: 'conversation-end', scopeId: scope.id, runId: origin.runId }, endMemorySchema);
+    const made = await completeStructured(
+      llm,
+      {
+        system: END_SYSTEM,
+        messages: [{ role: 'user', content: `Conversation:\n${quoted}\n\nMemory:` }],
+        maxTokens: 200,
+        temperature: 0,
+        purpose: 'conversation-end',
+        scopeId: scope.id,
+        runId: origin.runId,
+      },
+      endMemorySchema,
+    );
     const content = made.value.content;
     const evidence = personal.filter((e) => !looksLikeInjection(e.content)).map((e) => e.id);
     if (content === '' || contentProblem(content) || evidence.length === 0) return undefined;
-    const written = await memories.remember({ scopeId: scope.id, category: CONVERSATION_CATEGORY, content, confidence: 0.7, importance: 0.4, sourceType: 'observed', sourceEpisodeIds: evidence }, origin);
+    const written = await memories.remember(
+      { scopeId: scope.id, category: CONVERSATION_CATEGORY, content, confidence: 0.7, importance: 0.4, sourceType: 'observed', sourceEpisodeIds: evidence },
+      origin,
+    );
     return written.memory.id;
   }
 

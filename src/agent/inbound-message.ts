@@ -65,7 +65,11 @@ export interface InboundMessage {
 }
 
 const nonEmpty = (field: string, max: number) =>
-  z.string({ error: `${field} must be a string` }).trim().min(1, `${field} must not be empty`).max(max, `${field} is at most ${max} characters`);
+  z
+    .string({ error: `${field} must be a string` })
+    .trim()
+    .min(1, `${field} must not be empty`)
+    .max(max, `${field} is at most ${max} characters`);
 
 const TIMESTAMP_PROBLEM = 'timestamp must be a Date or an ISO 8601 date-time, e.g. 2026-01-05T10:00:00Z';
 const externalIdSchema = z.union([z.string().min(1).max(512), z.number().int()]).transform(String);

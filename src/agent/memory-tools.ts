@@ -91,7 +91,8 @@ const updateArgs = z.strictObject({
 export const MEMORY_TOOL_DEFINITIONS: readonly LlmTool[] = [
   {
     name: 'memory_search',
-    description: 'Search what you remember about this person: long-term memories and past conversation turns. Use it when the answer may depend on something said before that is not in the prompt.',
+    description:
+      'Search what you remember about this person: long-term memories and past conversation turns. Use it when the answer may depend on something said before that is not in the prompt.',
     parameters: {
       type: 'object',
       properties: {
@@ -115,12 +116,14 @@ export const MEMORY_TOOL_DEFINITIONS: readonly LlmTool[] = [
   },
   {
     name: 'memory_save',
-    description: "Write a short note in today's log: a fact, decision or event of today worth keeping (it is consolidated into long-term memory while you sleep).",
+    description:
+      "Write a short note in today's log: a fact, decision or event of today worth keeping (it is consolidated into long-term memory while you sleep).",
     parameters: { type: 'object', properties: { note: { type: 'string' } }, required: ['note'] },
   },
   {
     name: 'memory_update',
-    description: 'Change long-term memory about the person. mode "create" adds a memory; "append" adds to memory `id`; "replace" rewrites memory `id` (the old version is kept as history). Third person, facts about the person only.',
+    description:
+      'Change long-term memory about the person. mode "create" adds a memory; "append" adds to memory `id`; "replace" rewrites memory `id` (the old version is kept as history). Third person, facts about the person only.',
     parameters: {
       type: 'object',
       properties: {
@@ -135,7 +138,13 @@ export const MEMORY_TOOL_DEFINITIONS: readonly LlmTool[] = [
 ];
 
 function problemsOf(error: z.ZodError): string {
-  return error.issues.map((i) => (i.code === 'unrecognized_keys' ? `unknown argument(s) ${i.keys.join(', ')} (the scope is fixed by the conversation)` : `${i.path.join('.') || 'arguments'}: ${i.message}`)).join('; ');
+  return error.issues
+    .map((i) =>
+      i.code === 'unrecognized_keys'
+        ? `unknown argument(s) ${i.keys.join(', ')} (the scope is fixed by the conversation)`
+        : `${i.path.join('.') || 'arguments'}: ${i.message}`,
+    )
+    .join('; ');
 }
 
 function clip(text: string, max: number): string {
@@ -170,7 +179,10 @@ export function createMemoryTools(deps: MemoryToolsDeps): MemoryTools {
           return undefined;
         })());
       // A memory that is one side of an open contradiction is shown as such, with the other side.
-      const conflictsOf = () => memories.conflicts(b.scopeId).catch((error: unknown) => (log.warn('conflicts unavailable for a tool call', { scopeId: b.scopeId, error }), [] as Conflict[]));
+      const conflictsOf = () =>
+        memories
+          .conflicts(b.scopeId)
+          .catch((error: unknown) => (log.warn('conflicts unavailable for a tool call', { scopeId: b.scopeId, error }), [] as Conflict[]));
       const noteOf = (id: string, conflicts: readonly Conflict[]) => {
         const note = conflictNote(id, conflicts);
         return note ? ` ${note}` : '';
@@ -178,7 +190,13 @@ export function createMemoryTools(deps: MemoryToolsDeps): MemoryTools {
       const handlers: Record<string, (raw: Record<string, unknown>) => Promise<ToolResult>> = {
         async memory_search(raw) {
           const args = searchArgs.parse(raw);
-          const { results } = await deps.search.search({ scopeId: b.scopeId, semanticQuery: args.query, limit: args.limit ?? 5, includeFaded: args.includeFaded, now: b.now });
+          const { results } = await deps.search.search({
+            scopeId: b.scopeId,
+            semanticQuery: args.query,
+            limit: args.limit ?? 5,
+            includeFaded: args.includeFaded,
+            now: b.now,
+          });
           if (results.length === 0) return { content: 'nothing found', isError: false };
           const conflicts = results.some((r) => r.kind === 'memory') ? await conflictsOf() : [];
           // Deep recall: the faded memories returned were asked for, and the reply will use them.
@@ -186,17 +204,27 @@ export function createMemoryTools(deps: MemoryToolsDeps): MemoryTools {
           if (recalled.length > 0) {
             await memories.revive({ scopeId: b.scopeId, ids: recalled }, { now: b.now, reason: 'recalled: memory_search with includeFaded (reply)' });
           }
-          const lines = results.map((r) => r.kind === 'memory'
-            ? `${r.id} memory [${r.category ?? 'fact'}, confidence ${(r.confidence ?? 0).toFixed(2)}${r.faded ? ', faded' : ''}] ${r.content}${noteOf(r.id, conflicts)}`
-            : `${r.id} turn ${r.timestamp.toISOString().slice(0, 16)} ${r.role === 'user' ? (r.author ?? 'person') : 'you'}: ${r.content}`);
+          const lines = results.map((r) =>
+            r.kind === 'memory'
+              ? `${r.id} memory [${r.category ?? 'fact'}, confidence ${(r.confidence ?? 0).toFixed(2)}${r.faded ? ', faded' : ''}] ${r.content}${noteOf(r.id, conflicts)}`
+              : `${r.id} turn ${r.timestamp.toISOString().slice(0, 16)} ${r.role === 'user' ? (r.author ?? 'person') : 'you'}: ${r.content}`,
+          );
           return { content: lines.join('\n'), isError: false };
         },
         async memory_get(raw) {
           const { id } = getArgs.parse(raw);
           const memory = await memories.get(b.scopeId, id);
-          if (memory) return { content: `${memory.id} memory [${memory.category}, confidence ${memory.confidence.toFixed(2)}${memory.active ? '' : ', faded'}${memory.validTo ? ', superseded' : ''}] since ${memory.validFrom.toISOString().slice(0, 10)}: ${memory.content}${noteOf(memory.id, await conflictsOf())}`, isError: false };
+          if (memory)
+            return {
+              content: `${memory.id} memory [${memory.category}, confidence ${memory.confidence.toFixed(2)}${memory.active ? '' : ', faded'}${memory.validTo ? ', superseded' : ''}] since ${memory.validFrom.toISOString().slice(0, 10)}: ${memory.content}${noteOf(memory.id, await conflictsOf())}`,
+              isError: false,
+            };
           const episode = await episodes.get(b.scopeId, id);
-          if (episode) return { content: `${episode.id} turn ${episode.timestamp.toISOString().slice(0, 16)} ${episode.role === 'user' ? (episode.author ?? 'person') : 'you'}: ${episode.content}`, isError: false };
+          if (episode)
+            return {
+              content: `${episode.id} turn ${episode.timestamp.toISOString().slice(0, 16)} ${episode.role === 'user' ? (episode.author ?? 'person') : 'you'}: ${episode.content}`,
+              isError: false,
+            };
           return { content: `not found: no memory or turn ${id}`, isError: true };
         },
         async memory_save(raw) {
@@ -216,7 +244,17 @@ export function createMemoryTools(deps: MemoryToolsDeps): MemoryTools {
           const refused = await writesRefused();
           if (refused) return { content: refused, isError: true };
           if (args.mode === 'create') {
-            const written = await memories.remember({ scopeId: b.scopeId, category: args.category ?? 'fact', content: args.content, confidence: 0.7, sourceType: 'observed', sourceEpisodeIds: [b.userEpisodeId] }, origin);
+            const written = await memories.remember(
+              {
+                scopeId: b.scopeId,
+                category: args.category ?? 'fact',
+                content: args.content,
+                confidence: 0.7,
+                sourceType: 'observed',
+                sourceEpisodeIds: [b.userEpisodeId],
+              },
+              origin,
+            );
             const id = written.memory.id;
             const said = written.action === 'created' ? `created memory ${id}` : `already known: ${written.action} memory ${written.restated} (now ${id})`;
             return { content: said, isError: false, memoryIds: [id] };
@@ -225,9 +263,13 @@ export function createMemoryTools(deps: MemoryToolsDeps): MemoryTools {
           const id = args.id;
           const current = await memories.get(b.scopeId, id);
           if (!current) return { content: `not found: no memory ${id}`, isError: true };
-          if (current.validTo) return { content: `memory ${id} was superseded by ${current.supersededById ?? 'a newer version'}; change that one`, isError: true };
+          if (current.validTo)
+            return { content: `memory ${id} was superseded by ${current.supersededById ?? 'a newer version'}; change that one`, isError: true };
           const content = args.mode === 'append' ? `${current.content.replace(/[.\s]*$/, '')}. ${args.content}` : args.content;
-          const { current: next } = await memories.revise({ scopeId: b.scopeId, id, change: { content, category: args.category, sourceEpisodeIds: [b.userEpisodeId] } }, { ...origin, reason: `memory_update ${args.mode} (reply)` });
+          const { current: next } = await memories.revise(
+            { scopeId: b.scopeId, id, change: { content, category: args.category, sourceEpisodeIds: [b.userEpisodeId] } },
+            { ...origin, reason: `memory_update ${args.mode} (reply)` },
+          );
           return { content: `memory ${id} is now ${next.id}: ${next.content}`, isError: false, memoryIds: [next.id] };
         },
       };

@@ -71,7 +71,13 @@ export const HEADINGS = {
 } as const;
 
 /** Lines added while they fit `maxTokens` (a line that does not fit is skipped; smaller ones still tried). */
-function packLines<T>(items: readonly T[], render: (item: T) => string, heading: string, maxTokens: number, estimator: TokenEstimator): { text: string; kept: T[] } {
+function packLines<T>(
+  items: readonly T[],
+  render: (item: T) => string,
+  heading: string,
+  maxTokens: number,
+  estimator: TokenEstimator,
+): { text: string; kept: T[] } {
   const kept: T[] = [];
   let used = estimator.text(heading) + 1;
   if (used >= maxTokens) return { text: '', kept };
@@ -117,14 +123,23 @@ export function buildPrompt(input: PromptInput): BuiltPrompt {
 
   // The soul is always there, but never at the expense of the message being answered.
   const soulRoom = Math.max(0, window - reserved - toolTokens - systemTokens - Math.min(currentTokens, Math.floor(window / 4)) - 32);
-  const soulText = input.soul.trim() === '' ? '' : `${HEADINGS.soul}\n${fitText(input.soul.trim(), Math.max(0, soulRoom - estimator.text(HEADINGS.soul) - 1), estimator)}`;
+  const soulText =
+    input.soul.trim() === '' ? '' : `${HEADINGS.soul}\n${fitText(input.soul.trim(), Math.max(0, soulRoom - estimator.text(HEADINGS.soul) - 1), estimator)}`;
   let room = window - reserved - toolTokens - systemTokens - estimator.text(soulText);
 
-  const memories = packLines(input.memories, (m) => `- ${m.text}`, HEADINGS.memories, Math.min(budget.memoryTokens, Math.max(0, room - currentTokens)), estimator);
+  const memories = packLines(
+    input.memories,
+    (m) => `- ${m.text}`,
+    HEADINGS.memories,
+    Math.min(budget.memoryTokens, Math.max(0, room - currentTokens)),
+    estimator,
+  );
   room -= estimator.text(memories.text);
   const goals = packLines(input.goals, (g) => `- ${g}`, HEADINGS.goals, Math.min(budget.goalTokens, Math.max(0, room - currentTokens)), estimator);
   room -= estimator.text(goals.text);
-  const summaryBody = input.summary?.trim() ? fitText(input.summary.trim(), Math.min(budget.summaryTokens, Math.max(0, room - currentTokens)) - estimator.text(HEADINGS.summary) - 1, estimator, 'tail') : '';
+  const summaryBody = input.summary?.trim()
+    ? fitText(input.summary.trim(), Math.min(budget.summaryTokens, Math.max(0, room - currentTokens)) - estimator.text(HEADINGS.summary) - 1, estimator, 'tail')
+    : '';
   const summaryText = summaryBody ? `${HEADINGS.summary}\n${summaryBody}` : '';
   room -= estimator.text(summaryText);
 

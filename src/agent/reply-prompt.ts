@@ -72,12 +72,27 @@ export interface ReplyPrompts {
 export function createReplyPrompts(deps: ReplyPromptDeps): ReplyPrompts {
   const { config, budget, estimator, logger: log } = deps;
 
-  async function contextOf(memory: WorkingMemory, text: string, exclude: string[], now: Date, timeZone: string, includeFaded: boolean): Promise<{ memories: PromptMemory[]; notes: string[] }> {
+  async function contextOf(
+    memory: WorkingMemory,
+    text: string,
+    exclude: string[],
+    now: Date,
+    timeZone: string,
+    includeFaded: boolean,
+  ): Promise<{ memories: PromptMemory[]; notes: string[] }> {
     const { scopeId } = memory;
     try {
       // The turns sent as messages are left out; older turns of this conversation (compacted into
       // its summary, which keeps only their gist) may come back when the message asks for them.
-      const context = await deps.context.retrieveContext({ scopeId, message: text, budgetTokens: budget.memoryTokens, excludeEpisodeIds: exclude, now, timeZone, includeFaded });
+      const context = await deps.context.retrieveContext({
+        scopeId,
+        message: text,
+        budgetTokens: budget.memoryTokens,
+        excludeEpisodeIds: exclude,
+        now,
+        timeZone,
+        includeFaded,
+      });
       const memories = context.items
         .filter((i) => i.kind === 'memory' || i.kind === 'episode')
         .map((i) => ({ id: i.id, kind: i.kind as PromptMemory['kind'], text: i.kind === 'episode' ? `(earlier) ${i.text}` : i.text }));
@@ -117,9 +132,13 @@ export function createReplyPrompts(deps: ReplyPromptDeps): ReplyPrompts {
       const recall = asksToRecall(content);
       const [{ memories: retrieved, notes }, soulView, goals, conflicts] = await Promise.all([
         contextOf(memory, content, [...new Set([...memory.state.recentTurnIds, ...turns.map((t) => t.id)])], now, policy.timeZone, recall),
-        deps.soul.read(scope.id).catch((error: unknown) => (log.warn('soul unavailable for this reply', { scope: scope.key, error }), { markdown: '', memoryIds: [] as string[] })),
+        deps.soul
+          .read(scope.id)
+          .catch((error: unknown) => (log.warn('soul unavailable for this reply', { scope: scope.key, error }), { markdown: '', memoryIds: [] as string[] })),
         // Seed 000 activeGoals: goal memories, plus scheduled tasks once a scheduler of tasks exists.
-        deps.memories.activeGoals(scope.id).catch((error: unknown) => (log.warn('goals unavailable for this reply', { scope: scope.key, error }), [] as string[])),
+        deps.memories
+          .activeGoals(scope.id)
+          .catch((error: unknown) => (log.warn('goals unavailable for this reply', { scope: scope.key, error }), [] as string[])),
         deps.memories.conflicts(scope.id).catch((error: unknown) => (log.warn('conflicts unavailable for this reply', { scope: scope.key, error }), [])),
       ]);
       // The soul is in every prompt: a memory it states is not listed again among the retrieved ones.
@@ -128,10 +147,26 @@ export function createReplyPrompts(deps: ReplyPromptDeps): ReplyPrompts {
       // must not learn them back from it.
       const shownInSoul = retrieved.filter((m) => m.kind === 'memory' && inSoul.has(m.id)).map((m) => m.id);
       // Both sides of an open contradiction the message brought up are listed, annotated (conflict-notes.ts).
-      const memories = withConflicts(retrieved.filter((m) => m.kind !== 'memory' || !inSoul.has(m.id)), shownInSoul, conflicts);
+      const memories = withConflicts(
+        retrieved.filter((m) => m.kind !== 'memory' || !inSoul.has(m.id)),
+        shownInSoul,
+        conflicts,
+      );
       // A soul stored before SOUL_MAX_TOKENS (or under a larger one) is cut to it until sleep rebuilds it.
       const soul = fitText(soulView.markdown, Math.ceil(config.sleep.soulMaxTokens * estimator.factor), estimator);
-      const built = buildPrompt({ systemPrompt: deps.systemPrompt, now: nowLine(policy.timeZone, now), soul, memories, goals, summary: memory.summary, turns: promptTurns(turns), tools: deps.tools, budget, estimator, showAuthors });
+      const built = buildPrompt({
+        systemPrompt: deps.systemPrompt,
+        now: nowLine(policy.timeZone, now),
+        soul,
+        memories,
+        goals,
+        summary: memory.summary,
+        turns: promptTurns(turns),
+        tools: deps.tools,
+        budget,
+        estimator,
+        showAuthors,
+      });
       if (recall) await revive(scope, built.memoryIds, now);
       return { built, memories, shownInSoul, goals, notes };
     },

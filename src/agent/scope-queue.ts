@@ -12,7 +12,10 @@ export function createScopeQueue(): ScopeQueue {
   return function serialized<T>(key: string, task: () => Promise<T>): Promise<T> {
     const previous = queues.get(key) ?? Promise.resolve();
     const run = previous.then(task, task);
-    const tail = run.then(() => undefined, () => undefined);
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
     queues.set(key, tail);
     void tail.then(() => {
       if (queues.get(key) === tail) queues.delete(key);

@@ -63,11 +63,13 @@ export function createTokenEstimator(provider: LlmProvider, model: string): Toke
   const text = (value: string) => (value === '' ? 0 : Math.ceil(estimateTokens(value) * factor));
   const message = (m: LlmMessage): number => {
     let tokens = MESSAGE_OVERHEAD_TOKENS + text(m.content);
-    if (m.role === 'assistant') for (const call of m.toolCalls ?? []) tokens += text(call.name) + text(JSON.stringify(call.arguments)) + MESSAGE_OVERHEAD_TOKENS;
+    if (m.role === 'assistant')
+      for (const call of m.toolCalls ?? []) tokens += text(call.name) + text(JSON.stringify(call.arguments)) + MESSAGE_OVERHEAD_TOKENS;
     if (m.role === 'tool') tokens += text(m.name);
     return tokens;
   };
-  const tools = (list: readonly LlmTool[]) => list.reduce((sum, t) => sum + MESSAGE_OVERHEAD_TOKENS + text(t.name) + text(t.description) + text(JSON.stringify(t.parameters)), 0);
+  const tools = (list: readonly LlmTool[]) =>
+    list.reduce((sum, t) => sum + MESSAGE_OVERHEAD_TOKENS + text(t.name) + text(t.description) + text(JSON.stringify(t.parameters)), 0);
   return {
     family,
     factor,
@@ -121,14 +123,17 @@ export const MIN_ANSWER_TOKENS = 64;
  * 2,048-token window with the default 1,024 answer tokens would leave too little for the
  * conversation), and never less than {@link MIN_ANSWER_TOKENS}.
  */
-export function resolveReplyBudget(settings: {
-  readonly contextTokens?: number;
-  readonly memoryTokens: number;
-  readonly summaryTokens: number;
-  readonly goalTokens: number;
-  readonly answerTokens: number;
-  readonly recentTurns: number;
-}, modelWindow: number): ReplyBudget {
+export function resolveReplyBudget(
+  settings: {
+    readonly contextTokens?: number;
+    readonly memoryTokens: number;
+    readonly summaryTokens: number;
+    readonly goalTokens: number;
+    readonly answerTokens: number;
+    readonly recentTurns: number;
+  },
+  modelWindow: number,
+): ReplyBudget {
   const contextTokens = Math.min(settings.contextTokens ?? modelWindow, modelWindow);
   const answerTokens = Math.max(MIN_ANSWER_TOKENS, Math.min(settings.answerTokens, Math.floor(contextTokens / 4)));
   const room = contextTokens - answerTokens;

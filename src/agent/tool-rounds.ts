@@ -47,7 +47,13 @@ export function createToolRounds(deps: ToolRoundsDeps): Converse {
       const prompt = estimator.request({ system, messages, tools: tools.definitions });
       const maxTokens = Math.max(16, Math.min(budget.answerTokens, budget.contextTokens - prompt));
       const response = await llm.complete({
-        system, messages, tools: tools.definitions, maxTokens, purpose: 'reply', scopeId, ...(stableLength && { cachePrefixLength: stableLength }),
+        system,
+        messages,
+        tools: tools.definitions,
+        maxTokens,
+        purpose: 'reply',
+        scopeId,
+        ...(stableLength && { cachePrefixLength: stableLength }),
       });
       responses.push(response);
       if (response.toolCalls.length === 0 || round >= maxToolRounds) return { text: response.text.trim(), responses, results, called };

@@ -51,15 +51,20 @@ export function renderDocsPage(doc: OpenApiDocument): string {
     for (const method of METHODS) {
       const op = operations[method];
       if (!op) continue;
-      const rows = (op.parameters ?? []).map((p) => `<tr><td><code>${escape(p.name)}</code></td><td>${escape(p.in)}</td><td>${p.required ? 'yes' : 'no'}</td><td>${escape(describeSchema(p.schema))}</td><td>${escape(p.description ?? '')}</td></tr>`);
+      const rows = (op.parameters ?? []).map(
+        (p) =>
+          `<tr><td><code>${escape(p.name)}</code></td><td>${escape(p.in)}</td><td>${p.required ? 'yes' : 'no'}</td><td>${escape(describeSchema(p.schema))}</td><td>${escape(p.description ?? '')}</td></tr>`,
+      );
       const body = op.requestBody?.content?.['application/json']?.schema;
-      sections.push([
-        `<section><h2><span class="m">${method.toUpperCase()}</span> <code>${escape(path)}</code></h2>`,
-        op.summary || op.description ? `<p>${escape(op.summary ?? op.description ?? '')}</p>` : '',
-        rows.length > 0 ? `<table><tr><th>parameter</th><th>in</th><th>required</th><th>type</th><th>description</th></tr>${rows.join('')}</table>` : '',
-        body ? `<p>JSON body:</p><pre>${escape(JSON.stringify(body, null, 2))}</pre>` : '',
-        '</section>',
-      ].join('\n'));
+      sections.push(
+        [
+          `<section><h2><span class="m">${method.toUpperCase()}</span> <code>${escape(path)}</code></h2>`,
+          op.summary || op.description ? `<p>${escape(op.summary ?? op.description ?? '')}</p>` : '',
+          rows.length > 0 ? `<table><tr><th>parameter</th><th>in</th><th>required</th><th>type</th><th>description</th></tr>${rows.join('')}</table>` : '',
+          body ? `<p>JSON body:</p><pre>${escape(JSON.stringify(body, null, 2))}</pre>` : '',
+          '</section>',
+        ].join('\n'),
+      );
     }
   }
   return `<!doctype html>

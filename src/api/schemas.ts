@@ -56,7 +56,10 @@ export const searchBody = z.object({
   query: z.string().min(1).max(2_000).optional(),
   strategy: z.enum(['hybrid', 'semantic', 'keyword', 'temporal']).default('hybrid'),
   limit: jsonIntegerIn(1, 200).default(10),
-  kinds: z.array(z.enum(['episode', 'memory'])).min(1).optional(),
+  kinds: z
+    .array(z.enum(['episode', 'memory']))
+    .min(1)
+    .optional(),
   includeInactive: z.boolean().optional(),
   minConfidence: jsonNumberIn(0, 1).optional(),
   minSourceTrust: jsonNumberIn(0, 1).optional(),
@@ -69,7 +72,10 @@ export const sleepBody = z.object({ dryRun: z.boolean().default(false), retryGiv
 /** PATCH /scopes/:id/settings: any of the three; absent fields stay as they are. */
 export const settingsBody = z
   .object({
-    digestTime: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time of day as HH:MM, 24-hour, e.g. 21:30').optional(),
+    digestTime: z
+      .string()
+      .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time of day as HH:MM, 24-hour, e.g. 21:30')
+      .optional(),
     digestEnabled: z.boolean().optional(),
     timezone: z.string().min(1).max(64).optional(),
   })

@@ -38,7 +38,21 @@ import { renderDocsPage, type OpenApiDocument } from './docs-page';
 import { joinMarkdownFiles, renderMarkdownExport } from '../export/markdown-export';
 import { removeImportFile, spoolToFile, SpoolTooLarge, type ImportFile } from '../export/import-file';
 import { serializeScopeExport } from '../export/scope-document';
-import { auditQuery, episodesQuery, exportQuery, importQuery, jsonSchema, memoriesQuery, memoryParams, scopeParams, searchBody, settingsBody, sleepBody, RequestValidationError, validatorFor } from './schemas';
+import {
+  auditQuery,
+  episodesQuery,
+  exportQuery,
+  importQuery,
+  jsonSchema,
+  memoriesQuery,
+  memoryParams,
+  scopeParams,
+  searchBody,
+  settingsBody,
+  sleepBody,
+  RequestValidationError,
+  validatorFor,
+} from './schemas';
 
 /** Largest JSON export POST /scopes/:id/import takes (a scope of ~100,000 episodes). */
 const IMPORT_BODY_LIMIT = 256 * 1024 * 1024;
@@ -91,7 +105,13 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
   // Every request part is validated by the zod schema its JSON Schema came from (schemas.ts):
   // ajv's coercion let `limit=Infinity` through to a 500; zod refuses it, naming the range.
   app.setValidatorCompiler(({ schema, httpPart }) => validatorFor(schema, httpPart ?? 'request'));
-  await app.register(swagger, { openapi: { info: { title: 'Nocturne admin API', version: '1' }, components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } }, security: [{ bearer: [] }] } });
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Nocturne admin API', version: '1' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+  });
 
   app.addHook('onRequest', async (request, reply) => {
     if (OPEN_ROUTES.has(request.routeOptions.url ?? '')) return;
@@ -105,7 +125,10 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
   app.setErrorHandler(async (caught, _request, reply) => {
     const error = caught instanceof Error ? caught : new Error(String(caught));
     const status = (error as { statusCode?: number }).statusCode;
-    if ((error as { validation?: unknown }).validation) return reply.code(400).send({ error: 'invalid request', detail: error.message, ...(error instanceof RequestValidationError && { problems: error.validation }) });
+    if ((error as { validation?: unknown }).validation)
+      return reply
+        .code(400)
+        .send({ error: 'invalid request', detail: error.message, ...(error instanceof RequestValidationError && { problems: error.validation }) });
     if (error instanceof NotFoundError) return reply.code(404).send({ error: error.message });
     if (error instanceof AppError && error.code === 'import.conflict') return reply.code(409).send({ error: error.message, code: error.code });
     if (error instanceof AppError && error.category === 'user') return reply.code(400).send({ error: error.message, code: error.code });
@@ -140,11 +163,17 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
     const telegram = options.telegramPolling?.();
     if (telegram) checks.telegram = telegram.status;
     const ready = checks.database === 'ok';
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not ready', checks, ...(telegram && { telegram: { lastPollAt: telegram.lastPollAt, maxAgeSeconds: telegram.maxAgeSeconds } }) });
+    return reply.code(ready ? 200 : 503).send({
+      status: ready ? 'ready' : 'not ready',
+      checks,
+      ...(telegram && { telegram: { lastPollAt: telegram.lastPollAt, maxAgeSeconds: telegram.maxAgeSeconds } }),
+    });
   });
   app.get('/metrics', async (_request, reply) => reply.type('text/plain; version=0.0.4').send(await renderMetrics(options)));
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
-  app.get('/docs', { schema: { hide: true } }, async (_request, reply) => reply.type('text/html; charset=utf-8').send(renderDocsPage(app.swagger() as OpenApiDocument)));
+  app.get('/docs', { schema: { hide: true } }, async (_request, reply) =>
+    reply.type('text/html; charset=utf-8').send(renderDocsPage(app.swagger() as OpenApiDocument)),
+  );
 
   if (options.mcp) registerMcpRoute(app, { adminToken: options.token, directory, ...options.mcp });
 
@@ -228,7 +257,11 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
     const { id } = scopeParams.parse(request.params);
     const body = settingsBody.parse(request.body ?? {});
     const scope = await scopeOf(id);
-    const changed = await options.digestSchedule.set(scope.id, { time: body.digestTime, enabled: body.digestEnabled, timeZone: body.timezone }, { reason: 'changed through the admin API' });
+    const changed = await options.digestSchedule.set(
+      scope.id,
+      { time: body.digestTime, enabled: body.digestEnabled, timeZone: body.timezone },
+      { reason: 'changed through the admin API' },
+    );
     return settingsAnswer(changed);
   });
 
@@ -272,7 +305,8 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
       if (Number(request.headers['content-length']) > IMPORT_BODY_LIMIT) return done(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE(), undefined);
       spoolToFile(payload, { limit: IMPORT_BODY_LIMIT, dir: options.spoolDir }).then(
         (file) => done(null, file),
-        (error: Error) => done(error instanceof SpoolTooLarge ? new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE() : Object.assign(error, { statusCode: 400 }), undefined),
+        (error: Error) =>
+          done(error instanceof SpoolTooLarge ? new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE() : Object.assign(error, { statusCode: 400 }), undefined),
       );
     });
     // Also when the handler never ran (a bad query string is refused after the body was read).

@@ -69,7 +69,13 @@ export async function deliverDigestOnce(params: {
       logger.warn('a digest could not be sent; it will be tried again', { digestId: digest.id, scopeId: digest.scopeId, attempt: digest.attempts + 1, error });
       return 'failed';
     }
-    logger.error('a long digest was only partly sent; not resending it, to avoid duplicates', { digestId: digest.id, scopeId: digest.scopeId, partsSent: delivered, parts: parts.length, error });
+    logger.error('a long digest was only partly sent; not resending it, to avoid duplicates', {
+      digestId: digest.id,
+      scopeId: digest.scopeId,
+      partsSent: delivered,
+      parts: parts.length,
+      error,
+    });
   }
   await digestBook.markSent(digest.id, now());
   logger.info('digest sent', { digestId: digest.id, scopeId: digest.scopeId });

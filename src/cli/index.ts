@@ -36,7 +36,32 @@ import { timezoneCommand } from './commands/timezone';
 import { mcpCommand } from './commands/mcp';
 import { mcpTokenCommand } from './commands/mcp-token';
 
-const commands = [importCommand, episodesCommand, scopesCommand, searchCommand, memoriesCommand, auditCommand, soulCommand, digestCommand, timezoneCommand, forgetCommand, sleepCommand, chatCommand, pauseCommand, resumeCommand, repliesCommand, reindexCommand, evalCommand, doctorCommand, exportCommand, importScopeCommand, migrateStoreCommand, encryptCommand, mcpCommand, mcpTokenCommand] satisfies Command[];
+const commands = [
+  importCommand,
+  episodesCommand,
+  scopesCommand,
+  searchCommand,
+  memoriesCommand,
+  auditCommand,
+  soulCommand,
+  digestCommand,
+  timezoneCommand,
+  forgetCommand,
+  sleepCommand,
+  chatCommand,
+  pauseCommand,
+  resumeCommand,
+  repliesCommand,
+  reindexCommand,
+  evalCommand,
+  doctorCommand,
+  exportCommand,
+  importScopeCommand,
+  migrateStoreCommand,
+  encryptCommand,
+  mcpCommand,
+  mcpTokenCommand,
+] satisfies Command[];
 
 function usage(): string {
   return [
@@ -122,7 +147,7 @@ if (require.main === module) {
     // Exit only once stdout has drained: a large --json result to a pipe is written asynchronously.
     (code) => process.stdout.write('', () => process.exit(code)),
     (error: unknown) => {
-      process.stderr.write(`error: ${redactSecrets(error instanceof Error ? error.stack ?? error.message : String(error))}\n`);
+      process.stderr.write(`error: ${redactSecrets(error instanceof Error ? (error.stack ?? error.message) : String(error))}\n`);
       process.exit(1);
     },
   );

@@ -179,7 +179,11 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const cwd = options.cwd ?? process.cwd();
   const fileEnv = options.envFile === false ? {} : readEnvFile(path.resolve(cwd, options.envFile ?? '.env'));
   const raw = withoutEmpty({ ...fileEnv, ...(options.env ?? process.env) });
-  const known = Object.fromEntries(Object.keys(envSchema.shape).filter((k) => k in raw).map((k) => [k, raw[k]]));
+  const known = Object.fromEntries(
+    Object.keys(envSchema.shape)
+      .filter((k) => k in raw)
+      .map((k) => [k, raw[k]]),
+  );
   const parsed = envSchema.safeParse(known);
   const issues: ConfigIssue[] = parsed.success ? [] : parsed.error.issues.map((issue) => describeIssue(issue, raw));
   issues.push(...crossFieldIssues(known as Record<string, string | undefined>));
@@ -195,13 +199,27 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     const file = path.resolve(cwd, url.replace(/^file:/, ''));
     database = { provider: 'sqlite', url: `file:${file}`, file, ...(env.DATABASE_ENCRYPTION_KEY && { encryptionKey: env.DATABASE_ENCRYPTION_KEY }) };
   }
-  const vectors: Config['vectors'] = env.VECTOR_STORE === 'qdrant'
-    ? { store: 'qdrant', url: env.QDRANT_URL ?? '', apiKey: env.QDRANT_API_KEY }
-    : { store: 'sqlite-vec', file: path.join(dataDir, 'vectors.db'), scanMemoryBytes: env.VECTOR_SCAN_MEMORY_MB * 1024 * 1024, ...(env.DATABASE_ENCRYPTION_KEY && { encryptionKey: env.DATABASE_ENCRYPTION_KEY }) };
+  const vectors: Config['vectors'] =
+    env.VECTOR_STORE === 'qdrant'
+      ? { store: 'qdrant', url: env.QDRANT_URL ?? '', apiKey: env.QDRANT_API_KEY }
+      : {
+          store: 'sqlite-vec',
+          file: path.join(dataDir, 'vectors.db'),
+          scanMemoryBytes: env.VECTOR_SCAN_MEMORY_MB * 1024 * 1024,
+          ...(env.DATABASE_ENCRYPTION_KEY && { encryptionKey: env.DATABASE_ENCRYPTION_KEY }),
+        };
   const provider = env.LLM_PROVIDER ?? (env.ANTHROPIC_API_KEY ? 'anthropic' : 'ollama');
 
-  const secrets = [env.ANTHROPIC_API_KEY, env.TELEGRAM_BOT_TOKEN, env.TELEGRAM_WEBHOOK_SECRET, env.ADMIN_TOKEN, env.WEBHOOK_SECRET, env.QDRANT_API_KEY, env.DATABASE_ENCRYPTION_KEY, passwordOf(env.DATABASE_URL)]
-    .filter((value): value is string => value !== undefined && value !== '');
+  const secrets = [
+    env.ANTHROPIC_API_KEY,
+    env.TELEGRAM_BOT_TOKEN,
+    env.TELEGRAM_WEBHOOK_SECRET,
+    env.ADMIN_TOKEN,
+    env.WEBHOOK_SECRET,
+    env.QDRANT_API_KEY,
+    env.DATABASE_ENCRYPTION_KEY,
+    passwordOf(env.DATABASE_URL),
+  ].filter((value): value is string => value !== undefined && value !== '');
 
   return {
     dataDir,
@@ -228,7 +246,9 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       : undefined,
     adminToken: env.ADMIN_TOKEN,
     api: { host: env.API_HOST, port: env.API_PORT },
-    webhook: env.WEBHOOK_SECRET ? { secret: env.WEBHOOK_SECRET, host: env.API_HOST, port: env.WEBHOOK_PORT, callbackHosts: env.WEBHOOK_CALLBACK_HOSTS } : undefined,
+    webhook: env.WEBHOOK_SECRET
+      ? { secret: env.WEBHOOK_SECRET, host: env.API_HOST, port: env.WEBHOOK_PORT, callbackHosts: env.WEBHOOK_CALLBACK_HOSTS }
+      : undefined,
     terminal: { mode: env.TERMINAL, user: env.TERMINAL_USER ?? loginName() },
     ingest: { maxEpisodeBytes: env.EPISODE_MAX_BYTES },
     timeZone: env.TZ ?? Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'UTC',
@@ -279,15 +299,29 @@ function crossFieldIssues(env: Record<string, string | undefined>): ConfigIssue[
     issues.push({ setting: 'DATABASE_URL', problem: 'must be a file:PATH URL when DB_PROVIDER=sqlite (or set DB_PROVIDER=postgres)' });
   }
   if (env.DATABASE_ENCRYPTION_KEY && env.DB_PROVIDER === 'postgres' && env.VECTOR_STORE === 'qdrant') {
-    issues.push({ setting: 'DATABASE_ENCRYPTION_KEY', problem: 'encrypts the embedded SQLite files, and with DB_PROVIDER=postgres and VECTOR_STORE=qdrant there are none: use the encryption at rest of the PostgreSQL and Qdrant servers (or their disks), and unset it' });
+    issues.push({
+      setting: 'DATABASE_ENCRYPTION_KEY',
+      problem:
+        'encrypts the embedded SQLite files, and with DB_PROVIDER=postgres and VECTOR_STORE=qdrant there are none: use the encryption at rest of the PostgreSQL and Qdrant servers (or their disks), and unset it',
+    });
   }
   if (env.VECTOR_STORE === 'qdrant' && !env.QDRANT_URL) {
     issues.push({ setting: 'QDRANT_URL', problem: 'is required when VECTOR_STORE=qdrant, e.g. http://127.0.0.1:6333' });
   }
   if (env.TELEGRAM_MODE === 'webhook') {
-    if (!env.TELEGRAM_WEBHOOK_URL) issues.push({ setting: 'TELEGRAM_WEBHOOK_URL', problem: 'is required when TELEGRAM_MODE=webhook: the public https URL Telegram posts updates to, e.g. https://bot.example.com/telegram' });
-    else if (webhookPath(env.TELEGRAM_WEBHOOK_URL)?.startsWith('/webhook/')) issues.push({ setting: 'TELEGRAM_WEBHOOK_URL', problem: 'its path must not be under /webhook/ (the webhook channel serves those); use e.g. /telegram' });
-    if (!env.TELEGRAM_WEBHOOK_SECRET) issues.push({ setting: 'TELEGRAM_WEBHOOK_SECRET', problem: 'is required when TELEGRAM_MODE=webhook: 16-256 characters of A-Z a-z 0-9 _ - (generate one with `openssl rand -hex 32`); Telegram sends it with every update and other requests are refused' });
+    if (!env.TELEGRAM_WEBHOOK_URL)
+      issues.push({
+        setting: 'TELEGRAM_WEBHOOK_URL',
+        problem: 'is required when TELEGRAM_MODE=webhook: the public https URL Telegram posts updates to, e.g. https://bot.example.com/telegram',
+      });
+    else if (webhookPath(env.TELEGRAM_WEBHOOK_URL)?.startsWith('/webhook/'))
+      issues.push({ setting: 'TELEGRAM_WEBHOOK_URL', problem: 'its path must not be under /webhook/ (the webhook channel serves those); use e.g. /telegram' });
+    if (!env.TELEGRAM_WEBHOOK_SECRET)
+      issues.push({
+        setting: 'TELEGRAM_WEBHOOK_SECRET',
+        problem:
+          'is required when TELEGRAM_MODE=webhook: 16-256 characters of A-Z a-z 0-9 _ - (generate one with `openssl rand -hex 32`); Telegram sends it with every update and other requests are refused',
+      });
     if (!env.TELEGRAM_BOT_TOKEN) issues.push({ setting: 'TELEGRAM_BOT_TOKEN', problem: 'is required when TELEGRAM_MODE=webhook' });
   }
   if (env.LLM_PROVIDER === 'anthropic' && !env.ANTHROPIC_API_KEY) {
@@ -307,7 +341,14 @@ function webhookPath(url: string): string | undefined {
 
 function telegramMode(env: Env): TelegramMode {
   if (env.TELEGRAM_MODE === 'polling' || !env.TELEGRAM_WEBHOOK_URL || !env.TELEGRAM_WEBHOOK_SECRET) return { kind: 'polling' };
-  return { kind: 'webhook', url: env.TELEGRAM_WEBHOOK_URL, path: webhookPath(env.TELEGRAM_WEBHOOK_URL) ?? '/', secret: env.TELEGRAM_WEBHOOK_SECRET, host: env.API_HOST, port: env.WEBHOOK_PORT };
+  return {
+    kind: 'webhook',
+    url: env.TELEGRAM_WEBHOOK_URL,
+    path: webhookPath(env.TELEGRAM_WEBHOOK_URL) ?? '/',
+    secret: env.TELEGRAM_WEBHOOK_SECRET,
+    host: env.API_HOST,
+    port: env.WEBHOOK_PORT,
+  };
 }
 
 /** The login name as a scope-key-safe word (`terminal:<name>`); `me` when there is none. */

@@ -27,18 +27,24 @@ const timeZone = z.string().refine(
 );
 
 /** A cron expression croner accepts (5 fields, or 6 with seconds first); parsed, never scheduled. */
-const cron = z.string().trim().superRefine((value, ctx) => {
-  try {
-    new CronPattern(value);
-  } catch (error) {
-    ctx.addIssue({
-      code: 'custom',
-      message: `must be a cron expression such as "0 */6 * * *" (minute hour day month weekday): ${(error as Error).message}`,
-    });
-  }
-});
+const cron = z
+  .string()
+  .trim()
+  .superRefine((value, ctx) => {
+    try {
+      new CronPattern(value);
+    } catch (error) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `must be a cron expression such as "0 */6 * * *" (minute hour day month weekday): ${(error as Error).message}`,
+      });
+    }
+  });
 
-const clockTime = z.string().trim().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time of day as HH:MM, 24-hour, e.g. 21:00');
+const clockTime = z
+  .string()
+  .trim()
+  .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time of day as HH:MM, 24-hour, e.g. 21:00');
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off'], { message: 'must be true or false' })
@@ -98,10 +104,24 @@ export const envSchema = z.object({
     .string()
     .trim()
     .default('')
-    .transform((value) => value.split(',').map((host) => host.trim().toLowerCase()).filter((host) => host !== ''))
-    .refine((hosts) => hosts.every((host) => /^(\*\.)?[a-z0-9._:[\]-]+$/.test(host)), 'must be a comma-separated list of host names or IP addresses, e.g. hooks.example.com,*.example.org,10.0.0.7'),
+    .transform((value) =>
+      value
+        .split(',')
+        .map((host) => host.trim().toLowerCase())
+        .filter((host) => host !== ''),
+    )
+    .refine(
+      (hosts) => hosts.every((host) => /^(\*\.)?[a-z0-9._:[\]-]+$/.test(host)),
+      'must be a comma-separated list of host names or IP addresses, e.g. hooks.example.com,*.example.org,10.0.0.7',
+    ),
   TERMINAL: z.enum(['auto', 'on', 'off']).default('auto'),
-  TERMINAL_USER: z.string().trim().min(1).max(64).regex(/^[\p{L}\p{N}_.@-]+$/u, 'letters, digits, _ . @ - only').optional(),
+  TERMINAL_USER: z
+    .string()
+    .trim()
+    .min(1)
+    .max(64)
+    .regex(/^[\p{L}\p{N}_.@-]+$/u, 'letters, digits, _ . @ - only')
+    .optional(),
 
   // Ingest
   EPISODE_MAX_BYTES: int(1, 64 * 1024 * 1024).default(4 * 1024 * 1024),
@@ -147,15 +167,18 @@ export type Env = z.infer<typeof envSchema>;
 export const settingDocs: Record<keyof Env, string> = {
   DATA_DIR: 'Folder for the embedded database, vector index and exports.',
   DB_PROVIDER: 'sqlite (embedded, default) or postgres.',
-  DATABASE_ENCRYPTION_KEY: 'Passphrase that encrypts the embedded SQLite files (the database and vectors.db; SQLCipher 4 scheme) at rest; at least 16 characters; never logged. Without it nothing stored can be read: keep a copy. An existing plain store is encrypted once with `npm run cli -- encrypt`.',
+  DATABASE_ENCRYPTION_KEY:
+    'Passphrase that encrypts the embedded SQLite files (the database and vectors.db; SQLCipher 4 scheme) at rest; at least 16 characters; never logged. Without it nothing stored can be read: keep a copy. An existing plain store is encrypted once with `npm run cli -- encrypt`.',
   DATABASE_URL: 'file:PATH for SQLite (default file:DATA_DIR/nocturne.db); postgresql://user:pass@host:5432/db for PostgreSQL.',
   VECTOR_STORE: 'sqlite-vec (embedded, default) or qdrant.',
   QDRANT_URL: 'Qdrant REST URL, required when VECTOR_STORE=qdrant, e.g. http://qdrant:6333.',
-  VECTOR_SCAN_MEMORY_MB: 'Memory for the in-memory int8 copies of large scopes (sqlite-vec), all scopes together, in MiB (default 256, about 500,000 vectors; 0 searches every scope from the file).',
+  VECTOR_SCAN_MEMORY_MB:
+    'Memory for the in-memory int8 copies of large scopes (sqlite-vec), all scopes together, in MiB (default 256, about 500,000 vectors; 0 searches every scope from the file).',
   QDRANT_API_KEY: 'Qdrant API key, if the server requires one.',
   EMBEDDER: 'local (in-process, default) or ollama.',
   EMBEDDING_MODEL: 'Ollama embedding model when EMBEDDER=ollama.',
-  EMBEDDING_DIMENSION: 'Vector size of EMBEDDING_MODEL when it is not a known model (known: nomic-embed-text 768, mxbai-embed-large 1024, all-minilm 384, ...); checked on the first call.',
+  EMBEDDING_DIMENSION:
+    'Vector size of EMBEDDING_MODEL when it is not a known model (known: nomic-embed-text 768, mxbai-embed-large 1024, all-minilm 384, ...); checked on the first call.',
   OLLAMA_HOST: 'Ollama server for embeddings and/or chat.',
   LLM_PROVIDER: 'anthropic or ollama; default anthropic when ANTHROPIC_API_KEY is set, else ollama.',
   LLM_MODEL: 'Model name; default claude-sonnet-4-6 (anthropic) or llama3.2 (ollama).',
@@ -166,25 +189,32 @@ export const settingDocs: Record<keyof Env, string> = {
   TELEGRAM_API_ROOT: 'Bot API address (a local Bot API server, tests).',
   TELEGRAM_ALLOWED_USERS: 'Comma-separated Telegram user ids allowed to talk to the bot.',
   TELEGRAM_GROUPS: 'Also serve group chats (true or false); each group gets its own memory, shared by its allowed members and never shown in private chats.',
-  TELEGRAM_HEARTBEAT_MAX_AGE: 'Seconds without a completed getUpdates long poll after which the bot counts as not polling: the container health check fails and /readyz says stale. Keep it well above the 30 s long poll.',
-  TELEGRAM_MODE: 'How Telegram updates arrive: polling (one process pulls them; default) or webhook (Telegram posts them to TELEGRAM_WEBHOOK_URL; several replicas can share one PostgreSQL).',
-  TELEGRAM_WEBHOOK_URL: 'Public https URL Telegram posts updates to when TELEGRAM_MODE=webhook (your load balancer); its path is served on WEBHOOK_PORT, e.g. https://bot.example.com/telegram.',
-  TELEGRAM_WEBHOOK_SECRET: 'Secret Telegram sends with every webhook update (setWebhook secret_token; 16-256 of A-Z a-z 0-9 _ -); a request without it is refused. Required when TELEGRAM_MODE=webhook; never logged.',
+  TELEGRAM_HEARTBEAT_MAX_AGE:
+    'Seconds without a completed getUpdates long poll after which the bot counts as not polling: the container health check fails and /readyz says stale. Keep it well above the 30 s long poll.',
+  TELEGRAM_MODE:
+    'How Telegram updates arrive: polling (one process pulls them; default) or webhook (Telegram posts them to TELEGRAM_WEBHOOK_URL; several replicas can share one PostgreSQL).',
+  TELEGRAM_WEBHOOK_URL:
+    'Public https URL Telegram posts updates to when TELEGRAM_MODE=webhook (your load balancer); its path is served on WEBHOOK_PORT, e.g. https://bot.example.com/telegram.',
+  TELEGRAM_WEBHOOK_SECRET:
+    'Secret Telegram sends with every webhook update (setWebhook secret_token; 16-256 of A-Z a-z 0-9 _ -); a request without it is refused. Required when TELEGRAM_MODE=webhook; never logged.',
   ADMIN_TOKEN: 'Bearer token of the admin HTTP API (at least 16 characters; never logged); when set, npm start serves the API.',
   API_HOST: 'Address the admin API and the webhook channel listen on (loopback by default).',
   API_PORT: 'Port of the admin API.',
-  WEBHOOK_SECRET: 'Shared secret of the webhook channel (HMAC-SHA256 of the body; at least 16 characters; never logged); when set, npm start serves POST /webhook/<source>.',
+  WEBHOOK_SECRET:
+    'Shared secret of the webhook channel (HMAC-SHA256 of the body; at least 16 characters; never logged); when set, npm start serves POST /webhook/<source>.',
   WEBHOOK_PORT: 'Port of the webhook channel, and of the Telegram webhook route when TELEGRAM_MODE=webhook.',
-  WEBHOOK_CALLBACK_HOSTS: 'Hosts a webhook callbackUrl may name (comma-separated names or IP addresses; *.example.com for names under a domain, which must resolve to public addresses only). Empty (default): requests with a callbackUrl are refused (400).',
+  WEBHOOK_CALLBACK_HOSTS:
+    'Hosts a webhook callbackUrl may name (comma-separated names or IP addresses; *.example.com for names under a domain, which must resolve to public addresses only). Empty (default): requests with a callbackUrl are refused (400).',
   TERMINAL: 'The terminal conversation of npm start: auto (when no TELEGRAM_BOT_TOKEN is set and stdin is a terminal), on or off.',
   TERMINAL_USER: 'Who talks in the terminal; the scope is terminal:<name> (default: the login name).',
   EPISODE_MAX_BYTES: 'Largest message accepted, in UTF-8 bytes; larger ones are refused with a clear error.',
   SLEEP_ENABLED: 'Run the sleep scheduler (consolidation, decay, digests) inside npm start: true or false.',
-  SLEEP_CONSOLIDATE_CRON: 'When to look for scopes due for consolidation (cron, in TZ); hourly, so every scope\'s local sleep window is met.',
+  SLEEP_CONSOLIDATE_CRON: "When to look for scopes due for consolidation (cron, in TZ); hourly, so every scope's local sleep window is met.",
   SLEEP_DECAY_CRON: 'When memory decay runs for every scope (cron, in TZ).',
   SLEEP_IDLE_MINUTES: 'Minutes without a message before a scope counts as asleep and may be consolidated.',
   SLEEP_MIN_EPISODES: 'Unconsolidated episodes that make a consolidation run due in the next sleep window (one model call reads them together).',
-  SLEEP_MAX_WAIT_HOURS: 'Hours the oldest unconsolidated message of the person may wait: a run is due in the last sleep window before it would wait longer, with fewer than SLEEP_MIN_EPISODES.',
+  SLEEP_MAX_WAIT_HOURS:
+    'Hours the oldest unconsolidated message of the person may wait: a run is due in the last sleep window before it would wait longer, with fewer than SLEEP_MIN_EPISODES.',
   SLEEP_WINDOW_START: 'Local hour (0-23, in the scope time zone) at which the nightly sleep window of scopes without their own opens.',
   SLEEP_WINDOW_HOURS: 'Length of that window in hours (1-24; 24 = consolidation at any time of day).',
   SLEEP_MAX_ATTEMPTS: 'Failed consolidation attempts after which an episode is left alone (and reported).',
@@ -198,13 +228,17 @@ export const settingDocs: Record<keyof Env, string> = {
   AGENT_RECENT_TURNS: 'Turns kept in full when older ones are compacted into the summary.',
   AGENT_ANSWER_TOKENS: 'Tokens reserved for the answer (the max_tokens of a reply call).',
   AGENT_IDLE_END_MINUTES: 'Minutes without a message after which a conversation is ended; 0 = never.',
-  AGENT_END_SUMMARY: 'Write a one-sentence summary of every ended conversation with a model call (true), or leave its turns to sleep consolidation (false, default). Capped scopes always remember ended conversations.',
+  AGENT_END_SUMMARY:
+    'Write a one-sentence summary of every ended conversation with a model call (true), or leave its turns to sleep consolidation (false, default). Capped scopes always remember ended conversations.',
   AGENT_COMPACTION_STRATEGY: 'How older turns are compacted: hybrid (default), progressive-summary, sliding-window or importance-based.',
   AGENT_COMPACTION_COOLDOWN_SECONDS: 'Least time between two compactions of one conversation, in seconds.',
-  REPLY_RATE_PER_MINUTE: 'Most replies the agent writes to one person (scope) in any 60 seconds; further messages are stored, not answered, and the person is told once when they can continue. 0 = unlimited.',
-  REPLY_DAILY_BUDGET: 'Most replies the agent writes to one person (scope) per local day (counted from stored turns, so a restart does not reset it); then messages are stored and answered from the next local midnight. 0 = unlimited.',
+  REPLY_RATE_PER_MINUTE:
+    'Most replies the agent writes to one person (scope) in any 60 seconds; further messages are stored, not answered, and the person is told once when they can continue. 0 = unlimited.',
+  REPLY_DAILY_BUDGET:
+    'Most replies the agent writes to one person (scope) per local day (counted from stored turns, so a restart does not reset it); then messages are stored and answered from the next local midnight. 0 = unlimited.',
   TZ: 'Default IANA time zone for schedules and digests (default: the system zone).',
   LOG_LEVEL: 'error, warn, info or debug.',
   LOG_FORMAT: 'auto (pretty on a terminal, JSON otherwise), pretty or json.',
-  LOG_FILE: 'Write logs to this file instead of stderr (default while the terminal conversation runs: DATA_DIR/nocturne.log); when it cannot be written, lines go to stderr and it is tried again every 5 s.',
+  LOG_FILE:
+    'Write logs to this file instead of stderr (default while the terminal conversation runs: DATA_DIR/nocturne.log); when it cannot be written, lines go to stderr and it is tried again every 5 s.',
 };

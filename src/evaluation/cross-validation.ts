@@ -50,7 +50,12 @@ export interface CvOutcome<Q extends CvItem> {
   readonly measurements: number;
 }
 
-const keyOf = (point: GridPoint) => JSON.stringify(Object.keys(point).sort().map((k) => [k, point[k]]));
+const keyOf = (point: GridPoint) =>
+  JSON.stringify(
+    Object.keys(point)
+      .sort()
+      .map((k) => [k, point[k]]),
+  );
 
 /** The groups in first-seen order, each with the items to tune on (all others) and to test on. */
 export function leaveOneGroupOut<Q extends CvItem>(items: readonly Q[]): Array<{ heldOut: string; tune: Q[]; test: Q[] }> {

@@ -46,7 +46,14 @@ export async function readCrowdSources(core: Core, scopeIds: readonly string[]):
     const speakers = [...new Set(rows.map((r) => r.author).filter((a): a is string => Boolean(a)))];
     for (let i = 0; i < rows.length; i += READ_BATCH) {
       const batch = rows.slice(i, i + READ_BATCH);
-      const vectors = new Map((await core.vectorIndex.get(scopeId, batch.map((r) => r.id))).map((r) => [r.id, r.vector]));
+      const vectors = new Map(
+        (
+          await core.vectorIndex.get(
+            scopeId,
+            batch.map((r) => r.id),
+          )
+        ).map((r) => [r.id, r.vector]),
+      );
       for (const row of batch) {
         const vector = vectors.get(row.id);
         if (vector) sources.push({ content: row.content, speakers, vector });

@@ -64,9 +64,46 @@ const FIRST_DAY = Date.UTC(2019, 0, 1);
 const DAYS = 6 * 365;
 const DAY_MS = 86_400_000;
 const NAMES = [
-  'Amara', 'Bruno', 'Chloe', 'Dmitri', 'Esme', 'Farid', 'Greta', 'Hugo', 'Ines', 'Jonas', 'Keiko', 'Liam', 'Maya', 'Nils',
-  'Olga', 'Pablo', 'Quinn', 'Rosa', 'Sami', 'Tara', 'Umar', 'Vera', 'Wes', 'Xenia', 'Yusuf', 'Zoe', 'Aiko', 'Bram', 'Cleo',
-  'Dario', 'Elif', 'Femi', 'Gil', 'Hedda', 'Ivan', 'Jade', 'Kofi', 'Lena', 'Marco', 'Nadia',
+  'Amara',
+  'Bruno',
+  'Chloe',
+  'Dmitri',
+  'Esme',
+  'Farid',
+  'Greta',
+  'Hugo',
+  'Ines',
+  'Jonas',
+  'Keiko',
+  'Liam',
+  'Maya',
+  'Nils',
+  'Olga',
+  'Pablo',
+  'Quinn',
+  'Rosa',
+  'Sami',
+  'Tara',
+  'Umar',
+  'Vera',
+  'Wes',
+  'Xenia',
+  'Yusuf',
+  'Zoe',
+  'Aiko',
+  'Bram',
+  'Cleo',
+  'Dario',
+  'Elif',
+  'Femi',
+  'Gil',
+  'Hedda',
+  'Ivan',
+  'Jade',
+  'Kofi',
+  'Lena',
+  'Marco',
+  'Nadia',
 ];
 
 /**
@@ -148,7 +185,10 @@ export async function loadCrowd(params: {
       }
       const stored = await store.ingest(key, episodes);
       scopeId = stored.scopeId;
-      await store.attachVectors(scopeId, stored.ids.map((id, j) => ({ id, vector: noisy(picks[j]!.vector, rand) })));
+      await store.attachVectors(
+        scopeId,
+        stored.ids.map((id, j) => ({ id, vector: noisy(picks[j]!.vector, rand) })),
+      );
       done += episodes.length;
       params.onProgress?.(done, total);
     }

@@ -91,7 +91,15 @@ export function createOkModel(contextWindow = 200_000): RecordingModel {
       if (request.purpose === 'reply') last = request;
       const input = estimateTokens(promptText(request));
       elapsed += performance.now() - started;
-      return { text: 'ok', toolCalls: [], stopReason: 'end', usage: { inputTokens: input, outputTokens: 1 }, model: 'in-process-ok', provider: 'anthropic', durationMs: 0 };
+      return {
+        text: 'ok',
+        toolCalls: [],
+        stopReason: 'end',
+        usage: { inputTokens: input, outputTokens: 1 },
+        model: 'in-process-ok',
+        provider: 'anthropic',
+        durationMs: 0,
+      };
     },
     lastReply: () => last,
     elapsedMs: () => elapsed,
@@ -120,7 +128,11 @@ export function contextScopeKey(conversation: LocomoConversation): string {
 }
 
 /** Runs the evaluation on a fresh service (scopes are keyed by sample id). */
-export async function runLocomoContext(conversations: readonly LocomoConversation[], harness: ContextHarness, onProgress: (line: string) => void = () => undefined): Promise<ContextReport> {
+export async function runLocomoContext(
+  conversations: readonly LocomoConversation[],
+  harness: ContextHarness,
+  onProgress: (line: string) => void = () => undefined,
+): Promise<ContextReport> {
   const items: ContextItem[] = [];
   const fullContext: number[] = [];
   const seconds = { delivery: 0, questions: 0 };
@@ -141,7 +153,16 @@ export async function runLocomoContext(conversations: readonly LocomoConversatio
       const at = new Date(turn.timestamp.getTime() + offset++ * TURN_GAP_MS);
       harness.setNow(at);
       last = at;
-      await harness.agent.observe({ channel: 'locomo', scopeKey, scopeKind: 'group', authorId: turn.author, authorName: turn.author, text: turn.content, timestamp: at, externalId: turn.externalId });
+      await harness.agent.observe({
+        channel: 'locomo',
+        scopeKey,
+        scopeKind: 'group',
+        authorId: turn.author,
+        authorName: turn.author,
+        text: turn.content,
+        timestamp: at,
+        externalId: turn.externalId,
+      });
     }
     await harness.embeddingWorker.drain();
     seconds.delivery += (performance.now() - started) / 1000;
@@ -158,7 +179,16 @@ export async function runLocomoContext(conversations: readonly LocomoConversatio
       harness.setNow(now);
       const modelBefore = harness.model.elapsedMs();
       const t0 = performance.now();
-      const reply = await harness.agent.handle({ channel: 'locomo', scopeKey, scopeKind: 'group', authorId: 'questioner', authorName: 'Questioner', text: q.question, timestamp: now, externalId: `question-${i + 1}` });
+      const reply = await harness.agent.handle({
+        channel: 'locomo',
+        scopeKey,
+        scopeKind: 'group',
+        authorId: 'questioner',
+        authorName: 'Questioner',
+        text: q.question,
+        timestamp: now,
+        externalId: `question-${i + 1}`,
+      });
       const overheadMs = performance.now() - t0 - (harness.model.elapsedMs() - modelBefore);
       const request = harness.model.lastReply();
       const prompt = request ? squash(promptText(request)) : '';
@@ -172,8 +202,12 @@ export async function runLocomoContext(conversations: readonly LocomoConversatio
       const scope = await harness.directory.findByKey(scopeKey);
       const open = scope ? await harness.conversations.find(scope.id) : null;
       if (open) await harness.conversations.end(open, 'evaluation: next question', now);
-      await harness.withdraw(scopeKey, [reply.episodeIds.user, reply.episodeIds.reply, ...reply.episodeIds.notes].filter((id): id is string => id !== null));
-      if ((i + 1) % 50 === 0 || i + 1 === conversation.questions.length) onProgress(`${conversation.id}: ${i + 1}/${conversation.questions.length} questions asked`);
+      await harness.withdraw(
+        scopeKey,
+        [reply.episodeIds.user, reply.episodeIds.reply, ...reply.episodeIds.notes].filter((id): id is string => id !== null),
+      );
+      if ((i + 1) % 50 === 0 || i + 1 === conversation.questions.length)
+        onProgress(`${conversation.id}: ${i + 1}/${conversation.questions.length} questions asked`);
     }
     seconds.questions += (performance.now() - asked) / 1000;
   }
@@ -184,10 +218,12 @@ export async function runLocomoContext(conversations: readonly LocomoConversatio
     turns: conversations.reduce((n, c) => n + c.episodes.length, 0),
     questions: items.length,
     contextRecall: mean(items),
-    byCategory: Object.fromEntries(categories.map((cat) => {
-      const of = items.filter((x) => x.category === cat);
-      return [String(cat), { questions: of.length, contextRecall: mean(of) }];
-    })),
+    byCategory: Object.fromEntries(
+      categories.map((cat) => {
+        const of = items.filter((x) => x.category === cat);
+        return [String(cat), { questions: of.length, contextRecall: mean(of) }];
+      }),
+    ),
     promptTokens: stat(items.map((x) => x.promptTokens)),
     replyOverheadMs: stat(items.map((x) => x.overheadMs)),
     fullContextPromptTokens: stat(fullContext),

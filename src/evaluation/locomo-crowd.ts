@@ -40,7 +40,13 @@ export function createLocomoCrowdStage(params: {
   let result: LocomoCrowdFigures | null = null;
   return {
     async beforeQuestions() {
-      const empty = await askLocomo({ conversations, k, search: core.search, scopeIdOf, onProgress: (stage, done, total) => status(`empty store: ${stage} ${done}/${total}`) });
+      const empty = await askLocomo({
+        conversations,
+        k,
+        search: core.search,
+        scopeIdOf,
+        onProgress: (stage, done, total) => status(`empty store: ${stage} ${done}/${total}`),
+      });
       status(`empty store: ${empty.questions} questions asked`, true);
       const sources = await readCrowdSources(core, await Promise.all(conversations.map((c) => scopeIdOf(`locomo:${c.id}`))));
       const sizes = planCrowdScopes({ episodes: options.episodes, scopes: options.scopes });

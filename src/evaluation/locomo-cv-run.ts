@@ -31,7 +31,11 @@ export async function crossValidateLocomo(
     conversations,
     search,
     scopeIdOf: async (key) => (await core.directory.findByKey(key))!.id,
-    scopeRows: async (scopeId) => core.episodes.searchRows(scopeId, (await core.db.prisma.episode.findMany({ where: { scopeId }, select: { id: true } })).map((r) => r.id)),
+    scopeRows: async (scopeId) =>
+      core.episodes.searchRows(
+        scopeId,
+        (await core.db.prisma.episode.findMany({ where: { scopeId }, select: { id: true } })).map((r) => r.id),
+      ),
     onProgress: (done, total) => status(`cv: candidates ${done}/${total}`, done === total),
   });
   const report = await evaluateLocomoCv({ ...cache, defaults: search.weights, radius: search.radius, k, onProgress: (n) => status(`cv: ${n} rankings`) });

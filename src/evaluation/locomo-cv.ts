@@ -165,7 +165,10 @@ export async function evaluateLocomoCv(params: {
       heldOut: fold.heldOut,
       questions: fold.measured.length,
       weights: fold.point,
-      recall: summarize(k, fold.measured.map(({ item, figures }) => ({ category: item.category, figures }))).recall,
+      recall: summarize(
+        k,
+        fold.measured.map(({ item, figures }) => ({ category: item.category, figures })),
+      ).recall,
     })),
     tunedOnAll: { weights: outcome.onAll, recall: summarize(k, onAllFigures).recall },
     grid,

@@ -28,7 +28,10 @@ First give a short (one sentence) explanation of your reasoning, then the label.
 
 const verdictSchema = z.object({
   reasoning: z.string().default(''),
-  label: z.string().transform((label) => label.trim().toUpperCase()).pipe(z.enum(['CORRECT', 'WRONG'])),
+  label: z
+    .string()
+    .transform((label) => label.trim().toUpperCase())
+    .pipe(z.enum(['CORRECT', 'WRONG'])),
 });
 
 export interface Verdict {

@@ -154,14 +154,28 @@ export async function runLocomoQa(conversations: readonly LocomoConversation[], 
   }
 
   for (const conversation of conversations) {
-    const scope = { key: scopeKeyOf(conversation), channel: 'locomo', kind: 'group', title: `LoCoMo ${conversation.id}: ${conversation.speakers.join(' and ')}` };
+    const scope = {
+      key: scopeKeyOf(conversation),
+      channel: 'locomo',
+      kind: 'group',
+      title: `LoCoMo ${conversation.id}: ${conversation.speakers.join(' and ')}`,
+    };
     const sessions = sessionsOf(conversation);
     for (const [i, session] of sessions.entries()) {
       const started = performance.now();
       const at = session[0]!.timestamp;
       harness.setNow(at);
       const episodes = session.map((turn) =>
-        harness.episodes.normalize({ content: turn.content, author: turn.author, timestamp: turn.timestamp.toISOString(), externalId: turn.externalId, conversationId: turn.conversationId }, 'locomo'),
+        harness.episodes.normalize(
+          {
+            content: turn.content,
+            author: turn.author,
+            timestamp: turn.timestamp.toISOString(),
+            externalId: turn.externalId,
+            conversationId: turn.conversationId,
+          },
+          'locomo',
+        ),
       );
       await harness.episodes.ingestMany(scope, episodes);
       seconds.ingest += (performance.now() - started) / 1000;
@@ -186,8 +200,14 @@ export async function runLocomoQa(conversations: readonly LocomoConversation[], 
       harness.setNow(now);
       const started = performance.now();
       const reply = await harness.agent.handle({
-        channel: 'locomo', scopeKey: scope.key, scopeKind: 'group', authorId: 'questioner', authorName: 'Questioner',
-        text: q.question, timestamp: now, externalId: `question-${i + 1}`,
+        channel: 'locomo',
+        scopeKey: scope.key,
+        scopeKind: 'group',
+        authorId: 'questioner',
+        authorName: 'Questioner',
+        text: q.question,
+        timestamp: now,
+        externalId: `question-${i + 1}`,
       });
       const latencyMs = performance.now() - started;
       const tokens = reply.reported.inputTokens + reply.reported.outputTokens;
@@ -205,7 +225,17 @@ export async function runLocomoQa(conversations: readonly LocomoConversation[], 
       } catch (error) {
         problem = `judge failed: ${(error as Error).message}`;
       }
-      items.push({ conversation: conversation.id, category: q.category, question: q.question, gold: q.answer, generated: reply.text, correct, tokens, latencyMs, ...(problem && { problem }) });
+      items.push({
+        conversation: conversation.id,
+        category: q.category,
+        question: q.question,
+        gold: q.answer,
+        generated: reply.text,
+        correct,
+        tokens,
+        latencyMs,
+        ...(problem && { problem }),
+      });
       if ((i + 1) % 10 === 0 || i + 1 === conversation.qa.length) say(`${conversation.id}: ${i + 1}/${conversation.qa.length} questions answered and judged`);
     }
     seconds.questions += (performance.now() - askStarted) / 1000;
@@ -219,11 +249,13 @@ export async function runLocomoQa(conversations: readonly LocomoConversation[], 
     questions: items.length,
     correct,
     j: pct(correct, items.length),
-    byCategory: Object.fromEntries(categories.map((cat) => {
-      const of = items.filter((x) => x.category === cat);
-      const right = of.filter((x) => x.correct).length;
-      return [String(cat), { questions: of.length, correct: right, j: pct(right, of.length) }];
-    })),
+    byCategory: Object.fromEntries(
+      categories.map((cat) => {
+        const of = items.filter((x) => x.category === cat);
+        const right = of.filter((x) => x.correct).length;
+        return [String(cat), { questions: of.length, correct: right, j: pct(right, of.length) }];
+      }),
+    ),
     tokensPerQuestion: stat(items.map((x) => x.tokens)),
     latencyMsPerQuestion: stat(items.map((x) => x.latencyMs)),
     judgeTokens,

@@ -76,7 +76,10 @@ export function parseLocomoDate(text: string): Date {
 
 /** Evidence ids as written in the data, split where several share one string ("D8:6; D9:17"). */
 function evidenceIds(raw: readonly string[] | undefined): string[] {
-  return (raw ?? []).flatMap((e) => e.split(/[;,\s]+/)).map((e) => e.replace(/^D:/, 'D')).filter((e) => /^D\d+:\d+$/.test(e));
+  return (raw ?? [])
+    .flatMap((e) => e.split(/[;,\s]+/))
+    .map((e) => e.replace(/^D:/, 'D'))
+    .filter((e) => /^D\d+:\d+$/.test(e));
 }
 
 /** Reads a LoCoMo-format file into conversations, turns and the questions that have evidence. */
@@ -185,7 +188,9 @@ export async function askLocomo(params: {
     questions: asked,
     recall: Object.fromEntries(k.map((x) => [`@${x}`, pct(sums.get(x)!, asked)])),
     byCategory: Object.fromEntries(
-      [...byCategory.entries()].sort(([a], [b]) => a - b).map(([cat, v]) => [String(cat), { questions: v.n, recall: Object.fromEntries(k.map((x) => [`@${x}`, pct(v.sums.get(x)!, v.n)])) }]),
+      [...byCategory.entries()]
+        .sort(([a], [b]) => a - b)
+        .map(([cat, v]) => [String(cat), { questions: v.n, recall: Object.fromEntries(k.map((x) => [`@${x}`, pct(v.sums.get(x)!, v.n)])) }]),
     ),
     queryMs: { p50: Math.round(percentile(latencies, 50) * 10) / 10, p95: Math.round(percentile(latencies, 95) * 10) / 10 },
     foreignResults,
@@ -211,7 +216,16 @@ export async function evaluateLocomo(params: {
   const ingestStarted = Date.now();
   for (const [i, conversation] of conversations.entries()) {
     const episodes: NewEpisode[] = conversation.episodes.map((turn) =>
-      params.episodes.normalize({ content: turn.content, author: turn.author, timestamp: turn.timestamp.toISOString(), externalId: turn.externalId, conversationId: turn.conversationId }, 'locomo'),
+      params.episodes.normalize(
+        {
+          content: turn.content,
+          author: turn.author,
+          timestamp: turn.timestamp.toISOString(),
+          externalId: turn.externalId,
+          conversationId: turn.conversationId,
+        },
+        'locomo',
+      ),
     );
     await params.episodes.ingestMany({ key: `locomo:${conversation.id}`, channel: 'locomo' }, episodes);
     params.onProgress?.('ingest', i + 1, conversations.length);

@@ -11,8 +11,14 @@ import type { QaHarness } from './locomo-qa';
 export function qaHarness(service: RunningService, judge: LanguageModel, setNow: (at: Date) => void): QaHarness {
   const { core, agent } = service;
   return {
-    agent, episodes: core.episodeService, embeddingWorker: core.embeddingWorker, scheduler: core.scheduler,
-    conversations: core.conversations, directory: core.directory, judge, setNow,
+    agent,
+    episodes: core.episodeService,
+    embeddingWorker: core.embeddingWorker,
+    scheduler: core.scheduler,
+    conversations: core.conversations,
+    directory: core.directory,
+    judge,
+    setNow,
     async withdraw(scopeKey, ids) {
       const scope = await core.directory.findByKey(scopeKey);
       if (!scope) return;

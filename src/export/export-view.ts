@@ -43,4 +43,3 @@ function viewOf(doc: ScopeExport, defaultTimeZone: string): ExportView {
 export async function readExportView(db: ScopeReader, scopeId: string, defaultTimeZone: string): Promise<ExportView> {
   return viewOf(await exportScope(db, scopeId), defaultTimeZone);
 }
-

@@ -37,7 +37,13 @@ port.on('message', (message: ToThread) => {
 /** A thread's error from anything thrown. */
 function threadError(error: unknown): ThreadError {
   const e = error as AppError;
-  return { message: e.message, code: e.code, category: e instanceof AppError ? e.category : 'internal', hint: e instanceof AppError ? e.hint : undefined, details: e instanceof AppError ? e.details : undefined };
+  return {
+    message: e.message,
+    code: e.code,
+    category: e instanceof AppError ? e.category : 'internal',
+    hint: e instanceof AppError ? e.hint : undefined,
+    details: e instanceof AppError ? e.details : undefined,
+  };
 }
 
 async function run(): Promise<void> {
@@ -51,7 +57,10 @@ async function run(): Promise<void> {
       outcome = scanScopeExport(file.from(0), start.limits);
     } catch (error) {
       if (!(error instanceof JsonSyntaxError)) throw error;
-      send({ type: 'failed', error: { message: `The body is not JSON: ${error.message}`, code: 'import.invalid_json', category: 'user', details: { syntax: error.message } } });
+      send({
+        type: 'failed',
+        error: { message: `The body is not JSON: ${error.message}`, code: 'import.invalid_json', category: 'user', details: { syntax: error.message } },
+      });
       return;
     }
     send({ type: 'peeked', scopeId: outcome.scopeId });

@@ -15,7 +15,11 @@ import type { ImportFile } from './import-file';
 import type { RowBatch } from './insert-scope';
 import type { ScopeCounts, ScopeExport } from './scope-document';
 
-export type ToThread = { type: 'start'; file: ImportFile; mode: 'exact' | 'copy'; batchSize: number; limits: EpisodeLimits } | { type: 'go' } | { type: 'next' } | { type: 'stop' };
+export type ToThread =
+  | { type: 'start'; file: ImportFile; mode: 'exact' | 'copy'; batchSize: number; limits: EpisodeLimits }
+  | { type: 'go' }
+  | { type: 'next' }
+  | { type: 'stop' };
 
 export interface ThreadError {
   readonly message: string;

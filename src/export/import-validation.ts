@@ -52,23 +52,82 @@ function referenceIssues(doc: ScopeExport): string[] {
     });
     return seen;
   };
-  const episodes = unique('episodes', doc.episodes.map((e) => e.id), 'id');
-  const memories = unique('memories', doc.memories.map((m) => m.id), 'id');
-  unique('conversations', doc.conversations.map((c) => c.id), 'id');
-  unique('memoryLinks', doc.memoryLinks.map((l) => l.id), 'id');
-  unique('memoryLinks', doc.memoryLinks.map((l) => `${l.fromId} -> ${l.toId} (${l.kind})`), 'link');
-  unique('entities', doc.entities.map((e) => e.id), 'id');
-  unique('entities', doc.entities.map((e) => e.key), 'key');
-  unique('entities.observations', doc.entities.flatMap((e) => e.observations.map((o) => o.id)), 'id');
-  unique('digests', doc.digests.map((d) => d.id), 'id');
-  unique('digests', doc.digests.map((d) => d.periodEnd), 'periodEnd');
-  unique('sleepRuns', doc.sleepRuns.map((r) => r.id), 'id');
-  unique('auditEvents', doc.auditEvents.map((a) => a.id), 'id');
-  doc.episodes.forEach((e, i) => unique(`episodes[${i}].tags`, e.tags.map((t) => `${t.kind}:${t.value}`), 'tag'));
-  unique('episodes', doc.episodes.flatMap((e) => (e.externalId === null ? [] : [e.externalId])), 'externalId');
+  const episodes = unique(
+    'episodes',
+    doc.episodes.map((e) => e.id),
+    'id',
+  );
+  const memories = unique(
+    'memories',
+    doc.memories.map((m) => m.id),
+    'id',
+  );
+  unique(
+    'conversations',
+    doc.conversations.map((c) => c.id),
+    'id',
+  );
+  unique(
+    'memoryLinks',
+    doc.memoryLinks.map((l) => l.id),
+    'id',
+  );
+  unique(
+    'memoryLinks',
+    doc.memoryLinks.map((l) => `${l.fromId} -> ${l.toId} (${l.kind})`),
+    'link',
+  );
+  unique(
+    'entities',
+    doc.entities.map((e) => e.id),
+    'id',
+  );
+  unique(
+    'entities',
+    doc.entities.map((e) => e.key),
+    'key',
+  );
+  unique(
+    'entities.observations',
+    doc.entities.flatMap((e) => e.observations.map((o) => o.id)),
+    'id',
+  );
+  unique(
+    'digests',
+    doc.digests.map((d) => d.id),
+    'id',
+  );
+  unique(
+    'digests',
+    doc.digests.map((d) => d.periodEnd),
+    'periodEnd',
+  );
+  unique(
+    'sleepRuns',
+    doc.sleepRuns.map((r) => r.id),
+    'id',
+  );
+  unique(
+    'auditEvents',
+    doc.auditEvents.map((a) => a.id),
+    'id',
+  );
+  doc.episodes.forEach((e, i) =>
+    unique(
+      `episodes[${i}].tags`,
+      e.tags.map((t) => `${t.kind}:${t.value}`),
+      'tag',
+    ),
+  );
+  unique(
+    'episodes',
+    doc.episodes.flatMap((e) => (e.externalId === null ? [] : [e.externalId])),
+    'externalId',
+  );
 
   doc.memories.forEach((m, i) => {
-    if (m.supersededById !== null && !memories.has(m.supersededById)) issues.push(`memories[${i}].supersededById: no memory ${m.supersededById} in the document`);
+    if (m.supersededById !== null && !memories.has(m.supersededById))
+      issues.push(`memories[${i}].supersededById: no memory ${m.supersededById} in the document`);
     if (m.supersededById === m.id) issues.push(`memories[${i}].supersededById: a memory cannot supersede itself`);
     m.sourceEpisodeIds.forEach((episodeId, j) => {
       if (!episodes.has(episodeId)) issues.push(`memories[${i}].sourceEpisodeIds[${j}]: no episode ${episodeId} in the document`);
@@ -139,8 +198,15 @@ export function controlCharacters(episode: ScopeExport['episodes'][number], inde
  * under one scope, and an id from elsewhere names another scope's episode (or none). The database
  * refuses it too (a composite key); this says which row, before anything is written.
  */
-export function observationReference(episodeId: string | null, entity: number, index: number, episodes: ReadonlySet<string>, add: (issue: string) => void): void {
-  if (episodeId !== null && !episodes.has(episodeId)) add(`entities[${entity}].observations[${index}].episodeId: no episode ${episodeId} in the document (an observation cites an episode of its own scope)`);
+export function observationReference(
+  episodeId: string | null,
+  entity: number,
+  index: number,
+  episodes: ReadonlySet<string>,
+  add: (issue: string) => void,
+): void {
+  if (episodeId !== null && !episodes.has(episodeId))
+    add(`entities[${entity}].observations[${index}].episodeId: no episode ${episodeId} in the document (an observation cites an episode of its own scope)`);
 }
 
 /**

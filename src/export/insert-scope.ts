@@ -63,12 +63,24 @@ export function* scopeBatches(doc: ScopeExport, size = BATCH): Generator<RowBatc
   if (doc.profile) yield { table: 'profile', rows: [doc.profile] };
   yield* sliced('conversations', doc.conversations, size);
   yield* sliced('episodes', doc.episodes, size);
-  yield* sliced('episodeTags', doc.episodes.flatMap((e) => e.tags.map((t) => ({ episodeId: e.id, kind: t.kind, value: t.value }))), size);
+  yield* sliced(
+    'episodeTags',
+    doc.episodes.flatMap((e) => e.tags.map((t) => ({ episodeId: e.id, kind: t.kind, value: t.value }))),
+    size,
+  );
   yield* sliced('memories', supersessionOrder(doc.memories) ?? [], size);
-  yield* sliced('memorySources', doc.memories.flatMap((m) => m.sourceEpisodeIds.map((episodeId) => ({ memoryId: m.id, episodeId }))), size);
+  yield* sliced(
+    'memorySources',
+    doc.memories.flatMap((m) => m.sourceEpisodeIds.map((episodeId) => ({ memoryId: m.id, episodeId }))),
+    size,
+  );
   yield* sliced('memoryLinks', doc.memoryLinks, size);
   yield* sliced('entities', doc.entities, size);
-  yield* sliced('entityObservations', doc.entities.flatMap((e) => e.observations.map((o) => ({ ...o, entityId: e.id }))), size);
+  yield* sliced(
+    'entityObservations',
+    doc.entities.flatMap((e) => e.observations.map((o) => ({ ...o, entityId: e.id }))),
+    size,
+  );
   yield* sliced('digests', doc.digests, size);
   yield* sliced('sleepRuns', doc.sleepRuns, size);
   yield* sliced('auditEvents', doc.auditEvents, size);
@@ -79,11 +91,7 @@ export function* scopeBatches(doc: ScopeExport, size = BATCH): Generator<RowBatc
  * (created, or updated in place when `scopeExists`), then every table in foreign-key order. No
  * checks beyond the database's own; callers validate first (json-import.ts, migrate-store.ts).
  */
-export async function insertScope(
-  tx: Tx,
-  doc: ScopeExport,
-  target: { scopeId: string; scopeKey: string; scopeExists: boolean },
-): Promise<void> {
+export async function insertScope(tx: Tx, doc: ScopeExport, target: { scopeId: string; scopeKey: string; scopeExists: boolean }): Promise<void> {
   await insertScopeRow(tx, doc.scope, target);
   for (const batch of scopeBatches(doc)) await insertBatch(tx, batch, target.scopeId);
 }
@@ -196,7 +204,16 @@ export async function insertBatch(tx: Tx, batch: RowBatch, scopeId: string): Pro
       return;
     case 'memoryLinks':
       await tx.memoryLink.createMany({
-        data: (batch.rows as ScopeExport['memoryLinks']).map((l) => ({ id: l.id, scopeId, fromId: l.fromId, toId: l.toId, kind: l.kind, score: l.score, reason: l.reason, createdAt: date(l.createdAt) })),
+        data: (batch.rows as ScopeExport['memoryLinks']).map((l) => ({
+          id: l.id,
+          scopeId,
+          fromId: l.fromId,
+          toId: l.toId,
+          kind: l.kind,
+          score: l.score,
+          reason: l.reason,
+          createdAt: date(l.createdAt),
+        })),
       });
       return;
     case 'entities':
@@ -217,7 +234,15 @@ export async function insertBatch(tx: Tx, batch: RowBatch, scopeId: string): Pro
       return;
     case 'entityObservations':
       await tx.entityObservation.createMany({
-        data: (batch.rows as Observation[]).map((o) => ({ id: o.id, scopeId, entityId: o.entityId, episodeId: o.episodeId, content: o.content, consolidated: o.consolidated, createdAt: date(o.createdAt) })),
+        data: (batch.rows as Observation[]).map((o) => ({
+          id: o.id,
+          scopeId,
+          entityId: o.entityId,
+          episodeId: o.episodeId,
+          content: o.content,
+          consolidated: o.consolidated,
+          createdAt: date(o.createdAt),
+        })),
       });
       return;
     case 'digests':

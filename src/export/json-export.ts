@@ -17,16 +17,22 @@
 import { delegateOf, EXPORTED_JSON_COLUMNS, EXPORTED_MODELS, type ExportedDelegate, type ExportedTable } from '../memory/scopes/scope-data-map';
 import { NotFoundError } from '../shared/errors';
 import { redactSecrets, redactValue } from '../shared/redact';
-import type { AuditEvent, Conversation, Digest, Entity, EntityObservation, Episode, EpisodeTag, Memory, MemoryLink, MemorySource, PrismaClient, Profile, SleepRun } from '../storage/prisma';
-import {
-  byId,
-  canonicalJson,
-  compareStrings,
-  SCOPE_EXPORT_FORMAT,
-  SCOPE_EXPORT_VERSION,
-  type JsonValue,
-  type ScopeExport,
-} from './scope-document';
+import type {
+  AuditEvent,
+  Conversation,
+  Digest,
+  Entity,
+  EntityObservation,
+  Episode,
+  EpisodeTag,
+  Memory,
+  MemoryLink,
+  MemorySource,
+  PrismaClient,
+  Profile,
+  SleepRun,
+} from '../storage/prisma';
+import { byId, canonicalJson, compareStrings, SCOPE_EXPORT_FORMAT, SCOPE_EXPORT_VERSION, type JsonValue, type ScopeExport } from './scope-document';
 
 /** The Prisma client or a transaction client: the scope and every exported model of the data map. */
 export type ScopeReader = Pick<PrismaClient, 'scope' | ExportedDelegate>;

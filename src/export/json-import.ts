@@ -16,7 +16,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { delegateOf, EXPORTED_MODELS } from '../memory/scopes/scope-data-map';
 import { normalizeScopeKey } from '../memory/scopes/scope-key';
 import type { EpisodeLimits } from '../memory/episodes/episode-limits';
-import { AppError, NotFoundError, ValidationError } from '../shared/errors';
+import { type AppError, NotFoundError, ValidationError } from '../shared/errors';
 import type { PrismaClient } from '../storage/prisma';
 import { parseScopeExport } from './import-validation';
 import type { ImportFile } from './import-file';
@@ -106,17 +106,21 @@ export async function importScopeFile(prisma: PrismaClient, file: ImportFile, li
     thread.send({ type: 'go' });
     const header = await thread.receive();
     if (header.type !== 'header') throw new Error(`import thread: unexpected ${header.type}`);
-    return await write(prisma, {
-      scope: header.scope,
-      counts: header.counts,
-      async nextBatch() {
-        thread.send({ type: 'next' });
-        const message = await thread.receive();
-        if (message.type === 'rows') return message.batch;
-        if (message.type === 'done') return undefined;
-        throw new Error(`import thread: unexpected ${message.type}`);
+    return await write(
+      prisma,
+      {
+        scope: header.scope,
+        counts: header.counts,
+        async nextBatch() {
+          thread.send({ type: 'next' });
+          const message = await thread.receive();
+          if (message.type === 'rows') return message.batch;
+          if (message.type === 'done') return undefined;
+          throw new Error(`import thread: unexpected ${message.type}`);
+        },
       },
-    }, options);
+      options,
+    );
   } finally {
     await thread.close();
   }
@@ -128,11 +132,15 @@ async function write(prisma: PrismaClient, prepared: Prepared, options: ImportOp
   // A new scope's key passes the same rule as at every other door (scope-key.ts), for the
   // export's key and for `--as`; an existing scope keeps the key it has.
   const given = options.scopeKey ?? prepared.scope.key;
-  const existing = await prisma.scope.findUnique({ where: { key: given } })
-    ?? await prisma.scope.findUnique({ where: { key: normalizeScopeKey(given, 'import.invalid_key') } });
+  const existing =
+    (await prisma.scope.findUnique({ where: { key: given } })) ??
+    (await prisma.scope.findUnique({ where: { key: normalizeScopeKey(given, 'import.invalid_key') } }));
   const key = existing?.key ?? normalizeScopeKey(given, 'import.invalid_key');
   if (existing && (await rowsInScope(prisma, existing.id)) > 0) {
-    throw conflict(`The scope "${key}" already has data; an import only fills an empty scope.`, 'Import under a new key: `npm run cli -- import-scope FILE --as NEW_KEY`.');
+    throw conflict(
+      `The scope "${key}" already has data; an import only fills an empty scope.`,
+      'Import under a new key: `npm run cli -- import-scope FILE --as NEW_KEY`.',
+    );
   }
   if (!existing) {
     const sameId = await prisma.scope.findUnique({ where: { id: prepared.scope.id } });

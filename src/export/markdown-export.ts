@@ -128,7 +128,9 @@ export function renderMarkdownExport(doc: ScopeExport, options: MarkdownExportOp
   for (const category of categories) {
     memory.push(`### ${categoryTitle(category)}`, '');
     for (const m of current.filter((each) => each.category === category).sort(byConfidence)) {
-      memory.push(`- ${oneLine(m.content)} (confidence ${m.confidence.toFixed(2)}; ${m.sourceEpisodeIds.length > 0 ? 'from' : 'learned'} ${sourceDays(m).join(', ')})`);
+      memory.push(
+        `- ${oneLine(m.content)} (confidence ${m.confidence.toFixed(2)}; ${m.sourceEpisodeIds.length > 0 ? 'from' : 'learned'} ${sourceDays(m).join(', ')})`,
+      );
     }
     memory.push('');
   }

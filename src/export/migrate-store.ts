@@ -144,10 +144,16 @@ async function decideVectorPlan(params: MigrateStoreParams): Promise<{ plan: Vec
   try {
     stored = await source.index.init();
   } catch (error) {
-    return { plan: 're-embed', reason: `the source vector index cannot be read (${error instanceof Error ? error.message : String(error)}); rows are re-embedded on the target` };
+    return {
+      plan: 're-embed',
+      reason: `the source vector index cannot be read (${error instanceof Error ? error.message : String(error)}); rows are re-embedded on the target`,
+    };
   }
   if (!stored || stored.embedder !== embedder.embedder || stored.dimension !== embedder.dimension) {
-    return { plan: 're-embed', reason: `the source index holds ${stored ? `${stored.embedder} (${stored.dimension}-d)` : 'no'} vectors, the configured embedder is ${embedder.embedder}; rows are re-embedded on the target` };
+    return {
+      plan: 're-embed',
+      reason: `the source index holds ${stored ? `${stored.embedder} (${stored.dimension}-d)` : 'no'} vectors, the configured embedder is ${embedder.embedder}; rows are re-embedded on the target`,
+    };
   }
   if (!target.index) return { plan: 're-embed', reason: 'no target vector index was given' };
   const current = await target.index.init();
@@ -166,13 +172,16 @@ async function markEmbedded(prisma: PrismaClient, scopeId: string, kind: VectorK
     return;
   }
   const rows = await prisma.memory.findMany({ where: { scopeId, id: { in: [...ids] } }, select: { id: true, updatedAt: true } });
-  await prisma.$transaction(rows.map((row) => prisma.memory.updateMany({ where: { id: row.id }, data: { embeddedWith: embedderName, updatedAt: row.updatedAt } })));
+  await prisma.$transaction(
+    rows.map((row) => prisma.memory.updateMany({ where: { id: row.id }, data: { embeddedWith: embedderName, updatedAt: row.updatedAt } })),
+  );
 }
 
 /** Embedded-by marks of one kind of row: id -> embedder name (null when not embedded). */
 async function embeddedMarks(prisma: PrismaClient, scopeId: string, kind: VectorKind): Promise<Map<string, string | null>> {
   const select = { id: true, embeddedWith: true } as const;
-  const rows = kind === 'episode' ? await prisma.episode.findMany({ where: { scopeId }, select }) : await prisma.memory.findMany({ where: { scopeId }, select });
+  const rows =
+    kind === 'episode' ? await prisma.episode.findMany({ where: { scopeId }, select }) : await prisma.memory.findMany({ where: { scopeId }, select });
   return new Map(rows.map((row) => [row.id, row.embeddedWith]));
 }
 
@@ -204,7 +213,13 @@ async function carryVectors(params: MigrateStoreParams, plan: VectorPlan, scopeI
       const records = (await source.index!.get(scopeId, wanted.slice(start, start + VECTOR_BATCH))).filter((r) => r.kind === kind);
       if (records.length === 0) continue;
       await target.index!.upsert(records);
-      await markEmbedded(target.prisma, scopeId, kind, records.map((r) => r.id), embedder.embedder);
+      await markEmbedded(
+        target.prisma,
+        scopeId,
+        kind,
+        records.map((r) => r.id),
+        embedder.embedder,
+      );
       reused += records.length;
     }
   }
@@ -225,7 +240,10 @@ async function migrateScope(params: MigrateStoreParams, plan: VectorPlan, scope:
 
   let status: ScopeMigration['status'];
   let problem: string | undefined;
-  const [byKey, withId] = await Promise.all([target.prisma.scope.findUnique({ where: { key: scope.key } }), target.prisma.scope.findUnique({ where: { id: scope.id } })]);
+  const [byKey, withId] = await Promise.all([
+    target.prisma.scope.findUnique({ where: { key: scope.key } }),
+    target.prisma.scope.findUnique({ where: { id: scope.id } }),
+  ]);
   if (byKey && byKey.id !== scope.id) {
     status = 'conflict';
     problem = `the target has another scope under the key "${scope.key}" (id ${byKey.id}); left alone`;
@@ -249,7 +267,10 @@ async function migrateScope(params: MigrateStoreParams, plan: VectorPlan, scope:
   }
 
   const vectorsReused = status === 'conflict' ? 0 : await carryVectors(params, plan, scope.id);
-  const [sourceCounts, targetCounts] = await Promise.all([tableCounts(source.prisma, source.provider, scope.id), tableCounts(target.prisma, target.provider, scope.id)]);
+  const [sourceCounts, targetCounts] = await Promise.all([
+    tableCounts(source.prisma, source.provider, scope.id),
+    tableCounts(target.prisma, target.provider, scope.id),
+  ]);
   const counts = Object.fromEntries(MIGRATED_TABLES.map((t) => [t, { source: sourceCounts[t], target: targetCounts[t] }])) as Record<MigratedTable, TableCount>;
   const countsEqual = MIGRATED_TABLES.every((t) => counts[t].source === counts[t].target);
   const contentEqual =
@@ -261,7 +282,16 @@ async function migrateScope(params: MigrateStoreParams, plan: VectorPlan, scope:
   const pendingEmbeddings =
     (await target.prisma.episode.count({ where: { scopeId: scope.id, OR: [{ embeddedWith: null }, { embeddedWith: { not: params.embedder.embedder } }] } })) +
     (await target.prisma.memory.count({ where: { scopeId: scope.id, OR: [{ embeddedWith: null }, { embeddedWith: { not: params.embedder.embedder } }] } }));
-  return { id: scope.id, key: scope.key, status, problem, counts, vectorsReused, pendingEmbeddings, verified: status !== 'conflict' && countsEqual && contentEqual };
+  return {
+    id: scope.id,
+    key: scope.key,
+    status,
+    problem,
+    counts,
+    vectorsReused,
+    pendingEmbeddings,
+    verified: status !== 'conflict' && countsEqual && contentEqual,
+  };
 }
 
 /** Copies every scope (and the LlmCall rows of no scope) from source to target and verifies the copy. */

@@ -66,7 +66,14 @@ export function createIdMapper(oldIds: Iterable<string>): IdMapper {
     }),
     digest: (d) => ({ ...d, id: map(d.id), items: mapJson(d.items) as JsonValue }),
     sleepRun: (r) => ({ ...r, id: map(r.id), stats: mapJson(r.stats) }),
-    auditEvent: (a) => ({ ...a, id: map(a.id), runId: mapNullable(a.runId), subjectId: mapNullable(a.subjectId), before: mapJson(a.before), after: mapJson(a.after) }),
+    auditEvent: (a) => ({
+      ...a,
+      id: map(a.id),
+      runId: mapNullable(a.runId),
+      subjectId: mapNullable(a.subjectId),
+      before: mapJson(a.before),
+      after: mapJson(a.after),
+    }),
   };
 }
 

@@ -245,7 +245,10 @@ export function countScopeExport(doc: ScopeExport): ScopeCounts {
   const counts = EXPORTED_MODELS.map((m) => {
     const place = m.exportPlace;
     if (place.as === 'section') return [m.table, section(place.section).length] as const;
-    const nested = section(sectionOf(place.parent) ?? '').reduce<number>((total, row) => total + ((row as Record<string, unknown[]>)[place.field]?.length ?? 0), 0);
+    const nested = section(sectionOf(place.parent) ?? '').reduce<number>(
+      (total, row) => total + ((row as Record<string, unknown[]>)[place.field]?.length ?? 0),
+      0,
+    );
     return [m.table, nested] as const;
   });
   return Object.fromEntries(counts) as ScopeCounts;

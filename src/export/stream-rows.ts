@@ -71,14 +71,27 @@ export function* planBatches(file: ImportFileReader, plan: ImportPlan, size: num
   const { sections } = plan;
   if (plan.profile) yield { table: 'profile', rows: [ids ? ids.profile(plan.profile) : plan.profile] };
   yield* batched('conversations', mapped(elements(file, sections.conversations, 'conversations'), ids?.conversation), size);
-  yield* withChildren('episodes', mapped(elements(file, sections.episodes, 'episodes'), ids?.episode), 'episodeTags', (e) => e.tags.map((t) => ({ episodeId: e.id, kind: t.kind, value: t.value })), size);
+  yield* withChildren(
+    'episodes',
+    mapped(elements(file, sections.episodes, 'episodes'), ids?.episode),
+    'episodeTags',
+    (e) => e.tags.map((t) => ({ episodeId: e.id, kind: t.kind, value: t.value })),
+    size,
+  );
   yield* batched('memories', mapped(memoriesInOrder(file, plan), ids?.memory), size);
   const sources = function* () {
-    for (const m of mapped(elements(file, sections.memories, 'memories'), ids?.memory)) for (const episodeId of m.sourceEpisodeIds) yield { memoryId: m.id, episodeId };
+    for (const m of mapped(elements(file, sections.memories, 'memories'), ids?.memory))
+      for (const episodeId of m.sourceEpisodeIds) yield { memoryId: m.id, episodeId };
   };
   yield* batched('memorySources', sources(), size);
   yield* batched('memoryLinks', mapped(elements(file, sections.memoryLinks, 'memoryLinks'), ids?.memoryLink), size);
-  yield* withChildren('entities', mapped(elements(file, sections.entities, 'entities'), ids?.entity), 'entityObservations', (e) => e.observations.map((o) => ({ ...o, entityId: e.id })), size);
+  yield* withChildren(
+    'entities',
+    mapped(elements(file, sections.entities, 'entities'), ids?.entity),
+    'entityObservations',
+    (e) => e.observations.map((o) => ({ ...o, entityId: e.id })),
+    size,
+  );
   yield* batched('digests', mapped(elements(file, sections.digests, 'digests'), ids?.digest), size);
   yield* batched('sleepRuns', mapped(elements(file, sections.sleepRuns, 'sleepRuns'), ids?.sleepRun), size);
   yield* batched('auditEvents', mapped(elements(file, sections.auditEvents, 'auditEvents'), ids?.auditEvent), size);

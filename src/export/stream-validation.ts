@@ -17,7 +17,18 @@ import { SECTION_MODELS, type RowSectionName } from '../memory/scopes/scope-data
 import type { ValidationError } from '../shared/errors';
 import { contentSizeProblem, ENCODED_LIMIT_RULE, formatBytes, maxEncodedEpisodeBytes, type EpisodeLimits } from '../memory/episodes/episode-limits';
 import { MAX_JSON_DEPTH, pathDeeperThan } from '../shared/json-depth';
-import { MAX_DOCUMENT_DEPTH, MAX_LISTED_ISSUES, episodeIssues, episodeSizeIssues, fieldOf, invalidDocument, observationReference, pathText, supersessionOrder, unstorableTexts } from './import-validation';
+import {
+  MAX_DOCUMENT_DEPTH,
+  MAX_LISTED_ISSUES,
+  episodeIssues,
+  episodeSizeIssues,
+  fieldOf,
+  invalidDocument,
+  observationReference,
+  pathText,
+  supersessionOrder,
+  unstorableTexts,
+} from './import-validation';
 import { JsonScanner, type BoundedCapture, type ByteReader } from './json-scanner';
 import { scopeExportSchema, type ScopeCounts, type ScopeExport } from './scope-document';
 
@@ -119,7 +130,8 @@ function checkRow(state: SectionState, row: unknown, i: number, span: Span): voi
       const tags = new Set<string>();
       e.tags.forEach((t, j) => state.unique(tags, `${t.kind}:${t.value}`, `${t.kind}:${t.value}`, state.tags, `episodes[${i}].tags[${j}]`, 'tag'));
       state.nested += e.tags.length;
-      if (e.externalId !== null) state.unique(state.externalIds, e.externalId, digest(e.externalId), state.duplicateExternalIds, `episodes[${state.externalIndex++}]`, 'externalId');
+      if (e.externalId !== null)
+        state.unique(state.externalIds, e.externalId, digest(e.externalId), state.duplicateExternalIds, `episodes[${state.externalIndex++}]`, 'externalId');
       return;
     }
     case 'memories': {
@@ -297,7 +309,10 @@ export function scanScopeExport(reader: ByteReader, limits: EpisodeLimits): Scan
     const error = invalidDocument([`${fieldOf(deep)}: nested more than ${MAX_DOCUMENT_DEPTH} levels deep (a message's metadata may have ${MAX_JSON_DEPTH})`]);
     return { scopeId, result: { ok: false, error } };
   }
-  const outcome = (error: ValidationError | undefined, plan?: ImportPlan): ScanOutcome => ({ scopeId, result: error ? { ok: false, error } : { ok: true, plan: plan! } });
+  const outcome = (error: ValidationError | undefined, plan?: ImportPlan): ScanOutcome => ({
+    scopeId,
+    result: error ? { ok: false, error } : { ok: true, plan: plan! },
+  });
   const sizeError = errorOf([sizes]);
   if (sizeError) return outcome(sizeError);
 
@@ -315,7 +330,8 @@ export function scanScopeExport(reader: ByteReader, limits: EpisodeLimits): Scan
     if (state) zodGroups.push(state.zod);
   }
   const rest = new Issues();
-  for (const issue of topIssues) if (issue.path.length === 0 || !shapeKeys.includes(String(issue.path[0]))) rest.add(`${pathText(issue.path)}: ${issue.message}`);
+  for (const issue of topIssues)
+    if (issue.path.length === 0 || !shapeKeys.includes(String(issue.path[0]))) rest.add(`${pathText(issue.path)}: ${issue.message}`);
   zodGroups.push(rest);
   const zodError = errorOf(zodGroups);
   if (zodError || !top.success) return outcome(zodError ?? invalidDocument(['(document): not a scope export']));
@@ -331,7 +347,8 @@ export function scanScopeExport(reader: ByteReader, limits: EpisodeLimits): Scan
   memories.rowIds.forEach((id, i) => {
     const supersededById = memories.refA[i]!;
     const sources = memories.refB[i] as string[];
-    if (supersededById !== null && !memories.ids.has(supersededById)) references.add(`memories[${i}].supersededById: no memory ${supersededById} in the document`);
+    if (supersededById !== null && !memories.ids.has(supersededById))
+      references.add(`memories[${i}].supersededById: no memory ${supersededById} in the document`);
     if (supersededById === id) references.add(`memories[${i}].supersededById: a memory cannot supersede itself`);
     sources.forEach((episodeId, j) => {
       if (!episodes.ids.has(episodeId)) references.add(`memories[${i}].sourceEpisodeIds[${j}]: no episode ${episodeId} in the document`);

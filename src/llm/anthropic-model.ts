@@ -45,8 +45,7 @@ export interface AnthropicModelOptions {
 }
 
 /** Appended to the system prompt when a request asks for JSON. */
-export const JSON_INSTRUCTION =
-  'Answer with a single JSON object and nothing else: no prose before or after it, no Markdown code fences.';
+export const JSON_INSTRUCTION = 'Answer with a single JSON object and nothing else: no prose before or after it, no Markdown code fences.';
 
 const MAX_ERROR_TEXT = 300;
 
@@ -137,10 +136,12 @@ export function createAnthropicModel(options: AnthropicModelOptions): LanguageMo
       return new LlmError(`Anthropic model "${model}" did not answer in time`, { ...base, reason: 'timeout' });
     }
     if (error instanceof APIConnectionError) {
-      const cause = (error.cause as { message?: unknown; cause?: { code?: unknown } } | undefined);
+      const cause = error.cause as { message?: unknown; cause?: { code?: unknown } } | undefined;
       const detail = [cause?.message, cause?.cause?.code].filter((part) => typeof part === 'string').join(': ');
       return new LlmError(`Cannot reach the Anthropic API${options.baseUrl ? ` at ${options.baseUrl}` : ''}: ${error.message}${detail ? ` (${detail})` : ''}`, {
-        ...base, reason: 'network', hint: 'Check the network (and ANTHROPIC_BASE_URL if set).',
+        ...base,
+        reason: 'network',
+        hint: 'Check the network (and ANTHROPIC_BASE_URL if set).',
       });
     }
     if (error instanceof APIError && typeof error.status === 'number') {
@@ -149,14 +150,17 @@ export function createAnthropicModel(options: AnthropicModelOptions): LanguageMo
       // Redacted before it is cut, so a cut can never leave part of a key unrecognized.
       const said = truncate(redactSecrets(error.apiMessage ?? error.message), MAX_ERROR_TEXT);
       return new LlmError(`Anthropic answered ${status} for model "${model}": ${said}`, {
-        ...base, reason, status,
+        ...base,
+        reason,
+        status,
         retryAfterMs: status === 429 || status >= 500 ? parseRetryAfter(error.headers) : undefined,
         details: { type: error.type ?? undefined, requestId: error.requestID ?? undefined },
-        hint: reason === 'auth'
-          ? 'Check ANTHROPIC_API_KEY (a valid key with access to this model).'
-          : reason === 'bad_request'
-            ? `Check LLM_MODEL ("${model}") and the request; this will not succeed by retrying.`
-            : undefined,
+        hint:
+          reason === 'auth'
+            ? 'Check ANTHROPIC_API_KEY (a valid key with access to this model).'
+            : reason === 'bad_request'
+              ? `Check LLM_MODEL ("${model}") and the request; this will not succeed by retrying.`
+              : undefined,
       });
     }
     const message = error instanceof Error ? error.message : String(error);
@@ -211,11 +215,16 @@ export function createAnthropicModel(options: AnthropicModelOptions): LanguageMo
         }),
         ...(withSchema && request.answerSchema && { output_config: { format: { type: 'json_schema', schema: { ...request.answerSchema } } } }),
       });
-      const message = await schemas.attempt(request, (withSchema) => withRetries({
-        policy, logger, signal: request.signal, toLlmError,
-        target: { provider: 'anthropic', model, purpose: request.purpose },
-        attempt: ({ signal }) => client.messages.create(bodyFor(withSchema), { signal }),
-      }));
+      const message = await schemas.attempt(request, (withSchema) =>
+        withRetries({
+          policy,
+          logger,
+          signal: request.signal,
+          toLlmError,
+          target: { provider: 'anthropic', model, purpose: request.purpose },
+          attempt: ({ signal }) => client.messages.create(bodyFor(withSchema), { signal }),
+        }),
+      );
       return toResponse(message, Math.round(performance.now() - started));
     },
     async close() {

@@ -203,8 +203,14 @@ export class LlmError extends AppError {
   /** The same failure, stamped with the number of attempts the retry loop made. */
   withAttempts(attempts: number): LlmError {
     return new LlmError(this.message, {
-      reason: this.reason, provider: this.provider, status: this.status, retryAfterMs: this.retryAfterMs,
-      attempts, hint: this.hint, cause: this.cause, details: this.details,
+      reason: this.reason,
+      provider: this.provider,
+      status: this.status,
+      retryAfterMs: this.retryAfterMs,
+      attempts,
+      hint: this.hint,
+      cause: this.cause,
+      details: this.details,
     });
   }
 }

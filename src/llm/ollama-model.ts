@@ -114,13 +114,16 @@ export function createOllamaModel(options: OllamaModelOptions): LanguageModel {
     if (status !== undefined) {
       const reason = reasonForStatus(status) ?? 'server';
       return new LlmError(`Ollama answered ${status} for model "${model}": ${reasonText}`, {
-        ...base, reason, status,
+        ...base,
+        reason,
+        status,
         retryAfterMs: status === 429 || status >= 500 ? retryAfterMs : undefined,
-        hint: status === 404
-          ? `Run \`ollama pull ${model}\` on the Ollama machine, or set LLM_MODEL to a model it has (\`ollama list\`).`
-          : reason === 'server' || reason === 'rate_limited'
-            ? 'Ollama is overloaded or failing; check its logs.'
-            : undefined,
+        hint:
+          status === 404
+            ? `Run \`ollama pull ${model}\` on the Ollama machine, or set LLM_MODEL to a model it has (\`ollama list\`).`
+            : reason === 'server' || reason === 'rate_limited'
+              ? 'Ollama is overloaded or failing; check its logs.'
+              : undefined,
       });
     }
     const names = errorNames(error);
@@ -131,7 +134,9 @@ export function createOllamaModel(options: OllamaModelOptions): LanguageModel {
     if (network) {
       const cause = (error as { cause?: { message?: unknown } } | null)?.cause?.message;
       return new LlmError(`Cannot reach Ollama at ${host}: ${reasonText}${typeof cause === 'string' ? ` (${cause})` : ''}`, {
-        ...base, reason: 'network', hint: 'Start Ollama (`ollama serve`) or point OLLAMA_HOST at a running server.',
+        ...base,
+        reason: 'network',
+        hint: 'Start Ollama (`ollama serve`) or point OLLAMA_HOST at a running server.',
       });
     }
     return new LlmError(`Calling Ollama model "${model}" failed: ${reasonText}`, { ...base, reason: 'bad_request' });
@@ -178,10 +183,12 @@ export function createOllamaModel(options: OllamaModelOptions): LanguageModel {
         messages: toOllamaMessages(system, request.messages),
         ...(request.json && { format: withSchema && request.answerSchema ? { ...request.answerSchema } : 'json' }),
         ...(request.tools?.length && {
-          tools: request.tools.map((tool): Tool => ({
-            type: 'function',
-            function: { name: tool.name, description: tool.description, parameters: tool.parameters as Tool['function']['parameters'] },
-          })),
+          tools: request.tools.map(
+            (tool): Tool => ({
+              type: 'function',
+              function: { name: tool.name, description: tool.description, parameters: tool.parameters as Tool['function']['parameters'] },
+            }),
+          ),
         }),
         options: {
           num_predict: request.maxTokens ?? DEFAULT_MAX_TOKENS,
@@ -189,20 +196,24 @@ export function createOllamaModel(options: OllamaModelOptions): LanguageModel {
           ...(request.temperature !== undefined && { temperature: request.temperature }),
         },
       });
-      const response = await schemas.attempt(request, (withSchema) => withRetries({
-        policy, logger, signal: request.signal,
-        target: { provider: 'ollama', model, purpose: request.purpose },
-        toLlmError: (error) => (error instanceof LlmError ? error : toLlmError(error, undefined)),
-        attempt: async ({ signal }) => {
-          const seen: { retryAfterMs?: number } = {};
-          try {
-            return await clientFor(signal, seen).chat(bodyFor(withSchema));
-          } catch (error) {
-            // Classified here, while the retry-after header the client dropped is still at hand.
-            throw toLlmError(error, seen.retryAfterMs);
-          }
-        },
-      }));
+      const response = await schemas.attempt(request, (withSchema) =>
+        withRetries({
+          policy,
+          logger,
+          signal: request.signal,
+          target: { provider: 'ollama', model, purpose: request.purpose },
+          toLlmError: (error) => (error instanceof LlmError ? error : toLlmError(error, undefined)),
+          attempt: async ({ signal }) => {
+            const seen: { retryAfterMs?: number } = {};
+            try {
+              return await clientFor(signal, seen).chat(bodyFor(withSchema));
+            } catch (error) {
+              // Classified here, while the retry-after header the client dropped is still at hand.
+              throw toLlmError(error, seen.retryAfterMs);
+            }
+          },
+        }),
+      );
       return toResponse(response, Math.round(performance.now() - started));
     },
     async close() {

@@ -137,7 +137,13 @@ export async function withRetries<T>(params: WithRetriesParams<T>): Promise<T> {
 
   for (let attempt = 1; ; attempt++) {
     if (signal?.aborted) {
-      throw new LlmError(`The ${target.purpose} call to ${describe} was cancelled`, { reason: 'aborted', provider: target.provider, model: target.model, attempts: attempt - 1, cause: signal.reason });
+      throw new LlmError(`The ${target.purpose} call to ${describe} was cancelled`, {
+        reason: 'aborted',
+        provider: target.provider,
+        model: target.model,
+        attempts: attempt - 1,
+        cause: signal.reason,
+      });
     }
     const controller = new AbortController();
     let timedOut = false;
@@ -153,11 +159,20 @@ export async function withRetries<T>(params: WithRetriesParams<T>): Promise<T> {
       return await untilAborted(params.attempt({ attempt, signal: controller.signal }), controller.signal);
     } catch (error) {
       if (signal?.aborted) {
-        throw new LlmError(`The ${target.purpose} call to ${describe} was cancelled`, { reason: 'aborted', provider: target.provider, model: target.model, attempts: attempt, cause: signal.reason });
+        throw new LlmError(`The ${target.purpose} call to ${describe} was cancelled`, {
+          reason: 'aborted',
+          provider: target.provider,
+          model: target.model,
+          attempts: attempt,
+          cause: signal.reason,
+        });
       }
       failure = timedOut
         ? new LlmError(`${describe} did not answer within ${policy.timeoutMs} ms`, {
-            reason: 'timeout', provider: target.provider, model: target.model, cause: error,
+            reason: 'timeout',
+            provider: target.provider,
+            model: target.model,
+            cause: error,
             hint: 'The provider is slow or overloaded; try again later or raise LLM_TIMEOUT_MS.',
           })
         : params.toLlmError(error);
@@ -167,17 +182,29 @@ export async function withRetries<T>(params: WithRetriesParams<T>): Promise<T> {
     }
 
     if (!failure.retryable || attempt >= policy.maxAttempts) throw failure.withAttempts(attempt);
-    const delayMs = Math.round(failure.retryAfterMs !== undefined
-      ? Math.min(failure.retryAfterMs, policy.maxRetryAfterMs)
-      : backoffDelayMs(attempt - 1, policy, random));
+    const delayMs = Math.round(
+      failure.retryAfterMs !== undefined ? Math.min(failure.retryAfterMs, policy.maxRetryAfterMs) : backoffDelayMs(attempt - 1, policy, random),
+    );
     logger.warn('model call failed, retrying', {
-      provider: target.provider, model: target.model, purpose: target.purpose, reason: failure.reason,
-      status: failure.status, attempt, delayMs, error: failure.message,
+      provider: target.provider,
+      model: target.model,
+      purpose: target.purpose,
+      reason: failure.reason,
+      status: failure.status,
+      attempt,
+      delayMs,
+      error: failure.message,
     });
     try {
       await sleep(delayMs, signal);
     } catch (error) {
-      throw new LlmError(`The ${target.purpose} call to ${describe} was cancelled`, { reason: 'aborted', provider: target.provider, model: target.model, attempts: attempt, cause: error });
+      throw new LlmError(`The ${target.purpose} call to ${describe} was cancelled`, {
+        reason: 'aborted',
+        provider: target.provider,
+        model: target.model,
+        attempts: attempt,
+        cause: error,
+      });
     }
   }
 }

@@ -36,7 +36,9 @@ export function createSchemaSupport(params: { readonly model: string; readonly l
         if (!refused) {
           refused = true;
           params.logger.warn('the model refused the answer schema; JSON answers are now asked for in the prompt and repaired when needed', {
-            model: params.model, purpose: request.purpose, error: error.message,
+            model: params.model,
+            purpose: request.purpose,
+            error: error.message,
           });
         }
         return send(false);

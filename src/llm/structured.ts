@@ -154,7 +154,12 @@ export async function completeStructured<T>(
       provider: model.provider,
       model: model.model,
       attempts: 2,
-      details: { purpose: request.purpose, cutOff, inputTokens: first.usage.inputTokens + second.usage.inputTokens, outputTokens: first.usage.outputTokens + second.usage.outputTokens },
+      details: {
+        purpose: request.purpose,
+        cutOff,
+        inputTokens: first.usage.inputTokens + second.usage.inputTokens,
+        outputTokens: first.usage.outputTokens + second.usage.outputTokens,
+      },
       hint: 'The model may be too small for this task, or the answer was cut off (raise maxTokens); the call was not retried further.',
     },
   );

@@ -20,9 +20,7 @@ const REFUSALS: Record<Refusal, string> = {
   unknown:
     'memory_forget refused: that confirmation token is not one this server gave for this memory; nothing was ' +
     'forgotten. Call memory_forget without `confirm` to see what would go.',
-  expired:
-    'memory_forget refused: the preview expired; nothing was forgotten. Call memory_forget without `confirm` ' +
-    'to see what would go now.',
+  expired: 'memory_forget refused: the preview expired; nothing was forgotten. Call memory_forget without `confirm` ' + 'to see what would go now.',
   mismatch:
     'memory_forget refused: the token confirms a different preview (another memory or other words); nothing ' +
     'was forgotten. Preview again and confirm with the token it returns.',
@@ -47,33 +45,33 @@ export function registerForgetTool(server: McpServer, services: McpDoorServices,
       }),
       annotations: { destructiveHint: true },
     },
-    (args) => guarded(log, 'memory_forget', async () => {
-      if ((args.memoryId === undefined) === (args.words === undefined)) {
-        throw new ValidationError('memory_forget needs exactly one of `memoryId` or `words`', { code: 'mcp.forget_usage' });
-      }
-      const target: ForgetTarget = args.memoryId !== undefined ? { memoryId: args.memoryId } : { words: args.words! };
-      if (args.confirm === undefined) return preview(target);
-      const taken = services.forgetPreviews.take(scope.id, target, args.confirm);
-      if ('refused' in taken) return errorResult(REFUSALS[taken.refused]);
-      const result = await taken.preview.confirm({ reason: 'the owner confirmed memory_forget through MCP' });
-      return jsonResult({
-        forgotten: true,
-        removedMemories: result.removedIds,
-        messagesRedacted: result.episodesRedacted,
-        digestsScrubbed: result.digestsScrubbed,
-        exportFilesScrubbed: result.exportFilesScrubbed,
-        notes: [
-          ...(result.vectorsDeleted ? [] : ['the vector index could not be updated yet: the operator should run `npm run cli -- reindex`']),
-          ...(result.checkpointed ? [] : ['old database pages are emptied at the next start']),
-        ],
-      });
-    }),
+    (args) =>
+      guarded(log, 'memory_forget', async () => {
+        if ((args.memoryId === undefined) === (args.words === undefined)) {
+          throw new ValidationError('memory_forget needs exactly one of `memoryId` or `words`', { code: 'mcp.forget_usage' });
+        }
+        const target: ForgetTarget = args.memoryId !== undefined ? { memoryId: args.memoryId } : { words: args.words! };
+        if (args.confirm === undefined) return preview(target);
+        const taken = services.forgetPreviews.take(scope.id, target, args.confirm);
+        if ('refused' in taken) return errorResult(REFUSALS[taken.refused]);
+        const result = await taken.preview.confirm({ reason: 'the owner confirmed memory_forget through MCP' });
+        return jsonResult({
+          forgotten: true,
+          removedMemories: result.removedIds,
+          messagesRedacted: result.episodesRedacted,
+          digestsScrubbed: result.digestsScrubbed,
+          exportFilesScrubbed: result.exportFilesScrubbed,
+          notes: [
+            ...(result.vectorsDeleted ? [] : ['the vector index could not be updated yet: the operator should run `npm run cli -- reindex`']),
+            ...(result.checkpointed ? [] : ['old database pages are emptied at the next start']),
+          ],
+        });
+      }),
   );
 
   async function preview(target: ForgetTarget) {
-    const found: ForgetPreview = 'memoryId' in target
-      ? await services.forget.prepareForget(scope.id, target.memoryId)
-      : await services.forget.forgetMatching(scope.id, target.words);
+    const found: ForgetPreview =
+      'memoryId' in target ? await services.forget.prepareForget(scope.id, target.memoryId) : await services.forget.forgetMatching(scope.id, target.words);
     if (found.matches.length === 0 && Object.values(found.counts).every((n) => n === 0)) {
       return jsonResult({ wouldForget: [], messagesToRedact: 0, note: 'nothing matches: there is nothing to forget' });
     }
@@ -85,9 +83,7 @@ export function registerForgetTool(server: McpServer, services: McpDoorServices,
       changes: found.counts,
       confirm: token,
       expiresInSeconds: FORGET_PREVIEW_TTL_MS / 1000,
-      note:
-        'nothing was removed yet: show this to the person; if they agree, call memory_forget again with the ' +
-        'same arguments and this `confirm` token',
+      note: 'nothing was removed yet: show this to the person; if they agree, call memory_forget again with the ' + 'same arguments and this `confirm` token',
     });
   }
 }

@@ -10,7 +10,13 @@ import type { Scope } from '../memory/records';
 import { createMemoryMcpServer, type McpDoorServices } from './memory-server';
 
 /** Answers one MCP request (already authenticated, body already parsed) for `scope`. */
-export async function handleMcpRequest(services: McpDoorServices, scope: Scope, request: IncomingMessage, response: ServerResponse, body: unknown): Promise<void> {
+export async function handleMcpRequest(
+  services: McpDoorServices,
+  scope: Scope,
+  request: IncomingMessage,
+  response: ServerResponse,
+  body: unknown,
+): Promise<void> {
   const server = createMemoryMcpServer(services, scope);
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   response.on('close', () => {

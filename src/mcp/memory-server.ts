@@ -77,21 +77,27 @@ export function createMemoryMcpServer(services: McpDoorServices, scope: Scope): 
       inputSchema: z.strictObject({
         query: z.string().trim().min(1).max(MAX_QUERY_CHARS).describe('what to look for, in natural language'),
         limit: z.number().int().min(1).max(MAX_SEARCH_LIMIT).optional().describe(`at most this many results (default ${DEFAULT_SEARCH_LIMIT})`),
-        kinds: z.array(z.enum(['memory', 'episode'])).min(1).max(2).optional().describe('memories (learned), episodes (messages), or both (default)'),
+        kinds: z
+          .array(z.enum(['memory', 'episode']))
+          .min(1)
+          .max(2)
+          .optional()
+          .describe('memories (learned), episodes (messages), or both (default)'),
       }),
       annotations: { readOnlyHint: true },
     },
-    (args) => guarded(log, 'memory_search', async () => {
-      const { results, notes } = await services.search.search({
-        scopeId: scope.id,
-        semanticQuery: args.query,
-        strategy: 'hybrid',
-        limit: args.limit ?? DEFAULT_SEARCH_LIMIT,
-        kinds: args.kinds,
-      });
-      const answered = await Promise.all(results.map((r) => searchAnswer(services.catalog, scope.id, r)));
-      return jsonResult({ results: answered, notes });
-    }),
+    (args) =>
+      guarded(log, 'memory_search', async () => {
+        const { results, notes } = await services.search.search({
+          scopeId: scope.id,
+          semanticQuery: args.query,
+          strategy: 'hybrid',
+          limit: args.limit ?? DEFAULT_SEARCH_LIMIT,
+          kinds: args.kinds,
+        });
+        const answered = await Promise.all(results.map((r) => searchAnswer(services.catalog, scope.id, r)));
+        return jsonResult({ results: answered, notes });
+      }),
   );
 
   server.registerTool(
@@ -123,21 +129,22 @@ export function createMemoryMcpServer(services: McpDoorServices, scope: Scope): 
       }),
       annotations: { readOnlyHint: true },
     },
-    (args) => guarded(log, 'memory_list', async () => {
-      const limit = args.limit ?? DEFAULT_LIST_LIMIT;
-      const offset = args.offset ?? 0;
-      const query = { state: args.state ?? 'current', category: args.category, limit, offset } as const;
-      const { total, memories } = await services.catalog.list(scope.id, query);
-      const lines = memories.map((m) => ({
-        id: m.id,
-        category: m.category,
-        content: m.content,
-        confidence: m.confidence,
-        state: m.validTo ? 'superseded' : m.active ? 'active' : 'faded',
-        validFrom: m.validFrom.toISOString(),
-      }));
-      return jsonResult({ total, offset, limit, memories: lines });
-    }),
+    (args) =>
+      guarded(log, 'memory_list', async () => {
+        const limit = args.limit ?? DEFAULT_LIST_LIMIT;
+        const offset = args.offset ?? 0;
+        const query = { state: args.state ?? 'current', category: args.category, limit, offset } as const;
+        const { total, memories } = await services.catalog.list(scope.id, query);
+        const lines = memories.map((m) => ({
+          id: m.id,
+          category: m.category,
+          content: m.content,
+          confidence: m.confidence,
+          state: m.validTo ? 'superseded' : m.active ? 'active' : 'faded',
+          validFrom: m.validFrom.toISOString(),
+        }));
+        return jsonResult({ total, offset, limit, memories: lines });
+      }),
   );
 
   registerForgetTool(server, services, scope, log);
@@ -150,9 +157,10 @@ export function createMemoryMcpServer(services: McpDoorServices, scope: Scope): 
       inputSchema: z.strictObject({}),
       annotations: { readOnlyHint: true },
     },
-    () => guarded(log, 'profile_get', async () => ({
-      content: [{ type: 'text', text: showStored(await services.profiles.soul(scope.id)) }],
-    })),
+    () =>
+      guarded(log, 'profile_get', async () => ({
+        content: [{ type: 'text', text: showStored(await services.profiles.soul(scope.id)) }],
+      })),
   );
 
   const markdown = 'text/markdown';

@@ -39,10 +39,9 @@ export async function saveStatement(
     );
   }
   if (redactSecrets(args.statement) !== args.statement) {
-    throw new ValidationError(
-      'memory_save refused: the statement holds what looks like a credential (a key, token or password); nothing was stored',
-      { code: 'mcp.save_secret' },
-    );
+    throw new ValidationError('memory_save refused: the statement holds what looks like a credential (a key, token or password); nothing was stored', {
+      code: 'mcp.save_secret',
+    });
   }
   const turn = { role: 'user', content: args.statement, ...(args.id && { externalId: `mcp:${args.id}` }) };
   const result = await episodes.recordTurn(scope.id, turn, MCP_CHANNEL);
@@ -50,6 +49,8 @@ export async function saveStatement(
     saved: !result.duplicate,
     duplicate: result.duplicate,
     episodeId: result.episode?.id ?? null,
-    note: result.duplicate ? 'already saved under this id: nothing new stored' : 'stored as a message of the person; it is learned into memory at the next sleep',
+    note: result.duplicate
+      ? 'already saved under this id: nothing new stored'
+      : 'stored as a message of the person; it is learned into memory at the next sleep',
   };
 }

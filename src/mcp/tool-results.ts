@@ -31,4 +31,3 @@ export async function guarded(log: Logger, tool: string, work: () => Promise<Cal
     return errorResult(`${tool} failed on the server; nothing was changed by this call`);
   }
 }
-

@@ -42,9 +42,10 @@ export function createStoreStats(prisma: PrismaClient, provider: DatabaseProvide
       }
     },
     async triggers() {
-      const rows = provider === 'sqlite'
-        ? await prisma.$queryRaw<Array<{ name: string }>>`SELECT name FROM sqlite_master WHERE type = 'trigger'`
-        : await prisma.$queryRaw<Array<{ name: string }>>`SELECT tgname AS name FROM pg_trigger WHERE NOT tgisinternal`;
+      const rows =
+        provider === 'sqlite'
+          ? await prisma.$queryRaw<Array<{ name: string }>>`SELECT name FROM sqlite_master WHERE type = 'trigger'`
+          : await prisma.$queryRaw<Array<{ name: string }>>`SELECT tgname AS name FROM pg_trigger WHERE NOT tgisinternal`;
       return rows.map((row) => row.name);
     },
     async foldsAccents() {
@@ -72,9 +73,14 @@ export function createStoreStats(prisma: PrismaClient, provider: DatabaseProvide
       // array; every reply has the key, so only a non-empty one counts). Prisma's JSON filters do
       // not reach into arrays (`string_contains` matched nothing on PostgreSQL and failed on SQLite,
       // both read as 0): ask each engine's JSON functions.
-      const injected = provider === 'sqlite'
-        ? await prisma.$queryRaw<Array<{ n: bigint | number }>>`SELECT COUNT(*) AS n FROM "Episode" WHERE "role" = 'agent' AND json_valid("metadata") AND json_type("metadata", '$.injectedMemoryIds') = 'array' AND json_array_length("metadata", '$.injectedMemoryIds') > 0`
-        : await prisma.$queryRaw<Array<{ n: bigint | number }>>`SELECT COUNT(*) AS n FROM "Episode" WHERE "role" = 'agent' AND CASE WHEN jsonb_typeof("metadata" -> 'injectedMemoryIds') = 'array' THEN jsonb_array_length("metadata" -> 'injectedMemoryIds') > 0 ELSE false END`;
+      const injected =
+        provider === 'sqlite'
+          ? await prisma.$queryRaw<
+              Array<{ n: bigint | number }>
+            >`SELECT COUNT(*) AS n FROM "Episode" WHERE "role" = 'agent' AND json_valid("metadata") AND json_type("metadata", '$.injectedMemoryIds') = 'array' AND json_array_length("metadata", '$.injectedMemoryIds') > 0`
+          : await prisma.$queryRaw<
+              Array<{ n: bigint | number }>
+            >`SELECT COUNT(*) AS n FROM "Episode" WHERE "role" = 'agent' AND CASE WHEN jsonb_typeof("metadata" -> 'injectedMemoryIds') = 'array' THEN jsonb_array_length("metadata" -> 'injectedMemoryIds') > 0 ELSE false END`;
       const repliesWithMemories = Number(injected[0]?.n ?? 0);
       return {
         memoriesCreated: created,

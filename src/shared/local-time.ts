@@ -96,9 +96,7 @@ export function instantOf(local: Omit<LocalDateTime, 'second'> & { second?: numb
   const wanted = wallClockAsUtc({ ...local, second: local.second ?? 0 });
   const before = offsetAt(wanted - DAY_MS, timeZone);
   const after = offsetAt(wanted + DAY_MS, timeZone);
-  const candidates = [wanted - before, wanted - after]
-    .filter((ms) => ms + offsetAt(ms, timeZone) === wanted)
-    .sort((a, b) => a - b);
+  const candidates = [wanted - before, wanted - after].filter((ms) => ms + offsetAt(ms, timeZone) === wanted).sort((a, b) => a - b);
   // In a gap, reading the time with the offset in force before it lands just after the gap.
   return new Date(candidates[0] ?? wanted - before);
 }
@@ -144,8 +142,5 @@ export function nextWindowOpening(instant: Date, window: SleepWindow, timeZone: 
   // Date.UTC normalizes day overflow (the 32nd, the 0th), so calendar arithmetic stays in the zone's dates.
   const daysAhead = local.hour >= window.startHour ? 1 : 0;
   const date = new Date(Date.UTC(local.year, local.month - 1, local.day + daysAhead));
-  return instantOf(
-    { year: date.getUTCFullYear(), month: date.getUTCMonth() + 1, day: date.getUTCDate(), hour: window.startHour, minute: 0 },
-    timeZone,
-  );
+  return instantOf({ year: date.getUTCFullYear(), month: date.getUTCMonth() + 1, day: date.getUTCDate(), hour: window.startHour, minute: 0 }, timeZone);
 }

@@ -56,16 +56,9 @@ const prettyLine = winston.format.printf((info) => {
 /** Creates the root logger; call once in the composition root (or a CLI entry point). */
 export function createLogger(options: LoggerOptions): Logger {
   const stream = options.stream ?? process.stderr;
-  const pretty = options.format === 'pretty'
-    || (options.format === 'auto' && (stream as NodeJS.WriteStream).isTTY === true);
+  const pretty = options.format === 'pretty' || (options.format === 'auto' && (stream as NodeJS.WriteStream).isTTY === true);
   const format = pretty
-    ? winston.format.combine(
-        errorFormat(),
-        redactFormat(),
-        winston.format.timestamp({ format: 'HH:mm:ss.SSS' }),
-        winston.format.colorize(),
-        prettyLine,
-      )
+    ? winston.format.combine(errorFormat(), redactFormat(), winston.format.timestamp({ format: 'HH:mm:ss.SSS' }), winston.format.colorize(), prettyLine)
     : winston.format.combine(errorFormat(), redactFormat(), winston.format.timestamp(), winston.format.json());
   return winston.createLogger({
     level: options.level,

@@ -47,7 +47,11 @@ function encodedForms(secret: string): string[] {
   if (encoded !== secret) forms.add(encoded);
   if (encoded.toLowerCase() !== encoded) forms.add(encoded.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase()));
   const bytes = Buffer.from(secret, 'utf8');
-  for (const [offset, skip] of [[0, 0], [1, 2], [2, 3]] as const) {
+  for (const [offset, skip] of [
+    [0, 0],
+    [1, 2],
+    [2, 3],
+  ] as const) {
     const text = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64');
     const whole = Math.floor((offset + bytes.length) / 3) * 4;
     const core = text.slice(skip, whole);
@@ -64,7 +68,15 @@ const MIN_BASE64_RUN = 24;
 const DECODED_SECRET = /\d{6,12}:[A-Za-z0-9_-]{30,}|sk-(?:ant-)?[A-Za-z0-9_-]{16,}/;
 
 function isBase64Char(code: number): boolean {
-  return (code >= 0x41 && code <= 0x5a) || (code >= 0x61 && code <= 0x7a) || (code >= 0x30 && code <= 0x39) || code === 0x2b || code === 0x2f || code === 0x5f || code === 0x2d;
+  return (
+    (code >= 0x41 && code <= 0x5a) ||
+    (code >= 0x61 && code <= 0x7a) ||
+    (code >= 0x30 && code <= 0x39) ||
+    code === 0x2b ||
+    code === 0x2f ||
+    code === 0x5f ||
+    code === 0x2d
+  );
 }
 
 /** Base64 runs that decode to a credential-shaped text (a token or key we were never told about). */
@@ -204,7 +216,6 @@ export function redactField(key: string, value: unknown, seen = new WeakSet<obje
 // beside it must not say who talked to the bot: Telegram user and chat ids and scope keys (which
 // carry them) are written as a keyed hash instead, the same for the same id as long as the key
 // stays the same, so log lines remain correlatable without naming anyone.
-
 
 let pseudonymKey: Buffer | undefined;
 

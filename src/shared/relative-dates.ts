@@ -12,7 +12,22 @@
  */
 
 const WEEKDAYS = ['sunday', 'monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday'] as const;
-const NUMBERS: Record<string, number> = { a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, eleven: 11, twelve: 12 };
+const NUMBERS: Record<string, number> = {
+  a: 1,
+  an: 1,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  eleven: 11,
+  twelve: 12,
+};
 const DAY_MS = 86_400_000;
 
 /** The calendar day `at` falls on in `timeZone` (UTC when the zone is unknown), as a UTC midnight. */
@@ -74,7 +89,7 @@ const RULES: ReadonlyArray<{ readonly pattern: RegExp; readonly day: (m: RegExpE
       const target = WEEKDAYS.indexOf(m[2]!.toLowerCase() as (typeof WEEKDAYS)[number]);
       const ahead = (target - t.getUTCDay() + 7) % 7;
       const which = m[1]!.toLowerCase();
-      if (which === 'last') return addDays(t, -(((t.getUTCDay() - target + 7) % 7) || 7));
+      if (which === 'last') return addDays(t, -((t.getUTCDay() - target + 7) % 7 || 7));
       if (which === 'this') return addDays(t, ahead);
       return addDays(t, ahead || 7);
     },

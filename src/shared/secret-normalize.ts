@@ -38,7 +38,12 @@ export function needsNormalizing(text: string): boolean {
 }
 
 function isInvisible(code: number): boolean {
-  return code === SOFT_HYPHEN || code === BYTE_ORDER_MARK || (code >= ZERO_WIDTH_FIRST && code <= ZERO_WIDTH_LAST) || (code >= WORD_JOINER_FIRST && code <= WORD_JOINER_LAST);
+  return (
+    code === SOFT_HYPHEN ||
+    code === BYTE_ORDER_MARK ||
+    (code >= ZERO_WIDTH_FIRST && code <= ZERO_WIDTH_LAST) ||
+    (code >= WORD_JOINER_FIRST && code <= WORD_JOINER_LAST)
+  );
 }
 
 /** The character a printable percent escape at `at` stands for, or -1. */

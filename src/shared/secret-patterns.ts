@@ -65,7 +65,12 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   // (`sk-ant-`, `sk-proj-`) or a random-looking body, so "ask-questions-about-it" stays.
   { id: 'sk-key', source: OWN, keywords: ['sk-'], pattern: /\bsk-(?:ant-)?[A-Za-z0-9_-]{16,}/g },
   { id: 'sk-key-named', source: OWN, keywords: ['sk-'], pattern: /sk-(?:ant|proj|svcacct|admin)-[A-Za-z0-9_-]{16,}/g },
-  { id: 'sk-key-random', source: OWN, keywords: ['sk-'], pattern: /sk-(?=[A-Za-z0-9_-]{0,64}\d)(?=[A-Za-z0-9_-]{0,64}[A-Z])(?=[A-Za-z0-9_-]{0,64}[a-z])[A-Za-z0-9_-]{20,}/g },
+  {
+    id: 'sk-key-random',
+    source: OWN,
+    keywords: ['sk-'],
+    pattern: /sk-(?=[A-Za-z0-9_-]{0,64}\d)(?=[A-Za-z0-9_-]{0,64}[A-Z])(?=[A-Za-z0-9_-]{0,64}[a-z])[A-Za-z0-9_-]{20,}/g,
+  },
   { id: 'authorization-header', source: OWN, keywords: ['bearer', 'basic'], pattern: /\b(?:Bearer|Basic)\s+(?<secret>[A-Za-z0-9._~+/=-]{8,})/dgi },
   {
     // scheme://user:password@host, the password up to the last '@' before the host, so one with

@@ -33,10 +33,7 @@ interface RuleSource {
 }
 
 /** Rules left out, and why (see the file comment). */
-const SKIPPED_RULES: ReadonlySet<string> = new Set([
-  '@secretlint/secretlint-rule-filter-comments',
-  '@secretlint/secretlint-rule-gcp',
-]);
+const SKIPPED_RULES: ReadonlySet<string> = new Set(['@secretlint/secretlint-rule-filter-comments', '@secretlint/secretlint-rule-gcp']);
 
 /**
  * Options per rule. The AWS rule scans for access key ids (`AKIA…`) only when asked: a linter

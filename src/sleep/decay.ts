@@ -62,7 +62,9 @@ export async function decayScope(prisma: PrismaClient, scopeId: string, origin: 
     select: { id: true, confidence: true, decaySteps: true, lastReinforcedAt: true },
   });
   const contradicted = new Set(
-    (await prisma.memoryLink.findMany({ where: { scopeId, kind: 'contradicts', toId: { in: candidates.map((c) => c.id) } }, select: { toId: true } })).map((l) => l.toId),
+    (await prisma.memoryLink.findMany({ where: { scopeId, kind: 'contradicts', toId: { in: candidates.map((c) => c.id) } }, select: { toId: true } })).map(
+      (l) => l.toId,
+    ),
   );
   let decayed = 0;
   let deactivated = 0;
@@ -73,27 +75,42 @@ export async function decayScope(prisma: PrismaClient, scopeId: string, origin: 
     if (m.confidence <= floor) continue;
     // One step per run even after a long pause, so a missed night never fades memories at once.
     const after = await prisma.$transaction((tx) =>
-      decayMemory(tx, scopeId, m.id, Math.max(floor, m.confidence * options.factor), { ...origin, reason: `not reinforced for ${Math.floor((origin.now.getTime() - m.lastReinforcedAt.getTime()) / DAY_MS)} days` }, true),
+      decayMemory(
+        tx,
+        scopeId,
+        m.id,
+        Math.max(floor, m.confidence * options.factor),
+        { ...origin, reason: `not reinforced for ${Math.floor((origin.now.getTime() - m.lastReinforcedAt.getTime()) / DAY_MS)} days` },
+        true,
+      ),
     );
     decayed++;
     if (!after.active) deactivated++;
   }
 
   let expired = 0;
-  const events = await prisma.memory.findMany({ where: { scopeId, active: true, validTo: null, category: { in: EVENT_CATEGORIES } }, select: { id: true, content: true, confidence: true } });
+  const events = await prisma.memory.findMany({
+    where: { scopeId, active: true, validTo: null, category: { in: EVENT_CATEGORIES } },
+    select: { id: true, content: true, confidence: true },
+  });
   for (const m of events) {
     const day = latestStatedDate(m.content);
     if (!day || origin.now.getTime() - day.getTime() <= (EVENT_GRACE_DAYS + 1) * DAY_MS) continue;
     // Faded below the threshold like a memory without evidence: kept as history, revived by new evidence.
     const confidence = Math.min(m.confidence, DEACTIVATION_THRESHOLD / 2);
-    await prisma.$transaction((tx) => decayMemory(tx, scopeId, m.id, confidence, { ...origin, reason: `the event on ${day.toISOString().slice(0, 10)} has passed` }));
+    await prisma.$transaction((tx) =>
+      decayMemory(tx, scopeId, m.id, confidence, { ...origin, reason: `the event on ${day.toISOString().slice(0, 10)} has passed` }),
+    );
     expired++;
     deactivated++;
   }
 
   // Importance drifts toward use (access), a quarter of the way per run; no audit event: it
   // changes ranking only, never what is believed.
-  const used = await prisma.memory.findMany({ where: { scopeId, active: true, accessCount: { gt: 0 } }, select: { id: true, importance: true, accessCount: true, lastAccessedAt: true } });
+  const used = await prisma.memory.findMany({
+    where: { scopeId, active: true, accessCount: { gt: 0 } },
+    select: { id: true, importance: true, accessCount: true, lastAccessedAt: true },
+  });
   let importanceAdjusted = 0;
   for (const m of used) {
     const target = Math.max(m.importance, accessImportance(m.accessCount, m.lastAccessedAt, origin.now));

@@ -42,11 +42,21 @@ export async function linkSimilarMemories(
     for (const [i, memory] of fresh.entries()) {
       const hits = await deps.index.search({ scopeId, vector: vectors[i] as Float32Array, limit: (options.neighbours ?? 5) + 1, kind: 'memory' });
       const close = hits.filter((h) => h.id !== memory.id && h.score >= LINK_SIMILARITY);
-      const current = close.length === 0 ? [] : await prisma.memory.findMany({ where: { scopeId, id: { in: close.map((h) => h.id) }, active: true, validTo: null }, select: { id: true } });
+      const current =
+        close.length === 0
+          ? []
+          : await prisma.memory.findMany({ where: { scopeId, id: { in: close.map((h) => h.id) }, active: true, validTo: null }, select: { id: true } });
       const alive = new Set(current.map((c) => c.id));
       await prisma.$transaction(async (tx) => {
         for (const hit of close) {
-          if (alive.has(hit.id) && (await linkMemories(tx, scopeId, memory.id, hit.id, 'related', Math.round(hit.score * 1000) / 1000, { ...origin, reason: `similar (${hit.score.toFixed(2)})` }))) linked++;
+          if (
+            alive.has(hit.id) &&
+            (await linkMemories(tx, scopeId, memory.id, hit.id, 'related', Math.round(hit.score * 1000) / 1000, {
+              ...origin,
+              reason: `similar (${hit.score.toFixed(2)})`,
+            }))
+          )
+            linked++;
         }
         await tx.memory.updateMany({ where: { scopeId, id: memory.id }, data: { linkedAt: origin.now } });
       });
@@ -92,7 +102,9 @@ export async function mergeRestatements(deps: { prisma: PrismaClient; embedder: 
       const cosine = dot(vectors[i]!, vectors[j]!);
       if (!isRestatement(a.content, b.content, cosine) || !isRestatement(b.content, a.content, cosine)) continue;
       const [keep, fold] = stronger(a, b) ? [a, b] : [b, a];
-      await prisma.$transaction((tx) => mergeMemories(tx, scopeId, fold.id, keep.id, { ...origin, reason: `restates memory ${keep.id} (cosine ${cosine.toFixed(2)})` }));
+      await prisma.$transaction((tx) =>
+        mergeMemories(tx, scopeId, fold.id, keep.id, { ...origin, reason: `restates memory ${keep.id} (cosine ${cosine.toFixed(2)})` }),
+      );
       gone.add(fold.id);
       Object.assign(keep, { reinforcementCount: keep.reinforcementCount + fold.reinforcementCount, confidence: Math.max(keep.confidence, fold.confidence) });
       merged++;

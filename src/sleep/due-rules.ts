@@ -42,12 +42,7 @@ export function idleDecision(scope: Scope, settings: ScopeSettings, now: Date): 
  * Whether the digest of the period ending at `periodEnd` is still to be made: not yet written, not
  * handled by a run since, and tried fewer than `maxAttempts` times.
  */
-export async function digestDecision(
-  prisma: PrismaClient,
-  scopeId: string,
-  periodEnd: Date,
-  maxAttempts: number,
-): Promise<Decision> {
+export async function digestDecision(prisma: PrismaClient, scopeId: string, periodEnd: Date, maxAttempts: number): Promise<Decision> {
   const period = periodEnd.toISOString();
   const digest = await prisma.digest.findUnique({
     where: { scopeId_periodEnd: { scopeId, periodEnd } },
@@ -92,12 +87,7 @@ export interface ConsolidationThresholds {
  * due by waiting: they are learned with the person's next message. A scope without a window is
  * judged at each tick against `now`.
  */
-export function consolidationDecision(
-  pending: PendingEpisodes,
-  settings: ScopeSettings,
-  thresholds: ConsolidationThresholds,
-  now: Date,
-): Decision {
+export function consolidationDecision(pending: PendingEpisodes, settings: ScopeSettings, thresholds: ConsolidationThresholds, now: Date): Decision {
   const { count, oldestFromPerson } = pending;
   const window = settings.sleepWindow;
   const deadlineBy = window ? nextWindowOpening(now, window, settings.timeZone) : now;
@@ -107,8 +97,9 @@ export function consolidationDecision(
     const waited = oldestFromPerson ? `, the person's oldest ${Math.floor((now.getTime() - oldestFromPerson.getTime()) / HOUR_MS)} h old` : '';
     return {
       due: false,
-      reason: `${count} unconsolidated episodes${waited} (needs ${thresholds.minEpisodes}, or a message that would wait over `
-        + `${thresholds.maxWaitHours} h${window ? ' by the next sleep window' : ''})`,
+      reason:
+        `${count} unconsolidated episodes${waited} (needs ${thresholds.minEpisodes}, or a message that would wait over ` +
+        `${thresholds.maxWaitHours} h${window ? ' by the next sleep window' : ''})`,
     };
   }
   if (window && !isInSleepWindow(now, window, settings.timeZone)) {

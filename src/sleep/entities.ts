@@ -22,7 +22,12 @@ const ANSWER_TOKENS = 2048;
 
 const answerSchema = z.object({
   entities: z
-    .array(z.object({ entity: z.coerce.number().int().positive(), attributes: z.record(z.string().trim().min(1).max(40), z.string().trim().min(1).max(200).nullable()) }))
+    .array(
+      z.object({
+        entity: z.coerce.number().int().positive(),
+        attributes: z.record(z.string().trim().min(1).max(40), z.string().trim().min(1).max(200).nullable()),
+      }),
+    )
     .default([]),
 });
 
@@ -34,7 +39,11 @@ const SYSTEM = `You maintain profiles of the people, pets, places and organizati
  * evidence that it no longer holds). A model that answers with a partial list never erases a
  * profile.
  */
-export function mergeAttributes(current: Readonly<Record<string, unknown>>, answer: Readonly<Record<string, string | null>>, observations: readonly string[]): Record<string, string> {
+export function mergeAttributes(
+  current: Readonly<Record<string, unknown>>,
+  answer: Readonly<Record<string, string | null>>,
+  observations: readonly string[],
+): Record<string, string> {
   const merged: Record<string, string> = {};
   for (const [k, v] of Object.entries(current)) if (typeof v === 'string') merged[k] = v;
   const said = observations.join('\n').toLowerCase();
@@ -46,7 +55,12 @@ export function mergeAttributes(current: Readonly<Record<string, unknown>>, answ
       continue;
     }
     const old = merged[key];
-    const named = said.includes(key.toLowerCase()) || (old !== undefined && old.toLowerCase().split(/\W+/).some((w) => w.length >= 4 && said.includes(w)));
+    const named =
+      said.includes(key.toLowerCase()) ||
+      old
+        ?.toLowerCase()
+        .split(/\W+/)
+        .some((w) => w.length >= 4 && said.includes(w));
     if (named) delete merged[key];
   }
   return merged;
@@ -58,15 +72,25 @@ export interface EntityFoldResult {
   readonly responses: readonly LlmResponse[];
 }
 
-export async function foldEntityObservations(deps: { prisma: PrismaClient; llm: LanguageModel }, scopeId: string, origin: ChangeOrigin): Promise<EntityFoldResult> {
+export async function foldEntityObservations(
+  deps: { prisma: PrismaClient; llm: LanguageModel },
+  scopeId: string,
+  origin: ChangeOrigin,
+): Promise<EntityFoldResult> {
   const { prisma } = deps;
   // An observation supported by several messages is one row per message (its evidence): counted and shown once.
   const pending = await prisma.entityObservation.groupBy({ by: ['entityId', 'content'], where: { scopeId, consolidated: false } });
   const distinct = new Map<string, number>();
   for (const p of pending) distinct.set(p.entityId, (distinct.get(p.entityId) ?? 0) + 1);
-  const due = [...distinct].filter(([, n]) => n >= OBSERVATIONS_TO_FOLD).map(([id]) => id).slice(0, ENTITIES_PER_CALL);
+  const due = [...distinct]
+    .filter(([, n]) => n >= OBSERVATIONS_TO_FOLD)
+    .map(([id]) => id)
+    .slice(0, ENTITIES_PER_CALL);
   if (due.length === 0) return { entities: 0, observations: 0, responses: [] };
-  const entities = await prisma.entity.findMany({ where: { scopeId, id: { in: due } }, include: { observations: { where: { consolidated: false }, orderBy: { createdAt: 'asc' }, take: 30 } } });
+  const entities = await prisma.entity.findMany({
+    where: { scopeId, id: { in: due } },
+    include: { observations: { where: { consolidated: false }, orderBy: { createdAt: 'asc' }, take: 30 } },
+  });
   // Sized to the model's window: entities in order while their heading fits, each with the
   // observations that fit; only the observations shown are marked folded (the rest wait).
   const size = promptSizeFor({ contextWindow: deps.llm.contextWindow, system: SYSTEM, maxAnswerTokens: ANSWER_TOKENS });
@@ -85,7 +109,15 @@ export async function foldEntityObservations(deps: { prisma: PrismaClient; llm: 
   }
   const { value, responses } = await completeStructured(
     deps.llm,
-    { system: SYSTEM, messages: [{ role: 'user', content: lines.join('\n') }], maxTokens: size.maxAnswerTokens, temperature: 0, purpose: 'entities', scopeId, runId: origin.runId },
+    {
+      system: SYSTEM,
+      messages: [{ role: 'user', content: lines.join('\n') }],
+      maxTokens: size.maxAnswerTokens,
+      temperature: 0,
+      purpose: 'entities',
+      scopeId,
+      runId: origin.runId,
+    },
     answerSchema,
   );
   let observations = 0;
@@ -94,13 +126,33 @@ export async function foldEntityObservations(deps: { prisma: PrismaClient; llm: 
       const entity = entities[answer.entity - 1];
       if (!entity || !shown.has(entity.id)) continue; // an entity number the prompt did not show: ignored
       // Secrets redacted like memory contents (memory-writer.ts): the attributes reach the soul and the audit.
-      const current = entity.attributes && typeof entity.attributes === 'object' && !Array.isArray(entity.attributes) ? (entity.attributes as Record<string, unknown>) : {};
-      const attributes = redactValue(mergeAttributes(current, answer.attributes, entity.observations.map((o) => o.content))) as Record<string, string>;
+      const current =
+        entity.attributes && typeof entity.attributes === 'object' && !Array.isArray(entity.attributes) ? (entity.attributes as Record<string, unknown>) : {};
+      const attributes = redactValue(
+        mergeAttributes(
+          current,
+          answer.attributes,
+          entity.observations.map((o) => o.content),
+        ),
+      ) as Record<string, string>;
       await tx.entity.update({ where: { id: entity.id }, data: { attributes } });
-      const { count } = await tx.entityObservation.updateMany({ where: { scopeId, id: { in: entity.observations.filter((o) => shown.get(entity.id)!.has(o.content)).map((o) => o.id) } }, data: { consolidated: true } });
+      const { count } = await tx.entityObservation.updateMany({
+        where: { scopeId, id: { in: entity.observations.filter((o) => shown.get(entity.id)!.has(o.content)).map((o) => o.id) } },
+        data: { consolidated: true },
+      });
       observations += count;
       await tx.auditEvent.create({
-        data: { scopeId, runId: origin.runId ?? null, action: 'entity', subjectType: 'entity', subjectId: entity.id, before: { attributes: (entity.attributes ?? {}) as object }, after: { attributes }, reason: `folded ${plural(count, 'observation')}`, createdAt: origin.now },
+        data: {
+          scopeId,
+          runId: origin.runId ?? null,
+          action: 'entity',
+          subjectType: 'entity',
+          subjectId: entity.id,
+          before: { attributes: (entity.attributes ?? {}) as object },
+          after: { attributes },
+          reason: `folded ${plural(count, 'observation')}`,
+          createdAt: origin.now,
+        },
       });
     }
   });

@@ -30,9 +30,7 @@ export interface HeldLease {
 }
 
 /** The result of {@link Leases.withLease}: the work's value, or who holds the lease instead. */
-export type LeaseResult<T> =
-  | { readonly acquired: true; readonly value: T }
-  | { readonly acquired: false; readonly heldBy?: string };
+export type LeaseResult<T> = { readonly acquired: true; readonly value: T } | { readonly acquired: false; readonly heldBy?: string };
 
 export interface Leases {
   /** This process's holder id, used by {@link Leases.withLease}. */

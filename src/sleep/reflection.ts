@@ -31,7 +31,10 @@ export interface ReflectionDue {
 export async function importanceSinceReflection(prisma: PrismaClient, scopeId: string): Promise<{ since: Date | null; total: number }> {
   const last = await prisma.sleepRun.findFirst({ where: { scopeId, kind: 'reflection', status: 'succeeded' }, orderBy: { startedAt: 'desc' } });
   const since = last?.startedAt ?? null;
-  const sum = await prisma.episode.aggregate({ where: { scopeId, consolidated: true, role: 'user', consolidatedAt: since ? { gt: since } : undefined }, _sum: { importance: true } });
+  const sum = await prisma.episode.aggregate({
+    where: { scopeId, consolidated: true, role: 'user', consolidatedAt: since ? { gt: since } : undefined },
+    _sum: { importance: true },
+  });
   return { since, total: (sum._sum.importance ?? 0) * POINTS_PER_IMPORTANCE };
 }
 
@@ -53,10 +56,20 @@ export async function reflectionDue(prisma: PrismaClient, scopeId: string, batch
  * Other batches of the same run share that time and are not counted toward the next reflection
  * either (a run holds more than one batch only with a backlog of over 100 episodes).
  */
-export async function recordReflection(tx: Tx, scopeId: string, origin: { readonly runId?: string; readonly now: Date }, stats: { readonly insights: number; readonly accumulated: number }): Promise<void> {
+export async function recordReflection(
+  tx: Tx,
+  scopeId: string,
+  origin: { readonly runId?: string; readonly now: Date },
+  stats: { readonly insights: number; readonly accumulated: number },
+): Promise<void> {
   await tx.sleepRun.create({
     data: {
-      scopeId, kind: 'reflection', status: 'succeeded', startedAt: origin.now, finishedAt: origin.now, llmCalls: 0,
+      scopeId,
+      kind: 'reflection',
+      status: 'succeeded',
+      startedAt: origin.now,
+      finishedAt: origin.now,
+      llmCalls: 0,
       stats: { insights: stats.insights, importance: Math.round(stats.accumulated), foldedIntoRun: origin.runId ?? null },
     },
   });

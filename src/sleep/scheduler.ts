@@ -107,7 +107,7 @@ export interface SleepScheduler extends ConsolidationControl {
    * sender delivers it right away). Returns a function that removes the listener. A listener's
    * failure is logged, never the tick's.
    */
-  onDigestsBuilt(listener: () => Promise<unknown> | void): () => void;
+  onDigestsBuilt(listener: () => Promise<unknown> | undefined): () => void;
 }
 
 /** How `consolidateNow` ended (the domain's type: the doors read it). */
@@ -135,7 +135,7 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
   let crons: Cron[] = [];
   const runningTicks = new Map<SleepJobKind, Promise<SleepTickReport>>();
   const inFlight = new Set<Promise<unknown>>();
-  const digestListeners = new Set<() => Promise<unknown> | void>();
+  const digestListeners = new Set<() => Promise<unknown> | undefined>();
 
   const runJob = createJobRunner({
     prisma,
@@ -147,8 +147,7 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
     wakeCheckMs: options.wakeCheckMs,
     isStopping: () => stopping,
   });
-  const digestDue = (scopeId: string, periodEnd: Date) =>
-    digestDecision(prisma, scopeId, periodEnd, options.maxAttempts);
+  const digestDue = (scopeId: string, periodEnd: Date) => digestDecision(prisma, scopeId, periodEnd, options.maxAttempts);
 
   /** Remembers running work until it settles, so stop() can wait for it. */
   function track<T>(work: Promise<T>): Promise<T> {
@@ -188,7 +187,11 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
   }
 
   /** Walks scopes one at a time; a scope whose planning or job throws is logged and skipped. */
-  async function forEachScope(kind: SleepJobKind, scopes: Scope[], visit: (scope: Scope, settings: ScopeSettings) => Promise<ScopeRunReport | undefined>): Promise<ScopeRunReport[]> {
+  async function forEachScope(
+    kind: SleepJobKind,
+    scopes: Scope[],
+    visit: (scope: Scope, settings: ScopeSettings) => Promise<ScopeRunReport | undefined>,
+  ): Promise<ScopeRunReport[]> {
     const reports: ScopeRunReport[] = [];
     for (const scope of scopes) {
       if (stopping) break;
@@ -233,7 +236,12 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
       const episodes = stuck.get(scope.id)?.count;
       if (!episodes) continue;
       exhausted.push({ scopeId: scope.id, scopeKey: scope.key, episodes });
-      logger.warn('episodes left unconsolidated after too many failed attempts', { scopeId: scope.id, scope: scope.key, episodes, maxAttempts: options.maxAttempts });
+      logger.warn('episodes left unconsolidated after too many failed attempts', {
+        scopeId: scope.id,
+        scope: scope.key,
+        episodes,
+        maxAttempts: options.maxAttempts,
+      });
     }
 
     const reports = await forEachScope('consolidate', scopes, async (scope, settings) => {
@@ -260,8 +268,7 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
   async function decayTick(now: Date) {
     // Paused scopes included on purpose: see the module comment.
     const scopes = await prisma.scope.findMany({ orderBy: { createdAt: 'asc' } });
-    const reports = await forEachScope('decay', scopes, (scope, settings) =>
-      runJob({ kind: 'decay', scope, settings, now, recheck: () => ({ due: true }) }));
+    const reports = await forEachScope('decay', scopes, (scope, settings) => runJob({ kind: 'decay', scope, settings, now, recheck: () => ({ due: true }) }));
     return { scopes: reports, exhausted: [] };
   }
 

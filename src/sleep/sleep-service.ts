@@ -85,7 +85,15 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
   const { prisma } = deps;
   const log = deps.logger.child({ component: 'sleep' });
   const consolidator: Consolidator | undefined = deps.llm
-    ? createConsolidator({ prisma, llm: deps.llm, search: deps.search, embedder: deps.embedder, index: deps.index, logger: deps.logger, options: deps.consolidator })
+    ? createConsolidator({
+        prisma,
+        llm: deps.llm,
+        search: deps.search,
+        embedder: deps.embedder,
+        index: deps.index,
+        logger: deps.logger,
+        options: deps.consolidator,
+      })
     : undefined;
 
   async function memoryCapOf(scopeId: string): Promise<number | undefined> {
@@ -94,7 +102,12 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
     return parsed.success ? parsed.data.memoryCap : undefined;
   }
 
-  async function dream(scopeId: string, ctx: SleepJobContext, responses: LlmResponse[], llm: LanguageModel | undefined): Promise<Record<string, number | string>> {
+  async function dream(
+    scopeId: string,
+    ctx: SleepJobContext,
+    responses: LlmResponse[],
+    llm: LanguageModel | undefined,
+  ): Promise<Record<string, number | string>> {
     const origin = { runId: ctx.runId, now: ctx.now };
     const out: Record<string, number | string> = {};
     const step = async (name: string, fn: () => Promise<void>) => {
@@ -143,7 +156,11 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
   }
 
   async function consolidateCapped(scopeId: string, cap: number, ctx: SleepJobContext, llm: BudgetedModel): Promise<ConsolidationReport> {
-    const episodes = await prisma.episode.findMany({ where: { scopeId, ...eligibleEpisodes(deps.consolidator?.maxAttempts ?? DEFAULT_CONSOLIDATION_ATTEMPTS) }, orderBy: [{ timestamp: 'asc' }, { id: 'asc' }], take: 200 });
+    const episodes = await prisma.episode.findMany({
+      where: { scopeId, ...eligibleEpisodes(deps.consolidator?.maxAttempts ?? DEFAULT_CONSOLIDATION_ATTEMPTS) },
+      orderBy: [{ timestamp: 'asc' }, { id: 'asc' }],
+      take: 200,
+    });
     const responses: LlmResponse[] = [];
     const counts: Record<string, number> = {};
     let done = 0;
@@ -151,7 +168,10 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
     for (const group of groupEpisodes(episodes)) {
       if (!ctx.shouldContinue()) break;
       try {
-        const r = await rememberConversation({ prisma, llm, index: deps.index, logger: deps.logger }, scopeId, group.episodes, cap, { runId: ctx.runId, now: ctx.now });
+        const r = await rememberConversation({ prisma, llm, index: deps.index, logger: deps.logger }, scopeId, group.episodes, cap, {
+          runId: ctx.runId,
+          now: ctx.now,
+        });
         responses.push(...r.responses);
         addCounts(counts, { created: r.created ? 1 : 0, removed: r.removedIds.length, [`compaction_${r.compaction ?? 'none'}`]: 1 });
         done += group.episodes.length;
@@ -169,14 +189,34 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
     }
     const dreaming = await dream(scopeId, ctx, responses, llm);
     const u = llm.spent();
-    return { batches: done > 0 ? 1 : 0, episodes: done, llmCalls: u.calls, inputTokens: u.inputTokens, outputTokens: u.outputTokens, counts, rejected: [], outcome, dreaming };
+    return {
+      batches: done > 0 ? 1 : 0,
+      episodes: done,
+      llmCalls: u.calls,
+      inputTokens: u.inputTokens,
+      outputTokens: u.outputTokens,
+      counts,
+      rejected: [],
+      outcome,
+      dreaming,
+    };
   }
 
   async function consolidateScope(scopeId: string, ctx: SleepJobContext): Promise<ConsolidationReport> {
     const started = Date.now();
     let report: ConsolidationReport;
     if (!consolidator) {
-      report = { batches: 0, episodes: 0, llmCalls: 0, inputTokens: 0, outputTokens: 0, counts: {}, rejected: [], outcome: { status: 'skipped', detail: 'no language model configured (set ANTHROPIC_API_KEY or run Ollama)' }, dreaming: {} };
+      report = {
+        batches: 0,
+        episodes: 0,
+        llmCalls: 0,
+        inputTokens: 0,
+        outputTokens: 0,
+        counts: {},
+        rejected: [],
+        outcome: { status: 'skipped', detail: 'no language model configured (set ANTHROPIC_API_KEY or run Ollama)' },
+        dreaming: {},
+      };
     } else {
       // Every call of the job (prompts, repair turns, dreaming) is checked against the budget first.
       const llm = withTokenBudget(deps.llm!, ctx.tokenBudgetLeft);
@@ -212,7 +252,8 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
             }
             continue;
           }
-          if (r.status === 'deferred') outcome = { status: 'deferred', detail: `daily token budget spent (${Math.round(llm.left())} tokens left); consolidation continues tomorrow` };
+          if (r.status === 'deferred')
+            outcome = { status: 'deferred', detail: `daily token budget spent (${Math.round(llm.left())} tokens left); consolidation continues tomorrow` };
           if (r.status === 'failed') outcome = { status: 'failed', detail: `consolidation failed, nothing applied: ${describe(r.error)}` };
           break;
         }
@@ -232,7 +273,14 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
         stats: { batches: report.batches, ...report.counts, ...report.dreaming, rejected: report.rejected.slice(0, 50), durationMs: Date.now() - started },
       },
     });
-    log.info('consolidation job finished', { scopeId, runId: ctx.runId, status: report.outcome.status, episodes: report.episodes, calls: report.llmCalls, inputTokens: report.inputTokens });
+    log.info('consolidation job finished', {
+      scopeId,
+      runId: ctx.runId,
+      status: report.outcome.status,
+      episodes: report.episodes,
+      calls: report.llmCalls,
+      inputTokens: report.inputTokens,
+    });
     return report;
   }
 
@@ -244,18 +292,33 @@ export function createSleepService(deps: SleepServiceDeps): SleepService {
     latestRun: (scopeId, kind) => prisma.sleepRun.findFirst({ where: { scopeId, kind }, orderBy: { startedAt: 'desc' } }),
 
     async planNextBatch(scopeId, ctx) {
-      if (!consolidator) return { status: 'empty', episodeCount: 0, responses: [], leftOver: 0, shown: { episodes: [], memories: [] }, error: new Error('no language model configured') };
+      if (!consolidator)
+        return {
+          status: 'empty',
+          episodeCount: 0,
+          responses: [],
+          leftOver: 0,
+          shown: { episodes: [], memories: [] },
+          error: new Error('no language model configured'),
+        };
       return consolidator.consolidateBatch({ scopeId, runId: ctx.runId, now: ctx.now, dryRun: true });
     },
     async decay(scopeId, ctx) {
       const r = await decayScope(prisma, scopeId, { runId: ctx.runId, now: ctx.now }, deps.decay);
       if (r.decayed + r.expired > 0) await regenerateSoul(prisma, scopeId, { ...deps.soul, now: ctx.now, runId: ctx.runId });
       await prisma.sleepRun.updateMany({ where: { id: ctx.runId }, data: { stats: { ...r } } });
-      return { status: r.decayed + r.expired + r.importanceAdjusted > 0 ? 'succeeded' : 'skipped', detail: `${r.decayed} decayed, ${r.deactivated} faded (${r.expired} past events), ${r.importanceAdjusted} importance adjusted` };
+      return {
+        status: r.decayed + r.expired + r.importanceAdjusted > 0 ? 'succeeded' : 'skipped',
+        detail: `${r.decayed} decayed, ${r.deactivated} faded (${r.expired} past events), ${r.importanceAdjusted} importance adjusted`,
+      };
     },
     async digest(scopeId, ctx) {
       const digest = await buildDigest(prisma, scopeId, { periodEnd: ctx.periodEnd ?? ctx.now, now: ctx.now, defaultTimeZone: deps.soul?.defaultTimeZone });
-      return { status: digest.status === 'empty' ? 'skipped' : 'succeeded', detail: digest.status === 'empty' ? 'nothing to report' : `digest ${digest.id} with ${plural(Array.isArray(digest.items) ? digest.items.length : 0, 'item')}` };
+      return {
+        status: digest.status === 'empty' ? 'skipped' : 'succeeded',
+        detail:
+          digest.status === 'empty' ? 'nothing to report' : `digest ${digest.id} with ${plural(Array.isArray(digest.items) ? digest.items.length : 0, 'item')}`,
+      };
     },
   };
 }

@@ -106,7 +106,10 @@ export function withTokenBudget(llm: LanguageModel, budget: number): BudgetedMod
       const estimate = estimateRequestTokens(request);
       if (Number.isFinite(budget) && estimate > left()) {
         throw new LlmError(`The ${request.purpose} call was not sent: it needs about ${estimate} tokens and the daily token budget has ${left()} left`, {
-          reason: 'budget', provider: llm.provider, model: llm.model, details: { purpose: request.purpose, estimate, left: left() },
+          reason: 'budget',
+          provider: llm.provider,
+          model: llm.model,
+          details: { purpose: request.purpose, estimate, left: left() },
           hint: 'It runs once the budget resets (local midnight); raise SLEEP_DAILY_TOKEN_BUDGET (or the scope\u2019s dailyTokenBudget) to allow more.',
         });
       }

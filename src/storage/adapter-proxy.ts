@@ -5,7 +5,7 @@
 export function overrideMethods<T extends object>(target: T, overrides: Partial<T>): T {
   return new Proxy(target, {
     get(inner, property, receiver) {
-      if (Object.prototype.hasOwnProperty.call(overrides, property)) return (overrides as Record<PropertyKey, unknown>)[property];
+      if (Object.hasOwn(overrides, property)) return (overrides as Record<PropertyKey, unknown>)[property];
       const value = Reflect.get(inner, property, receiver) as unknown;
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(inner) : value;
     },

@@ -69,11 +69,7 @@ async function hasPendingMigrations(prisma: PrismaClient, provider: Database['pr
 }
 
 /** Applies pending migrations (unless `migrate: false`) and connects. */
-export async function openDatabase(params: {
-  database: Config['database'];
-  logger: Logger;
-  migrate?: boolean;
-}): Promise<Database> {
+export async function openDatabase(params: { database: Config['database']; logger: Logger; migrate?: boolean }): Promise<Database> {
   const { database, logger } = params;
   const driver = driverFor(database);
   let applied: string[] = [];

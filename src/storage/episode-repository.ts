@@ -94,72 +94,75 @@ function isUniqueViolation(error: unknown): boolean {
 
 export function createEpisodeRepository(prisma: PrismaClient): EpisodeRepository {
   async function insertOnce(scopeId: string, episodes: readonly NewEpisode[]): Promise<InsertResult> {
-    return prisma.$transaction(async (tx) => {
-      const seen = new Set<string>();
-      const externalIds = episodes.map((e) => e.externalId).filter((id): id is string => id !== null);
-      for (let i = 0; i < externalIds.length; i += LOOKUP_CHUNK) {
-        const found = await tx.episode.findMany({
-          where: { scopeId, externalId: { in: externalIds.slice(i, i + LOOKUP_CHUNK) } },
-          select: { externalId: true },
-        });
-        for (const row of found) seen.add(row.externalId as string);
-      }
-      // Turns continue each conversation where it stopped.
-      const conversations = [...new Set(episodes.map((e) => e.conversationId).filter((id): id is string => id !== null))];
-      const nextTurn = new Map<string, number>();
-      for (let i = 0; i < conversations.length; i += LOOKUP_CHUNK) {
-        const maxima = await tx.episode.groupBy({
-          by: ['conversationId'],
-          where: { scopeId, conversationId: { in: conversations.slice(i, i + LOOKUP_CHUNK) } },
-          _max: { turn: true },
-        });
-        for (const row of maxima) nextTurn.set(row.conversationId as string, (row._max.turn ?? -1) + 1);
-      }
-      const rows: Prisma.EpisodeCreateManyInput[] = [];
-      const tags: Prisma.EpisodeTagCreateManyInput[] = [];
-      let duplicates = 0;
-      for (const episode of episodes) {
-        if (episode.externalId !== null) {
-          if (seen.has(episode.externalId)) {
-            duplicates += 1;
-            continue;
+    return prisma.$transaction(
+      async (tx) => {
+        const seen = new Set<string>();
+        const externalIds = episodes.map((e) => e.externalId).filter((id): id is string => id !== null);
+        for (let i = 0; i < externalIds.length; i += LOOKUP_CHUNK) {
+          const found = await tx.episode.findMany({
+            where: { scopeId, externalId: { in: externalIds.slice(i, i + LOOKUP_CHUNK) } },
+            select: { externalId: true },
+          });
+          for (const row of found) seen.add(row.externalId as string);
+        }
+        // Turns continue each conversation where it stopped.
+        const conversations = [...new Set(episodes.map((e) => e.conversationId).filter((id): id is string => id !== null))];
+        const nextTurn = new Map<string, number>();
+        for (let i = 0; i < conversations.length; i += LOOKUP_CHUNK) {
+          const maxima = await tx.episode.groupBy({
+            by: ['conversationId'],
+            where: { scopeId, conversationId: { in: conversations.slice(i, i + LOOKUP_CHUNK) } },
+            _max: { turn: true },
+          });
+          for (const row of maxima) nextTurn.set(row.conversationId as string, (row._max.turn ?? -1) + 1);
+        }
+        const rows: Prisma.EpisodeCreateManyInput[] = [];
+        const tags: Prisma.EpisodeTagCreateManyInput[] = [];
+        let duplicates = 0;
+        for (const episode of episodes) {
+          if (episode.externalId !== null) {
+            if (seen.has(episode.externalId)) {
+              duplicates += 1;
+              continue;
+            }
+            seen.add(episode.externalId);
           }
-          seen.add(episode.externalId);
+          const id = uuidv7();
+          let turn: number | null = null;
+          if (episode.conversationId !== null) {
+            turn = nextTurn.get(episode.conversationId) ?? 0;
+            nextTurn.set(episode.conversationId, turn + 1);
+          }
+          rows.push({
+            id,
+            scopeId,
+            channel: episode.channel,
+            role: episode.role,
+            author: episode.author,
+            content: episode.content,
+            timestamp: episode.timestamp,
+            conversationId: episode.conversationId,
+            turn,
+            externalId: episode.externalId,
+            metadata: (episode.metadata ?? undefined) as Prisma.InputJsonValue | undefined,
+            importance: episode.importance,
+            contentHash: episode.contentHash,
+          });
+          for (const value of new Set(episode.topics)) tags.push({ scopeId, episodeId: id, kind: 'topic', value });
+          for (const value of new Set(episode.entities)) tags.push({ scopeId, episodeId: id, kind: 'entity', value });
         }
-        const id = uuidv7();
-        let turn: number | null = null;
-        if (episode.conversationId !== null) {
-          turn = nextTurn.get(episode.conversationId) ?? 0;
-          nextTurn.set(episode.conversationId, turn + 1);
+        if (rows.length > 0) await tx.episode.createMany({ data: rows });
+        if (tags.length > 0) await tx.episodeTag.createMany({ data: tags });
+        const ids = rows.map((row) => row.id as string);
+        const stored: EpisodeRecord[] = [];
+        for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
+          stored.push(...(await tx.episode.findMany({ where: { scopeId, id: { in: ids.slice(i, i + LOOKUP_CHUNK) } } })));
         }
-        rows.push({
-          id,
-          scopeId,
-          channel: episode.channel,
-          role: episode.role,
-          author: episode.author,
-          content: episode.content,
-          timestamp: episode.timestamp,
-          conversationId: episode.conversationId,
-          turn,
-          externalId: episode.externalId,
-          metadata: (episode.metadata ?? undefined) as Prisma.InputJsonValue | undefined,
-          importance: episode.importance,
-          contentHash: episode.contentHash,
-        });
-        for (const value of new Set(episode.topics)) tags.push({ scopeId, episodeId: id, kind: 'topic', value });
-        for (const value of new Set(episode.entities)) tags.push({ scopeId, episodeId: id, kind: 'entity', value });
-      }
-      if (rows.length > 0) await tx.episode.createMany({ data: rows });
-      if (tags.length > 0) await tx.episodeTag.createMany({ data: tags });
-      const ids = rows.map((row) => row.id as string);
-      const stored: EpisodeRecord[] = [];
-      for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
-        stored.push(...(await tx.episode.findMany({ where: { scopeId, id: { in: ids.slice(i, i + LOOKUP_CHUNK) } } })));
-      }
-      const byId = new Map(stored.map((row) => [row.id, row]));
-      return { inserted: ids.map((id) => byId.get(id) as EpisodeRecord), duplicates };
-    }, { timeout: 60_000, maxWait: 30_000 });
+        const byId = new Map(stored.map((row) => [row.id, row]));
+        return { inserted: ids.map((id) => byId.get(id) as EpisodeRecord), duplicates };
+      },
+      { timeout: 60_000, maxWait: 30_000 },
+    );
   }
 
   return {
@@ -225,10 +228,12 @@ export function createEpisodeRepository(prisma: PrismaClient): EpisodeRepository
       const ids: string[] = [];
       const groups = [...byConversation];
       for (let i = 0; i < groups.length; i += 200) {
-        const selects = groups.slice(i, i + 200).map(
-          ([conversationId, turns]) =>
-            SQL.sql`SELECT "id" FROM "Episode" WHERE "scopeId" = ${scopeId} AND "conversationId" = ${conversationId} AND "turn" IN (${SQL.join([...new Set(turns)])})`,
-        );
+        const selects = groups
+          .slice(i, i + 200)
+          .map(
+            ([conversationId, turns]) =>
+              SQL.sql`SELECT "id" FROM "Episode" WHERE "scopeId" = ${scopeId} AND "conversationId" = ${conversationId} AND "turn" IN (${SQL.join([...new Set(turns)])})`,
+          );
         const rows = await prisma.$queryRaw<Array<{ id: string }>>(SQL.join(selects, ' UNION ALL '));
         ids.push(...rows.map((r) => r.id));
       }
@@ -241,7 +246,12 @@ export function createEpisodeRepository(prisma: PrismaClient): EpisodeRepository
       return found._max.timestamp ?? null;
     },
     async timesSince(scopeId, role, since, limit) {
-      const rows = await prisma.episode.findMany({ where: { scopeId, role, timestamp: { gte: since } }, orderBy: { timestamp: 'desc' }, take: limit, select: { timestamp: true } });
+      const rows = await prisma.episode.findMany({
+        where: { scopeId, role, timestamp: { gte: since } },
+        orderBy: { timestamp: 'desc' },
+        take: limit,
+        select: { timestamp: true },
+      });
       return rows.map((row) => row.timestamp);
     },
     async tags(scopeId, episodeId) {

@@ -22,10 +22,12 @@ export interface KeywordHit {
  * carry the question ("what did Caroline research" is about Caroline and research).
  */
 const STOPWORDS = new Set(
-  ('a about above after again against all am an and any are as at be because been before being below between both but by can could did do does doing down during each ' +
+  (
+    'a about above after again against all am an and any are as at be because been before being below between both but by can could did do does doing down during each ' +
     'few for from further had has have having he her here hers herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off on ' +
     'once only or other our ours ourselves out over own same she should so some such than that the their theirs them themselves then there these they this those through to ' +
-    'too under until up very was we were what when where which while who whom why will with would you your yours yourself yourselves s t don ll m re ve d').split(' '),
+    'too under until up very was we were what when where which while who whom why will with would you your yours yourself yourselves s t don ll m re ve d'
+  ).split(' '),
 );
 
 /**
@@ -33,7 +35,14 @@ const STOPWORDS = new Set(
  * without stopwords unless the query is made of nothing else.
  */
 export function queryTerms(query: string): string[] {
-  const words = [...new Set(query.normalize('NFC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])];
+  const words = [
+    ...new Set(
+      query
+        .normalize('NFC')
+        .toLowerCase()
+        .match(/[\p{L}\p{N}]+/gu) ?? [],
+    ),
+  ];
   const content = words.filter((word) => !STOPWORDS.has(word));
   return (content.length > 0 ? content : words).slice(0, 64);
 }
@@ -208,11 +217,15 @@ export function createFullTextIndex(prisma: PrismaClient, provider: DatabaseProv
     async purgeDeleted() {
       if (provider !== 'sqlite') return true;
       await prisma.$executeRawUnsafe(`INSERT INTO "search_fts" ("search_fts") VALUES ('optimize')`);
-      return pollUntil(async () => {
-        // Returns a row (busy, log, checkpointed); a busy reader only makes it partial, never an error.
-        const [row] = await prisma.$queryRawUnsafe<Array<{ busy: number | bigint }>>('PRAGMA wal_checkpoint(TRUNCATE)');
-        return Number(row?.busy ?? 0) === 0;
-      }, CHECKPOINT_WAIT_MS, CHECKPOINT_RETRY_MS);
+      return pollUntil(
+        async () => {
+          // Returns a row (busy, log, checkpointed); a busy reader only makes it partial, never an error.
+          const [row] = await prisma.$queryRawUnsafe<Array<{ busy: number | bigint }>>('PRAGMA wal_checkpoint(TRUNCATE)');
+          return Number(row?.busy ?? 0) === 0;
+        },
+        CHECKPOINT_WAIT_MS,
+        CHECKPOINT_RETRY_MS,
+      );
     },
     async countDocuments(scopeId, kind) {
       const rows = await prisma.$queryRaw<Array<{ n: bigint | number }>>`

@@ -72,15 +72,31 @@ export async function startLocalPostgres(): Promise<LocalPostgres> {
   await run(path.join(binDir, 'initdb'), ['-D', dataDir, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--locale=C.UTF-8', '--no-sync'], { ...owner });
   const port = await freePort();
   const args = [
-    '-D', dataDir, '-h', '127.0.0.1', '-p', String(port), '-k', socketDir,
-    '-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off', '-c', 'max_connections=200',
+    '-D',
+    dataDir,
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(port),
+    '-k',
+    socketDir,
+    '-c',
+    'fsync=off',
+    '-c',
+    'synchronous_commit=off',
+    '-c',
+    'full_page_writes=off',
+    '-c',
+    'max_connections=200',
   ];
   let child: ChildProcess;
   let stderr = '';
   const launch = async () => {
     child = spawn(path.join(binDir, 'postgres'), args, { stdio: ['ignore', 'ignore', 'pipe'], ...owner });
     stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+    child.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
     await waitUntilReady(binDir, port, child, () => stderr);
   };
   const halt = async () => {

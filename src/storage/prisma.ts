@@ -6,7 +6,24 @@
  * the PostgreSQL client is adapted to it in exactly one place (postgres-driver.ts).
  */
 export type { PrismaClient, Prisma } from '../generated/sqlite/client';
-export type { Scope, Episode, EpisodeTag, Memory, MemorySource, MemoryLink, AuditEvent, SleepRun, Digest, Profile, Conversation, LlmCall, Lease, Entity, EntityObservation, VectorTombstone } from '../generated/sqlite/client';
+export type {
+  Scope,
+  Episode,
+  EpisodeTag,
+  Memory,
+  MemorySource,
+  MemoryLink,
+  AuditEvent,
+  SleepRun,
+  Digest,
+  Profile,
+  Conversation,
+  LlmCall,
+  Lease,
+  Entity,
+  EntityObservation,
+  VectorTombstone,
+} from '../generated/sqlite/client';
 
 /** Which database a client talks to; raw SQL (full-text search) differs per provider. */
 export type DatabaseProvider = 'sqlite' | 'postgres';

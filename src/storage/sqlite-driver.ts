@@ -52,10 +52,7 @@ function clientOf(adapter: SqlDriverAdapter): BetterSqliteClient {
  * memory and needs no key.
  */
 function adapterFactory({ file, encryptionKey }: SqliteFile, shadow: boolean, busyTimeoutMs: number): SqlMigrationAwareDriverAdapterFactory {
-  const base = new PrismaBetterSqlite3(
-    { url: `file:${file}`, timeout: busyTimeoutMs },
-    shadow ? { shadowDatabaseUrl: ':memory:' } : undefined,
-  );
+  const base = new PrismaBetterSqlite3({ url: `file:${file}`, timeout: busyTimeoutMs }, shadow ? { shadowDatabaseUrl: ':memory:' } : undefined);
   return {
     provider: base.provider,
     adapterName: base.adapterName,

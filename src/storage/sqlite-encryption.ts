@@ -91,7 +91,7 @@ export function encryptionMismatch(error: unknown, file: string, keyed: boolean)
     return new StorageError(`${file} cannot be read without a key: it is encrypted (or it is not an SQLite database).`, {
       code: 'storage.encrypted',
       cause: error,
-      hint: 'Set DATABASE_ENCRYPTION_KEY to the passphrase the store was encrypted with; if it never was, the file is damaged or not one of Nocturne\'s.',
+      hint: "Set DATABASE_ENCRYPTION_KEY to the passphrase the store was encrypted with; if it never was, the file is damaged or not one of Nocturne's.",
     });
   }
   if (state === 'plain') {

@@ -41,7 +41,10 @@ function commandOf(pid: number): string | undefined {
 export function findFileHolders(file: string): FileHolder[] {
   let pids: number[];
   try {
-    pids = fs.readdirSync(PROC).filter((name) => /^\d+$/.test(name)).map(Number);
+    pids = fs
+      .readdirSync(PROC)
+      .filter((name) => /^\d+$/.test(name))
+      .map(Number);
   } catch {
     return [];
   }
@@ -66,7 +69,5 @@ export function findFileHolders(file: string): FileHolder[] {
 
 /** "pid 4242 (sqlite3), pid 4250 (node)"; "this process (pid 17)" for our own. */
 export function describeFileHolders(holders: readonly FileHolder[]): string {
-  return holders
-    .map((h) => (h.self ? `this process (pid ${h.pid})` : `pid ${h.pid}${h.command ? ` (${h.command})` : ''}`))
-    .join(', ');
+  return holders.map((h) => (h.self ? `this process (pid ${h.pid})` : `pid ${h.pid}${h.command ? ` (${h.command})` : ''}`)).join(', ');
 }

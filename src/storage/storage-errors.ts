@@ -37,8 +37,10 @@ export function classifyStorageFailure(error: unknown): StorageFailure | undefin
   const { codes, messages } = driverFacts(error);
   const text = messages.join('\n');
   // SQLite: SQLITE_FULL (also a database capped by max_page_count); PostgreSQL: 53100 disk_full.
-  if (codes.some((c) => c.startsWith('SQLITE_FULL') || c === '53100') || /database or disk is full|No space left on device|could not extend file/i.test(text)) return 'full';
-  if (codes.some((c) => c.startsWith('SQLITE_BUSY') || c.startsWith('SQLITE_LOCKED')) || /database is locked|database table is locked/i.test(text)) return 'busy';
+  if (codes.some((c) => c.startsWith('SQLITE_FULL') || c === '53100') || /database or disk is full|No space left on device|could not extend file/i.test(text))
+    return 'full';
+  if (codes.some((c) => c.startsWith('SQLITE_BUSY') || c.startsWith('SQLITE_LOCKED')) || /database is locked|database table is locked/i.test(text))
+    return 'busy';
   if (codes.some((c) => c.startsWith('SQLITE_READONLY')) || /attempt to write a readonly database/i.test(text)) return 'read_only';
   return undefined;
 }
@@ -58,13 +60,16 @@ export function explainStorageFailure(error: unknown, database?: Config['databas
   const sqlite = database?.provider !== 'postgres';
   const place = where(database);
   if (kind === 'full') {
-    return new StorageError(`The database is out of space: the disk holding ${place} is full. Nothing of the failed write was stored; everything stored before is intact.`, {
-      code: 'storage.full',
-      cause: error,
-      hint: sqlite
-        ? `Free space on that disk${database?.provider === 'sqlite' ? ` (${path.dirname(database.file)})` : ''}, or stop Nocturne, move the data folder to a larger disk and point DATA_DIR (or DATABASE_URL) at it; then retry.`
-        : 'Free space on the PostgreSQL server\u2019s disk, then retry.',
-    });
+    return new StorageError(
+      `The database is out of space: the disk holding ${place} is full. Nothing of the failed write was stored; everything stored before is intact.`,
+      {
+        code: 'storage.full',
+        cause: error,
+        hint: sqlite
+          ? `Free space on that disk${database?.provider === 'sqlite' ? ` (${path.dirname(database.file)})` : ''}, or stop Nocturne, move the data folder to a larger disk and point DATA_DIR (or DATABASE_URL) at it; then retry.`
+          : 'Free space on the PostgreSQL server\u2019s disk, then retry.',
+      },
+    );
   }
   if (kind === 'busy') {
     return new StorageError(

@@ -79,7 +79,14 @@ export function createTelegramUpdateRepository(prisma: PrismaClient): TelegramUp
     async nextUnfinished(chatKey) {
       const row = await prisma.telegramUpdate.findFirst({ where: { chatKey, status: { in: ['pending', 'processing'] } }, orderBy: { updateId: 'asc' } });
       if (!row) return null;
-      return { updateId: Number(row.updateId), chatKey: row.chatKey, payload: row.payload, status: row.status as UnfinishedUpdate['status'], attempts: row.attempts, calls: parseCalls(row.calls) };
+      return {
+        updateId: Number(row.updateId),
+        chatKey: row.chatKey,
+        payload: row.payload,
+        status: row.status as UnfinishedUpdate['status'],
+        attempts: row.attempts,
+        calls: parseCalls(row.calls),
+      };
     },
 
     async startAttempt(updateId) {

@@ -139,7 +139,18 @@ describe('access and secrets (chaos)', () => {
         if (seen.system?.includes('memory consolidation system')) {
           // Learns what the person said, word for word (pasted secrets included).
           const episodes = [...(seen.messages.at(-1)?.text ?? '').matchAll(/^E(\d+) \S+ \S+ user(?: \(([^)]*)\))?[^:]*: (.*)$/gm)];
-          return { kind: 'text', text: JSON.stringify({ new: episodes.map((m) => ({ category: 'fact', content: `${m[2] ?? 'The person'} said: ${m[3]}`, confidence: 0.9, source: 'stated', episodes: [`E${m[1]}`] })) }) };
+          return {
+            kind: 'text',
+            text: JSON.stringify({
+              new: episodes.map((m) => ({
+                category: 'fact',
+                content: `${m[2] ?? 'The person'} said: ${m[3]}`,
+                confidence: 0.9,
+                source: 'stated',
+                episodes: [`E${m[1]}`],
+              })),
+            }),
+          };
         }
         return { kind: 'text', text: seen.tools.length > 0 ? 'Noted.' : '{}' };
       },
@@ -176,7 +187,9 @@ describe('access and secrets (chaos)', () => {
     await say(ANA, `I keep my diary about ${marker()} here`);
     await say(ANA, `Our family trip goes to ${marker()}`, GROUP);
     const scope = (await service.core.scopes.findByKey(`telegram:private:${ANA.id}`))!;
-    await service.core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId: scope.id, category: 'fact', content: 'Ana keeps a diary', confidence: 0.9 }, { by: 'owner', now: new Date() }));
+    await service.core.db.prisma.$transaction((tx) =>
+      createMemory(tx, { scopeId: scope.id, category: 'fact', content: 'Ana keeps a diary', confidence: 0.9 }, { by: 'owner', now: new Date() }),
+    );
   }, 90_000);
 
   afterAll(async () => {
@@ -186,7 +199,9 @@ describe('access and secrets (chaos)', () => {
     clearRegisteredSecrets();
     fs.rmSync(dataDir, { recursive: true, force: true });
     // eslint-disable-next-line no-console
-    console.log(`access: seed ${seed}; API routes ${figures.routes}, refused API requests ${figures.apiRefusals}, refused webhook requests ${figures.webhookRefusals}, stranger updates ${figures.strangerUpdates}, log lines checked ${figures.logLines}, texts checked for secrets ${figures.checkedTexts}; ${elapsed(started)}`);
+    console.log(
+      `access: seed ${seed}; API routes ${figures.routes}, refused API requests ${figures.apiRefusals}, refused webhook requests ${figures.webhookRefusals}, stranger updates ${figures.strangerUpdates}, log lines checked ${figures.logLines}, texts checked for secrets ${figures.checkedTexts}; ${elapsed(started)}`,
+    );
   });
 
   it('refuses every admin API route of the OpenAPI document without the right token, and changes nothing', async () => {
@@ -203,7 +218,14 @@ describe('access and secrets (chaos)', () => {
     routes.push(['GET', '/no-such-route'], ['POST', `/scopes/${scope.id}/memories`]);
     figures.routes = routes.length;
     expect(routes.length).toBeGreaterThanOrEqual(12);
-    expect(routes.map(([m, p]) => `${m} ${p}`)).toEqual(expect.arrayContaining([`DELETE /scopes/${scope.id}/memories/${memory}`, `DELETE /scopes/${scope.id}/memories`, `POST /scopes/${scope.id}/sleep`, 'GET /metrics']));
+    expect(routes.map(([m, p]) => `${m} ${p}`)).toEqual(
+      expect.arrayContaining([
+        `DELETE /scopes/${scope.id}/memories/${memory}`,
+        `DELETE /scopes/${scope.id}/memories`,
+        `POST /scopes/${scope.id}/sleep`,
+        'GET /metrics',
+      ]),
+    );
 
     const token = secrets.admin.value;
     const wrong = [
@@ -220,7 +242,13 @@ describe('access and secrets (chaos)', () => {
       `Bearer ${secrets.webhook.value}`,
       `Bearer ${secrets.anthropic.value}`,
     ];
-    const before = { memories: await prisma.memory.count(), scopes: await prisma.scope.count(), runs: await prisma.sleepRun.count(), audit: await prisma.auditEvent.count(), requests: double.requests.length };
+    const before = {
+      memories: await prisma.memory.count(),
+      scopes: await prisma.scope.count(),
+      runs: await prisma.sleepRun.count(),
+      audit: await prisma.auditEvent.count(),
+      requests: double.requests.length,
+    };
     const open = new Set<string>();
     for (const [method, path] of routes) {
       const body = method === 'POST' ? { query: 'diary', dryRun: false } : undefined;
@@ -231,31 +259,54 @@ describe('access and secrets (chaos)', () => {
           continue;
         }
         figures.apiRefusals++;
-        expect({ route: `${method} ${path}`, auth: auth?.slice(0, 10) ?? null, status: answer.status, body: answer.text }).toEqual({ route: `${method} ${path}`, auth: auth?.slice(0, 10) ?? null, status: 401, body: '{"error":"missing or wrong bearer token"}' });
+        expect({ route: `${method} ${path}`, auth: auth?.slice(0, 10) ?? null, status: answer.status, body: answer.text }).toEqual({
+          route: `${method} ${path}`,
+          auth: auth?.slice(0, 10) ?? null,
+          status: 401,
+          body: '{"error":"missing or wrong bearer token"}',
+        });
       }
     }
     // Only the health checks answer without the token, and they say nothing about the data: no scope
     // id or key (`telegram:private:…`), no stored text. Whether the bot is polling is not data
     // (/readyz reports it for the health check, issue 17).
     expect([...open].sort()).toEqual(['/healthz', '/readyz']);
-    for (const path of open) expect((await api('GET', path, { auth: null })).text).not.toMatch(new RegExp(`${scope.id}|${scope.key}|${memory}|telegram:|diary`));
-    expect({ memories: await prisma.memory.count(), scopes: await prisma.scope.count(), runs: await prisma.sleepRun.count(), audit: await prisma.auditEvent.count(), requests: double.requests.length }).toEqual(before);
+    for (const path of open)
+      expect((await api('GET', path, { auth: null })).text).not.toMatch(new RegExp(`${scope.id}|${scope.key}|${memory}|telegram:|diary`));
+    expect({
+      memories: await prisma.memory.count(),
+      scopes: await prisma.scope.count(),
+      runs: await prisma.sleepRun.count(),
+      audit: await prisma.auditEvent.count(),
+      requests: double.requests.length,
+    }).toEqual(before);
 
     // With the token every enumerated route is reached (matched and let through: neither 401 nor
     // 404; a POST may refuse our guess of its body with a 400), so the paths above are real ones.
     for (const [method, path] of routes.filter(([m, p]) => m !== 'DELETE' && !p.includes('no-such') && !(m === 'POST' && p.endsWith('/memories')))) {
       const answer = await api(method, path, { body: method === 'POST' ? (path.endsWith('/sleep') ? { dryRun: true } : { query: 'diary' }) : undefined });
-      expect({ route: `${method} ${path}`, status: [401, 404].includes(answer.status) ? answer.status : 'reached' }).toEqual({ route: `${method} ${path}`, status: 'reached' });
+      expect({ route: `${method} ${path}`, status: [401, 404].includes(answer.status) ? answer.status : 'reached' }).toEqual({
+        route: `${method} ${path}`,
+        status: 'reached',
+      });
     }
   }, 60_000);
 
   it('refuses unsigned and wrongly signed webhook requests and stores nothing of them', async () => {
     const prisma = service.core.db.prisma;
-    const before = { scopes: await prisma.scope.count(), episodes: await prisma.episode.count(), requests: double.requests.length, calls: await prisma.llmCall.count() };
+    const before = {
+      scopes: await prisma.scope.count(),
+      episodes: await prisma.episode.count(),
+      requests: double.requests.length,
+      calls: await prisma.llmCall.count(),
+    };
     const markers: string[] = [];
     // Each variant gets the body and the path it is posted to, and gives the authentication headers.
     const signed = (body: string, path: string, secret = secrets.webhook.value) => signRequest({ secret, path, body });
-    const withSignature = (headers: Record<string, string>, change: (signature: string) => string) => ({ ...headers, [SIGNATURE_HEADER]: change(headers[SIGNATURE_HEADER]!) });
+    const withSignature = (headers: Record<string, string>, change: (signature: string) => string) => ({
+      ...headers,
+      [SIGNATURE_HEADER]: change(headers[SIGNATURE_HEADER]!),
+    });
     const now = () => String(Date.now());
     const variants: Array<[string, (body: string, path: string) => Record<string, string>]> = [
       ['no signature', () => ({})],
@@ -284,7 +335,12 @@ describe('access and secrets (chaos)', () => {
         expect({ name, status: answer.status, reply: answer.text.includes('reply') }).toEqual({ name, status: 401, reply: false });
       }
     }
-    expect({ scopes: await prisma.scope.count(), episodes: await prisma.episode.count(), requests: double.requests.length, calls: await prisma.llmCall.count() }).toEqual(before);
+    expect({
+      scopes: await prisma.scope.count(),
+      episodes: await prisma.episode.count(),
+      requests: double.requests.length,
+      calls: await prisma.llmCall.count(),
+    }).toEqual(before);
     const stored = JSON.stringify(await prisma.episode.findMany({ select: { content: true, externalId: true } }));
     expect(markersIn(stored, markers)).toEqual([]);
     // The right signature is accepted (the refusals above were about the signature).
@@ -324,10 +380,17 @@ describe('access and secrets (chaos)', () => {
     const anaGroup = await say(ANA, 'and here?', GROUP);
     // The one refusal goes where the stranger was first heard: their chat, the group, or a button's alert.
     const refused = /can only talk with the people my owner has allowed/;
-    const refusals = () => fake.calls().slice(callsBefore).filter((c) => refused.test(String(c.payload.text ?? '')));
+    const refusals = () =>
+      fake
+        .calls()
+        .slice(callsBefore)
+        .filter((c) => refused.test(String(c.payload.text ?? '')));
     await fake.waitFor(() => refusals().length > 0 || undefined, 10_000, 'the refusal');
     await new Promise((r) => setTimeout(r, 200));
-    const sent = fake.calls().slice(callsBefore).filter((c) => ['sendMessage', 'sendDocument', 'editMessageText', 'editMessageReplyMarkup', 'answerCallbackQuery'].includes(c.method));
+    const sent = fake
+      .calls()
+      .slice(callsBefore)
+      .filter((c) => ['sendMessage', 'sendDocument', 'editMessageText', 'editMessageReplyMarkup', 'answerCallbackQuery'].includes(c.method));
     const toAna = new Set([...anaPrivate, ...anaGroup].map((m) => m.text));
     const others = sent.filter((c) => !(c.method === 'sendMessage' && toAna.has(String(c.payload.text))));
     expect(refusals()).toHaveLength(1);
@@ -335,9 +398,10 @@ describe('access and secrets (chaos)', () => {
     if (refusal!.method === 'sendMessage') expect([STRANGER.id, GROUP.id]).toContain(Number(refusal!.payload.chat_id));
     else expect(refusal!.method).toBe('answerCallbackQuery');
     // Apart from it, at most empty answers to the stranger's button presses.
-    for (const c of others.filter((x) => x !== refusal)) expect({ method: c.method, text: c.payload.text }).toEqual({ method: 'answerCallbackQuery', text: undefined });
+    for (const c of others.filter((x) => x !== refusal))
+      expect({ method: c.method, text: c.payload.text }).toEqual({ method: 'answerCallbackQuery', text: undefined });
     for (const c of others) expect(JSON.stringify(c.payload)).not.toMatch(/diary|trip|Noted/);
-    expect({ scopes: await prisma.scope.count(), episodes: await prisma.episode.count() - 4, requests: double.requests.length - 2 }).toEqual(before);
+    expect({ scopes: await prisma.scope.count(), episodes: (await prisma.episode.count()) - 4, requests: double.requests.length - 2 }).toEqual(before);
     expect(await service.core.scopes.findByKey(`telegram:private:${STRANGER.id}`)).toBeNull();
     const stored = JSON.stringify(await prisma.episode.findMany({ select: { content: true } }));
     expect(markersIn(stored, words)).toEqual([]);
@@ -362,7 +426,11 @@ describe('access and secrets (chaos)', () => {
 
     // The model fails, echoing the API key. The adapter cuts long error texts at 300 characters:
     // the key is put across the cut at every offset of a range (in random order).
-    const echo = (status: number, pad: number) => ({ kind: 'status' as const, status, message: `${'x'.repeat(pad)} invalid x-api-key ${secrets.anthropic.value} (request ${status})` });
+    const echo = (status: number, pad: number) => ({
+      kind: 'status' as const,
+      status,
+      message: `${'x'.repeat(pad)} invalid x-api-key ${secrets.anthropic.value} (request ${status})`,
+    });
     const shortEcho = (status: number) => ({ kind: 'status' as const, status, message: `invalid x-api-key: ${secrets.anthropic.value}` });
     for (const pad of rng.shuffle(Array.from({ length: 16 }, (_, i) => 250 + i))) {
       double.script(echo(401, pad));
@@ -386,7 +454,9 @@ describe('access and secrets (chaos)', () => {
     // A callback that cannot be reached, with credentials in its address (refused: a callback
     // URL may not carry them), and one with a secret in its query.
     const closed = await freePort();
-    expect((await hook('call me back', { callbackUrl: `http://hook:${secrets.webhook.value}@127.0.0.1:${closed}/cb?token=${secrets.admin.value}` })).status).toBe(400);
+    expect(
+      (await hook('call me back', { callbackUrl: `http://hook:${secrets.webhook.value}@127.0.0.1:${closed}/cb?token=${secrets.admin.value}` })).status,
+    ).toBe(400);
     expect((await hook('call me back', { callbackUrl: `http://127.0.0.1:${closed}/cb?token=${secrets.admin.value}` })).status).toBe(202);
     // Wrong requests naming secrets.
     await api('GET', `/scopes/${secrets.admin.value}/memories`);
@@ -435,9 +505,14 @@ describe('access and secrets (chaos)', () => {
     // (episodes, search results, a memory's sources): the API shows the admin the raw store, and a
     // person's pasted secret is part of what they said (exports, logs and errors redact it).
     const rawMessages = /\/episodes|\/search|\/memories\/[^/?]+$/;
-    for (const [i, a] of answers.entries()) if (a.status >= 400 || !rawMessages.test(a.what)) checkText(`HTTP answer ${i} ${a.what} ${a.status} ${a.text.slice(0, 80)}`, a.text);
+    for (const [i, a] of answers.entries())
+      if (a.status >= 400 || !rawMessages.test(a.what)) checkText(`HTTP answer ${i} ${a.what} ${a.status} ${a.text.slice(0, 80)}`, a.text);
     for (const chatId of [ANA.id, GROUP.id, STRANGER.id]) {
-      for (const m of fake.sent(chatId)) checkText(`bot message to ${chatId} ${(m.text ?? m.caption ?? '').slice(0, 60)}`, `${m.text ?? ''}${m.caption ?? ''}${m.document?.content.toString('utf8') ?? ''}`);
+      for (const m of fake.sent(chatId))
+        checkText(
+          `bot message to ${chatId} ${(m.text ?? m.caption ?? '').slice(0, 60)}`,
+          `${m.text ?? ''}${m.caption ?? ''}${m.document?.content.toString('utf8') ?? ''}`,
+        );
     }
     expect(lines.some((l) => /invalid x-api-key/.test(l))).toBe(true);
     expect(problems).toEqual([]);

@@ -35,6 +35,7 @@ describe('admin API reference page (chaos)', () => {
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     expect(html).toContain('/scopes/{id}/memories');
     expect(html).not.toContain(ADMIN_TOKEN);
-    for (const path of ['/scopes', '/openapi.json', '/metrics']) expect({ path, status: (await fetch(`${apiBase}${path}`)).status }).toEqual({ path, status: 401 });
+    for (const path of ['/scopes', '/openapi.json', '/metrics'])
+      expect({ path, status: (await fetch(`${apiBase}${path}`)).status }).toEqual({ path, status: 401 });
   }, 60_000);
 });

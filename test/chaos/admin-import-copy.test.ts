@@ -51,7 +51,9 @@ describe('admin API import as a copy (chaos)', () => {
   it('POST /scopes/<new key>/import?mode=copy creates the copy under that key', async () => {
     const raw = JSON.stringify({ user: 'ana', text: 'I keep bees on the roof', messageId: 'copy-1' });
     const headers = signRequest({ secret: WEBHOOK_SECRET, method: 'POST', path: '/webhook/crm', body: raw });
-    expect((await fetch(`${webhookBase}/webhook/crm`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: raw })).status).toBe(200);
+    expect((await fetch(`${webhookBase}/webhook/crm`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: raw })).status).toBe(
+      200,
+    );
 
     const exported = await api('GET', `/scopes/${encodeURIComponent('webhook:crm:ana')}/export`);
     expect(exported.status).toBe(200);

@@ -38,9 +38,41 @@ const FORBIDDEN = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\uFEFF]/;
 
 /** Hostile pieces a random message is made of. */
 const FRAGMENTS = [
-  'hello', 'Ana', ' ', '  \t ', '\n', '\r\n', '\r', '\u0000', '\u0000\u0000', '\u0007', '\u001B[31m', '\u007F', '\u0085', '\u009F', '\uFEFF',
-  '\uD800', '\uDFFF', '\uDBFF\uDC00', '\uDC00\uD800', 'cafe\u0301', 'e\u0301\u0301', '\u200B', '\u202E', '👩‍👩‍👧', 'שלום', 'مرحبا', '中文', '𝔘𝔫𝔦',
-  '{"json": "inside"}', "'; DROP TABLE \"Episode\"; --", '%s%n', '\\u0000', '\\', '"', '',
+  'hello',
+  'Ana',
+  ' ',
+  '  \t ',
+  '\n',
+  '\r\n',
+  '\r',
+  '\u0000',
+  '\u0000\u0000',
+  '\u0007',
+  '\u001B[31m',
+  '\u007F',
+  '\u0085',
+  '\u009F',
+  '\uFEFF',
+  '\uD800',
+  '\uDFFF',
+  '\uDBFF\uDC00',
+  '\uDC00\uD800',
+  'cafe\u0301',
+  'e\u0301\u0301',
+  '\u200B',
+  '\u202E',
+  '👩‍👩‍👧',
+  'שלום',
+  'مرحبا',
+  '中文',
+  '𝔘𝔫𝔦',
+  '{"json": "inside"}',
+  '\'; DROP TABLE "Episode"; --',
+  '%s%n',
+  '\\u0000',
+  '\\',
+  '"',
+  '',
 ];
 
 function randomText(rng: Rng, pieces: number): string {
@@ -75,11 +107,23 @@ function scanStore(file: string): { episodes: number; problems: string[] } {
     const problems: string[] = [];
     const decoder = new TextDecoder('utf-8', { fatal: true });
     const columns: Array<[table: string, column: string, json?: boolean]> = [
-      ['Episode', 'content'], ['Episode', 'author'], ['Episode', 'channel'], ['Episode', 'conversationId'], ['Episode', 'externalId'], ['Episode', 'summary'], ['Episode', 'metadata', true],
-      ['EpisodeTag', 'value'], ['Scope', 'key'], ['Scope', 'channel'], ['Scope', 'title'],
+      ['Episode', 'content'],
+      ['Episode', 'author'],
+      ['Episode', 'channel'],
+      ['Episode', 'conversationId'],
+      ['Episode', 'externalId'],
+      ['Episode', 'summary'],
+      ['Episode', 'metadata', true],
+      ['EpisodeTag', 'value'],
+      ['Scope', 'key'],
+      ['Scope', 'channel'],
+      ['Scope', 'title'],
     ];
     for (const [table, column, json] of columns) {
-      const rows = db.prepare(`SELECT rowid AS r, CAST("${column}" AS BLOB) AS raw FROM "${table}" WHERE "${column}" IS NOT NULL`).all() as Array<{ r: number; raw: Buffer }>;
+      const rows = db.prepare(`SELECT rowid AS r, CAST("${column}" AS BLOB) AS raw FROM "${table}" WHERE "${column}" IS NOT NULL`).all() as Array<{
+        r: number;
+        raw: Buffer;
+      }>;
       for (const row of rows) {
         let text: string;
         try {
@@ -120,8 +164,19 @@ describe('bad input (chaos)', () => {
     const [apiPort, webhookPort] = [await freePort(), await freePort()];
     const config = loadConfig({
       env: {
-        DATA_DIR: dataDir, TZ: 'UTC', ANTHROPIC_API_KEY: 'sk-bad-input-0000', ANTHROPIC_BASE_URL: llm.url, ADMIN_TOKEN, API_PORT: String(apiPort), WEBHOOK_SECRET,
-        WEBHOOK_PORT: String(webhookPort), TERMINAL: 'off', SLEEP_ENABLED: 'false', LOG_LEVEL: 'warn', LOG_FORMAT: 'json', EPISODE_MAX_BYTES: String(MAX_BYTES),
+        DATA_DIR: dataDir,
+        TZ: 'UTC',
+        ANTHROPIC_API_KEY: 'sk-bad-input-0000',
+        ANTHROPIC_BASE_URL: llm.url,
+        ADMIN_TOKEN,
+        API_PORT: String(apiPort),
+        WEBHOOK_SECRET,
+        WEBHOOK_PORT: String(webhookPort),
+        TERMINAL: 'off',
+        SLEEP_ENABLED: 'false',
+        LOG_LEVEL: 'warn',
+        LOG_FORMAT: 'json',
+        EPISODE_MAX_BYTES: String(MAX_BYTES),
       },
       envFile: false,
     });
@@ -136,7 +191,9 @@ describe('bad input (chaos)', () => {
     await llm?.stop();
     clearRegisteredSecrets();
     // eslint-disable-next-line no-console
-    console.log(`bad input: seed ${seed}; episode service inputs ${figures.serviceInputs} (stored ${figures.stored}, refused ${figures.refused}), webhook requests ${figures.webhookRequests}, API requests ${figures.apiRequests}, import lines ${figures.importLines}; ${elapsed(started)}`);
+    console.log(
+      `bad input: seed ${seed}; episode service inputs ${figures.serviceInputs} (stored ${figures.stored}, refused ${figures.refused}), webhook requests ${figures.webhookRequests}, API requests ${figures.apiRequests}, import lines ${figures.importLines}; ${elapsed(started)}`,
+    );
   });
 
   const dbFile = () => path.join(dataDir, 'nocturne.db');
@@ -160,7 +217,17 @@ describe('bad input (chaos)', () => {
       [{ content: 'ok', channel: '\u0000\u0001' }, /channel is empty/],
       [{ content: 'ok', metadata: { importance: 7 } }, /importance/],
       [{ content: 'ok', metadata: { blob: 'x'.repeat(70_000) } }, /metadata is larger than 64\.0 KiB/],
-      [{ content: 'NUL\u0000 inside, lone \uD800 surrogate, BOM \uFEFF, escape \u001B[31m, cafe\u0301\r\nnext line', author: 'A\u0000na\u0007', externalId: 'id\u0000-1', conversationId: 'c\u00001', channel: 'te\u0000st', metadata: { topics: ['T\u0000ea', '\uD800'], entities: ['B\u0007ea'], note: { 'k\u0000': ['v\u0000', '\uDC00'] } } }, null],
+      [
+        {
+          content: 'NUL\u0000 inside, lone \uD800 surrogate, BOM \uFEFF, escape \u001B[31m, cafe\u0301\r\nnext line',
+          author: 'A\u0000na\u0007',
+          externalId: 'id\u0000-1',
+          conversationId: 'c\u00001',
+          channel: 'te\u0000st',
+          metadata: { topics: ['T\u0000ea', '\uD800'], entities: ['B\u0007ea'], note: { 'k\u0000': ['v\u0000', '\uDC00'] } },
+        },
+        null,
+      ],
       [{ content: '\uFEFFbom first', externalId: 'bom' }, null],
     ];
     let refused = 0;
@@ -190,7 +257,9 @@ describe('bad input (chaos)', () => {
         ...(rng.next() < 0.5 ? { author: randomText(rng, 1 + rng.int(3)) } : {}),
         ...(rng.next() < 0.3 ? { conversationId: `c${rng.int(4)}${randomText(rng, 1)}` } : {}),
         ...(rng.next() < 0.5 ? { externalId: `r${i}${randomText(rng, 2)}` } : {}),
-        ...(rng.next() < 0.4 ? { metadata: { topics: [randomText(rng, 2)], entities: [randomText(rng, 2)], [randomText(rng, 1) || 'k']: randomText(rng, 3) } } : {}),
+        ...(rng.next() < 0.4
+          ? { metadata: { topics: [randomText(rng, 2)], entities: [randomText(rng, 2)], [randomText(rng, 1) || 'k']: randomText(rng, 3) } }
+          : {}),
       };
       await attempt(input, undefined);
     }
@@ -221,7 +290,16 @@ describe('bad input (chaos)', () => {
     // Authenticity first: nothing about these bodies is read.
     // Signed under the current scheme (timestamp.method.path.body) but wrong: the post adds a fresh timestamp, so only null and '' fail for want of a signature.
     const ours = (body: string, secret = WEBHOOK_SECRET) => signRequest({ secret, path: '/webhook/chaos', body })[SIGNATURE_HEADER]!;
-    const refusedSignatures = [null, ours(valid, 'another-secret-0123456789'), ours(`${valid} `), ours(valid).slice(0, 20), ours(valid).replace('sha256=', 'sha1='), `sha256=${'0'.repeat(64)}`, '', sign(valid, WEBHOOK_SECRET)];
+    const refusedSignatures = [
+      null,
+      ours(valid, 'another-secret-0123456789'),
+      ours(`${valid} `),
+      ours(valid).slice(0, 20),
+      ours(valid).replace('sha256=', 'sha1='),
+      `sha256=${'0'.repeat(64)}`,
+      '',
+      sign(valid, WEBHOOK_SECRET),
+    ];
     for (const signature of refusedSignatures) {
       const answer = await post(valid, { signature });
       expect(answer.status).toBe(401);
@@ -251,12 +329,15 @@ describe('bad input (chaos)', () => {
     }
     // The 400s say which field and why.
     const empty = await post(JSON.stringify({ user: 'u1', text: '\u0000\u0007 ' }));
-    expect(empty.json.issues).toEqual([{ field: 'text', problem: 'text must not be empty (spaces, control and invisible characters such as zero-width spaces do not count)' }]);
+    expect(empty.json.issues).toEqual([
+      { field: 'text', problem: 'text must not be empty (spaces, control and invisible characters such as zero-width spaces do not count)' },
+    ]);
     const badUser = await post(JSON.stringify({ user: 'a\u0000b', text: 'hi' }));
     expect(badUser.json.issues).toEqual([{ field: 'user', problem: 'user names the person\u2019s memory: it cannot hold control or invisible characters' }]);
     // Hostile text that is still a message: stored, normalized. JSON escapes carry the NUL and
     // the lone surrogates; raw bytes that are not UTF-8 arrive as U+FFFD.
-    const hostile = '{"user":"u2","name":"E\\u0000ve\\u0007","messageId":"m\\u00001","text":"NUL \\u0000 lone \\ud800 low \\udc00 esc \\u001b[2J cafe\\u0301 \\ufeff end\\r\\n"}';
+    const hostile =
+      '{"user":"u2","name":"E\\u0000ve\\u0007","messageId":"m\\u00001","text":"NUL \\u0000 lone \\ud800 low \\udc00 esc \\u001b[2J cafe\\u0301 \\ufeff end\\r\\n"}';
     expect((await post(hostile)).status).toBe(200);
     const bytes = Buffer.concat([Buffer.from('{"user":"u3","text":"bytes '), Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0xe2, 0x82]), Buffer.from(' end"}')]);
     expect((await post(bytes)).status).toBe(200);
@@ -273,9 +354,22 @@ describe('bad input (chaos)', () => {
 
   it('the agent (every channel\u2019s way in) answers a message it cannot store as the person\u2019s mistake, and creates no scope with a control character', async () => {
     const { agent } = service;
-    const empty = await agent.handle({ channel: 'telegram', scopeKey: 'bad:agent', scopeKind: 'private', authorName: 'Ana', text: '\u0000\u0007\u001B', timestamp: new Date() });
+    const empty = await agent.handle({
+      channel: 'telegram',
+      scopeKey: 'bad:agent',
+      scopeKind: 'private',
+      authorName: 'Ana',
+      text: '\u0000\u0007\u001B',
+      timestamp: new Date(),
+    });
     expect(empty).toMatchObject({ degraded: 'invalid_message', text: expect.stringMatching(/I could not read that message, sorry\. \(content is empty/) });
-    const tooBig = await agent.handle({ channel: 'telegram', scopeKey: 'bad:agent', scopeKind: 'private', text: 'x'.repeat(MAX_BYTES + 1), timestamp: new Date() });
+    const tooBig = await agent.handle({
+      channel: 'telegram',
+      scopeKey: 'bad:agent',
+      scopeKind: 'private',
+      text: 'x'.repeat(MAX_BYTES + 1),
+      timestamp: new Date(),
+    });
     expect(tooBig).toMatchObject({ degraded: 'invalid_message', text: expect.stringMatching(/EPISODE_MAX_BYTES/) });
     const badKey = await agent.handle({ channel: 'webhook', scopeKey: 'webhook:x:a\u0000b', scopeKind: 'private', text: 'hello', timestamp: new Date() });
     expect(badKey.degraded).toBe('invalid_message');
@@ -293,9 +387,30 @@ describe('bad input (chaos)', () => {
       const response = await fetch(`${apiBase}${route}`, { method, headers, body: options.body });
       figures.apiRequests += 1;
       const text = await response.text();
-      return { status: response.status, text, json: (() => { try { return JSON.parse(text) as Record<string, unknown>; } catch { return {}; } })() };
+      return {
+        status: response.status,
+        text,
+        json: (() => {
+          try {
+            return JSON.parse(text) as Record<string, unknown>;
+          } catch {
+            return {};
+          }
+        })(),
+      };
     };
-    for (const auth of [null, 'Bearer', 'Bearer ', 'Bearer wrong-token-0123456789', `Bearer ${ADMIN_TOKEN.slice(0, -1)}`, `Bearer ${ADMIN_TOKEN}x`, `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`, ADMIN_TOKEN, `Bearer ${WEBHOOK_SECRET}`, 'Bearer \u0000']) {
+    for (const auth of [
+      null,
+      'Bearer',
+      'Bearer ',
+      'Bearer wrong-token-0123456789',
+      `Bearer ${ADMIN_TOKEN.slice(0, -1)}`,
+      `Bearer ${ADMIN_TOKEN}x`,
+      `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`,
+      ADMIN_TOKEN,
+      `Bearer ${WEBHOOK_SECRET}`,
+      'Bearer \u0000',
+    ]) {
       let status: number;
       try {
         status = (await call('GET', '/scopes', { auth })).status;
@@ -360,9 +475,15 @@ describe('bad input (chaos)', () => {
       [JSON.stringify({ content: 'NUL \u0000, lone \uD800, esc \u001B[0m, cafe\u0301', externalId: 'hostile' }), null],
       [`\uFEFF${good(2)}`, /not valid JSON/], // a byte order mark is only dropped at the start of the file
       [good(3), null],
-      [JSON.stringify({ content: 'A'.repeat(10 * 1024 * 1024), externalId: 'ten-mb' }), /line 17: content is 10\.0 MiB; the limit is 4\.0 MiB \(EPISODE_MAX_BYTES\)/],
+      [
+        JSON.stringify({ content: 'A'.repeat(10 * 1024 * 1024), externalId: 'ten-mb' }),
+        /line 17: content is 10\.0 MiB; the limit is 4\.0 MiB \(EPISODE_MAX_BYTES\)/,
+      ],
       [good(4), null],
-      [JSON.stringify({ content: 'B'.repeat(40 * 1024 * 1024), externalId: 'forty-mb' }), /line 19: the line is 40\.0 MiB, longer than any valid episode can be \(17\.0 MiB: 4 x EPISODE_MAX_BYTES \+ 1 MiB\); skipped without reading it/],
+      [
+        JSON.stringify({ content: 'B'.repeat(40 * 1024 * 1024), externalId: 'forty-mb' }),
+        /line 19: the line is 40\.0 MiB, longer than any valid episode can be \(17\.0 MiB: 4 x EPISODE_MAX_BYTES \+ 1 MiB\); skipped without reading it/,
+      ],
       [`${good(5)}\r`, null],
       [good(6), null],
     ];
@@ -373,9 +494,18 @@ describe('bad input (chaos)', () => {
     const peak = watchPeakMemory(entry);
     // The same command on the small lines alone: the memory it needs anyway.
     const smallFile = path.join(dir, 'small.jsonl');
-    fs.writeFileSync(smallFile, lines.filter(([line]) => line.length < 1000).map(([line]) => line).join('\n'));
+    fs.writeFileSync(
+      smallFile,
+      lines
+        .filter(([line]) => line.length < 1000)
+        .map(([line]) => line)
+        .join('\n'),
+    );
     const { code } = await entry.ended;
-    const baselineEntry = startCli(['import', '--scope', 'bad:cli-small', smallFile], cleanEnv({ DATA_DIR: tempDir('nocturne-bad-import-small-'), LOG_LEVEL: 'warn' }));
+    const baselineEntry = startCli(
+      ['import', '--scope', 'bad:cli-small', smallFile],
+      cleanEnv({ DATA_DIR: tempDir('nocturne-bad-import-small-'), LOG_LEVEL: 'warn' }),
+    );
     const baselinePeak = watchPeakMemory(baselineEntry);
     await baselineEntry.ended;
     expect(code).toBe(1);
@@ -405,7 +535,11 @@ describe('bad input (chaos)', () => {
       const wrongToken = '987654321:AAWrongTokenForTheChaosTest_abcdefghij';
       const base = { DATA_DIR: tempDir('nocturne-bad-telegram-'), TERMINAL: 'off', SLEEP_ENABLED: 'false', LOG_LEVEL: 'warn', TELEGRAM_API_ROOT: fake.apiRoot };
       const wrong = startEntry('src/main.ts', [], cleanEnv({ ...base, TELEGRAM_BOT_TOKEN: wrongToken }));
-      const malformed = startEntry('src/main.ts', [], cleanEnv({ ...base, DATA_DIR: tempDir('nocturne-bad-telegram-'), TELEGRAM_BOT_TOKEN: 'not a token at all' }));
+      const malformed = startEntry(
+        'src/main.ts',
+        [],
+        cleanEnv({ ...base, DATA_DIR: tempDir('nocturne-bad-telegram-'), TELEGRAM_BOT_TOKEN: 'not a token at all' }),
+      );
       const [wrongEnd, malformedEnd] = await Promise.all([wrong.ended, malformed.ended]);
       expect(wrongEnd.code).toBe(1);
       expect(wrong.stderr()).toMatch(/Nocturne could not start: Telegram refused the bot token\nCheck TELEGRAM_BOT_TOKEN: copy it again from @BotFather/);

@@ -48,7 +48,11 @@ describe('hostile input, round three: invisible messages are empty on every door
 
   const post = async (body: Record<string, unknown>) => {
     const text = JSON.stringify(body);
-    const response = await fetch(`${webhookBase}/webhook/crm`, { method: 'POST', headers: { 'content-type': 'application/json', ...signRequest({ secret: WEBHOOK_SECRET, method: 'POST', path: '/webhook/crm', body: text }) }, body: text });
+    const response = await fetch(`${webhookBase}/webhook/crm`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...signRequest({ secret: WEBHOOK_SECRET, method: 'POST', path: '/webhook/crm', body: text }) },
+      body: text,
+    });
     return { status: response.status, text: await response.text() };
   };
   const userTurns = async (key: string) => {
@@ -61,8 +65,16 @@ describe('hostile input, round three: invisible messages are empty on every door
     const webhookPort = await freePort();
     const config = loadConfig({
       env: {
-        DATA_DIR: dataDir, TZ: 'UTC', ANTHROPIC_API_KEY: 'sk-ant-test-blank', ANTHROPIC_BASE_URL: double.url, WEBHOOK_SECRET, WEBHOOK_PORT: String(webhookPort),
-        TERMINAL: 'on', TERMINAL_USER: 'ana', SLEEP_ENABLED: 'false', LOG_FORMAT: 'json',
+        DATA_DIR: dataDir,
+        TZ: 'UTC',
+        ANTHROPIC_API_KEY: 'sk-ant-test-blank',
+        ANTHROPIC_BASE_URL: double.url,
+        WEBHOOK_SECRET,
+        WEBHOOK_PORT: String(webhookPort),
+        TERMINAL: 'on',
+        TERMINAL_USER: 'ana',
+        SLEEP_ENABLED: 'false',
+        LOG_FORMAT: 'json',
       },
       envFile: false,
     });
@@ -115,7 +127,12 @@ describe('hostile input, round three: invisible messages are empty on every door
     const dir = tempDir('nocturne-chaos-blank-cli-');
     try {
       const file = path.join(dir, 'lines.jsonl');
-      fs.writeFileSync(file, [JSON.stringify({ content: 'a real line', externalId: 'r1' }), ...INVISIBLE.map((content, i) => JSON.stringify({ content, externalId: `z${i}` }))].join('\n'));
+      fs.writeFileSync(
+        file,
+        [JSON.stringify({ content: 'a real line', externalId: 'r1' }), ...INVISIBLE.map((content, i) => JSON.stringify({ content, externalId: `z${i}` }))].join(
+          '\n',
+        ),
+      );
       const entry = startCli(['import', '--scope', 'blank:cli', file], cleanEnv({ DATA_DIR: dir, LOG_LEVEL: 'warn', TERMINAL: 'off', SLEEP_ENABLED: 'false' }));
       const { code } = await entry.ended;
       const db = new Database(path.join(dir, 'nocturne.db'), { readonly: true });

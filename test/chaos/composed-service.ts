@@ -18,7 +18,11 @@ export interface ComposedService {
 }
 
 /** Starts the service on `dataDir` with `env` on top of the defaults above (ADMIN_TOKEN, WEBHOOK_SECRET, the model...). */
-export async function startComposedService(params: { readonly dataDir: string; readonly logger: Logger; readonly env: Record<string, string> }): Promise<ComposedService> {
+export async function startComposedService(params: {
+  readonly dataDir: string;
+  readonly logger: Logger;
+  readonly env: Record<string, string>;
+}): Promise<ComposedService> {
   const [apiPort, webhookPort] = [await freePort(), await freePort()];
   const config = loadConfig({
     env: {

@@ -38,7 +38,22 @@ import { createPostgresDatabase, postgresAvailable, postgresSkipReason } from '.
 import { cleanEnv } from '../support/run-process';
 import { seedScope } from '../support/scope-fixture';
 import { chaosSeed, elapsed } from './chaos-support';
-import { fileSize, openSqlite, scalar, startCli, startEntry, trialsPerPhase, trialTable, waitFor, type Entry, type TrialRecord , createCrashTrials, expectPhaseSound, settle, type Settled } from './crash-support';
+import {
+  fileSize,
+  openSqlite,
+  scalar,
+  startCli,
+  startEntry,
+  trialsPerPhase,
+  trialTable,
+  waitFor,
+  type Entry,
+  type TrialRecord,
+  createCrashTrials,
+  expectPhaseSound,
+  settle,
+  type Settled,
+} from './crash-support';
 
 const seed = chaosSeed('crash-safety-migrations');
 /**
@@ -97,11 +112,19 @@ function migrationState(file: string, marks: readonly MigrationMarks[]): { finis
   try {
     const tables = new Set(db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[]);
     const problems: string[] = [];
-    const rows = tables.has('_prisma_migrations') ? (db.prepare('SELECT migration_name AS name, finished_at AS finished, rolled_back_at AS rolledBack FROM _prisma_migrations').all() as Array<{ name: string; finished: string | null; rolledBack: string | null }>) : [];
-    for (const row of rows) if (row.finished === null && row.rolledBack === null) problems.push(`${row.name} started but never finished (blocks every later start)`);
+    const rows = tables.has('_prisma_migrations')
+      ? (db.prepare('SELECT migration_name AS name, finished_at AS finished, rolled_back_at AS rolledBack FROM _prisma_migrations').all() as Array<{
+          name: string;
+          finished: string | null;
+          rolledBack: string | null;
+        }>)
+      : [];
+    for (const row of rows)
+      if (row.finished === null && row.rolledBack === null) problems.push(`${row.name} started but never finished (blocks every later start)`);
     const finished = new Set(rows.filter((r) => r.finished !== null).map((r) => r.name));
     for (const table of tables) if (table.startsWith('new_')) problems.push(`a table rebuild was left half done (${table})`);
-    const hasColumn = (table: string, column: string) => tables.has(table) && (db.prepare(`SELECT name FROM pragma_table_info('${table}')`).pluck().all() as string[]).includes(column);
+    const hasColumn = (table: string, column: string) =>
+      tables.has(table) && (db.prepare(`SELECT name FROM pragma_table_info('${table}')`).pluck().all() as string[]).includes(column);
     for (const m of marks) {
       const present = [...m.tables.map((t) => tables.has(t)), ...m.columns.map(([t, c]) => hasColumn(t, c))];
       const applied = finished.has(m.name);
@@ -172,7 +195,16 @@ async function migrationPhase(): Promise<TrialRecord[]> {
     const after = migrationState(dbFile, marks);
     expect(after.problems).toEqual([]);
     if (after.finished > finishedBefore) markResumed(records);
-    records.push({ phase: 'migration', trial, killPoint, killed, state: `${finishedBefore}->${after.finished}/${marks.length} applied`, lost: 0, halfApplied: after.problems.length, resumed: false });
+    records.push({
+      phase: 'migration',
+      trial,
+      killPoint,
+      killed,
+      state: `${finishedBefore}->${after.finished}/${marks.length} applied`,
+      lost: 0,
+      halfApplied: after.problems.length,
+      resumed: false,
+    });
     finishedBefore = after.finished;
     if (after.finished === marks.length || !killed || trial === TRIALS.migration) await restart(killPoint);
   }
@@ -197,10 +229,28 @@ async function storeMigrationPhase(ollama: OllamaDouble): Promise<TrialRecord[]>
   const source = await openDatabase({ database: config.database, logger });
   const keys = Array.from({ length: STORE_SCOPES }, (_, i) => `crash:store:${i}`);
   try {
-    const episodes = createEpisodeService({ scopes: createScopeRepository(source.prisma), episodes: createEpisodeRepository(source.prisma), logger, maxEpisodeBytes: 100_000 });
+    const episodes = createEpisodeService({
+      scopes: createScopeRepository(source.prisma),
+      episodes: createEpisodeRepository(source.prisma),
+      logger,
+      maxEpisodeBytes: 100_000,
+    });
     for (const key of keys) {
       await seedScope(source.prisma, key);
-      await episodes.ingestMany({ key, channel: 'terminal' }, Array.from({ length: EXTRA_EPISODES }, (_, i) => episodes.normalize({ content: `message ${i} of ${key}: ${rng.pick(['tea', 'bees', 'rain'])} ${rng.int(1e6)}`, author: 'Ana', externalId: `x${i}`, conversationId: `c${i % 4}` }, 'terminal')));
+      await episodes.ingestMany(
+        { key, channel: 'terminal' },
+        Array.from({ length: EXTRA_EPISODES }, (_, i) =>
+          episodes.normalize(
+            {
+              content: `message ${i} of ${key}: ${rng.pick(['tea', 'bees', 'rain'])} ${rng.int(1e6)}`,
+              author: 'Ana',
+              externalId: `x${i}`,
+              conversationId: `c${i % 4}`,
+            },
+            'terminal',
+          ),
+        ),
+      );
     }
     const embedder = createEmbedder(config.embedder, { logger });
     const index = createVectorIndex(config.vectors, embedder.dimension);
@@ -283,7 +333,11 @@ async function storeMigrationPhase(ollama: OllamaDouble): Promise<TrialRecord[]>
     const rerun = track(startCli([...args(), '--json'], env));
     const { code } = await rerun.ended;
     if (code !== 0) throw new Error(`migrate-store rerun exited with ${code}:\n${rerun.stdout()}\n${rerun.stderr()}`);
-    const report = JSON.parse(rerun.stdout()) as { ok: boolean; scopes: Array<{ key: string; verified: boolean; status: string; pendingEmbeddings: number }>; vectors: { plan: string } };
+    const report = JSON.parse(rerun.stdout()) as {
+      ok: boolean;
+      scopes: Array<{ key: string; verified: boolean; status: string; pendingEmbeddings: number }>;
+      vectors: { plan: string };
+    };
     expect(report.ok).toBe(true);
     expect(report.vectors.plan).toBe('copy');
     expect(report.scopes.map((s) => [s.key, s.verified])).toEqual(keys.map((k) => [k, true]));
@@ -339,7 +393,16 @@ async function storeMigrationPhase(ollama: OllamaDouble): Promise<TrialRecord[]>
     expect(state.problems).toEqual([]);
     expect(sourceUnchanged()).toBe(true);
     const lost = [...before].filter((key) => !state.complete.has(key)).length;
-    records.push({ phase: 'store migration', trial, killPoint, killed, state: `${state.complete.size}/${keys.length} scopes copied`, lost, halfApplied: state.problems.length, resumed: !killed });
+    records.push({
+      phase: 'store migration',
+      trial,
+      killPoint,
+      killed,
+      state: `${state.complete.size}/${keys.length} scopes copied`,
+      lost,
+      halfApplied: state.problems.length,
+      resumed: !killed,
+    });
     before = state.complete;
   }
   await finish();
@@ -377,10 +440,18 @@ describe('crash safety (chaos): SIGKILL during migrations and store migration', 
     expectPhaseSound(result.records, TRIALS[phase]);
   };
 
-  it('migration: a start killed while migrating leaves no migration half applied; the restart completes them and doctor is clean', () => check('migration'), 400_000);
+  it(
+    'migration: a start killed while migrating leaves no migration half applied; the restart completes them and doctor is clean',
+    () => check('migration'),
+    400_000,
+  );
 
   if (postgresAvailable()) {
-    it('store migration: migrate-store killed anywhere leaves every scope whole or absent in the target; the rerun verifies every scope', () => check('storeMigration'), 400_000);
+    it(
+      'store migration: migrate-store killed anywhere leaves every scope whole or absent in the target; the rerun verifies every scope',
+      () => check('storeMigration'),
+      400_000,
+    );
   } else {
     it.skip(`store migration: skipped: ${postgresSkipReason()}`, () => undefined);
   }

@@ -31,7 +31,21 @@ import { heavyConsolidationAnswer } from '../doubles/llm-script';
 import { startOllamaDouble, type OllamaDouble } from '../doubles/ollama-server';
 import { cleanEnv } from '../support/run-process';
 import { chaosSeed, elapsed } from './chaos-support';
-import { openSqlite, runCliToEnd, scalar, startCli, trialsPerPhase, trialTable, waitFor, type Entry, type TrialRecord , createCrashTrials, expectPhaseSound, settle, type Settled } from './crash-support';
+import {
+  openSqlite,
+  runCliToEnd,
+  scalar,
+  startCli,
+  trialsPerPhase,
+  trialTable,
+  waitFor,
+  type Entry,
+  type TrialRecord,
+  createCrashTrials,
+  expectPhaseSound,
+  settle,
+  type Settled,
+} from './crash-support';
 
 const seed = chaosSeed('crash-safety');
 /** 50 trials in all with part 2 (migration 8, store migration 10). */
@@ -41,7 +55,10 @@ const { tempDir, track, phaseRng, killAfter, markResumed, stop, removeFolders } 
 
 /** How many times `pattern` occurs in the child's stderr (its JSON log lines). */
 function occurrences(entry: Entry, pattern: RegExp): number {
-  return entry.stderr().split('\n').filter((line) => pattern.test(line)).length;
+  return entry
+    .stderr()
+    .split('\n')
+    .filter((line) => pattern.test(line)).length;
 }
 
 function envFor(dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
@@ -93,7 +110,10 @@ async function ingestPhase(): Promise<TrialRecord[]> {
     }));
     lines.push(...fresh);
     file = path.join(dir, `generation-${generation}.jsonl`);
-    writeJsonl(file, fresh.map(({ batch: _b, generation: _g, ...line }) => line));
+    writeJsonl(
+      file,
+      fresh.map(({ batch: _b, generation: _g, ...line }) => line),
+    );
   };
   newGeneration();
   const byKey = () => new Map(lines.map((l) => [`${l.scope}|${l.externalId}`, l]));
@@ -105,7 +125,11 @@ async function ingestPhase(): Promise<TrialRecord[]> {
     try {
       const hasTables = scalar(db, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'Episode'") === 1;
       if (!hasTables) return { stored: new Set<string>(), problems: [] as string[] };
-      const rows = db.prepare('SELECT e.id, s.key AS scope, e.externalId, e.content, e.timestamp, (SELECT COUNT(*) FROM EpisodeTag t WHERE t.episodeId = e.id) AS tags FROM Episode e JOIN Scope s ON s.id = e.scopeId').all() as Array<{ id: string; scope: string; externalId: string; content: string; timestamp: string; tags: number }>;
+      const rows = db
+        .prepare(
+          'SELECT e.id, s.key AS scope, e.externalId, e.content, e.timestamp, (SELECT COUNT(*) FROM EpisodeTag t WHERE t.episodeId = e.id) AS tags FROM Episode e JOIN Scope s ON s.id = e.scopeId',
+        )
+        .all() as Array<{ id: string; scope: string; externalId: string; content: string; timestamp: string; tags: number }>;
       const expected = byKey();
       const problems: string[] = [];
       const stored = new Set<string>();
@@ -113,7 +137,8 @@ async function ingestPhase(): Promise<TrialRecord[]> {
         const key = `${row.scope}|${row.externalId}`;
         const line = expected.get(key);
         if (!line) problems.push(`stored episode ${key} is no line of any file`);
-        else if (row.content !== line.content || new Date(row.timestamp).getTime() !== new Date(line.timestamp).getTime()) problems.push(`episode ${key} differs from its line`);
+        else if (row.content !== line.content || new Date(row.timestamp).getTime() !== new Date(line.timestamp).getTime())
+          problems.push(`episode ${key} differs from its line`);
         if (stored.has(key)) problems.push(`episode ${key} stored twice`);
         stored.add(key);
         if (Number(row.tags) !== 1) problems.push(`episode ${key} has ${row.tags} tags (its batch was written without them?)`);
@@ -167,7 +192,16 @@ async function ingestPhase(): Promise<TrialRecord[]> {
     expect(lost).toBe(0);
     const generationLines = lines.filter((l) => l.generation === generation);
     const complete = generationLines.every((l) => stored.has(`${l.scope}|${l.externalId}`));
-    records.push({ phase: 'ingest (import)', trial, killPoint, killed, state: `${stored.size} stored (+${stored.size - before.size})${complete ? ', file done' : ''}`, lost, halfApplied: problems.length, resumed: false });
+    records.push({
+      phase: 'ingest (import)',
+      trial,
+      killPoint,
+      killed,
+      state: `${stored.size} stored (+${stored.size - before.size})${complete ? ', file done' : ''}`,
+      lost,
+      halfApplied: problems.length,
+      resumed: false,
+    });
     before = stored;
     if (!killed) {
       // This run was itself the restart that finished the file: a new file for the next trials.
@@ -189,7 +223,10 @@ async function ingestPhase(): Promise<TrialRecord[]> {
     expect(scalar(db, 'SELECT COUNT(*) FROM Episode')).toBe(lines.length);
     // The scope's last message time caught up even where a kill fell between a batch and it.
     for (const key of INGEST_SCOPES) {
-      const [last, latest] = db.prepare('SELECT s.lastMessageAt, MAX(e.timestamp) FROM Scope s JOIN Episode e ON e.scopeId = s.id WHERE s.key = ? GROUP BY s.id').raw().get(key) as [string, string];
+      const [last, latest] = db
+        .prepare('SELECT s.lastMessageAt, MAX(e.timestamp) FROM Scope s JOIN Episode e ON e.scopeId = s.id WHERE s.key = ? GROUP BY s.id')
+        .raw()
+        .get(key) as [string, string];
       expect(new Date(last).toISOString()).toBe(new Date(latest).toISOString());
     }
   } finally {
@@ -208,7 +245,15 @@ async function embeddingPhase(ollama: OllamaDouble): Promise<TrialRecord[]> {
   const dir = tempDir('nocturne-crash-embed-');
   const env = envFor(dir, { EMBEDDER: 'ollama', OLLAMA_HOST: ollama.url });
   const file = path.join(dir, 'episodes.jsonl');
-  writeJsonl(file, Array.from({ length: EMBED_EPISODES }, (_, i) => ({ scope: `crash:embed:${i % 2}`, externalId: `e${i}`, content: `episode ${i} about ${rng.pick(['tea', 'bees', 'trains', 'rain', 'chess'])} and ${rng.int(1e6)}`, author: 'Ana' })));
+  writeJsonl(
+    file,
+    Array.from({ length: EMBED_EPISODES }, (_, i) => ({
+      scope: `crash:embed:${i % 2}`,
+      externalId: `e${i}`,
+      content: `episode ${i} about ${rng.pick(['tea', 'bees', 'trains', 'rain', 'chess'])} and ${rng.int(1e6)}`,
+      author: 'Ana',
+    })),
+  );
   await runCliToEnd(['import', file], env);
 
   const inspect = () => {
@@ -291,11 +336,20 @@ const SLEEP_SCOPES = 5;
 const SLEEP_EPISODES = 300;
 const SLEEP_BATCH = 100;
 
-
-async function consolidationPhase(llm: { double: AnthropicDouble; onCall: (hook: ((n: number) => void) | undefined) => void; calls: () => number }, ollama: OllamaDouble): Promise<TrialRecord[]> {
+async function consolidationPhase(
+  llm: { double: AnthropicDouble; onCall: (hook: ((n: number) => void) | undefined) => void; calls: () => number },
+  ollama: OllamaDouble,
+): Promise<TrialRecord[]> {
   const rng = phaseRng(0xc33);
   const dir = tempDir('nocturne-crash-sleep-');
-  const env = envFor(dir, { EMBEDDER: 'ollama', OLLAMA_HOST: ollama.url, LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-crash-test-0000', ANTHROPIC_BASE_URL: llm.double.url, SLEEP_DAILY_TOKEN_BUDGET: '0' });
+  const env = envFor(dir, {
+    EMBEDDER: 'ollama',
+    OLLAMA_HOST: ollama.url,
+    LLM_PROVIDER: 'anthropic',
+    ANTHROPIC_API_KEY: 'sk-crash-test-0000',
+    ANTHROPIC_BASE_URL: llm.double.url,
+    SLEEP_DAILY_TOKEN_BUDGET: '0',
+  });
   const file = path.join(dir, 'episodes.jsonl');
   const scopes = Array.from({ length: SLEEP_SCOPES }, (_, s) => `crash:sleep:${s}`);
   writeJsonl(
@@ -330,20 +384,29 @@ async function consolidationPhase(llm: { double: AnthropicDouble; onCall: (hook:
         interrupted: count("SELECT COUNT(*) FROM SleepRun WHERE scopeId = ? AND status = 'failed' AND error LIKE 'interrupted%'"),
       };
       const problems: string[] = [];
-      if (state.consolidated % SLEEP_BATCH !== 0 && state.consolidated !== state.episodes) problems.push(`${state.consolidated} episodes consolidated: part of a batch`);
+      if (state.consolidated % SLEEP_BATCH !== 0 && state.consolidated !== state.episodes)
+        problems.push(`${state.consolidated} episodes consolidated: part of a batch`);
       if (state.memories !== state.consolidated) problems.push(`${state.memories} memories for ${state.consolidated} consolidated episodes`);
       if (state.creates !== state.memories) problems.push(`${state.creates} create events for ${state.memories} memories`);
-      const orphans = count("SELECT COUNT(*) FROM Memory m WHERE m.scopeId = ? AND NOT EXISTS (SELECT 1 FROM AuditEvent a WHERE a.subjectId = m.id AND a.action = 'create')");
+      const orphans = count(
+        "SELECT COUNT(*) FROM Memory m WHERE m.scopeId = ? AND NOT EXISTS (SELECT 1 FROM AuditEvent a WHERE a.subjectId = m.id AND a.action = 'create')",
+      );
       if (orphans > 0) problems.push(`${orphans} memories without their audit event`);
-      const unconsolidatedSources = count('SELECT COUNT(*) FROM MemorySource ms JOIN Episode e ON e.id = ms.episodeId WHERE ms.scopeId = ? AND e.consolidated = 0');
+      const unconsolidatedSources = count(
+        'SELECT COUNT(*) FROM MemorySource ms JOIN Episode e ON e.id = ms.episodeId WHERE ms.scopeId = ? AND e.consolidated = 0',
+      );
       if (unconsolidatedSources > 0) problems.push(`${unconsolidatedSources} memory sources are episodes not marked consolidated`);
       const sourceless = count('SELECT COUNT(*) FROM Memory m WHERE m.scopeId = ? AND NOT EXISTS (SELECT 1 FROM MemorySource ms WHERE ms.memoryId = m.id)');
       if (sourceless > 0) problems.push(`${sourceless} memories without sources`);
-      const strayObservations = count('SELECT COUNT(*) FROM EntityObservation o JOIN Episode e ON e.id = o.episodeId WHERE o.scopeId = ? AND e.consolidated = 0');
+      const strayObservations = count(
+        'SELECT COUNT(*) FROM EntityObservation o JOIN Episode e ON e.id = o.episodeId WHERE o.scopeId = ? AND e.consolidated = 0',
+      );
       if (strayObservations > 0) problems.push(`${strayObservations} entity observations of unconsolidated episodes`);
       // Current memories only: the dreaming merge pass hands a folded restatement's sources to the
       // memory it folds into, and the folded (superseded) version keeps them as its history.
-      const duplicated = count('SELECT COUNT(*) FROM (SELECT ms.episodeId FROM MemorySource ms JOIN Memory m ON m.id = ms.memoryId WHERE ms.scopeId = ? AND m.validTo IS NULL GROUP BY ms.episodeId HAVING COUNT(*) > 1)');
+      const duplicated = count(
+        'SELECT COUNT(*) FROM (SELECT ms.episodeId FROM MemorySource ms JOIN Memory m ON m.id = ms.memoryId WHERE ms.scopeId = ? AND m.validTo IS NULL GROUP BY ms.episodeId HAVING COUNT(*) > 1)',
+      );
       if (duplicated > 0) problems.push(`${duplicated} episodes learned twice`);
       return { ...state, problems };
     } finally {
@@ -399,7 +462,16 @@ async function consolidationPhase(llm: { double: AnthropicDouble; onCall: (hook:
     expect(state.problems).toEqual([]);
     expect(state.episodes).toBe(SLEEP_EPISODES);
     const lost = Math.max(0, consolidatedBefore - state.consolidated) + (SLEEP_EPISODES - state.episodes);
-    records.push({ phase: 'consolidation (sleep)', trial, killPoint, killed, state: `${scope.split(':')[2]}: ${state.consolidated}/${state.episodes} consolidated`, lost, halfApplied: state.problems.length, resumed: !killed });
+    records.push({
+      phase: 'consolidation (sleep)',
+      trial,
+      killPoint,
+      killed,
+      state: `${scope.split(':')[2]}: ${state.consolidated}/${state.episodes} consolidated`,
+      lost,
+      halfApplied: state.problems.length,
+      resumed: !killed,
+    });
     consolidatedBefore = state.consolidated;
     if (!killed) {
       // A run that finished: the scope is done (the killed runs before it were marked failed).
@@ -482,7 +554,15 @@ describe('crash safety (chaos): SIGKILL during ingest, embedding and consolidati
     expectPhaseSound(result.records, TRIALS[phase]);
   };
 
-  it('ingest: an import killed anywhere loses nothing, applies no batch by halves, and the rerun stores every line exactly once', () => check('ingest'), 400_000);
+  it(
+    'ingest: an import killed anywhere loses nothing, applies no batch by halves, and the rerun stores every line exactly once',
+    () => check('ingest'),
+    400_000,
+  );
   it('embedding: a reindex killed anywhere marks no row without its vector, and the rerun gives every episode its vector', () => check('embedding'), 400_000);
-  it('consolidation: a sleep killed anywhere leaves each batch applied whole or not at all, and the restart resumes at once and finishes exactly once', () => check('consolidation'), 400_000);
+  it(
+    'consolidation: a sleep killed anywhere leaves each batch applied whole or not at all, and the restart resumes at once and finishes exactly once',
+    () => check('consolidation'),
+    400_000,
+  );
 });

@@ -67,7 +67,11 @@ export function startCli(args: readonly string[], env: NodeJS.ProcessEnv): Entry
 }
 
 /** Runs the CLI to its end; throws with its output when the exit code is not the expected one. */
-export async function runCliToEnd(args: readonly string[], env: NodeJS.ProcessEnv, expectCode: number | ((code: number | null) => boolean) = 0): Promise<Entry> {
+export async function runCliToEnd(
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  expectCode: number | ((code: number | null) => boolean) = 0,
+): Promise<Entry> {
   const entry = startCli(args, env);
   const { code } = await entry.ended;
   const ok = typeof expectCode === 'function' ? expectCode(code) : code === expectCode;
@@ -136,7 +140,10 @@ export function openSqlite(file: string, options: { readonly?: boolean } = {}): 
 
 /** Reads one number from a query (COUNT(*) and the like). */
 export function scalar(db: Database.Database, sql: string, ...params: unknown[]): number {
-  const row = db.prepare(sql).raw().get(...params) as unknown[] | undefined;
+  const row = db
+    .prepare(sql)
+    .raw()
+    .get(...params) as unknown[] | undefined;
   return Number(row?.[0] ?? 0);
 }
 
@@ -246,5 +253,8 @@ export function expectPhaseSound(records: readonly TrialRecord[], trials: number
 export type Settled = { ok: true; records: TrialRecord[] } | { ok: false; error: unknown };
 
 export function settle(work: Promise<TrialRecord[]>): Promise<Settled> {
-  return work.then((records) => ({ ok: true as const, records }), (error: unknown) => ({ ok: false as const, error }));
+  return work.then(
+    (records) => ({ ok: true as const, records }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
 }

@@ -43,7 +43,15 @@ describe('hostile input, round three: JSON nested 200,000 deep at every HTTP doo
     const [webhookPort, apiPort] = [await freePort(), await freePort()];
     webhookBase = `http://127.0.0.1:${webhookPort}`;
     apiBase = `http://127.0.0.1:${apiPort}`;
-    const env = webhookEnv({ dataDir, port: webhookPort, apiRoot: fake.apiRoot, token: fake.token, modelUrl: model.url, ollamaUrl: ollama.url, allowedUsers: [4_242_001] });
+    const env = webhookEnv({
+      dataDir,
+      port: webhookPort,
+      apiRoot: fake.apiRoot,
+      token: fake.token,
+      modelUrl: model.url,
+      ollamaUrl: ollama.url,
+      allowedUsers: [4_242_001],
+    });
     entry = await startReplica({ ...env, SLEEP_ENABLED: 'false', WEBHOOK_SECRET: SIGNED_SECRET, ADMIN_TOKEN, API_PORT: String(apiPort) });
   }, 120_000);
 
@@ -65,7 +73,11 @@ describe('hostile input, round three: JSON nested 200,000 deep at every HTTP doo
       telegramDeepArray: deep(DEPTH),
     };
     for (const [name, body] of Object.entries(bodies)) {
-      const response = await fetch(`${webhookBase}/telegram`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': TELEGRAM_SECRET }, body });
+      const response = await fetch(`${webhookBase}/telegram`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-telegram-bot-api-secret-token': TELEGRAM_SECRET },
+        body,
+      });
       figures[name] = response.status;
       expect([200, 400]).toContain(response.status);
     }
@@ -78,7 +90,11 @@ describe('hostile input, round three: JSON nested 200,000 deep at every HTTP doo
 
   it('the signed webhook channel answers a deep body with a valid signature 400, not 500', async () => {
     // The channel's body limit is 64 KiB: the deepest body it reads.
-    for (const [name, body] of Object.entries({ webhookDeepText: `{"user":"ann","text":${deep(30_000)}}`, webhookDeepExtra: `{"user":"ann","text":"hi","extra":${deep(30_000)}}`, webhookDeepArray: deep(30_000) })) {
+    for (const [name, body] of Object.entries({
+      webhookDeepText: `{"user":"ann","text":${deep(30_000)}}`,
+      webhookDeepExtra: `{"user":"ann","text":"hi","extra":${deep(30_000)}}`,
+      webhookDeepArray: deep(30_000),
+    })) {
       const headers = signRequest({ secret: SIGNED_SECRET, method: 'POST', path: '/webhook/crm', body });
       const response = await fetch(`${webhookBase}/webhook/crm`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
       figures[name] = response.status;
@@ -90,7 +106,11 @@ describe('hostile input, round three: JSON nested 200,000 deep at every HTTP doo
   it('the admin API answers deep bodies 400 on every route that takes a body, not 500', async () => {
     // A scope to name: one message through the signed webhook.
     const body = JSON.stringify({ user: 'ann', text: 'I keep bees' });
-    const sent = await fetch(`${webhookBase}/webhook/crm`, { method: 'POST', headers: { 'content-type': 'application/json', ...signRequest({ secret: SIGNED_SECRET, method: 'POST', path: '/webhook/crm', body }) }, body });
+    const sent = await fetch(`${webhookBase}/webhook/crm`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...signRequest({ secret: SIGNED_SECRET, method: 'POST', path: '/webhook/crm', body }) },
+      body,
+    });
     expect(sent.status).toBe(200);
     const scope = encodeURIComponent('webhook:crm:ann');
     const routes: Array<[string, string, string]> = [
@@ -100,7 +120,11 @@ describe('hostile input, round three: JSON nested 200,000 deep at every HTTP doo
     ];
     for (const [name, method, path] of routes) {
       for (const body of [`{"query":${deep(DEPTH)}}`, `{"query":"tea","extra":${deep(DEPTH)}}`, deep(DEPTH)]) {
-        const response = await fetch(`${apiBase}${path}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body });
+        const response = await fetch(`${apiBase}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+          body,
+        });
         figures[`${name}${body.startsWith('[') ? 'Array' : body.includes('extra') ? 'Extra' : 'Field'}`] = response.status;
         // 400 for the body; a body that validates (the deep part in a field the route ignores)
         // is answered as without it.

@@ -30,11 +30,29 @@ function scopeExport(tag: string, count: number, poison?: number): Record<string
   return {
     format: 'nocturne.scope-export',
     version: 1,
-    scope: { id: `scope-${tag}`, key: `import:${tag}`, channel: 'import', kind: 'private', title: null, ownerId: null, timezone: null, paused: false, settings: null, lastMessageAt: at(count), createdAt: at(0), updatedAt: at(count) },
+    scope: {
+      id: `scope-${tag}`,
+      key: `import:${tag}`,
+      channel: 'import',
+      kind: 'private',
+      title: null,
+      ownerId: null,
+      timezone: null,
+      paused: false,
+      settings: null,
+      lastMessageAt: at(count),
+      createdAt: at(0),
+      updatedAt: at(count),
+    },
     profile: null,
     conversations: [],
     episodes: Array.from({ length: count }, (_, i) =>
-      exportEpisode(i, { id: `ep-${tag}-${String(i).padStart(3, '0')}`, externalId: `x-${tag}-${i}`, contentHash: `hash-${tag}-${i}`, content: i === poison ? `a long paste ${MARKER} that the model refuses` : `${tag} message ${i} about the harbor` }),
+      exportEpisode(i, {
+        id: `ep-${tag}-${String(i).padStart(3, '0')}`,
+        externalId: `x-${tag}-${i}`,
+        contentHash: `hash-${tag}-${i}`,
+        content: i === poison ? `a long paste ${MARKER} that the model refuses` : `${tag} message ${i} about the harbor`,
+      }),
     ),
     memories: [],
     memoryLinks: [],
@@ -58,7 +76,15 @@ describe('a row the embedder always refuses', () => {
     const dataDir = path.join(tempDir(), 'data');
     const port = await freePort();
     const token = 'admin-token-embedding-set-aside';
-    const env = cleanEnv({ DATA_DIR: dataDir, ADMIN_TOKEN: token, API_PORT: String(port), SLEEP_ENABLED: 'false', EMBEDDER: 'ollama', OLLAMA_HOST: ollama.url, LOG_LEVEL: 'info' });
+    const env = cleanEnv({
+      DATA_DIR: dataDir,
+      ADMIN_TOKEN: token,
+      API_PORT: String(port),
+      SLEEP_ENABLED: 'false',
+      EMBEDDER: 'ollama',
+      OLLAMA_HOST: ollama.url,
+      LOG_LEVEL: 'info',
+    });
     const service = await startTs('src/main.ts', env, /Nocturne is ready/);
     stops.push(async () => {
       if (service.child.exitCode === null) service.child.kill('SIGKILL');
@@ -67,11 +93,18 @@ describe('a row the embedder always refuses', () => {
     const api = `http://127.0.0.1:${port}`;
     const post = async (doc: Record<string, unknown>) => {
       const scopeId = (doc.scope as { id: string }).id;
-      const response = await fetch(`${api}/scopes/${scopeId}/import`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(doc) });
+      const response = await fetch(`${api}/scopes/${scopeId}/import`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(doc),
+      });
       expect(response.status).toBe(201);
     };
     const db = openSqlite(path.join(dataDir, 'nocturne.db'), { readonly: true });
-    const marks = () => new Map((db.prepare('SELECT id, embeddedWith FROM Episode').all() as Array<{ id: string; embeddedWith: string | null }>).map((r) => [r.id, r.embeddedWith]));
+    const marks = () =>
+      new Map(
+        (db.prepare('SELECT id, embeddedWith FROM Episode').all() as Array<{ id: string; embeddedWith: string | null }>).map((r) => [r.id, r.embeddedWith]),
+      );
     const embedded = (prefix: string) => [...marks()].filter(([id, mark]) => id.startsWith(prefix) && mark === EMBEDDER).length;
 
     // The refused row comes first in the queue (the lowest id), in one batch with its scope's others.

@@ -25,7 +25,12 @@ const embedder = () => createHashEmbedder({ dimension: 64 });
 
 /** Every file of a data folder, each as raw bytes. */
 function filesOf(dir: string): Map<string, Buffer> {
-  return new Map(fs.readdirSync(dir).filter((f) => fs.statSync(path.join(dir, f)).isFile()).map((f) => [f, fs.readFileSync(path.join(dir, f))]));
+  return new Map(
+    fs
+      .readdirSync(dir)
+      .filter((f) => fs.statSync(path.join(dir, f)).isFile())
+      .map((f) => [f, fs.readFileSync(path.join(dir, f))]),
+  );
 }
 
 /** Which files hold `text` as bytes (UTF-8, and UTF-16 as some SQLite text may be). */
@@ -41,7 +46,9 @@ async function fill(core: Core): Promise<string> {
     core.episodeService.normalize({ content: 'The weather was fine on Tuesday', externalId: 'e2' }, 'test'),
   ]);
   const scopeId = (await core.scopes.findByKey('tg:ana'))!.id;
-  await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'fact', content: MEMORY_MARKER, confidence: 0.9 }, { by: 'owner', now: new Date() }));
+  await core.db.prisma.$transaction((tx) =>
+    createMemory(tx, { scopeId, category: 'fact', content: MEMORY_MARKER, confidence: 0.9 }, { by: 'owner', now: new Date() }),
+  );
   await core.embeddingWorker.drain();
   return scopeId;
 }
@@ -57,7 +64,10 @@ describe('encryption at rest (chaos)', () => {
   const logs = memoryLogger();
 
   beforeAll(async () => {
-    for (const [dir, key] of [[encrypted, KEY], [plain, undefined]] as const) {
+    for (const [dir, key] of [
+      [encrypted, KEY],
+      [plain, undefined],
+    ] as const) {
       const core = await openCore(dir, key, logs);
       const scopeId = await fill(core);
       // Searched while open: the service works on the encrypted store.
@@ -81,8 +91,10 @@ describe('encryption at rest (chaos)', () => {
   it('leaves nothing readable in any file of the encrypted store, the WAL and vectors.db included', () => {
     const files = [...filesOf(encrypted).keys()];
     expect(files).toEqual(expect.arrayContaining(['nocturne.db', 'vectors.db']));
-    for (const text of [MARKER, MEMORY_MARKER, 'weather', 'CREATE TABLE', 'Episode', 'tg:ana']) expect({ text, files: holding(encrypted, text) }).toEqual({ text, files: [] });
-    for (const file of ['nocturne.db', 'vectors.db']) expect(fs.readFileSync(path.join(encrypted, file)).subarray(0, 15).toString()).not.toBe('SQLite format 3');
+    for (const text of [MARKER, MEMORY_MARKER, 'weather', 'CREATE TABLE', 'Episode', 'tg:ana'])
+      expect({ text, files: holding(encrypted, text) }).toEqual({ text, files: [] });
+    for (const file of ['nocturne.db', 'vectors.db'])
+      expect(fs.readFileSync(path.join(encrypted, file)).subarray(0, 15).toString()).not.toBe('SQLite format 3');
   });
 
   it('does not open without the key, or with a wrong one, and the errors say why without the key', async () => {
@@ -93,7 +105,10 @@ describe('encryption at rest (chaos)', () => {
     }
     await expect(openCore(encrypted, undefined)).rejects.toMatchObject({ code: 'storage.encrypted', hint: expect.stringMatching(/DATABASE_ENCRYPTION_KEY/) });
     const wrong = 'wrong horse battery staple 42';
-    const error = await openCore(encrypted, wrong).then(() => undefined, (e: unknown) => e as Error & { code: string; hint: string });
+    const error = await openCore(encrypted, wrong).then(
+      () => undefined,
+      (e: unknown) => e as Error & { code: string; hint: string },
+    );
     expect(error).toMatchObject({ code: 'storage.wrong_key' });
     expect(`${error!.message} ${error!.hint}`).not.toContain(wrong);
     // A key for a plain store is a mistake too, and names the command that fixes it.
@@ -130,7 +145,12 @@ describe('encryption at rest (chaos)', () => {
 
     const done = await runCli(['encrypt', '--json'], env(KEY));
     expect(done.code).toBe(0);
-    expect(JSON.parse(done.stdout)).toEqual({ files: [{ file: path.join(plain, 'nocturne.db'), outcome: 'encrypted' }, { file: path.join(plain, 'vectors.db'), outcome: 'encrypted' }] });
+    expect(JSON.parse(done.stdout)).toEqual({
+      files: [
+        { file: path.join(plain, 'nocturne.db'), outcome: 'encrypted' },
+        { file: path.join(plain, 'vectors.db'), outcome: 'encrypted' },
+      ],
+    });
     expect(holding(plain, MARKER)).toEqual([]);
     expect(holding(plain, MEMORY_MARKER)).toEqual([]);
     expect(await episodes(KEY)).toEqual(before);

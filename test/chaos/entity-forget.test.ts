@@ -165,8 +165,7 @@ function suite(store: 'SQLite' | 'PostgreSQL', databaseEnv: () => Promise<Record
     const tally = (found: Record<string, string[]>) => {
       const places = Object.entries(found);
       const holdsMarker = (w: string) => w === marker || w.startsWith(`${marker}:`);
-      const whole = (prefix: string) =>
-        places.filter(([p]) => p.startsWith(prefix)).reduce((n, [, what]) => n + what.filter(holdsMarker).length, 0);
+      const whole = (prefix: string) => places.filter(([p]) => p.startsWith(prefix)).reduce((n, [, what]) => n + what.filter(holdsMarker).length, 0);
       const copies = (place: string) => Number.parseInt(found[place]?.[0] ?? '0', 10);
       const tables = `${whole('table')} table ${databaseUrl ? 'rows' : 'cells'}, ${whole('raw')} raw files`;
       return `${tables}, ${copies('API JSON export')} copies in the API JSON export, ${copies('API Markdown export')} in the Markdown one`;

@@ -96,8 +96,6 @@ interface Planted {
   files: string[];
 }
 
-
-
 describe('forgetting reaches every copy (chaos)', () => {
   const seed = chaosSeed('forget-completeness');
   const rng = createRng(seed);
@@ -137,7 +135,9 @@ describe('forgetting reaches every copy (chaos)', () => {
       fake.message(ANA, `I would love a ${phrase} for the hall.`);
       await fake.waitFor(() => fake.sent(ANA.id).length > before, 15_000, 'the reply');
       const user = await prisma.episode.findFirstOrThrow({ where: { content: { contains: words[0] }, role: 'user' } });
-      const reply = await prisma.episode.findFirstOrThrow({ where: { scopeId: user.scopeId, conversationId: user.conversationId, role: 'agent', turn: (user.turn ?? 0) + 1 } });
+      const reply = await prisma.episode.findFirstOrThrow({
+        where: { scopeId: user.scopeId, conversationId: user.conversationId, role: 'agent', turn: (user.turn ?? 0) + 1 },
+      });
       first = { user: user.id, reply: reply.id };
     } else first = await say(scopeKey, kind, `I would love a ${phrase} for the hall.`);
     const second = await say(scopeKey, kind, 'I also like green tea in the morning.');
@@ -149,13 +149,42 @@ describe('forgetting reaches every copy (chaos)', () => {
     const ids = await prisma.$transaction(async (tx) => {
       // Inferred, so the phrase's side stays the likely-current one of the contradiction below and
       // every rebuilt soul quotes it (the soul keeps one side of an open contradiction).
-      const keep = (await createMemory(tx, { scopeId, category: 'preference', content: 'Ana likes green tea in the morning', confidence: 0.9, sourceType: 'inferred', sourceEpisodeIds: [second.user] }, { now: t(1) })).id;
-      const v1 = (await createMemory(tx, { scopeId, category: 'goal', content: `Ana would love a ${phrase} for the hall`, confidence: 0.9, sourceEpisodeIds: [first.user] }, { now: t(2), reason: `she said ${phrase}` })).id;
+      const keep = (
+        await createMemory(
+          tx,
+          {
+            scopeId,
+            category: 'preference',
+            content: 'Ana likes green tea in the morning',
+            confidence: 0.9,
+            sourceType: 'inferred',
+            sourceEpisodeIds: [second.user],
+          },
+          { now: t(1) },
+        )
+      ).id;
+      const v1 = (
+        await createMemory(
+          tx,
+          { scopeId, category: 'goal', content: `Ana would love a ${phrase} for the hall`, confidence: 0.9, sourceEpisodeIds: [first.user] },
+          { now: t(2), reason: `she said ${phrase}` },
+        )
+      ).id;
       await reinforceMemory(tx, scopeId, v1, [first.user], { now: t(3), reason: `the ${phrase} again` });
-      const v2 = (await supersedeMemory(tx, scopeId, v1, { content: `Ana would love a ${phrase} and a lamp for the hall`, sourceEpisodeIds: [first.user] }, { now: t(4), reason: `a lamp next to the ${phrase}` })).current.id;
+      const v2 = (
+        await supersedeMemory(
+          tx,
+          scopeId,
+          v1,
+          { content: `Ana would love a ${phrase} and a lamp for the hall`, sourceEpisodeIds: [first.user] },
+          { now: t(4), reason: `a lamp next to the ${phrase}` },
+        )
+      ).current.id;
       return { keep, v1, v2 };
     });
-    const entity = await prisma.entity.create({ data: { scopeId, key: `bea-${Object.keys(planted).length}`, name: 'Bea', kind: 'person', favorability: 0.6, attributes: { relation: 'sister' } } });
+    const entity = await prisma.entity.create({
+      data: { scopeId, key: `bea-${Object.keys(planted).length}`, name: 'Bea', kind: 'person', favorability: 0.6, attributes: { relation: 'sister' } },
+    });
     await prisma.entityObservation.create({ data: { scopeId, entityId: entity.id, episodeId: first.user, content: `Bea also wants a ${phrase}` } });
     await regenerateSoul(prisma, scopeId, { now: t(5) });
     await markSent(prisma, (await buildDigest(prisma, scopeId, { periodEnd: t(6), now: t(6) })).id, t(6));
@@ -184,7 +213,8 @@ describe('forgetting reaches every copy (chaos)', () => {
     // No checkpoint forced here: the raw files must be clean as the forget left them.
     const { hits } = scanSqliteTables(dbFile, needles);
     for (const h of hits) add(`table ${h.table}.${h.column}`, h.excerpt.replace(/[^\x20-\x7e]/g, '.'));
-    for (const h of [...rawFileHits(dbFile, needles), ...rawFileHits(path.join(dataDir, 'vectors.db'), needles)]) add(`raw file ${path.basename(h.file)}`, h.needle);
+    for (const h of [...rawFileHits(dbFile, needles), ...rawFileHits(path.join(dataDir, 'vectors.db'), needles)])
+      add(`raw file ${path.basename(h.file)}`, h.needle);
     const soul = await soulMarkdown(core.db.prisma, p.scopeId);
     for (const n of needles) if (soul.toLowerCase().includes(n)) add('soul', n);
     const doc = await exportScope(core.db.prisma, p.scopeId);
@@ -229,7 +259,10 @@ describe('forgetting reaches every copy (chaos)', () => {
     const prisma = core.db.prisma;
     expect(await prisma.memory.count({ where: { id: { in: [p.v1, p.v2] } } })).toBe(0);
     expect(await prisma.vectorTombstone.count({ where: { scopeId: p.scopeId } })).toBe(0);
-    const event = await prisma.auditEvent.findFirst({ where: { scopeId: p.scopeId, action: 'forget', subjectType: auditSubject }, orderBy: { createdAt: 'desc' } });
+    const event = await prisma.auditEvent.findFirst({
+      where: { scopeId: p.scopeId, action: 'forget', subjectType: auditSubject },
+      orderBy: { createdAt: 'desc' },
+    });
     expect(event).not.toBeNull();
     expect(JSON.stringify(event)).not.toMatch(new RegExp(p.words.join('|'), 'i'));
     // The episodes stay (the conversation keeps its shape) but say nothing of the forgotten text.
@@ -275,14 +308,28 @@ describe('forgetting reaches every copy (chaos)', () => {
     await plant('API purge', 'terminal:bob', 'user', false);
     await plant('control (never forgotten)', 'terminal:carol', 'user', false);
     // The exports a person makes, written by the CLI next to the running service.
-    cliEnv = cleanEnv({ DATA_DIR: dataDir, LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-ant-chaos-forget-0000000', ANTHROPIC_BASE_URL: double.url, SLEEP_ENABLED: 'false' });
+    cliEnv = cleanEnv({
+      DATA_DIR: dataDir,
+      LLM_PROVIDER: 'anthropic',
+      ANTHROPIC_API_KEY: 'sk-ant-chaos-forget-0000000',
+      ANTHROPIC_BASE_URL: double.url,
+      SLEEP_ENABLED: 'false',
+    });
     // One JSON file at an --out path and one Markdown export per scope, all at once (each run starts tsx).
     const keys = [...new Set(Object.values(planted).map((p) => p.scopeKey))];
     const written = await Promise.all(
       keys.map(async (key, i) => {
         const out = path.join(dataDir, 'exports', `scope-${i}.json`);
-        const [json, markdown] = await Promise.all([runCli(['export', '--scope', key, '--out', out], cliEnv), runCli(['export', '--scope', key, '--format', 'markdown', '--json'], cliEnv)]);
-        expect({ key, json: json.code, markdown: markdown.code, stderr: `${json.stderr}${markdown.stderr}`.slice(0, 2_000) }).toEqual({ key, json: 0, markdown: 0, stderr: expect.any(String) });
+        const [json, markdown] = await Promise.all([
+          runCli(['export', '--scope', key, '--out', out], cliEnv),
+          runCli(['export', '--scope', key, '--format', 'markdown', '--json'], cliEnv),
+        ]);
+        expect({ key, json: json.code, markdown: markdown.code, stderr: `${json.stderr}${markdown.stderr}`.slice(0, 2_000) }).toEqual({
+          key,
+          json: 0,
+          markdown: 0,
+          stderr: expect.any(String),
+        });
         const files = JSON.parse(markdown.stdout) as { dir: string; files: string[] };
         return [key, [path.relative(dataDir, out), ...files.files.map((f) => path.relative(dataDir, path.join(files.dir, f)))]] as const;
       }),
@@ -316,7 +363,23 @@ describe('forgetting reaches every copy (chaos)', () => {
   it('finds each planted phrase everywhere before anything is forgotten (so the scans can fail)', async () => {
     for (const p of Object.values(planted)) {
       const found = await findEverywhere(p);
-      const places = ['table Memory.content', 'table Episode.content', 'table AuditEvent.before', 'table AuditEvent.reason', 'table MemoryLink.reason', 'table Digest.content', 'table Profile.soul', 'table EntityObservation.content', 'table Conversation.state', 'table search_fts_data.block', 'soul', 'JSON export', 'Markdown export', 'export file JSON', 'export file Markdown'];
+      const places = [
+        'table Memory.content',
+        'table Episode.content',
+        'table AuditEvent.before',
+        'table AuditEvent.reason',
+        'table MemoryLink.reason',
+        'table Digest.content',
+        'table Profile.soul',
+        'table EntityObservation.content',
+        'table Conversation.state',
+        'table search_fts_data.block',
+        'soul',
+        'JSON export',
+        'Markdown export',
+        'export file JSON',
+        'export file Markdown',
+      ];
       for (const place of places) {
         expect({ label: p.label, place, found: place in found }).toEqual({ label: p.label, place, found: true });
       }
@@ -328,7 +391,15 @@ describe('forgetting reaches every copy (chaos)', () => {
     const p = planted['telegram /forget words']!;
     const before = fake.sent(ANA.id).length;
     fake.message(ANA, `/forget ${p.words[0]} ${p.words[1]}`);
-    const question = await fake.waitFor(() => fake.sent(ANA.id).slice(before).find((m) => forgetButton(m)), 15_000, 'the /forget question');
+    const question = await fake.waitFor(
+      () =>
+        fake
+          .sent(ANA.id)
+          .slice(before)
+          .find((m) => forgetButton(m)),
+      15_000,
+      'the /forget question',
+    );
     expect(question.text).toContain(p.words[0]);
     fake.press(ANA, question, forgetButton(question)!);
     await fake.waitFor(() => question.edits > 0 && /forgot/i.test(question.text ?? ''), 15_000, 'the confirmation');
@@ -341,13 +412,29 @@ describe('forgetting reaches every copy (chaos)', () => {
     const p = planted['telegram /forget N']!;
     const before = fake.sent(ANA.id).length;
     fake.message(ANA, '/memories');
-    const list = await fake.waitFor(() => fake.sent(ANA.id).slice(before).find((m) => m.text?.startsWith('Memories')), 15_000, 'the /memories list');
+    const list = await fake.waitFor(
+      () =>
+        fake
+          .sent(ANA.id)
+          .slice(before)
+          .find((m) => m.text?.startsWith('Memories')),
+      15_000,
+      'the /memories list',
+    );
     const n = /^(\d+)\. .*$/m.exec(list.text!.split('\n').find((line) => line.includes(p.words[0])) ?? '')?.[1];
     expect(n).toBeDefined();
     const sent = fake.sent(ANA.id).length;
     fake.message(ANA, `/forget ${n}`);
     // Shown and asked first (issue 17): the memory with the earlier version that goes with it.
-    const question = await fake.waitFor(() => fake.sent(ANA.id).slice(sent).find((m) => forgetButton(m)), 15_000, 'the /forget N question');
+    const question = await fake.waitFor(
+      () =>
+        fake
+          .sent(ANA.id)
+          .slice(sent)
+          .find((m) => forgetButton(m)),
+      15_000,
+      'the /forget N question',
+    );
     expect(question.text).toMatch(/earlier version/);
     fake.press(ANA, question, forgetButton(question)!);
     await fake.waitFor(() => question.edits > 0 && /^Done/.test(question.text ?? ''), 15_000, 'the /forget N answer');
@@ -379,13 +466,16 @@ describe('forgetting reaches every copy (chaos)', () => {
     expect(await core.db.prisma.vectorTombstone.count()).toBe(0);
     // The logs never carried a forgotten text either.
     const logText = logs.lines().join('\n').toLowerCase();
-    for (const p of Object.values(planted).filter((x) => x !== control)) for (const w of p.words) expect({ word: w, inLogs: logText.includes(w) }).toEqual({ word: w, inLogs: false });
+    for (const p of Object.values(planted).filter((x) => x !== control))
+      for (const w of p.words) expect({ word: w, inLogs: logText.includes(w) }).toEqual({ word: w, inLogs: false });
   });
 
   it('does not let the embedding worker write back the vector of a memory forgotten while it was embedded', async () => {
     const prisma = core.db.prisma;
     const scopeId = (await core.scopes.findByKey('terminal:carol'))!.id;
-    const memory = await prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'fact', content: 'Carol keeps a racing pigeon', confidence: 0.9 }, { by: 'owner', now: new Date() }));
+    const memory = await prisma.$transaction((tx) =>
+      createMemory(tx, { scopeId, category: 'fact', content: 'Carol keeps a racing pigeon', confidence: 0.9 }, { by: 'owner', now: new Date() }),
+    );
     const held = gated.hold();
     const pass = core.embeddingWorker.runOnce();
     await held.entered; // the worker has read the row and is embedding it

@@ -74,7 +74,8 @@ describe('forget with the service running, killed at random moments (chaos)', ()
     const words = [marker(), marker()] as const;
     const phrase = `${words[0]} ${words[1]}`;
     const scope = { key, channel: 'terminal', title: 'Ana' };
-    const ingest = async (role: 'user' | 'agent', content: string) => (await core.episodeService.ingest(scope, { role, content, author: role === 'user' ? 'Ana' : 'Nocturne', conversationId: key }))!.episode!.id;
+    const ingest = async (role: 'user' | 'agent', content: string) =>
+      (await core.episodeService.ingest(scope, { role, content, author: role === 'user' ? 'Ana' : 'Nocturne', conversationId: key }))!.episode!.id;
     const said = await ingest('user', `I would love a ${phrase} for the hall.`);
     await ingest('agent', `A ${phrase} would suit the hall.`);
     await ingest('user', 'I also like green tea in the morning.');
@@ -83,15 +84,34 @@ describe('forget with the service running, killed at random moments (chaos)', ()
     const t = new Date(Date.now() - 3_600_000);
     const memoryIds = await prisma.$transaction(async (tx) => {
       await createMemory(tx, { scopeId, category: 'preference', content: 'Ana likes green tea in the morning', confidence: 0.9 }, { now: t, by: 'owner' });
-      const v1 = (await createMemory(tx, { scopeId, category: 'goal', content: `Ana would love a ${phrase} for the hall`, confidence: 0.9, sourceEpisodeIds: [said] }, { now: t })).id;
-      const v2 = (await supersedeMemory(tx, scopeId, v1, { content: `Ana would love a ${phrase} and a lamp`, sourceEpisodeIds: [said] }, { now: new Date(t.getTime() + 60_000), reason: `a lamp next to the ${phrase}` })).current.id;
+      const v1 = (
+        await createMemory(
+          tx,
+          { scopeId, category: 'goal', content: `Ana would love a ${phrase} for the hall`, confidence: 0.9, sourceEpisodeIds: [said] },
+          { now: t },
+        )
+      ).id;
+      const v2 = (
+        await supersedeMemory(
+          tx,
+          scopeId,
+          v1,
+          { content: `Ana would love a ${phrase} and a lamp`, sourceEpisodeIds: [said] },
+          { now: new Date(t.getTime() + 60_000), reason: `a lamp next to the ${phrase}` },
+        )
+      ).current.id;
       return [v1, v2];
     });
-    const bea = await prisma.entity.create({ data: { scopeId, key: 'bea', name: 'Bea', kind: 'person', favorability: 0.6, attributes: { relation: 'sister' } } });
+    const bea = await prisma.entity.create({
+      data: { scopeId, key: 'bea', name: 'Bea', kind: 'person', favorability: 0.6, attributes: { relation: 'sister' } },
+    });
     await prisma.entityObservation.create({ data: { scopeId, entityId: bea.id, episodeId: said, content: `Bea also wants a ${phrase}` } });
     await regenerateSoul(prisma, scopeId, { now: new Date(t.getTime() + 120_000) });
     await markSent(prisma, (await buildDigest(prisma, scopeId, { periodEnd: new Date(t.getTime() + 180_000), now: new Date(t.getTime() + 180_000) })).id);
-    await writeMarkdownExport(path.join(dataDir, 'exports', exportFolderName({ id: scopeId, key })), renderMarkdownExport(await exportScope(prisma, scopeId), { defaultTimeZone: 'UTC' }));
+    await writeMarkdownExport(
+      path.join(dataDir, 'exports', exportFolderName({ id: scopeId, key })),
+      renderMarkdownExport(await exportScope(prisma, scopeId), { defaultTimeZone: 'UTC' }),
+    );
     await core.embeddingWorker.drain();
     return { key, scopeId, words, memoryIds };
   }
@@ -112,7 +132,14 @@ describe('forget with the service running, killed at random moments (chaos)', ()
     ollama = await startOllamaDouble();
     dataDir = path.join(tempDir('nocturne-chaos-forget-kill-'), 'data');
     dbFile = path.join(dataDir, 'nocturne.db');
-    const settings = { DATA_DIR: dataDir, EMBEDDER: 'ollama', OLLAMA_HOST: ollama.url, ANTHROPIC_API_KEY: 'sk-ant-forget-kill-0000000', ANTHROPIC_BASE_URL: 'http://127.0.0.1:9', SLEEP_ENABLED: 'false' };
+    const settings = {
+      DATA_DIR: dataDir,
+      EMBEDDER: 'ollama',
+      OLLAMA_HOST: ollama.url,
+      ANTHROPIC_API_KEY: 'sk-ant-forget-kill-0000000',
+      ANTHROPIC_BASE_URL: 'http://127.0.0.1:9',
+      SLEEP_ENABLED: 'false',
+    };
     env = cleanEnv(settings);
     config = loadConfig({ env: { ...settings, TZ: 'UTC' }, envFile: false });
     core = await createCore(config, memoryLogger().logger);

@@ -83,8 +83,21 @@ describe('hostile import, round two (issue 16: items 1, 2, 6, 10)', () => {
     const [apiPort, webhookPort] = [await freePort(), await freePort()];
     const config = loadConfig({
       env: {
-        DATA_DIR: dataDir, TZ: 'UTC', ANTHROPIC_API_KEY: 'sk-hostile-import-0000', ANTHROPIC_BASE_URL: llm.url, ADMIN_TOKEN, API_PORT: String(apiPort), WEBHOOK_SECRET,
-        WEBHOOK_PORT: String(webhookPort), TERMINAL: 'off', SLEEP_ENABLED: 'false', SLEEP_MIN_EPISODES: '1', SLEEP_WINDOW_HOURS: '24', SLEEP_IDLE_MINUTES: '30', LOG_LEVEL: 'warn', LOG_FORMAT: 'json',
+        DATA_DIR: dataDir,
+        TZ: 'UTC',
+        ANTHROPIC_API_KEY: 'sk-hostile-import-0000',
+        ANTHROPIC_BASE_URL: llm.url,
+        ADMIN_TOKEN,
+        API_PORT: String(apiPort),
+        WEBHOOK_SECRET,
+        WEBHOOK_PORT: String(webhookPort),
+        TERMINAL: 'off',
+        SLEEP_ENABLED: 'false',
+        SLEEP_MIN_EPISODES: '1',
+        SLEEP_WINDOW_HOURS: '24',
+        SLEEP_IDLE_MINUTES: '30',
+        LOG_LEVEL: 'warn',
+        LOG_FORMAT: 'json',
       },
       envFile: false,
     });
@@ -107,7 +120,17 @@ describe('hostile import, round two (issue 16: items 1, 2, 6, 10)', () => {
     if (body !== undefined) headers['content-type'] = contentType;
     const response = await fetch(`${apiBase}${route}`, { method, headers, body });
     const text = await response.text();
-    return { status: response.status, text, json: (() => { try { return JSON.parse(text) as Record<string, unknown>; } catch { return {}; } })() };
+    return {
+      status: response.status,
+      text,
+      json: (() => {
+        try {
+          return JSON.parse(text) as Record<string, unknown>;
+        } catch {
+          return {};
+        }
+      })(),
+    };
   };
   const webhook = async (body: string, options: { contentType?: string; source?: string } = {}) => {
     const route = `/webhook/${options.source ?? 'hostile'}`;
@@ -121,13 +144,16 @@ describe('hostile import, round two (issue 16: items 1, 2, 6, 10)', () => {
     const file = path.join(dir, 'deep.jsonl');
     const deepLine = `{"content":"deep one","metadata":{"x":${nested(3000)}}}`;
     expect(deepLine.length).toBeGreaterThan(17_000);
-    fs.writeFileSync(file, [
-      JSON.stringify({ content: 'before the deep line', externalId: 'd1' }),
-      deepLine,
-      JSON.stringify({ content: 'after the deep line', externalId: 'd3' }),
-      // 60 levels are fine (a real document's metadata is a few levels deep).
-      `{"content":"sixty deep","externalId":"d4","metadata":{"x":${nested(60)}}}`,
-    ].join('\n'));
+    fs.writeFileSync(
+      file,
+      [
+        JSON.stringify({ content: 'before the deep line', externalId: 'd1' }),
+        deepLine,
+        JSON.stringify({ content: 'after the deep line', externalId: 'd3' }),
+        // 60 levels are fine (a real document's metadata is a few levels deep).
+        `{"content":"sixty deep","externalId":"d4","metadata":{"x":${nested(60)}}}`,
+      ].join('\n'),
+    );
     const { code, out, err } = await importFile(dir, ['--scope', 'deep:cli', file]);
     expect(err).not.toMatch(/Maximum call stack/);
     expect(out).toMatch(/line 2: metadata is nested more than 64 levels deep/);
@@ -159,14 +185,17 @@ describe('hostile import, round two (issue 16: items 1, 2, 6, 10)', () => {
     const dir = tempDir('nocturne-hostile-time-');
     const file = path.join(dir, 'time.jsonl');
     const soon = new Date(Date.now() + 60_000).toISOString(); // within the allowed skew
-    fs.writeFileSync(file, [
-      JSON.stringify({ content: 'a real message from 2024', timestamp: '2024-05-08T13:56:00Z', externalId: 't1' }),
-      JSON.stringify({ content: 'from the far future', timestamp: '9999-12-31T23:59:59Z', externalId: 't2' }),
-      JSON.stringify({ content: 'a date-only far future', timestamp: '9999-12-31', externalId: 't3' }),
-      JSON.stringify({ content: 'before the epoch', timestamp: '1969-12-31T23:59:59Z', externalId: 't4' }),
-      JSON.stringify({ content: 'year zero', timestamp: '0000-01-01T00:00:00Z', externalId: 't5' }),
-      JSON.stringify({ content: 'a minute ahead (clock skew)', timestamp: soon, externalId: 't6' }),
-    ].join('\n'));
+    fs.writeFileSync(
+      file,
+      [
+        JSON.stringify({ content: 'a real message from 2024', timestamp: '2024-05-08T13:56:00Z', externalId: 't1' }),
+        JSON.stringify({ content: 'from the far future', timestamp: '9999-12-31T23:59:59Z', externalId: 't2' }),
+        JSON.stringify({ content: 'a date-only far future', timestamp: '9999-12-31', externalId: 't3' }),
+        JSON.stringify({ content: 'before the epoch', timestamp: '1969-12-31T23:59:59Z', externalId: 't4' }),
+        JSON.stringify({ content: 'year zero', timestamp: '0000-01-01T00:00:00Z', externalId: 't5' }),
+        JSON.stringify({ content: 'a minute ahead (clock skew)', timestamp: soon, externalId: 't6' }),
+      ].join('\n'),
+    );
     const { code, out } = await importFile(dir, ['--scope', 'time:cli', file]);
     expect(out).toMatch(/line 2: timestamp 9999-12-31T23:59:59Z is in the future/);
     expect(out).toMatch(/line 3: timestamp 9999-12-31 is in the future/);
@@ -196,7 +225,10 @@ describe('hostile import, round two (issue 16: items 1, 2, 6, 10)', () => {
   it('2. a scope an older version left at lastMessageAt 9999-12-31 is idle again for the consolidation tick, and a new message repairs it', async () => {
     const prisma = service.core.db.prisma;
     const poisoned = await service.core.scopes.ensure({ key: 'time:poisoned', channel: 'test' });
-    await service.core.episodeService.ingest({ key: 'time:poisoned', channel: 'test' }, { content: 'an old message', timestamp: '2024-01-01T00:00:00Z', externalId: 'p1' });
+    await service.core.episodeService.ingest(
+      { key: 'time:poisoned', channel: 'test' },
+      { content: 'an old message', timestamp: '2024-01-01T00:00:00Z', externalId: 'p1' },
+    );
     await prisma.scope.update({ where: { id: poisoned.id }, data: { lastMessageAt: new Date('9999-12-31T00:00:00Z') } });
     const report = await service.core.scheduler.runConsolidation(new Date());
     const mine = report.scopes.find((s) => s.scopeId === poisoned.id);
@@ -216,9 +248,13 @@ describe('hostile import, round two (issue 16: items 1, 2, 6, 10)', () => {
     const N = 6_000;
     const lines: string[] = [];
     for (let i = 1; i <= N; i++) {
-      if (i % 1000 === 7) lines.push(lines[lines.length - 1]!); // the same line twice in a row: two messages
+      if (i % 1000 === 7)
+        lines.push(lines[lines.length - 1]!); // the same line twice in a row: two messages
       else if (i % 3 === 0) lines.push(JSON.stringify({ content: `undated message ${i}`, role: i % 2 ? 'user' : 'assistant' }));
-      else lines.push(JSON.stringify({ content: `dated message ${i}`, timestamp: new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString(), conversationId: `c${i % 7}` }));
+      else
+        lines.push(
+          JSON.stringify({ content: `dated message ${i}`, timestamp: new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString(), conversationId: `c${i % 7}` }),
+        );
     }
     fs.writeFileSync(file, `${lines.join('\n')}\n`);
     const entry = startCli(['import', '--scope', 'rerun:cli', file], cliEnv(dir));
@@ -243,14 +279,18 @@ describe('hostile import, round two (issue 16: items 1, 2, 6, 10)', () => {
     expect(third.out).toMatch(new RegExp(`imported 0, skipped ${N} \\(already stored\\), invalid 0`));
     expect(episodeCount(dir, 'rerun:cli')).toBe(N);
     // The repeated lines are two rows each.
-    const repeated = query<{ n: number }>(dir, "SELECT COUNT(*) AS n FROM Episode WHERE content = ?", JSON.parse(lines[6]!).content as string)[0]!.n;
+    const repeated = query<{ n: number }>(dir, 'SELECT COUNT(*) AS n FROM Episode WHERE content = ?', JSON.parse(lines[6]!).content as string)[0]!.n;
     expect(repeated).toBe(2);
     figures.push(`re-run after SIGKILL at ${atKill} of ${N} rows: ${N} rows`);
   }, 300_000);
 
   it('6. a file imported in part (a prefix), then whole, then renamed, gives each line once; lines with an externalId keep it', async () => {
     const dir = tempDir('nocturne-hostile-prefix-');
-    const whole = Array.from({ length: 40 }, (_, i) => JSON.stringify(i % 5 === 0 ? { content: `with id ${i}`, externalId: `ext-${i}` } : { content: `line ${i}`, timestamp: `2024-02-0${1 + (i % 9)}T10:00:00Z` }));
+    const whole = Array.from({ length: 40 }, (_, i) =>
+      JSON.stringify(
+        i % 5 === 0 ? { content: `with id ${i}`, externalId: `ext-${i}` } : { content: `line ${i}`, timestamp: `2024-02-0${1 + (i % 9)}T10:00:00Z` },
+      ),
+    );
     const prefixFile = path.join(dir, 'part.jsonl');
     const wholeFile = path.join(dir, 'whole.jsonl');
     const renamed = path.join(dir, 'copy-of-whole.jsonl');
@@ -261,7 +301,9 @@ describe('hostile import, round two (issue 16: items 1, 2, 6, 10)', () => {
     expect((await importFile(dir, ['--scope', 'rerun:prefix', wholeFile])).out).toMatch(/imported 25, skipped 15/);
     expect((await importFile(dir, ['--scope', 'rerun:prefix', renamed])).out).toMatch(/imported 0, skipped 40/);
     expect(episodeCount(dir, 'rerun:prefix')).toBe(40);
-    const ids = query<{ externalId: string }>(dir, "SELECT externalId FROM Episode WHERE content LIKE 'with id %' ORDER BY externalId").map((r) => r.externalId);
+    const ids = query<{ externalId: string }>(dir, "SELECT externalId FROM Episode WHERE content LIKE 'with id %' ORDER BY externalId").map(
+      (r) => r.externalId,
+    );
     expect(ids).toEqual(['ext-0', 'ext-10', 'ext-15', 'ext-20', 'ext-25', 'ext-30', 'ext-35', 'ext-5']);
   }, 180_000);
 
@@ -282,19 +324,25 @@ describe('hostile import, round two (issue 16: items 1, 2, 6, 10)', () => {
   it('10. externalId 12345 (a number) is refused, not confused with "12345"; "scope": "" with --scope uses the given scope', async () => {
     const dir = tempDir('nocturne-hostile-ids-');
     const file = path.join(dir, 'ids.jsonl');
-    fs.writeFileSync(file, [
-      JSON.stringify({ content: 'the string id', externalId: '12345' }),
-      JSON.stringify({ content: 'the number id', externalId: 12345 }),
-      JSON.stringify({ content: 'empty scope field', scope: '', externalId: 'e1' }),
-      JSON.stringify({ content: 'a number scope', scope: 42, externalId: 'e2' }),
-    ].join('\n'));
+    fs.writeFileSync(
+      file,
+      [
+        JSON.stringify({ content: 'the string id', externalId: '12345' }),
+        JSON.stringify({ content: 'the number id', externalId: 12345 }),
+        JSON.stringify({ content: 'empty scope field', scope: '', externalId: 'e1' }),
+        JSON.stringify({ content: 'a number scope', scope: 42, externalId: 'e2' }),
+      ].join('\n'),
+    );
     const { code, out } = await importFile(dir, ['--scope', 'ids:cli', file]);
     expect(out).toMatch(/line 2: externalId must be a string \(write "12345"\)/);
     expect(out).toMatch(/line 4: scope must be a string/);
     expect(out).not.toMatch(/no scope/);
     expect(out).toMatch(/imported 2, skipped 0 \(already stored\), invalid 2/);
     expect(code).toBe(1);
-    const rows = query<{ content: string; externalId: string; scope: string }>(dir, 'SELECT e.content, e.externalId, s.key AS scope FROM Episode e JOIN Scope s ON s.id = e.scopeId ORDER BY e.content');
+    const rows = query<{ content: string; externalId: string; scope: string }>(
+      dir,
+      'SELECT e.content, e.externalId, s.key AS scope FROM Episode e JOIN Scope s ON s.id = e.scopeId ORDER BY e.content',
+    );
     expect(rows).toEqual([
       { content: 'empty scope field', externalId: 'e1', scope: 'ids:cli' },
       { content: 'the string id', externalId: '12345', scope: 'ids:cli' },

@@ -84,8 +84,14 @@ describe('hostile input, round two: webhook replay and numbers (chaos)', () => {
       for (const source of ['billing', 'hr']) answers.push(await post(`/webhook/${source}`, body, headers));
       const statuses = answers.map((a) => a.status);
       const replies = answers.filter((a) => a.text.includes('"reply"')).length;
-      figures[`replay${withMessageId ? 'WithMessageId' : ''}`] = `statuses ${statuses.join(',')}; turns ${await episodesOf(`webhook:crm:${user}`)}; model calls ${double.requests.length - before.calls}; replies ${replies}; new scopes ${(await prisma.scope.count()) - before.scopes}`;
-      expect({ statuses, turns: await episodesOf(`webhook:crm:${user}`), calls: double.requests.length - before.calls, replies }).toEqual({ statuses: [200, 401, 401, 401, 401], turns: 1, calls: 1, replies: 1 });
+      figures[`replay${withMessageId ? 'WithMessageId' : ''}`] =
+        `statuses ${statuses.join(',')}; turns ${await episodesOf(`webhook:crm:${user}`)}; model calls ${double.requests.length - before.calls}; replies ${replies}; new scopes ${(await prisma.scope.count()) - before.scopes}`;
+      expect({ statuses, turns: await episodesOf(`webhook:crm:${user}`), calls: double.requests.length - before.calls, replies }).toEqual({
+        statuses: [200, 401, 401, 401, 401],
+        turns: 1,
+        calls: 1,
+        replies: 1,
+      });
       for (const refused of answers.slice(1)) expect(refused.text).toMatch(/already|replay|path/i);
       expect(await service.core.scopes.findByKey(`webhook:billing:${user}`)).toBeNull();
       expect(await service.core.scopes.findByKey(`webhook:hr:${user}`)).toBeNull();
@@ -106,7 +112,10 @@ describe('hostile input, round two: webhook replay and numbers (chaos)', () => {
   }, 30_000);
 
   it('3: the nonce store (SQLite and PostgreSQL) takes a signature once, also from two at once, and prunes old ones', async () => {
-    const providers = [{ name: 'sqlite', database: sqliteDatabase() }, ...(postgresAvailable() ? [{ name: 'postgres', database: await postgresDatabase() }] : [])];
+    const providers = [
+      { name: 'sqlite', database: sqliteDatabase() },
+      ...(postgresAvailable() ? [{ name: 'postgres', database: await postgresDatabase() }] : []),
+    ];
     // eslint-disable-next-line no-console
     if (!postgresAvailable()) console.log(`nonce store on PostgreSQL skipped: ${postgresSkipReason()}`);
     for (const { name, database } of providers) {
@@ -115,12 +124,19 @@ describe('hostile input, round two: webhook replay and numbers (chaos)', () => {
         const nonces = createWebhookNonceRepository(db.prisma);
         const t0 = new Date('2026-01-01T00:00:00Z');
         const at = (minutes: number) => new Date(t0.getTime() + minutes * 60_000);
-        expect({ name, first: await nonces.claim('aa', t0, at(-10)), again: await nonces.claim('aa', at(1), at(-9)) }).toEqual({ name, first: true, again: false });
+        expect({ name, first: await nonces.claim('aa', t0, at(-10)), again: await nonces.claim('aa', at(1), at(-9)) }).toEqual({
+          name,
+          first: true,
+          again: false,
+        });
         const race = await Promise.all([nonces.claim('bb', at(2), at(-8)), nonces.claim('bb', at(2), at(-8))]);
         expect({ name, race: race.sort() }).toEqual({ name, race: [false, true] });
         // Ten minutes later, 'aa' is pruned (its timestamp can no longer be in the window).
         expect(await nonces.claim('cc', at(11), at(1))).toBe(true);
-        expect({ name, left: (await db.prisma.webhookNonce.findMany({ orderBy: { signature: 'asc' } })).map((n) => n.signature) }).toEqual({ name, left: ['bb', 'cc'] });
+        expect({ name, left: (await db.prisma.webhookNonce.findMany({ orderBy: { signature: 'asc' } })).map((n) => n.signature) }).toEqual({
+          name,
+          left: ['bb', 'cc'],
+        });
       } finally {
         await db.close();
       }
@@ -129,9 +145,16 @@ describe('hostile input, round two: webhook replay and numbers (chaos)', () => {
 
   it('3: a timestamp more than five minutes old or ahead is refused with the reason', async () => {
     const before = double.requests.length;
-    for (const [what, offsetMs] of [['stale', -6 * 60_000], ['ahead', 6 * 60_000]] as const) {
+    for (const [what, offsetMs] of [
+      ['stale', -6 * 60_000],
+      ['ahead', 6 * 60_000],
+    ] as const) {
       const body = JSON.stringify({ user: `clock-${what}`, text: 'a message from another time' });
-      const answer = await post('/webhook/crm', body, signRequest({ secret: WEBHOOK_SECRET, method: 'POST', path: '/webhook/crm', body, timestamp: Date.now() + offsetMs }));
+      const answer = await post(
+        '/webhook/crm',
+        body,
+        signRequest({ secret: WEBHOOK_SECRET, method: 'POST', path: '/webhook/crm', body, timestamp: Date.now() + offsetMs }),
+      );
       expect({ what, status: answer.status }).toEqual({ what, status: 401 });
       expect(answer.text).toMatch(/timestamp/i);
       expect(answer.text).toMatch(/5 minutes/);
@@ -140,7 +163,15 @@ describe('hostile input, round two: webhook replay and numbers (chaos)', () => {
     // Within the window (4 minutes either way) it is accepted.
     for (const offsetMs of [-4 * 60_000, 4 * 60_000]) {
       const body = JSON.stringify({ user: 'clock-ok', text: `within the window ${offsetMs}` });
-      expect((await post('/webhook/crm', body, signRequest({ secret: WEBHOOK_SECRET, method: 'POST', path: '/webhook/crm', body, timestamp: Date.now() + offsetMs }))).status).toBe(200);
+      expect(
+        (
+          await post(
+            '/webhook/crm',
+            body,
+            signRequest({ secret: WEBHOOK_SECRET, method: 'POST', path: '/webhook/crm', body, timestamp: Date.now() + offsetMs }),
+          )
+        ).status,
+      ).toBe(200);
     }
     expect(double.requests.length - before).toBe(2);
   }, 30_000);
@@ -183,18 +214,26 @@ describe('hostile input, round two: webhook replay and numbers (chaos)', () => {
         const answer = await api('GET', `/scopes/${scope.id}/${route}?${param}=${encodeURIComponent(value)}`);
         requests++;
         statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
-        if (answer.status !== 400 || !answer.text.includes(param) || !range.every((bound) => answer.text.includes(bound))) wrong.push(`${route}?${param}=${value}: ${answer.status} ${answer.text.slice(0, 160)}`);
+        if (answer.status !== 400 || !answer.text.includes(param) || !range.every((bound) => answer.text.includes(bound)))
+          wrong.push(`${route}?${param}=${value}: ${answer.status} ${answer.text.slice(0, 160)}`);
       }
       // In range, the route answers.
       expect((await api('GET', `/scopes/${scope.id}/${route}?${param}=${range[0]}`)).status).toBe(200);
       expect((await api('GET', `/scopes/${scope.id}/${route}?${param}=${range[1]}`)).status).toBe(200);
     }
     // The search body: JSON numbers that parse to Infinity, and out-of-range ones.
-    for (const [param, value, range] of [['limit', '1e400', ['1', '200']], ['limit', '0', ['1', '200']], ['minConfidence', '1e400', ['0', '1']], ['minSourceTrust', '-1e400', ['0', '1']], ['minConfidence', '2', ['0', '1']]] as const) {
+    for (const [param, value, range] of [
+      ['limit', '1e400', ['1', '200']],
+      ['limit', '0', ['1', '200']],
+      ['minConfidence', '1e400', ['0', '1']],
+      ['minSourceTrust', '-1e400', ['0', '1']],
+      ['minConfidence', '2', ['0', '1']],
+    ] as const) {
       const answer = await api('POST', `/scopes/${scope.id}/search`, `{"query":"something","${param}":${value}}`);
       requests++;
       statuses[answer.status] = (statuses[answer.status] ?? 0) + 1;
-      if (answer.status !== 400 || !answer.text.includes(param) || !range.every((bound) => answer.text.includes(bound))) wrong.push(`search ${param}: ${value}: ${answer.status} ${answer.text.slice(0, 160)}`);
+      if (answer.status !== 400 || !answer.text.includes(param) || !range.every((bound) => answer.text.includes(bound)))
+        wrong.push(`search ${param}: ${value}: ${answer.status} ${answer.text.slice(0, 160)}`);
     }
     figures.apiNumberRequests = requests;
     figures.apiStatuses = JSON.stringify(statuses);

@@ -48,7 +48,20 @@ function bigExport(seed: number, episodes: number, bytes: number): { doc: Record
   const doc = {
     format: 'nocturne.scope-export',
     version: 1,
-    scope: { id: scopeId, key: `import:big-${seed}`, channel: 'import', kind: 'private', title: null, ownerId: null, timezone: null, paused: false, settings: null, lastMessageAt: at(episodes), createdAt: at(0), updatedAt: at(episodes) },
+    scope: {
+      id: scopeId,
+      key: `import:big-${seed}`,
+      channel: 'import',
+      kind: 'private',
+      title: null,
+      ownerId: null,
+      timezone: null,
+      paused: false,
+      settings: null,
+      lastMessageAt: at(episodes),
+      createdAt: at(0),
+      updatedAt: at(episodes),
+    },
     profile: null,
     conversations: [],
     episodes: rows,
@@ -122,7 +135,14 @@ describe('a big admin import keeps the service answering (issue 16, item 5)', ()
     const token = 'admin-token-import-responsiveness';
     const service = await startTs(
       'src/main.ts',
-      cleanEnv({ DATA_DIR: dataDir, ADMIN_TOKEN: token, API_PORT: String(port), SLEEP_ENABLED: 'false', EMBEDDER: 'ollama', OLLAMA_HOST: 'http://127.0.0.1:9' }),
+      cleanEnv({
+        DATA_DIR: dataDir,
+        ADMIN_TOKEN: token,
+        API_PORT: String(port),
+        SLEEP_ENABLED: 'false',
+        EMBEDDER: 'ollama',
+        OLLAMA_HOST: 'http://127.0.0.1:9',
+      }),
       /Nocturne is ready/,
     );
     stops.push(async () => {
@@ -169,7 +189,9 @@ describe('a big admin import keeps the service answering (issue 16, item 5)', ()
     expect(peak! - baseRss!).toBeLessThan(MAX_RSS_GROWTH);
 
     // The rows are really there: the scope's episodes page answers with the last of them.
-    const scopes = (await (await fetch(`${api}/scopes`, { headers: { authorization: `Bearer ${token}` } })).json()) as { scopes: Array<{ id: string; episodeCount?: number }> };
+    const scopes = (await (await fetch(`${api}/scopes`, { headers: { authorization: `Bearer ${token}` } })).json()) as {
+      scopes: Array<{ id: string; episodeCount?: number }>;
+    };
     expect(scopes.scopes.map((s) => s.id)).toContain(scopeId);
 
     service.child.kill('SIGTERM');

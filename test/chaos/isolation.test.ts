@@ -85,7 +85,8 @@ function makeScopes(rng: Rng): ChaosScope[] {
   const kinds: Kind[] = ['tg-private', 'tg-group', 'webhook-user', 'webhook-source', 'terminal'];
   // Every kind at least once, enough Telegram scopes for the bot subset, the rest at random.
   const chosen: Kind[] = [...kinds, ...Array.from({ length: BOT_SCOPES }, (_, i) => (i % 3 === 0 ? 'tg-group' : 'tg-private') as Kind)];
-  while (chosen.length < SCOPES) chosen.push(rng.pick(['tg-private', 'tg-private', 'tg-group', 'webhook-user', 'webhook-user', 'webhook-source', 'terminal'] as Kind[]));
+  while (chosen.length < SCOPES)
+    chosen.push(rng.pick(['tg-private', 'tg-private', 'tg-group', 'webhook-user', 'webhook-user', 'webhook-source', 'terminal'] as Kind[]));
   return rng.shuffle(chosen).map((kind, n) => {
     const person = rng.pick(NAMES);
     const markers = [marker(), marker(), marker(), marker()];
@@ -108,6 +109,8 @@ function makeScopes(rng: Rng): ChaosScope[] {
         return { ...base, key: `webhook:feed${n}`, channel: 'webhook', scopeKind: 'source', title: `feed${n}`, webhook: { source: `feed${n}` } };
       case 'terminal':
         return { ...base, key: `terminal:user${n}`, channel: 'terminal', scopeKind: 'user', title: `user${n}` };
+      default:
+        throw new Error(`unknown scope kind ${kind satisfies never}`);
     }
   });
 }
@@ -142,12 +145,22 @@ interface ReplyPlan {
 
 function consolidationAnswer(seen: Omit<SeenLlmRequest, 'reply'>): string {
   const prompt = seen.messages.at(-1)?.text ?? '';
-  const episodes = [...prompt.matchAll(/^(E\d+) \S+ \S+ user(?: \(([^)]*)\))?[^:]*: (.*)$/gm)].map((m) => ({ n: m[1]!, author: m[2] ?? 'The person', text: m[3]! }));
+  const episodes = [...prompt.matchAll(/^(E\d+) \S+ \S+ user(?: \(([^)]*)\))?[^:]*: (.*)$/gm)].map((m) => ({
+    n: m[1]!,
+    author: m[2] ?? 'The person',
+    text: m[3]!,
+  }));
   const memories = [...prompt.matchAll(/^(M\d+) \[/gm)].map((m) => m[1]!);
   const categories = ['relationship', 'interest', 'preference', 'fact', 'routine'];
   const pets = episodes.map((e) => ({ e, pet: /\bdog (\w+)/.exec(e.text)?.[1] })).filter((p) => p.pet);
   const answer = {
-    new: episodes.map((e, i) => ({ category: categories[i % categories.length], content: `${e.author} said: ${e.text.replace(/^(my|our|i) /i, '')}`, confidence: 0.85, source: 'stated', episodes: [e.n] })),
+    new: episodes.map((e, i) => ({
+      category: categories[i % categories.length],
+      content: `${e.author} said: ${e.text.replace(/^(my|our|i) /i, '')}`,
+      confidence: 0.85,
+      source: 'stated',
+      episodes: [e.n],
+    })),
     reinforce: memories.slice(0, 1).map((m) => ({ memory: m, episodes: [episodes[0]?.n ?? 'E1'], reason: 'mentioned again' })),
     importance: episodes.map((e) => ({ episode: e.n, score: 0.5 })),
     entities: pets.map(({ e, pet }) => ({ name: pet, kind: 'pet', observations: [`${pet} loves walks`], favorability: 0.1, episodes: [e.n] })),
@@ -162,7 +175,17 @@ async function learnDirectly(core: Core, s: ChaosScope, now: Date): Promise<void
   const categories = ['relationship', 'interest', 'preference', 'fact', 'routine'];
   await prisma.$transaction(async (tx) => {
     for (const [i, e] of episodes.entries()) {
-      await createMemory(tx, { scopeId: s.id, category: categories[i % categories.length]!, content: `${s.person} said: ${e.content.replace(/^(my|our|i) /i, '')}`, confidence: 0.85, sourceEpisodeIds: [e.id] }, { now });
+      await createMemory(
+        tx,
+        {
+          scopeId: s.id,
+          category: categories[i % categories.length]!,
+          content: `${s.person} said: ${e.content.replace(/^(my|our|i) /i, '')}`,
+          confidence: 0.85,
+          sourceEpisodeIds: [e.id],
+        },
+        { now },
+      );
     }
   });
   const pet = await prisma.entity.create({ data: { scopeId: s.id, key: s.markers[1]!, name: s.markers[1]!, kind: 'pet', favorability: 0.4 } });
@@ -197,7 +220,10 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
   /** Records a foreign-marker check of one output of scope `s`. */
   function check(s: ChaosScope, where: string, text: string, extraAllowed: readonly string[] = []): void {
     figures.outputs++;
-    const foreign = scopes.filter((o) => o !== s).flatMap((o) => o.markers).filter((m) => !extraAllowed.includes(m));
+    const foreign = scopes
+      .filter((o) => o !== s)
+      .flatMap((o) => o.markers)
+      .filter((m) => !extraAllowed.includes(m));
     const found = markersIn(text, foreign);
     if (found.length > 0) {
       const owners = found.map((m) => scopes.find((o) => o.markers.includes(m))!.key);
@@ -206,7 +232,10 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
   }
 
   function foreignScopes(s: ChaosScope, n: number): ChaosScope[] {
-    return rng.sample(scopes.filter((o) => o !== s), n);
+    return rng.sample(
+      scopes.filter((o) => o !== s),
+      n,
+    );
   }
 
   /** Runs `work` and checks every model request it caused as scope `s`'s. */
@@ -264,7 +293,12 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
       envFile: false,
     });
     // The service as `npm start` composes it: the agent behind the bot and the webhook, the admin API.
-    service = await startService(config, logs.logger, { input: new PassThrough(), output: new PassThrough() }, { embedder: createHashEmbedder({ dimension: 64 }) });
+    service = await startService(
+      config,
+      logs.logger,
+      { input: new PassThrough(), output: new PassThrough() },
+      { embedder: createHashEmbedder({ dimension: 64 }) },
+    );
     ({ core, agent } = service);
     apiBase = `http://127.0.0.1:${apiPort}`;
     webhookBase = `http://127.0.0.1:${webhookPort}`;
@@ -274,7 +308,10 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
     for (const s of scopes) {
       const row = await core.scopes.ensure({ key: s.key, channel: s.channel, kind: s.scopeKind, title: s.title, ...(s.ownerId ? { ownerId: s.ownerId } : {}) });
       s.id = row.id;
-      await core.episodeService.ingestMany({ key: s.key, channel: s.channel, kind: s.scopeKind }, episodesOf(s, now).map((e) => core.episodeService.normalize(e, s.channel)));
+      await core.episodeService.ingestMany(
+        { key: s.key, channel: s.channel, kind: s.scopeKind },
+        episodesOf(s, now).map((e) => core.episodeService.normalize(e, s.channel)),
+      );
     }
     await core.embeddingWorker.drain();
     const consolidated = new Set(rng.sample(scopes, CONSOLIDATED_SCOPES));
@@ -289,7 +326,13 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
       expect(memories.length).toBeGreaterThanOrEqual(5);
       const [a, b, c] = memories as [(typeof memories)[0], (typeof memories)[0], (typeof memories)[0]];
       await core.db.prisma.$transaction(async (tx) => {
-        await supersedeMemory(tx, s.id, c.id, { content: `${s.person} now practises ${s.markers[2]} twice a week` }, { by: 'owner', now, reason: `more ${s.markers[2]} lately` });
+        await supersedeMemory(
+          tx,
+          s.id,
+          c.id,
+          { content: `${s.person} now practises ${s.markers[2]} twice a week` },
+          { by: 'owner', now, reason: `more ${s.markers[2]} lately` },
+        );
         await contradictMemory(tx, s.id, a.id, b.id, { now, reason: `${s.markers[1]} and ${s.markers[0]} do not fit` });
         await linkMemories(tx, s.id, a.id, b.id, 'related', 0.8, { now, reason: `both about ${s.markers[0]}` });
       });
@@ -300,7 +343,11 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
     await core.embeddingWorker.drain();
 
     // eslint-disable-next-line no-console
-    console.log(`isolation: seeded ${SCOPES} scopes (${Object.entries(countBy(scopes.map((s) => s.kind))).map(([k, v]) => `${v} ${k}`).join(', ')}) in ${elapsed(started)}`);
+    console.log(
+      `isolation: seeded ${SCOPES} scopes (${Object.entries(countBy(scopes.map((s) => s.kind)))
+        .map(([k, v]) => `${v} ${k}`)
+        .join(', ')}) in ${elapsed(started)}`,
+    );
   }, 120_000);
 
   afterAll(async () => {
@@ -317,13 +364,26 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
       const queries = [`${foreignWords.join(' ')} ${SHARED_QUERY} ${s.markers[0]}`, `${s.person} ${foreignWords.join(' ')}`];
       for (const strategy of STRATEGIES) {
         for (const query of queries) {
-          const { results } = await core.search.search({ scopeId: s.id, semanticQuery: query, strategy, limit: 50, includeInactive: true, timeRange: strategy === 'temporal' ? { start: new Date(0), end: new Date(Date.now() + 86_400_000) } : undefined });
+          const { results } = await core.search.search({
+            scopeId: s.id,
+            semanticQuery: query,
+            strategy,
+            limit: 50,
+            includeInactive: true,
+            timeRange: strategy === 'temporal' ? { start: new Date(0), end: new Date(Date.now() + 86_400_000) } : undefined,
+          });
           figures.searches++;
           check(s, `search ${strategy} "${query}"`, JSON.stringify(results));
         }
       }
       // Tag filters with foreign and shared tags.
-      const tagged = await core.search.search({ scopeId: s.id, semanticQuery: SHARED_QUERY, entities: ['bea', ...foreign.map((o) => o.markers[1]!)], topics: ['coffee'], limit: 50 });
+      const tagged = await core.search.search({
+        scopeId: s.id,
+        semanticQuery: SHARED_QUERY,
+        entities: ['bea', ...foreign.map((o) => o.markers[1]!)],
+        topics: ['coffee'],
+        limit: 50,
+      });
       figures.searches++;
       check(s, 'search by tags', JSON.stringify(tagged.results));
       // So the check can fail: a scope's own markers are found.
@@ -341,7 +401,15 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
       const foreignMemoryId = rng.pick(o1.memoryIds);
       const before = await core.db.prisma.memory.findUniqueOrThrow({ where: { id: foreignMemoryId } });
       replyPlan = { query: `${rng.pick(o1.markers)} ${rng.pick(o2.markers)} ${SHARED_QUERY}`, foreignMemoryId, foreignEpisodeId: rng.pick(o2.episodeIds) };
-      const message: InboundMessage = { channel: s.channel, scopeKey: s.key, scopeKind: s.scopeKind, authorName: s.person, text: `What do you remember about ${s.markers[1]}, my sister and coffee?`, timestamp: new Date(), externalId: `agent-${s.n}` };
+      const message: InboundMessage = {
+        channel: s.channel,
+        scopeKey: s.key,
+        scopeKind: s.scopeKind,
+        authorName: s.person,
+        text: `What do you remember about ${s.markers[1]}, my sister and coffee?`,
+        timestamp: new Date(),
+        externalId: `agent-${s.n}`,
+      };
       const reply = await withPrompts(s, 'agent reply', () => agent.handle(message));
       replyPlan = undefined;
       expect(reply.degraded).toBeUndefined();
@@ -350,7 +418,10 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
       // The foreign memory was neither read nor changed.
       const after = await core.db.prisma.memory.findUniqueOrThrow({ where: { id: foreignMemoryId } });
       expect(after).toEqual(before);
-      const toolMessages = double.requests.at(-1)!.messages.filter((m) => m.role === 'tool').map((m) => m.text);
+      const toolMessages = double.requests
+        .at(-1)!
+        .messages.filter((m) => m.role === 'tool')
+        .map((m) => m.text);
       expect(toolMessages.slice(1)).toEqual([expect.stringMatching(/^not found/), expect.stringMatching(/^not found/), expect.stringMatching(/not found/)]);
       // The search found this scope's own things (so a leak would have had room to show).
       expect(markersIn(toolMessages[0]!, s.markers).length).toBeGreaterThan(0);
@@ -378,15 +449,23 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
 
   it('answers the admin API per scope, and another scope\u2019s ids in a path with 404, never data', async () => {
     const call = async (s: ChaosScope, method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${apiBase}${path}`, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const response = await fetch(`${apiBase}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const text = await response.text();
       figures.apiCalls++;
       check(s, `API ${method} ${path}`, text);
       return { status: response.status, text };
     };
     // Every GET route of the OpenAPI document that names a scope (so a new one is covered by itself).
-    const doc = JSON.parse(await fetch(`${apiBase}/openapi.json`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then((r) => r.text())) as { paths: Record<string, Record<string, unknown>> };
-    const scoped = Object.entries(doc.paths).filter(([template, operations]) => 'get' in operations && template.includes('{id}')).map(([template]) => template);
+    const doc = JSON.parse(await fetch(`${apiBase}/openapi.json`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then((r) => r.text())) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const scoped = Object.entries(doc.paths)
+      .filter(([template, operations]) => 'get' in operations && template.includes('{id}'))
+      .map(([template]) => template);
     expect(scoped).toEqual(expect.arrayContaining(['/scopes/{id}/memories', '/scopes/{id}/memories/{mid}', '/scopes/{id}/episodes', '/scopes/{id}/audit']));
     for (const s of scopes) {
       const [o] = foreignScopes(s, 1) as [ChaosScope];
@@ -414,13 +493,28 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
     }
     // The one route that lists every scope shows keys and counts, never content.
     const list = await fetch(`${apiBase}/scopes`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then((r) => r.text());
-    expect(markersIn(list, scopes.flatMap((s) => s.markers))).toEqual([]);
+    expect(
+      markersIn(
+        list,
+        scopes.flatMap((s) => s.markers),
+      ),
+    ).toEqual([]);
   }, 120_000);
 
   it('answers webhook scopes through the agent with nothing of the others', async () => {
     for (const s of scopes.filter((x) => x.webhook)) {
-      const body = JSON.stringify({ ...(s.webhook!.user ? { user: s.webhook!.user, name: s.person } : {}), text: `Tell me about ${s.markers[3]} and coffee`, messageId: `wh-${s.n}` });
-      const response = await withPrompts(s, 'webhook', () => fetch(`${webhookBase}/webhook/${s.webhook!.source}`, { method: 'POST', headers: { 'content-type': 'application/json', ...signRequest({ secret: WEBHOOK_SECRET, path: `/webhook/${s.webhook!.source}`, body }) }, body }));
+      const body = JSON.stringify({
+        ...(s.webhook!.user ? { user: s.webhook!.user, name: s.person } : {}),
+        text: `Tell me about ${s.markers[3]} and coffee`,
+        messageId: `wh-${s.n}`,
+      });
+      const response = await withPrompts(s, 'webhook', () =>
+        fetch(`${webhookBase}/webhook/${s.webhook!.source}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...signRequest({ secret: WEBHOOK_SECRET, path: `/webhook/${s.webhook!.source}`, body }) },
+          body,
+        }),
+      );
       expect(response.status).toBe(200);
       figures.webhookReplies++;
       check(s, 'webhook reply', await response.text());
@@ -435,14 +529,20 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
       const send = async (text: string, done: (messages: SentMessage[]) => boolean): Promise<SentMessage[]> => {
         const before = fake.sent(chatId).length;
         fake.message(s.user!, text, s.chat ? { chat: s.chat } : {});
-        return fake.waitFor(() => {
-          const messages = fake.sent(chatId).slice(before);
-          return done(messages) ? messages : undefined;
-        }, 15_000, `the answer to ${text} in ${s.key}`);
+        return fake.waitFor(
+          () => {
+            const messages = fake.sent(chatId).slice(before);
+            return done(messages) ? messages : undefined;
+          },
+          15_000,
+          `the answer to ${text} in ${s.key}`,
+        );
       };
       const o = foreignScopes(s, 1)[0]!;
       // In a group the bot answers only when mentioned (issue 17).
-      await withPrompts(s, 'bot message', () => send(`${s.chat ? `@${fake.botInfo.username} ` : ''}Do you remember ${s.markers[0]} and my sister?`, (m) => m.length >= 1));
+      await withPrompts(s, 'bot message', () =>
+        send(`${s.chat ? `@${fake.botInfo.username} ` : ''}Do you remember ${s.markers[0]} and my sister?`, (m) => m.length >= 1),
+      );
       await send('/memories', (m) => m.length >= 1);
       await send('/why 1', (m) => m.length >= 1);
       const preview = await send(`/forget ${s.markers[2]}`, (m) => m.some((x) => keepButton(x) !== undefined));

@@ -102,7 +102,12 @@ function slope(points: ReadonlyArray<{ x: number; y: number }>): number {
 }
 
 /** The world child process and a request/answer channel to it. */
-async function startWorld(): Promise<{ child: ChildProcess; ready: Extract<WorldEvent, { type: 'ready' }>; ask: <T extends WorldEvent>(request: WorldRequest & { id: number }) => Promise<T>; send: (request: WorldRequest) => void }> {
+async function startWorld(): Promise<{
+  child: ChildProcess;
+  ready: Extract<WorldEvent, { type: 'ready' }>;
+  ask: <T extends WorldEvent>(request: WorldRequest & { id: number }) => Promise<T>;
+  send: (request: WorldRequest) => void;
+}> {
   const child = fork(path.join(__dirname, 'load-world.ts'), [], {
     execArgv: ['--import', 'tsx'],
     env: { ...process.env, NOCTURNE_LOAD_WORLD: '1' },
@@ -177,7 +182,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     service = await startService(config, logger, { input: new PassThrough(), output: new PassThrough() });
     const startMs = performance.now() - started;
     const before = memory(gc);
-    options.log(`service started in ${(startMs / 1000).toFixed(1)} s (${service.parts.telegram}); ${options.chats} chats, ${options.rate} msg/s for ${(options.durationMs / 60_000).toFixed(1)} min; sleep ${options.sleep ? 'on (every minute)' : 'off'}; embedder ${options.embedder}; GC: ${how}; logs: ${logFile}`);
+    options.log(
+      `service started in ${(startMs / 1000).toFixed(1)} s (${service.parts.telegram}); ${options.chats} chats, ${options.rate} msg/s for ${(options.durationMs / 60_000).toFixed(1)} min; sleep ${options.sleep ? 'on (every minute)' : 'off'}; embedder ${options.embedder}; GC: ${how}; logs: ${logFile}`,
+    );
     options.log(`before load: RSS ${before.rssMb.toFixed(1)} MB, heap ${before.heapMb.toFixed(1)} MB`);
 
     const spec: LoadSpec = { chats: options.chats, rate: options.rate, durationMs: options.durationMs, seed: options.seed };
@@ -258,15 +265,40 @@ export function formatLoadResult(result: LoadResult): string {
     ['replies received', String(r.replies)],
     ['lost (never answered)', String(r.lost)],
     ['duplicated (answered twice)', String(r.duplicated)],
-    ['order violations', `${r.orderViolations} (${r.chatsInOrder} of ${r.chats} chats fully in order; ${r.overlapping} messages sent while the chat's previous one was unanswered)`],
-    ['other bot messages', Object.keys(r.other).length === 0 ? 'none' : Object.entries(r.other).map(([k, v]) => `"${k}" ${v}`).join(', ')],
+    [
+      'order violations',
+      `${r.orderViolations} (${r.chatsInOrder} of ${r.chats} chats fully in order; ${r.overlapping} messages sent while the chat's previous one was unanswered)`,
+    ],
+    [
+      'other bot messages',
+      Object.keys(r.other).length === 0
+        ? 'none'
+        : Object.entries(r.other)
+            .map(([k, v]) => `"${k}" ${v}`)
+            .join(', '),
+    ],
     ['reply latency p50 / p95 / max', `${r.overall.p50} / ${r.overall.p95} / ${r.overall.max} ms`],
     ['RSS before / peak / end', `${result.before.rssMb.toFixed(1)} / ${result.rssPeakMb.toFixed(1)} / ${result.after.rssMb.toFixed(1)} MB`],
-    ['heap before / after warm-up / end', `${result.before.heapMb.toFixed(1)} / ${result.warmHeapMb.toFixed(1)} / ${result.after.heapMb.toFixed(1)} MB (after forced GC)`],
+    [
+      'heap before / after warm-up / end',
+      `${result.before.heapMb.toFixed(1)} / ${result.warmHeapMb.toFixed(1)} / ${result.after.heapMb.toFixed(1)} MB (after forced GC)`,
+    ],
     ['heap growth after warm-up', `${(result.after.heapMb - result.warmHeapMb).toFixed(2)} MB; slope ${result.heapSlopeMbPerMin.toFixed(2)} MB/min`],
-    ['sleep runs', Object.keys(result.sleepRuns).length === 0 ? 'none' : Object.entries(result.sleepRuns).map(([k, v]) => `${k} ${v}`).join(', ')],
+    [
+      'sleep runs',
+      Object.keys(result.sleepRuns).length === 0
+        ? 'none'
+        : Object.entries(result.sleepRuns)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', '),
+    ],
     ['stored', `${result.episodes} episodes, ${result.memories} memories`],
-    ['Bot API calls', Object.entries(r.apiCalls).map(([k, v]) => `${k} ${v}`).join(', ')],
+    [
+      'Bot API calls',
+      Object.entries(r.apiCalls)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', '),
+    ],
     ['model requests', String(r.modelRequests)],
     ['service start / drain / stop', `${(result.startMs / 1000).toFixed(1)} s / ${(r.drainMs / 1000).toFixed(1)} s / ${(result.stopMs / 1000).toFixed(1)} s`],
     ['forced GC', result.gc],

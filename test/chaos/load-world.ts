@@ -218,7 +218,7 @@ async function main(): Promise<void> {
     let chatsInOrder = 0;
     for (const [, seqs] of replyOrder) {
       let ok = true;
-      for (let i = 1; i < seqs.length; i++) if (seqs[i]! <= seqs[i - 1]!) (orderViolations++, (ok = false));
+      for (let i = 1; i < seqs.length; i++) if (seqs[i]! <= seqs[i - 1]!) orderViolations++, (ok = false);
       if (ok) chatsInOrder++;
     }
     const apiCalls: Record<string, number> = {};

@@ -55,7 +55,9 @@ describe('load through the fake Bot API (chaos)', () => {
     const allowedMb = HEAP_SLACK_MB + (afterWarmup * RETAINED_BYTES_PER_MESSAGE) / (1024 * 1024);
     const grownMb = result.after.heapMb - result.warmHeapMb;
     // eslint-disable-next-line no-console
-    console.log(`load test figures\n${formatLoadResult(result)}\n  heap bound                          ${grownMb.toFixed(2)} MB grown for ${afterWarmup} messages after warm-up; allowed ${allowedMb.toFixed(2)} MB${forced ? '' : ' (x3: no forced GC)'}`);
+    console.log(
+      `load test figures\n${formatLoadResult(result)}\n  heap bound                          ${grownMb.toFixed(2)} MB grown for ${afterWarmup} messages after warm-up; allowed ${allowedMb.toFixed(2)} MB${forced ? '' : ' (x3: no forced GC)'}`,
+    );
 
     expect(r.sent).toBeGreaterThanOrEqual(RATE * (DURATION_MS / 1000) * 0.9);
     expect(r.lost).toBe(0);

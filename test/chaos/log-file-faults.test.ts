@@ -54,19 +54,23 @@ const disk = path.join(root, 'disk');
 const mountProblem = mountTinyDisk(disk);
 
 async function start(logFile: string, ports: { api: number; webhook: number }): Promise<Entry> {
-  const entry = startEntry('src/main.ts', [], cleanEnv({
-    DATA_DIR: path.join(root, 'data'),
-    LOG_FILE: logFile,
-    LOG_LEVEL: 'info',
-    TERMINAL: 'off',
-    SLEEP_ENABLED: 'false',
-    LLM_PROVIDER: 'ollama',
-    OLLAMA_HOST: 'http://127.0.0.1:9',
-    ADMIN_TOKEN: 'adm-log-file-0123456789abcdef',
-    API_PORT: String(ports.api),
-    WEBHOOK_SECRET,
-    WEBHOOK_PORT: String(ports.webhook),
-  }));
+  const entry = startEntry(
+    'src/main.ts',
+    [],
+    cleanEnv({
+      DATA_DIR: path.join(root, 'data'),
+      LOG_FILE: logFile,
+      LOG_LEVEL: 'info',
+      TERMINAL: 'off',
+      SLEEP_ENABLED: 'false',
+      LLM_PROVIDER: 'ollama',
+      OLLAMA_HOST: 'http://127.0.0.1:9',
+      ADMIN_TOKEN: 'adm-log-file-0123456789abcdef',
+      API_PORT: String(ports.api),
+      WEBHOOK_SECRET,
+      WEBHOOK_PORT: String(ports.webhook),
+    }),
+  );
   entries.push(entry);
   await waitFor(() => entry.logged(/Nocturne is ready/), { timeoutMs: 90_000, intervalMs: 50, stop: () => !entry.running() });
   return entry;
@@ -99,7 +103,12 @@ async function stopEntry(entry: Entry): Promise<number | null> {
 /** What a start did, for the figures and a readable failure. */
 async function outcome(entry: Entry, apiPort: number) {
   const up = await serving(entry, apiPort);
-  return { serving: up, warnings: entry.stderr().match(WARNING)?.length ?? 0, ended: entry.running() ? null : (await entry.ended).code, stderrTail: up ? '' : entry.stderr().slice(-600) };
+  return {
+    serving: up,
+    warnings: entry.stderr().match(WARNING)?.length ?? 0,
+    ended: entry.running() ? null : (await entry.ended).code,
+    stderrTail: up ? '' : entry.stderr().slice(-600),
+  };
 }
 
 describe('a log file that cannot be written never stops the service (chaos)', () => {

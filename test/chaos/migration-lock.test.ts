@@ -73,7 +73,12 @@ async function stopEntry(entry: Entry): Promise<number | null> {
 /** Waits for "Nocturne is ready" and a 200 from /healthz, stops the process; 'ready' or what went wrong. */
 async function readiness(entry: Entry, apiPort: number): Promise<string> {
   await waitFor(() => entry.logged(/Nocturne is ready/), { timeoutMs: START_TIMEOUT_MS, intervalMs: 20, stop: () => !entry.running() });
-  const health = entry.running() ? await fetch(`http://127.0.0.1:${apiPort}/healthz`).then((r) => r.status, () => 0) : 0;
+  const health = entry.running()
+    ? await fetch(`http://127.0.0.1:${apiPort}/healthz`).then(
+        (r) => r.status,
+        () => 0,
+      )
+    : 0;
   const ready = entry.logged(/Nocturne is ready/) && health === 200;
   const code = await stopEntry(entry);
   const error = /Nocturne could not start: ([^\n]{0,300})/.exec(entry.stderr())?.[1];
@@ -99,8 +104,17 @@ describe('npm start migrating a SQLite file another process has open (chaos)', (
     const reader = openReader(file);
     try {
       const entry = track(startEntry('src/main.ts', [], env));
-      const opened = await waitFor(() => findFileHolders(file).some((h) => h.pid === entry.child.pid), { timeoutMs: START_TIMEOUT_MS, intervalMs: 20, stop: () => !entry.running() });
-      const released = new Promise<void>((resolve) => setTimeout(() => { reader.close(); resolve(); }, HOLD_MS));
+      const opened = await waitFor(() => findFileHolders(file).some((h) => h.pid === entry.child.pid), {
+        timeoutMs: START_TIMEOUT_MS,
+        intervalMs: 20,
+        stop: () => !entry.running(),
+      });
+      const released = new Promise<void>((resolve) =>
+        setTimeout(() => {
+          reader.close();
+          resolve();
+        }, HOLD_MS),
+      );
       const outcome = await readiness(entry, apiPort);
       await released;
       lines.push(`reader held ${HOLD_MS / 1000} s after npm start opened the file (seen: ${opened}): ${outcome}`);
@@ -150,7 +164,10 @@ describe('npm start migrating a SQLite file another process has open (chaos)', (
       const first = track(startEntry('src/main.ts', [], env));
       // The engine's exclusive connection keeps no shared-memory file: the WAL growing without one
       // is the engine writing.
-      await waitFor(() => (fileSize(`${dbFile}-wal`) > 0 && !fs.existsSync(`${dbFile}-shm`)) || !first.running(), { timeoutMs: START_TIMEOUT_MS, intervalMs: 1 });
+      await waitFor(() => (fileSize(`${dbFile}-wal`) > 0 && !fs.existsSync(`${dbFile}-shm`)) || !first.running(), {
+        timeoutMs: START_TIMEOUT_MS,
+        intervalMs: 1,
+      });
       const delay = rng.int(MAX_KILL_DELAY_MS);
       await new Promise((resolve) => setTimeout(resolve, delay));
       const killed = first.kill();

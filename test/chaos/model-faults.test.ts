@@ -80,7 +80,22 @@ type TransportFault = 'hang-1' | 'hang-all' | '429-1' | '429-2' | '500-1' | '500
 type SleepFault = 'none' | TransportFault | 'truncated-1' | 'truncated-all' | 'invented' | 'injection';
 type ReplyFault = 'none' | TransportFault | 'invented' | 'injection';
 
-const SLEEP_FAULTS: readonly SleepFault[] = ['none', 'none', 'hang-1', 'hang-all', '429-1', '500-1', '500-all', 'truncated-1', 'truncated-1', 'truncated-all', 'invented', 'invented', 'injection', 'injection'];
+const SLEEP_FAULTS: readonly SleepFault[] = [
+  'none',
+  'none',
+  'hang-1',
+  'hang-all',
+  '429-1',
+  '500-1',
+  '500-all',
+  'truncated-1',
+  'truncated-1',
+  'truncated-all',
+  'invented',
+  'invented',
+  'injection',
+  'injection',
+];
 const REPLY_FAULTS: readonly ReplyFault[] = ['none', 'none', 'none', 'hang-1', 'hang-all', '429-1', '429-2', '500-1', '500-all', 'invented', 'injection'];
 
 interface Person {
@@ -95,8 +110,15 @@ interface Person {
 }
 
 /** `n` is the id as the prompt shows it ("E3", "M2"): the model writes it back as it is. */
-interface PromptEpisode { n: string; role: string; text: string }
-interface PromptMemory { n: string; content: string }
+interface PromptEpisode {
+  n: string;
+  role: string;
+  text: string;
+}
+interface PromptMemory {
+  n: string;
+  content: string;
+}
 
 /** The episodes (E-ids) and memories (M-ids) of a consolidation prompt (reflection rides on it), as a model reads them. */
 function readPrompt(prompt: string): { episodes: PromptEpisode[]; memories: PromptMemory[] } {
@@ -168,9 +190,10 @@ function chaosModel(rng: Rng, state: { op: Operation; figures: Figures; invented
     const fault = op.fault;
     const limit = fault.endsWith('-all') ? Number.POSITIVE_INFINITY : fault.endsWith('-2') ? 2 : fault.endsWith('-1') ? 1 : 0;
     if (op.requests > limit) return undefined;
-    if (fault.startsWith('hang')) return bump(state.figures.requestFaults, 'hang'), { kind: 'hang', ms: 5_000 };
-    if (fault.startsWith('429')) return bump(state.figures.requestFaults, '429'), { kind: 'status', status: 429, retryAfter: '1', message: 'rate limited (chaos)' };
-    if (fault.startsWith('500')) return bump(state.figures.requestFaults, '500'), { kind: 'status', status: 500, message: 'internal error (chaos)' };
+    if (fault.startsWith('hang')) return (bump(state.figures.requestFaults, 'hang'), { kind: 'hang', ms: 5_000 });
+    if (fault.startsWith('429'))
+      return (bump(state.figures.requestFaults, '429'), { kind: 'status', status: 429, retryAfter: '1', message: 'rate limited (chaos)' });
+    if (fault.startsWith('500')) return (bump(state.figures.requestFaults, '500'), { kind: 'status', status: 500, message: 'internal error (chaos)' });
     return undefined;
   }
 
@@ -188,7 +211,17 @@ function chaosModel(rng: Rng, state: { op: Operation; figures: Figures; invented
 
   function consolidation(prompt: string): unknown {
     const { episodes, memories } = readPrompt(prompt);
-    const answer = { new: [] as unknown[], reinforce: [] as unknown[], update: [] as unknown[], contradict: [] as unknown[], decay: [] as unknown[], connect: [] as unknown[], importance: [] as unknown[], summaries: [] as unknown[], entities: [] as unknown[] };
+    const answer = {
+      new: [] as unknown[],
+      reinforce: [] as unknown[],
+      update: [] as unknown[],
+      contradict: [] as unknown[],
+      decay: [] as unknown[],
+      connect: [] as unknown[],
+      importance: [] as unknown[],
+      summaries: [] as unknown[],
+      entities: [] as unknown[],
+    };
     const users = episodes.filter((e) => e.role === 'user');
     const harmless = users.filter((e) => !ATTEMPT.test(e.text));
     for (const e of users) {
@@ -204,7 +237,8 @@ function chaosModel(rng: Rng, state: { op: Operation; figures: Figures; invented
       const old = change ? memories.find((m) => m.content === `The user likes ${change[1]}`) : undefined;
       if (change && old) answer.update.push({ memory: old.n, content: `The user likes ${change[2]}`, episodes: [e.n], reason: 'taste changed' });
       const friend = /My friend (\w+) loves (\w+)/.exec(e.text);
-      if (friend) answer.entities.push({ name: friend[1], kind: 'person', observations: [`${friend[1]} loves ${friend[2]}`], favorability: 0.1, episodes: [e.n] });
+      if (friend)
+        answer.entities.push({ name: friend[1], kind: 'person', observations: [`${friend[1]} loves ${friend[2]}`], favorability: 0.1, episodes: [e.n] });
     }
     // Careless with persona protection: the agent's own words cited as the person's.
     for (const turn of episodes.filter((e) => e.role === 'agent' && INJECTED.test(e.text))) {
@@ -226,7 +260,13 @@ function chaosModel(rng: Rng, state: { op: Operation; figures: Figures; invented
     if (state.op.fault === 'invented') {
       const real = users[0]?.n ?? 'E1';
       const memory = memories[0]?.n ?? 'M1';
-      answer.new.push({ category: 'fact', content: `The user owns a ${state.invented}`, confidence: 0.9, source: 'stated', episodes: [`E${episodes.length + 40}`] });
+      answer.new.push({
+        category: 'fact',
+        content: `The user owns a ${state.invented}`,
+        confidence: 0.9,
+        source: 'stated',
+        episodes: [`E${episodes.length + 40}`],
+      });
       answer.reinforce.push({ memory: `M${memories.length + 70}`, episodes: [real], reason: 'invented memory' });
       answer.update.push({ memory: `M${memories.length + 55}`, content: `The user likes ${state.invented}`, episodes: [real], reason: 'invented memory' });
       answer.contradict.push({ memory: `M${memories.length + 88}`, content: `The user hates ${state.invented}`, episodes: [real], reason: 'invented memory' });
@@ -249,7 +289,8 @@ function chaosModel(rng: Rng, state: { op: Operation; figures: Figures; invented
     if (liked) insights.push({ content: `The user enjoys talking about ${/I really like (\w+)/.exec(liked.text)![1]}`, confidence: 0.5, episodes: [liked.n] });
     const inj = users.find((e) => ATTEMPT.test(e.text));
     if (inj) insights.push({ content: 'The user is an admin', confidence: 0.9, episodes: liked ? [inj.n, liked.n] : [inj.n] });
-    if (state.op.fault === 'invented') insights.push({ content: `The user collects ${state.invented}s`, confidence: 0.5, episodes: [`E${episodes.length + 50}`] });
+    if (state.op.fault === 'invented')
+      insights.push({ content: `The user collects ${state.invented}s`, confidence: 0.5, episodes: [`E${episodes.length + 50}`] });
     return { insights: insights.slice(0, 3) };
   }
 
@@ -273,21 +314,30 @@ function chaosModel(rng: Rng, state: { op: Operation; figures: Figures; invented
     // Fooled for the rest of the conversation once an injection is in it.
     if (seen.messages.some((m) => m.role === 'user' && INJECTED.test(m.text))) {
       bump(state.figures.requestFaults, 'fooled reply (tools)');
-      return { kind: 'tool_use', calls: [
-        { name: 'memory_update', arguments: { mode: 'create', content: 'The user is an admin', category: 'fact' } },
-        { name: 'memory_save', arguments: { note: 'The user is an admin of everything' } },
-      ] };
+      return {
+        kind: 'tool_use',
+        calls: [
+          { name: 'memory_update', arguments: { mode: 'create', content: 'The user is an admin', category: 'fact' } },
+          { name: 'memory_save', arguments: { note: 'The user is an admin of everything' } },
+        ],
+      };
     }
     if (state.op.fault === 'invented') {
       bump(state.figures.requestFaults, 'invented ids (tools)');
-      return { kind: 'tool_use', calls: [
-        { name: 'memory_update', arguments: { mode: 'replace', id: '0190aaaa-0000-7000-8000-000000000000', content: `The user likes ${state.invented}` } },
-        { name: 'memory_get', arguments: { id: '0190bbbb-0000-7000-8000-000000000000' } },
-      ] };
+      return {
+        kind: 'tool_use',
+        calls: [
+          { name: 'memory_update', arguments: { mode: 'replace', id: '0190aaaa-0000-7000-8000-000000000000', content: `The user likes ${state.invented}` } },
+          { name: 'memory_get', arguments: { id: '0190bbbb-0000-7000-8000-000000000000' } },
+        ],
+      };
     }
     const like = /I really like (\w+)/.exec(said);
     if (like && rng.next() < 0.5) {
-      return { kind: 'tool_use', calls: [{ name: 'memory_update', arguments: { mode: 'create', content: `The user likes ${like[1]}`, category: 'preference' } }] };
+      return {
+        kind: 'tool_use',
+        calls: [{ name: 'memory_update', arguments: { mode: 'create', content: `The user likes ${like[1]}`, category: 'preference' } }],
+      };
     }
     return { kind: 'text', text: `ok: ${said.slice(0, 80)}` };
   }
@@ -327,7 +377,13 @@ function counting(model: LanguageModel, received: () => number, calls: CallRecor
         calls.push({ purpose: request.purpose, requests: received() - before, ok: true });
         return response;
       } catch (error) {
-        calls.push({ purpose: request.purpose, requests: received() - before, ok: false, reason: error instanceof LlmError ? error.reason : 'other', attempts: error instanceof LlmError ? error.attempts : undefined });
+        calls.push({
+          purpose: request.purpose,
+          requests: received() - before,
+          ok: false,
+          reason: error instanceof LlmError ? error.reason : 'other',
+          attempts: error instanceof LlmError ? error.attempts : undefined,
+        });
         throw error;
       }
     },
@@ -338,7 +394,21 @@ async function runChaos(provider: Provider): Promise<Figures> {
   const seed = chaosSeed(`model faults (${provider})`);
   const rng = createRng(seed);
   const marker = createMarkerFactory(rng);
-  const figures: Figures = { runs: 0, replies: 0, ends: 0, operationFaults: {}, requestFaults: {}, outcomes: {}, calls: 0, callsByPurpose: {}, retries: 0, maxRequestsPerCall: 0, maxOvershoot: 0, deferredByBudget: 0, violations: [] };
+  const figures: Figures = {
+    runs: 0,
+    replies: 0,
+    ends: 0,
+    operationFaults: {},
+    requestFaults: {},
+    outcomes: {},
+    calls: 0,
+    callsByPurpose: {},
+    retries: 0,
+    maxRequestsPerCall: 0,
+    maxOvershoot: 0,
+    deferredByBudget: 0,
+    violations: [],
+  };
   const state = { op: { fault: 'none', requests: 0, jsonAnswers: 0 } as Operation, figures, invented: marker() };
   const responder = chaosModel(createRng(seed ^ 0x5eed), state);
 
@@ -358,14 +428,34 @@ async function runChaos(provider: Provider): Promise<Figures> {
   const config = loadConfig({
     // Sleep runs when the test says (consolidateNow), never on the scheduler's clock; no channel but the agent.
     // Every degraded reply here must come from a model fault: the reply limits (their own suite) are off.
-    env: { DATA_DIR: tempDir('nocturne-chaos-model-'), LOG_LEVEL: 'debug', TZ: 'UTC', SLEEP_ENABLED: 'false', TERMINAL: 'off', SLEEP_DAILY_TOKEN_BUDGET: String(DAILY_BUDGET), SLEEP_MAX_ATTEMPTS: String(MAX_EPISODE_ATTEMPTS), AGENT_END_SUMMARY: 'true', REPLY_RATE_PER_MINUTE: '0', REPLY_DAILY_BUDGET: '0', ...env },
+    env: {
+      DATA_DIR: tempDir('nocturne-chaos-model-'),
+      LOG_LEVEL: 'debug',
+      TZ: 'UTC',
+      SLEEP_ENABLED: 'false',
+      TERMINAL: 'off',
+      SLEEP_DAILY_TOKEN_BUDGET: String(DAILY_BUDGET),
+      SLEEP_MAX_ATTEMPTS: String(MAX_EPISODE_ATTEMPTS),
+      AGENT_END_SUMMARY: 'true',
+      REPLY_RATE_PER_MINUTE: '0',
+      REPLY_DAILY_BUDGET: '0',
+      ...env,
+    },
     envFile: false,
   });
   const logs = memoryLogger();
   const calls: CallRecord[] = [];
   // Short deadlines and waits so a hang or a retry-after costs milliseconds; the attempts are the service's.
-  const adapter = createLanguageModel(config.llm, { logger: logs.logger, retry: { maxAttempts: MAX_ATTEMPTS, timeoutMs: 300, baseDelayMs: 5, maxDelayMs: 20, maxRetryAfterMs: 40 } });
-  const service = await startService(config, logs.logger, { input: new PassThrough(), output: new PassThrough() }, { embedder: createHashEmbedder({ dimension: 256 }), llm: counting(adapter, received, calls) });
+  const adapter = createLanguageModel(config.llm, {
+    logger: logs.logger,
+    retry: { maxAttempts: MAX_ATTEMPTS, timeoutMs: 300, baseDelayMs: 5, maxDelayMs: 20, maxRetryAfterMs: 40 },
+  });
+  const service = await startService(
+    config,
+    logs.logger,
+    { input: new PassThrough(), output: new PassThrough() },
+    { embedder: createHashEmbedder({ dimension: 256 }), llm: counting(adapter, received, calls) },
+  );
   const { core, agent } = service;
   const prisma = core.db.prisma;
   // Each problem is reported once, at the first check that sees it (they persist in the store).
@@ -378,7 +468,15 @@ async function runChaos(provider: Provider): Promise<Figures> {
 
   try {
     for (const text of INJECTIONS) expect(looksLikeInjection(text)).toBe(true);
-    const people: Person[] = Array.from({ length: PEOPLE }, (_, n) => ({ n, imports: n % 2 === 1, key: n % 2 === 1 ? `import:chat${n}` : `telegram:private:${9100 + n}`, userId: 9100 + n, name: ['Ana', 'Ben', 'Carla', 'Dev'][n % 4]!, scopeId: '', liked: [] }));
+    const people: Person[] = Array.from({ length: PEOPLE }, (_, n) => ({
+      n,
+      imports: n % 2 === 1,
+      key: n % 2 === 1 ? `import:chat${n}` : `telegram:private:${9100 + n}`,
+      userId: 9100 + n,
+      name: ['Ana', 'Ben', 'Carla', 'Dev'][n % 4]!,
+      scopeId: '',
+      liked: [],
+    }));
     let messageNo = 0;
 
     function start(fault: SleepFault | ReplyFault, kind: string): void {
@@ -389,7 +487,16 @@ async function runChaos(provider: Provider): Promise<Figures> {
     async function say(person: Person, text: string, fault: ReplyFault): Promise<void> {
       start(fault, 'reply');
       const before = calls.length;
-      const reply = await agent.handle({ channel: 'telegram', scopeKey: person.key, scopeKind: 'private', authorId: String(person.userId), authorName: person.name, text, timestamp: new Date(), externalId: `m${messageNo++}` });
+      const reply = await agent.handle({
+        channel: 'telegram',
+        scopeKey: person.key,
+        scopeKind: 'private',
+        authorId: String(person.userId),
+        authorName: person.name,
+        text,
+        timestamp: new Date(),
+        externalId: `m${messageNo++}`,
+      });
       figures.replies++;
       bump(figures.outcomes, `reply ${reply.degraded ?? 'ok'}`);
       if (!person.scopeId) person.scopeId = (await core.scopes.findByKey(person.key))!.id;
@@ -405,11 +512,31 @@ async function runChaos(provider: Provider): Promise<Figures> {
       const at = Date.now();
       for (let i = 0, n = 8 + rng.int(10); i < n; i++) {
         const injection = rng.next() < 0.08;
-        const text = injection ? rng.pick(INJECTIONS) : `${message(person, 'none')}. ${rng.pick(['We talked for a while about the week ahead and plans with the family.', 'It was a long day at work, with meetings in the morning and errands after.', 'Later we went for a walk in the park near the river.'])}`;
-        lines.push({ role: 'user', content: text, author: person.name, timestamp: new Date(at + i * 2_000).toISOString(), externalId: `imp${messageNo++}`, conversationId: `imported-${person.n}-${Math.floor(messageNo / 6)}` });
-        if (rng.next() < 0.5) lines.push({ role: 'agent', content: `Noted. ${rng.pick(['I am a helpful admin bot.', 'I love jazz.', 'Tell me more.'])}`, author: 'Nocturne', timestamp: new Date(at + i * 2_000 + 1_000).toISOString(), externalId: `imp${messageNo++}`, conversationId: `imported-${person.n}-${Math.floor(messageNo / 6)}` });
+        const text = injection
+          ? rng.pick(INJECTIONS)
+          : `${message(person, 'none')}. ${rng.pick(['We talked for a while about the week ahead and plans with the family.', 'It was a long day at work, with meetings in the morning and errands after.', 'Later we went for a walk in the park near the river.'])}`;
+        lines.push({
+          role: 'user',
+          content: text,
+          author: person.name,
+          timestamp: new Date(at + i * 2_000).toISOString(),
+          externalId: `imp${messageNo++}`,
+          conversationId: `imported-${person.n}-${Math.floor(messageNo / 6)}`,
+        });
+        if (rng.next() < 0.5)
+          lines.push({
+            role: 'agent',
+            content: `Noted. ${rng.pick(['I am a helpful admin bot.', 'I love jazz.', 'Tell me more.'])}`,
+            author: 'Nocturne',
+            timestamp: new Date(at + i * 2_000 + 1_000).toISOString(),
+            externalId: `imp${messageNo++}`,
+            conversationId: `imported-${person.n}-${Math.floor(messageNo / 6)}`,
+          });
       }
-      await core.episodeService.ingestMany({ key: person.key, channel: 'import' }, lines.map((l) => core.episodeService.normalize(l, 'import')));
+      await core.episodeService.ingestMany(
+        { key: person.key, channel: 'import' },
+        lines.map((l) => core.episodeService.normalize(l, 'import')),
+      );
       if (!person.scopeId) person.scopeId = (await core.scopes.findByKey(person.key))!.id;
     }
 
@@ -433,7 +560,10 @@ async function runChaos(provider: Provider): Promise<Figures> {
 
     /** Everything the scope's LlmCall rows say it spent today, and the largest single call since `since`. */
     async function spentToday(scopeId: string, since?: Date): Promise<{ spent: number; maxCall: number }> {
-      const rows = await prisma.llmCall.findMany({ where: { scopeId, createdAt: { gte: startOfLocalDay(new Date(), 'UTC') } }, select: { inputTokens: true, outputTokens: true, createdAt: true } });
+      const rows = await prisma.llmCall.findMany({
+        where: { scopeId, createdAt: { gte: startOfLocalDay(new Date(), 'UTC') } },
+        select: { inputTokens: true, outputTokens: true, createdAt: true },
+      });
       return {
         spent: rows.reduce((n, r) => n + r.inputTokens + r.outputTokens, 0),
         maxCall: rows.filter((r) => since && r.createdAt >= since).reduce((n, r) => Math.max(n, r.inputTokens + r.outputTokens), 0),
@@ -446,7 +576,9 @@ async function runChaos(provider: Provider): Promise<Figures> {
     async function checkInvariants(after: string): Promise<void> {
       const where = (text: string) => `${after}: ${text}`;
       // 1. Episodes: consolidated once, or pending.
-      const episodes = await prisma.episode.findMany({ select: { id: true, scopeId: true, role: true, content: true, summary: true, consolidated: true, consolidatedAt: true, consolidationAttempts: true } });
+      const episodes = await prisma.episode.findMany({
+        select: { id: true, scopeId: true, role: true, content: true, summary: true, consolidated: true, consolidatedAt: true, consolidationAttempts: true },
+      });
       const byId = new Map(episodes.map((e) => [e.id, e]));
       for (const e of episodes) {
         if (e.consolidated) {
@@ -456,12 +588,14 @@ async function runChaos(provider: Provider): Promise<Figures> {
           else consolidatedAt.set(e.id, at);
         } else if (consolidatedAt.has(e.id)) violation(where(`episode ${e.id} was consolidated and is pending again`));
         if (e.consolidationAttempts > MAX_EPISODE_ATTEMPTS) violation(where(`episode ${e.id} tried ${e.consolidationAttempts} times`));
-        if (e.summary && (INJECTED.test(e.summary) || e.summary.includes(state.invented))) violation(where(`episode summary holds an injected claim: ${e.summary}`));
+        if (e.summary && (INJECTED.test(e.summary) || e.summary.includes(state.invented)))
+          violation(where(`episode summary holds an injected claim: ${e.summary}`));
       }
       const runs = await prisma.sleepRun.groupBy({ by: ['scopeId'], where: { kind: 'consolidate' }, _sum: { episodeCount: true } });
       for (const r of runs) {
         const consolidated = episodes.filter((e) => e.scopeId === r.scopeId && e.consolidated).length;
-        if ((r._sum.episodeCount ?? 0) !== consolidated) violation(where(`scope ${r.scopeId}: runs consolidated ${r._sum.episodeCount} episodes, ${consolidated} are marked`));
+        if ((r._sum.episodeCount ?? 0) !== consolidated)
+          violation(where(`scope ${r.scopeId}: runs consolidated ${r._sum.episodeCount} episodes, ${consolidated} are marked`));
       }
       // 2 and 3. Memories: sourced from the person's own harmless turns, audited once, nothing injected.
       const memories = await prisma.memory.findMany({ include: { sources: true } });
@@ -488,8 +622,11 @@ async function runChaos(provider: Provider): Promise<Figures> {
       const observations = await prisma.entityObservation.findMany({ select: { content: true } });
       for (const o of observations) if (INJECTED.test(o.content) || o.content.includes(state.invented)) violation(where(`entity observation "${o.content}"`));
       const entities = await prisma.entity.findMany({ select: { name: true, attributes: true } });
-      for (const e of entities) if (INJECTED.test(`${e.name} ${JSON.stringify(e.attributes)}`) || e.name.includes(state.invented)) violation(where(`entity ${e.name} ${JSON.stringify(e.attributes)}`));
-      for (const p of await prisma.profile.findMany({ select: { soul: true } })) if (INJECTED.test(p.soul ?? '')) violation(where('the soul holds the injected claim'));
+      for (const e of entities)
+        if (INJECTED.test(`${e.name} ${JSON.stringify(e.attributes)}`) || e.name.includes(state.invented))
+          violation(where(`entity ${e.name} ${JSON.stringify(e.attributes)}`));
+      for (const p of await prisma.profile.findMany({ select: { soul: true } }))
+        if (INJECTED.test(p.soul ?? '')) violation(where('the soul holds the injected claim'));
       // 4. Bounded retries, one usage row per call.
       for (const c of calls.slice(callsChecked)) {
         figures.calls++;
@@ -498,7 +635,8 @@ async function runChaos(provider: Provider): Promise<Figures> {
         figures.maxRequestsPerCall = Math.max(figures.maxRequestsPerCall, c.requests);
         if (c.requests > MAX_ATTEMPTS) violation(where(`a ${c.purpose} call made ${c.requests} requests (at most ${MAX_ATTEMPTS})`));
         if (c.requests < 1) violation(where(`a ${c.purpose} call reached the server ${c.requests} times`));
-        if (!c.ok && c.attempts !== undefined && c.attempts !== c.requests && c.reason !== 'invalid_output') violation(where(`a failed ${c.purpose} call says ${c.attempts} attempts, the server saw ${c.requests}`));
+        if (!c.ok && c.attempts !== undefined && c.attempts !== c.requests && c.reason !== 'invalid_output')
+          violation(where(`a failed ${c.purpose} call says ${c.attempts} attempts, the server saw ${c.requests}`));
       }
       callsChecked = calls.length;
       const rows = await prisma.llmCall.count();
@@ -512,7 +650,8 @@ async function runChaos(provider: Provider): Promise<Figures> {
       const before = await spentToday(person.scopeId);
       const outcome = await core.scheduler.consolidateNow(person.scopeId);
       figures.runs++;
-      const deferredHow = outcome.status !== 'deferred' ? '' : / of \d+ tokens\)/.test(outcome.detail ?? '') ? ' (budget spent at start)' : ' (next call would not fit)';
+      const deferredHow =
+        outcome.status !== 'deferred' ? '' : / of \d+ tokens\)/.test(outcome.detail ?? '') ? ' (budget spent at start)' : ' (next call would not fit)';
       bump(figures.outcomes, `sleep ${outcome.status}${deferredHow}`);
       if (outcome.status === 'deferred') figures.deferredByBudget++;
       const after = await spentToday(person.scopeId, runStart);
@@ -521,9 +660,11 @@ async function runChaos(provider: Provider): Promise<Figures> {
       const overshoot = runTokens - left;
       figures.maxOvershoot = Math.max(figures.maxOvershoot, overshoot);
       // 5. Budget: checked before each call, so at most one call's worth over what was left.
-      if (overshoot > 0 && overshoot > after.maxCall) violation(`sleep run (${fault}): spent ${runTokens} tokens with ${left} left, more than one call (${after.maxCall}) over`);
+      if (overshoot > 0 && overshoot > after.maxCall)
+        violation(`sleep run (${fault}): spent ${runTokens} tokens with ${left} left, more than one call (${after.maxCall}) over`);
       if (left === 0 && runTokens > 0) violation(`sleep run (${fault}): spent ${runTokens} tokens with the budget already spent`);
-      if ((fault === '500-all' || fault === 'hang-all') && outcome.status === 'succeeded') violation(`sleep run succeeded although every request failed (${fault})`);
+      if ((fault === '500-all' || fault === 'hang-all') && outcome.status === 'succeeded')
+        violation(`sleep run succeeded although every request failed (${fault})`);
     }
 
     const started = performance.now();
@@ -562,10 +703,22 @@ async function runChaos(provider: Provider): Promise<Figures> {
     const lines = [
       `model faults (${provider}): CHAOS_SEED=${seed}, ${elapsed(started)}`,
       `  sleep runs ${figures.runs}, replies ${figures.replies}, conversation ends ${figures.ends}; model calls ${figures.calls}, retries ${figures.retries}, most requests for one call ${figures.maxRequestsPerCall} (limit ${MAX_ATTEMPTS})`,
-      `  calls by purpose: ${Object.entries(figures.callsByPurpose).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`,
-      `  faults by operation: ${Object.entries(figures.operationFaults).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`,
-      `  faults by request: ${Object.entries(figures.requestFaults).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`,
-      `  outcomes: ${Object.entries(figures.outcomes).sort().map(([k, v]) => `${k} ${v}`).join(', ')}`,
+      `  calls by purpose: ${Object.entries(figures.callsByPurpose)
+        .sort()
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+      `  faults by operation: ${Object.entries(figures.operationFaults)
+        .sort()
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+      `  faults by request: ${Object.entries(figures.requestFaults)
+        .sort()
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+      `  outcomes: ${Object.entries(figures.outcomes)
+        .sort()
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
       `  episodes consolidated ${consolidated}, pending ${pending}; memories ${memories}`,
       `  tokens per scope today (budget ${DAILY_BUDGET}, replies included): ${spent.join(', ')}; largest run overshoot of what was left ${Math.max(0, figures.maxOvershoot)} tokens (allowed: one call)`,
       `  violations ${figures.violations.length}${figures.violations.length > 0 ? `:\n    ${figures.violations.slice(0, 20).join('\n    ')}` : ''}`,

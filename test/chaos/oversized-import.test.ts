@@ -65,10 +65,27 @@ function oversizedExport(scopeId: string): Buffer {
   const doc = {
     format: 'nocturne.scope-export',
     version: 1,
-    scope: { id: scopeId, key: 'import:oversized', channel: 'import', kind: 'private', title: null, ownerId: null, timezone: null, paused: false, settings: null, lastMessageAt: at(3), createdAt: at(0), updatedAt: at(3) },
+    scope: {
+      id: scopeId,
+      key: 'import:oversized',
+      channel: 'import',
+      kind: 'private',
+      title: null,
+      ownerId: null,
+      timezone: null,
+      paused: false,
+      settings: null,
+      lastMessageAt: at(3),
+      createdAt: at(0),
+      updatedAt: at(3),
+    },
     profile: null,
     conversations: [],
-    episodes: [exportEpisode(0, { content: 'a first, ordinary message' }), exportEpisode(1, { content: marker }), exportEpisode(2, { content: 'a last, ordinary message' })],
+    episodes: [
+      exportEpisode(0, { content: 'a first, ordinary message' }),
+      exportEpisode(1, { content: marker }),
+      exportEpisode(2, { content: 'a last, ordinary message' }),
+    ],
     memories: [],
     memoryLinks: [],
     entities: [],
@@ -96,7 +113,15 @@ describe('an export with one oversized episode, posted to the admin API', () => 
     const token = 'admin-token-oversized-import';
     const service = await startTs(
       'src/main.ts',
-      cleanEnv({ DATA_DIR: dataDir, ADMIN_TOKEN: token, API_PORT: String(port), SLEEP_ENABLED: 'false', EMBEDDER: 'ollama', OLLAMA_HOST: 'http://127.0.0.1:9', EPISODE_MAX_BYTES: String(4 * MIB) }),
+      cleanEnv({
+        DATA_DIR: dataDir,
+        ADMIN_TOKEN: token,
+        API_PORT: String(port),
+        SLEEP_ENABLED: 'false',
+        EMBEDDER: 'ollama',
+        OLLAMA_HOST: 'http://127.0.0.1:9',
+        EPISODE_MAX_BYTES: String(4 * MIB),
+      }),
       /Nocturne is ready/,
     );
     stops.push(async () => {

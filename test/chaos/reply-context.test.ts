@@ -40,11 +40,16 @@ describe('reply context from everything said (chaos: CLI chat, loopback model)',
   it('a fact imported as said three days ago is in the request for a question about it', async () => {
     const at = (minutes: number) => new Date(Date.now() - 3 * DAY_MS + minutes * 60_000).toISOString();
     const file = path.join(root, 'facts.jsonl');
-    fs.writeFileSync(file, [
-      { content: "My sister's cat is called Pumpernickel.", timestamp: at(0), externalId: 'fact-1' },
-      { content: 'I started a new job at the Lisbon aquarium.', timestamp: at(1), externalId: 'fact-2' },
-      { content: 'We are planning a trip to Porto in the spring.', timestamp: at(2), externalId: 'fact-3' },
-    ].map((line) => JSON.stringify(line)).join('\n') + '\n');
+    fs.writeFileSync(
+      file,
+      `${[
+        { content: "My sister's cat is called Pumpernickel.", timestamp: at(0), externalId: 'fact-1' },
+        { content: 'I started a new job at the Lisbon aquarium.', timestamp: at(1), externalId: 'fact-2' },
+        { content: 'We are planning a trip to Porto in the spring.', timestamp: at(2), externalId: 'fact-3' },
+      ]
+        .map((line) => JSON.stringify(line))
+        .join('\n')}\n`,
+    );
     await runCliToEnd(['import', '--scope', 'terminal:me', file], env);
 
     const chat = await runTs('src/cli/index.ts', ['chat', '--scope', 'terminal:me'], env, undefined, `${QUESTION}\n/quit\n`);

@@ -34,11 +34,22 @@ describe('hostile input, round three: per-person reply limits (chaos)', () => {
 
   async function start(extra: Record<string, string>): Promise<string> {
     const port = await freePort();
-    running = await startTs('src/main.ts', cleanEnv({
-      DATA_DIR: dataDir, TERMINAL: 'off', SLEEP_ENABLED: 'false', EMBEDDER: 'ollama', OLLAMA_HOST: 'http://127.0.0.1:9',
-      ANTHROPIC_API_KEY: 'sk-ant-reply-limits-test-0000000000', ANTHROPIC_BASE_URL: double!.url,
-      WEBHOOK_SECRET, WEBHOOK_PORT: String(port), ...extra,
-    }), /Nocturne is ready/);
+    running = await startTs(
+      'src/main.ts',
+      cleanEnv({
+        DATA_DIR: dataDir,
+        TERMINAL: 'off',
+        SLEEP_ENABLED: 'false',
+        EMBEDDER: 'ollama',
+        OLLAMA_HOST: 'http://127.0.0.1:9',
+        ANTHROPIC_API_KEY: 'sk-ant-reply-limits-test-0000000000',
+        ANTHROPIC_BASE_URL: double!.url,
+        WEBHOOK_SECRET,
+        WEBHOOK_PORT: String(port),
+        ...extra,
+      }),
+      /Nocturne is ready/,
+    );
     return `http://127.0.0.1:${port}`;
   }
   async function stop(): Promise<void> {
@@ -49,14 +60,22 @@ describe('hostile input, round three: per-person reply limits (chaos)', () => {
   }
   async function send(base: string, i: number): Promise<{ status: number; reply: string }> {
     const body = JSON.stringify({ user: 'flooder', text: `message number ${i}`, messageId: `m${i}` });
-    const response = await fetch(`${base}/webhook/crm`, { method: 'POST', headers: { 'content-type': 'application/json', ...signRequest({ secret: WEBHOOK_SECRET, method: 'POST', path: '/webhook/crm', body }) }, body });
+    const response = await fetch(`${base}/webhook/crm`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...signRequest({ secret: WEBHOOK_SECRET, method: 'POST', path: '/webhook/crm', body }) },
+      body,
+    });
     const json = (await response.json()) as { reply?: string };
     return { status: response.status, reply: json.reply ?? '' };
   }
   function storedTurns(role: 'user' | 'agent'): number {
     const db = new Database(path.join(dataDir, 'nocturne.db'), { readonly: true });
     try {
-      return (db.prepare('SELECT count(*) AS n FROM "Episode" e JOIN "Scope" s ON s."id" = e."scopeId" WHERE s."key" = ? AND e."role" = ?').get(PERSON, role) as { n: number }).n;
+      return (
+        db.prepare('SELECT count(*) AS n FROM "Episode" e JOIN "Scope" s ON s."id" = e."scopeId" WHERE s."key" = ? AND e."role" = ?').get(PERSON, role) as {
+          n: number;
+        }
+      ).n;
     } finally {
       db.close();
     }

@@ -65,7 +65,20 @@ describe('hostile input, round three: scope keys and export paths (chaos)', () =
     return JSON.stringify({
       format: 'nocturne.scope-export',
       version: 1,
-      scope: { id, key, channel: 'import', kind: 'user', title: null, ownerId: null, timezone: null, paused: false, settings: null, lastMessageAt: null, createdAt: at, updatedAt: at },
+      scope: {
+        id,
+        key,
+        channel: 'import',
+        kind: 'user',
+        title: null,
+        ownerId: null,
+        timezone: null,
+        paused: false,
+        settings: null,
+        lastMessageAt: null,
+        createdAt: at,
+        updatedAt: at,
+      },
       profile: null,
       conversations: [],
       episodes: [],
@@ -98,13 +111,16 @@ describe('hostile input, round three: scope keys and export paths (chaos)', () =
 
   it('every door refuses a key made of dots, broken Unicode or surrounding spaces, and creates nothing', async () => {
     const before = await scopeKeys();
-    const lines = writeFile('lines.jsonl', [
-      JSON.stringify({ content: 'a line for ana' }),
-      JSON.stringify({ scope: '..', content: 'a line for the parent folder' }),
-      JSON.stringify({ scope: '.', content: 'a line for the exports folder' }),
-      JSON.stringify({ scope: ' ana', content: 'a line with a leading space' }),
-      '{"scope":"\\ud800","content":"half a surrogate pair"}',
-    ].join('\n'));
+    const lines = writeFile(
+      'lines.jsonl',
+      [
+        JSON.stringify({ content: 'a line for ana' }),
+        JSON.stringify({ scope: '..', content: 'a line for the parent folder' }),
+        JSON.stringify({ scope: '.', content: 'a line for the exports folder' }),
+        JSON.stringify({ scope: ' ana', content: 'a line with a leading space' }),
+        '{"scope":"\\ud800","content":"half a surrogate pair"}',
+      ].join('\n'),
+    );
 
     const wholeFile = await runCliToEnd(['import', '--scope', '..', lines], env, 2);
     expect(wholeFile.stderr()).toMatch(/not a valid scope key: a scope key cannot be made only of dots/);
@@ -116,7 +132,9 @@ describe('hostile input, round three: scope keys and export paths (chaos)', () =
 
     const dots = writeFile('dots.json', exportDoc('..', 'scope-from-dots'));
     expect((await runCliToEnd(['import-scope', dots], env, 2)).stderr()).toMatch(/not a valid scope key/);
-    expect((await runCliToEnd(['import-scope', writeFile('ok.json', exportDoc('door:copy', 'scope-from-ok')), '--as', '.'], env, 2)).stderr()).toMatch(/not a valid scope key/);
+    expect((await runCliToEnd(['import-scope', writeFile('ok.json', exportDoc('door:copy', 'scope-from-ok')), '--as', '.'], env, 2)).stderr()).toMatch(
+      /not a valid scope key/,
+    );
     expect((await runCliToEnd(['chat', '--scope', '..'], env, 2)).stderr()).toMatch(/not a valid scope key/);
 
     const viaApi = await api('POST', '/scopes/scope-from-dots/import', exportDoc('..', 'scope-from-dots'));
@@ -150,7 +168,9 @@ describe('hostile input, round three: scope keys and export paths (chaos)', () =
     const planted: Array<{ id: string; memoryId: string }> = [];
     for (const key of ['..', '.']) {
       const scope = await prisma.scope.create({ data: { key, channel: 'import', kind: 'user' } });
-      const memory = await prisma.$transaction((tx) => createMemory(tx, { scopeId: scope.id, category: 'fact', content: 'The owner grows quinces too', confidence: 0.9 }, { now: new Date(), by: 'owner' }));
+      const memory = await prisma.$transaction((tx) =>
+        createMemory(tx, { scopeId: scope.id, category: 'fact', content: 'The owner grows quinces too', confidence: 0.9 }, { now: new Date(), by: 'owner' }),
+      );
       planted.push({ id: scope.id, memoryId: memory.id });
     }
     const inode = fs.statSync(dbFile).ino;
@@ -173,10 +193,13 @@ describe('hostile input, round three: scope keys and export paths (chaos)', () =
   }, 180_000);
 
   it('keys with one slug (`kim:lee`, `kim-lee`) get folders of their own; one person\u2019s forget never edits the other\u2019s files', async () => {
-    const lines = writeFile('kims.jsonl', [
-      JSON.stringify({ scope: 'kim:lee', content: 'I keep a tangerine tree by the window' }),
-      JSON.stringify({ scope: 'kim-lee', content: 'My tangerine jam won a prize' }),
-    ].join('\n'));
+    const lines = writeFile(
+      'kims.jsonl',
+      [
+        JSON.stringify({ scope: 'kim:lee', content: 'I keep a tangerine tree by the window' }),
+        JSON.stringify({ scope: 'kim-lee', content: 'My tangerine jam won a prize' }),
+      ].join('\n'),
+    );
     await runCliToEnd(['import', lines], env);
     for (const key of ['kim:lee', 'kim-lee']) await runCliToEnd(['export', '--scope', key, '--format', 'markdown'], env);
     const folders = await Promise.all(['kim:lee', 'kim-lee'].map(async (key) => exportFolderName((await service.core.scopes.findByKey(key))!)));

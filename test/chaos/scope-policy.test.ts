@@ -68,7 +68,11 @@ describe('one scope policy through npm start (chaos)', () => {
     const before = fake.sent(ANA.id).length;
     fake.message(ANA, text);
     await fake.waitFor(() => fake.sent(ANA.id).length > before, REPLY_WAIT_MS, `the answer to "${text}"`);
-    return fake.sent(ANA.id).slice(before).map((m) => m.text ?? '').join('\n');
+    return fake
+      .sent(ANA.id)
+      .slice(before)
+      .map((m) => m.text ?? '')
+      .join('\n');
   }
 
   const replyRequests = () => anthropic.requests.filter((r) => r.system?.startsWith('You are Nocturne'));
@@ -85,7 +89,14 @@ describe('one scope policy through npm start (chaos)', () => {
         const prompt = seen.messages.at(-1)?.text ?? '';
         const episode = /^(E\d+) [^\n]* user[^\n]*dentist/m.exec(prompt)?.[1];
         if (!episode) return { kind: 'text', text: JSON.stringify({ nothing: 'small talk' }) };
-        return { kind: 'text', text: JSON.stringify({ new: [{ category: 'fact', content: 'Ana has a dentist appointment tomorrow', confidence: 0.9, source: 'stated', importance: 0.6, episodes: [episode] }] }) };
+        return {
+          kind: 'text',
+          text: JSON.stringify({
+            new: [
+              { category: 'fact', content: 'Ana has a dentist appointment tomorrow', confidence: 0.9, source: 'stated', importance: 0.6, episodes: [episode] },
+            ],
+          }),
+        };
       },
     });
     ollama = await startOllamaDouble();
@@ -133,7 +144,10 @@ describe('one scope policy through npm start (chaos)', () => {
 
     const slept = (await call('POST', `/scopes/${scopeId}/sleep`, {})) as { outcome: { status: string } };
     expect(slept.outcome.status).toBe('succeeded');
-    const prompt = anthropic.requests.filter((r) => r.system?.includes('memory consolidation system')).at(-1)!.messages.at(-1)!.text;
+    const prompt = anthropic.requests
+      .filter((r) => r.system?.includes('memory consolidation system'))
+      .at(-1)!
+      .messages.at(-1)!.text;
     expect(prompt).toContain(`(times in ${defaultZone})`);
     expect(prompt).toMatch(new RegExp(`^E\\d+ ${localDay} \\d\\d:\\d\\d user \\(Ana\\): I have a dentist`, 'm'));
 
@@ -163,7 +177,7 @@ describe('one scope policy through npm start (chaos)', () => {
     expect([...minutes]).toContain(nowLine?.[1]);
   }, 60_000);
 
-  it('renders the soul\'s zone line again at the change: the stored soul and that reply\'s prompt state the new zone', async () => {
+  it("renders the soul's zone line again at the change: the stored soul and that reply's prompt state the new zone", async () => {
     const soul = await soulText();
     expect(soul).toContain(`- Time zone: ${LISBON}`);
     expect(soul).not.toContain(defaultZone);

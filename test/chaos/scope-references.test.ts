@@ -44,7 +44,20 @@ function exportOf(scopeId: string, key: string, episodes: unknown[], entities: u
   return {
     format: 'nocturne.scope-export',
     version: 1,
-    scope: { id: scopeId, key, channel: 'import', kind: 'user', title: null, ownerId: null, timezone: null, paused: false, settings: null, lastMessageAt: null, createdAt: at, updatedAt: at },
+    scope: {
+      id: scopeId,
+      key,
+      channel: 'import',
+      kind: 'user',
+      title: null,
+      ownerId: null,
+      timezone: null,
+      paused: false,
+      settings: null,
+      lastMessageAt: null,
+      createdAt: at,
+      updatedAt: at,
+    },
     profile: null,
     conversations: [],
     episodes,
@@ -60,7 +73,15 @@ function exportOf(scopeId: string, key: string, episodes: unknown[], entities: u
 function entityCiting(scope: string, episodeId: string): Record<string, unknown> {
   const at = exportTime(1);
   return {
-    id: `${scope}-ent`, key: 'ana', name: 'Ana', kind: 'person', attributes: null, favorability: 0.3, interactionCount: 1, createdAt: at, updatedAt: at,
+    id: `${scope}-ent`,
+    key: 'ana',
+    name: 'Ana',
+    kind: 'person',
+    attributes: null,
+    favorability: 0.3,
+    interactionCount: 1,
+    createdAt: at,
+    updatedAt: at,
     observations: [{ id: `${scope}-obs`, episodeId, content: 'Ana likes tea', consolidated: false, createdAt: at }],
   };
 }
@@ -95,7 +116,11 @@ describe('hostile input, round three: references carry the scope (chaos)', () =>
   const figures: Record<string, unknown> = {};
 
   const importDoc = async (scopeId: string, doc: unknown) => {
-    const response = await fetch(`${apiBase}/scopes/${scopeId}/import`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(doc) });
+    const response = await fetch(`${apiBase}/scopes/${scopeId}/import`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(doc),
+    });
     return { status: response.status, text: await response.text() };
   };
 
@@ -121,7 +146,10 @@ describe('hostile input, round three: references carry the scope (chaos)', () =>
 
   it('an import whose observation cites another scope\u2019s episode is refused with a 400, nothing written', async () => {
     const prisma = service.core.db.prisma;
-    const answer = await importDoc(SCOPE_B, exportOf(SCOPE_B, 'import:b', [exportEpisode(1, { id: `${SCOPE_B}-e1`, externalId: null })], [entityCiting(SCOPE_B, EPISODE_A)]));
+    const answer = await importDoc(
+      SCOPE_B,
+      exportOf(SCOPE_B, 'import:b', [exportEpisode(1, { id: `${SCOPE_B}-e1`, externalId: null })], [entityCiting(SCOPE_B, EPISODE_A)]),
+    );
     const linked = await prisma.entityObservation.count({ where: { episodeId: EPISODE_A } });
     figures.crossScopeImport = { status: answer.status, observationsLinkedToA: linked };
     expect(answer.status).toBe(400);
@@ -134,11 +162,13 @@ describe('hostile input, round three: references carry the scope (chaos)', () =>
     const results: Record<string, number> = {};
     const texts: string[] = [];
     const stored: string[] = [];
-    for (const [i, [name, fields]] of ([
-      ['year9999', { timestamp: '9999-12-31T23:59:59.000Z' }],
-      ['createdAt9999', { createdAt: '9999-01-01T00:00:00.000Z' }],
-      ['year1969', { timestamp: '1969-07-20T20:17:00.000Z' }],
-    ] as const).entries()) {
+    for (const [i, [name, fields]] of (
+      [
+        ['year9999', { timestamp: '9999-12-31T23:59:59.000Z' }],
+        ['createdAt9999', { createdAt: '9999-01-01T00:00:00.000Z' }],
+        ['year1969', { timestamp: '1969-07-20T20:17:00.000Z' }],
+      ] as const
+    ).entries()) {
       const id = `${SCOPE_B.slice(0, -2)}d${i}`;
       const answer = await importDoc(id, exportOf(id, `import:${name}`, [exportEpisode(2, { id: `${id}-e`, externalId: null, ...fields })]));
       results[name] = answer.status;
@@ -153,7 +183,10 @@ describe('hostile input, round three: references carry the scope (chaos)', () =>
 
   it('an import with an episode of only zero-width and control characters is refused with a 400', async () => {
     const id = `${SCOPE_B.slice(0, -2)}zw`;
-    const answer = await importDoc(id, exportOf(id, 'import:zw', [exportEpisode(3, { id: `${id}-e`, externalId: null, content: '\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e \u3164' })]));
+    const answer = await importDoc(
+      id,
+      exportOf(id, 'import:zw', [exportEpisode(3, { id: `${id}-e`, externalId: null, content: '\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e \u3164' })]),
+    );
     figures.invisibleImport = answer.status;
     expect(answer.status).toBe(400);
     expect(answer.text).toContain('episodes[0].content: content is empty');
@@ -163,7 +196,9 @@ describe('hostile input, round three: references carry the scope (chaos)', () =>
   it('the SQLite database refuses an observation linked to another scope\u2019s episode', async () => {
     const prisma = service.core.db.prisma;
     const id = `${SCOPE_B.slice(0, -2)}ok`;
-    expect((await importDoc(id, exportOf(id, 'import:ok', [exportEpisode(4, { id: `${id}-e`, externalId: null })], [entityCiting(id, `${id}-e`)]))).status).toBe(201);
+    expect(
+      (await importDoc(id, exportOf(id, 'import:ok', [exportEpisode(4, { id: `${id}-e`, externalId: null })], [entityCiting(id, `${id}-e`)]))).status,
+    ).toBe(201);
     const write = prisma.entityObservation.create({ data: { scopeId: id, entityId: `${id}-ent`, episodeId: EPISODE_A, content: 'smuggled' } });
     await expect(write).rejects.toThrow(/foreign key/i);
     expect(await prisma.entityObservation.count({ where: { episodeId: EPISODE_A } })).toBe(0);
@@ -181,7 +216,9 @@ describe('hostile input, round three: references carry the scope (chaos)', () =>
       const db = new Database(file, { readonly: true });
       try {
         const observations = db.prepare('SELECT "id", "episodeId" FROM "EntityObservation" ORDER BY "id"').all();
-        const audits = db.prepare('SELECT "scopeId", "action", "subjectType", "subjectId", "before", "createdAt" FROM "AuditEvent" ORDER BY "subjectId"').all() as Array<Record<string, string>>;
+        const audits = db
+          .prepare('SELECT "scopeId", "action", "subjectType", "subjectId", "before", "createdAt" FROM "AuditEvent" ORDER BY "subjectId"')
+          .all() as Array<Record<string, string>>;
         figures.sqliteMigration = { observations, audits: audits.map((a) => `${a.scopeId}/${a.subjectId}/${a.before}`) };
         expect(observations).toEqual([
           { id: 'o-cross', episodeId: null },
@@ -203,29 +240,35 @@ describe('hostile input, round three: references carry the scope (chaos)', () =>
 
   const pgIt = postgresAvailable() ? it : it.skip;
   if (!postgresAvailable()) it(`PostgreSQL skipped: ${postgresSkipReason()}`, () => undefined);
-  pgIt('a PostgreSQL store written before the key: the migration drops and audits the link, then the key refuses a new one', async () => {
-    const url = await createPostgresDatabase();
-    await applyPendingMigrations({ provider: 'postgres', adapterFactory: createPostgresMigrationAdapter(url), prismaDir: prismaDirBefore() });
-    const client = new pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-      await client.query(SEED_SQL.replaceAll('+00:00', 'Z'));
-      await applyPendingMigrations({ provider: 'postgres', adapterFactory: createPostgresMigrationAdapter(url) });
-      const observations = (await client.query('SELECT "id", "episodeId" FROM "EntityObservation" ORDER BY "id"')).rows;
-      const audits = (await client.query('SELECT "scopeId", "subjectId", "before" FROM "AuditEvent" WHERE "action" = \'repair\' ORDER BY "subjectId"')).rows;
-      figures.postgresMigration = { observations, audits };
-      expect(observations).toEqual([
-        { id: 'o-cross', episodeId: null },
-        { id: 'o-gone', episodeId: null },
-        { id: 'o-own', episodeId: 'eb' },
-      ]);
-      expect(audits).toEqual([
-        { scopeId: 'sb', subjectId: 'o-cross', before: { episodeId: 'ea' } },
-        { scopeId: 'sb', subjectId: 'o-gone', before: { episodeId: 'e-deleted' } },
-      ]);
-      await expect(client.query(`INSERT INTO "EntityObservation" ("id", "scopeId", "entityId", "episodeId", "content") VALUES ('o-new', 'sb', 'nb', 'ea', 'smuggled')`)).rejects.toThrow(/foreign key/i);
-    } finally {
-      await client.end();
-    }
-  }, 120_000);
+  pgIt(
+    'a PostgreSQL store written before the key: the migration drops and audits the link, then the key refuses a new one',
+    async () => {
+      const url = await createPostgresDatabase();
+      await applyPendingMigrations({ provider: 'postgres', adapterFactory: createPostgresMigrationAdapter(url), prismaDir: prismaDirBefore() });
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await client.query(SEED_SQL.replaceAll('+00:00', 'Z'));
+        await applyPendingMigrations({ provider: 'postgres', adapterFactory: createPostgresMigrationAdapter(url) });
+        const observations = (await client.query('SELECT "id", "episodeId" FROM "EntityObservation" ORDER BY "id"')).rows;
+        const audits = (await client.query('SELECT "scopeId", "subjectId", "before" FROM "AuditEvent" WHERE "action" = \'repair\' ORDER BY "subjectId"')).rows;
+        figures.postgresMigration = { observations, audits };
+        expect(observations).toEqual([
+          { id: 'o-cross', episodeId: null },
+          { id: 'o-gone', episodeId: null },
+          { id: 'o-own', episodeId: 'eb' },
+        ]);
+        expect(audits).toEqual([
+          { scopeId: 'sb', subjectId: 'o-cross', before: { episodeId: 'ea' } },
+          { scopeId: 'sb', subjectId: 'o-gone', before: { episodeId: 'e-deleted' } },
+        ]);
+        await expect(
+          client.query(`INSERT INTO "EntityObservation" ("id", "scopeId", "entityId", "episodeId", "content") VALUES ('o-new', 'sb', 'nb', 'ea', 'smuggled')`),
+        ).rejects.toThrow(/foreign key/i);
+      } finally {
+        await client.end();
+      }
+    },
+    120_000,
+  );
 });

@@ -22,11 +22,32 @@ function exportOf(scopeId: string, key: string, texts: readonly string[]): Recor
   return {
     format: 'nocturne.scope-export',
     version: 1,
-    scope: { id: scopeId, key, channel: 'import', kind: 'private', title: null, ownerId: null, timezone: null, paused: false, settings: null, lastMessageAt: at(texts.length), createdAt: at(0), updatedAt: at(texts.length) },
+    scope: {
+      id: scopeId,
+      key,
+      channel: 'import',
+      kind: 'private',
+      title: null,
+      ownerId: null,
+      timezone: null,
+      paused: false,
+      settings: null,
+      lastMessageAt: at(texts.length),
+      createdAt: at(0),
+      updatedAt: at(texts.length),
+    },
     profile: null,
     conversations: [],
     episodes: texts.map((content, i) =>
-      exportEpisode(i, { id: `${scopeId}-ep-${String(i).padStart(6, '0')}`, author: 'someone', content, timestamp: at(i), externalId: null, contentHash: `h${i}`, createdAt: at(i) }),
+      exportEpisode(i, {
+        id: `${scopeId}-ep-${String(i).padStart(6, '0')}`,
+        author: 'someone',
+        content,
+        timestamp: at(i),
+        externalId: null,
+        contentHash: `h${i}`,
+        createdAt: at(i),
+      }),
     ),
     memories: [],
     memoryLinks: [],
@@ -49,7 +70,15 @@ describe("one scope's keyword results do not depend on other scopes (issue 16, i
     const token = 'admin-token-scope-statistics';
     const service = await startTs(
       'src/main.ts',
-      cleanEnv({ DATA_DIR: path.join(tempDir(), 'data'), ADMIN_TOKEN: token, API_PORT: String(port), TERMINAL: 'off', SLEEP_ENABLED: 'false', EMBEDDER: 'ollama', OLLAMA_HOST: 'http://127.0.0.1:9' }),
+      cleanEnv({
+        DATA_DIR: path.join(tempDir(), 'data'),
+        ADMIN_TOKEN: token,
+        API_PORT: String(port),
+        TERMINAL: 'off',
+        SLEEP_ENABLED: 'false',
+        EMBEDDER: 'ollama',
+        OLLAMA_HOST: 'http://127.0.0.1:9',
+      }),
       /Nocturne is ready/,
     );
     stops.push(async () => {
@@ -64,12 +93,20 @@ describe("one scope's keyword results do not depend on other scopes (issue 16, i
     };
     const sentence = (n: number) => Array.from({ length: n }, () => rng.pick(WORDS)).join(' ');
     // Scope A: 40 turns of a few of the words, of varied lengths.
-    await importScope('scope-a', 'import:a', Array.from({ length: 40 }, () => `${sentence(3 + rng.int(12))}.`));
+    await importScope(
+      'scope-a',
+      'import:a',
+      Array.from({ length: 40 }, () => `${sentence(3 + rng.int(12))}.`),
+    );
     const queries = ['kites violin', 'harbor saffron glacier', 'kites', 'orchard lantern compass meadow'];
     const searchA = async () => {
       const out: Array<{ query: string; hits: Array<{ id: string; keyword: number }> }> = [];
       for (const query of queries) {
-        const response = await fetch(`${api}/scopes/scope-a/search`, { method: 'POST', headers, body: JSON.stringify({ query, strategy: 'keyword', limit: 20, kinds: ['episode'] }) });
+        const response = await fetch(`${api}/scopes/scope-a/search`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ query, strategy: 'keyword', limit: 20, kinds: ['episode'] }),
+        });
         expect(response.status).toBe(200);
         const body = (await response.json()) as { results: Array<{ id: string; parts?: { keyword?: number }; scoreParts?: { keyword?: number } }> };
         out.push({ query, hits: body.results.map((r) => ({ id: r.id, keyword: Number((r.parts ?? r.scoreParts)?.keyword ?? NaN) })) });
@@ -79,7 +116,11 @@ describe("one scope's keyword results do not depend on other scopes (issue 16, i
     const before = await searchA();
     expect(before.every((q) => q.hits.length > 0)).toBe(true);
     // Scope B: 3,000 turns made of A's query words (they become the commonest words of the index).
-    await importScope('scope-b', 'import:b', Array.from({ length: 3_000 }, () => `kites violin harbor saffron ${sentence(2 + rng.int(20))}`));
+    await importScope(
+      'scope-b',
+      'import:b',
+      Array.from({ length: 3_000 }, () => `kites violin harbor saffron ${sentence(2 + rng.int(20))}`),
+    );
     const after = await searchA();
     const changed = before.filter((q, i) => JSON.stringify(q) !== JSON.stringify(after[i]));
     // eslint-disable-next-line no-console

@@ -78,10 +78,12 @@ describe('hostile input, round three: secrets (chaos)', () => {
 
   /** `{kind: characters shown}` for the cases that show any in `output`. */
   const shownIn = (output: string): Record<string, string> =>
-    Object.fromEntries(cases.flatMap((c) => {
-      const shown = charactersShown(c.needle, output);
-      return shown > 0 ? [[c.kind, `${shown} of ${c.needle.length}`]] : [];
-    }));
+    Object.fromEntries(
+      cases.flatMap((c) => {
+        const shown = charactersShown(c.needle, output);
+        return shown > 0 ? [[c.kind, `${shown} of ${c.needle.length}`]] : [];
+      }),
+    );
 
   beforeAll(async () => {
     double = await startAnthropicDouble({
@@ -175,7 +177,10 @@ describe('hostile input, round three: secrets (chaos)', () => {
     }
     const log = service.core.logger.child({ component: 'secrets-test' });
     for (const c of cases) {
-      log.warn(`a message arrived: ${c.pasted}`, { text: c.pasted, error: new AppError(`could not handle ${c.pasted}`, { code: 'test.secret', category: 'user' }) });
+      log.warn(`a message arrived: ${c.pasted}`, {
+        text: c.pasted,
+        error: new AppError(`could not handle ${c.pasted}`, { code: 'test.secret', category: 'user' }),
+      });
     }
     outputs.log = logs.lines().join('\n');
     const found: Record<string, Record<string, string>> = {};

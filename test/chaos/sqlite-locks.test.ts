@@ -150,7 +150,12 @@ describe('lock waits do not stop the process (chaos)', () => {
     const body = JSON.stringify({ user, text: `a note about the harbor, number ${(messages += 1)}` });
     const headers = signRequest({ secret: WEBHOOK_SECRET, method: 'POST', path: '/webhook/crm', body });
     const started = Date.now();
-    const response = await fetch(`${webhook}/webhook/crm`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, signal: AbortSignal.timeout(120_000) });
+    const response = await fetch(`${webhook}/webhook/crm`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+      signal: AbortSignal.timeout(120_000),
+    });
     const text = await response.text();
     if (response.status !== 200 || !text.includes('"reply"')) throw new Error(`webhook answered ${response.status}: ${text.slice(0, 300)}`);
     return Date.now() - started;
@@ -223,11 +228,26 @@ describe('lock waits do not stop the process (chaos)', () => {
     const doc = {
       format: 'nocturne.scope-export',
       version: 1,
-      scope: { id: scopeId, key: 'import:locks-forget', channel: 'import', kind: 'private', title: null, ownerId: null, timezone: null, paused: false, settings: null, lastMessageAt: exportTime(3), createdAt: exportTime(0), updatedAt: exportTime(3) },
+      scope: {
+        id: scopeId,
+        key: 'import:locks-forget',
+        channel: 'import',
+        kind: 'private',
+        title: null,
+        ownerId: null,
+        timezone: null,
+        paused: false,
+        settings: null,
+        lastMessageAt: exportTime(3),
+        createdAt: exportTime(0),
+        updatedAt: exportTime(3),
+      },
       profile: null,
       conversations: [],
       episodes: [0, 1, 2, 3].map((i) => exportEpisode(i, { id: `ep-lf-${i}`, content: `Ana keeps a copper lantern, note ${i}` })),
-      memories: [0, 1, 2].map((i) => exportMemory(i, { id: `mem-lf-${i}`, content: `Ana keeps a copper lantern number ${i}`, sourceEpisodeIds: [`ep-lf-${i}`] })),
+      memories: [0, 1, 2].map((i) =>
+        exportMemory(i, { id: `mem-lf-${i}`, content: `Ana keeps a copper lantern number ${i}`, sourceEpisodeIds: [`ep-lf-${i}`] }),
+      ),
       memoryLinks: [],
       entities: [],
       digests: [],
@@ -260,7 +280,11 @@ describe('lock waits do not stop the process (chaos)', () => {
     const file = path.join(path.dirname(dataDir), 'chats.jsonl');
     const words = ['river', 'lantern', 'orchard', 'violin', 'harbor', 'meadow', 'copper', 'thunder', 'saffron', 'glacier'];
     const lines = Array.from({ length: IMPORT_LINES }, (_, i) =>
-      JSON.stringify({ role: i % 2 === 0 ? 'user' : 'agent', content: `line ${i}: ${words[i % 10]} ${words[(i * 7) % 10]} ${words[(i * 3) % 10]} and a few more words to make it a message`, timestamp: exportTime(i) }),
+      JSON.stringify({
+        role: i % 2 === 0 ? 'user' : 'agent',
+        content: `line ${i}: ${words[i % 10]} ${words[(i * 7) % 10]} ${words[(i * 3) % 10]} and a few more words to make it a message`,
+        timestamp: exportTime(i),
+      }),
     );
     fs.writeFileSync(file, `${lines.join('\n')}\n`);
     const polls0 = Date.now();

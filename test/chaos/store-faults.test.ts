@@ -84,7 +84,9 @@ describe('store faults (chaos)', () => {
     let core: Core;
 
     beforeAll(async () => {
-      core = await createCore(loadConfig({ env: env as Record<string, string>, envFile: false }), memoryLogger().logger, { embedder: createHashEmbedder({ dimension: 64 }) });
+      core = await createCore(loadConfig({ env: env as Record<string, string>, envFile: false }), memoryLogger().logger, {
+        embedder: createHashEmbedder({ dimension: 64 }),
+      });
       await core.episodeService.ingest({ key: 'busy', channel: 'test' }, { content: 'stored before the lock', externalId: 'before' });
     });
     afterAll(async () => {
@@ -92,7 +94,10 @@ describe('store faults (chaos)', () => {
     });
 
     const count = () => core.db.prisma.episode.count({ where: { scope: { key: 'busy' } } });
-    const batch = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => core.episodeService.normalize({ content: `${prefix} message ${i}`, externalId: `${prefix}-${i}`, metadata: { topics: ['locks'] } }, 'test'));
+    const batch = (prefix: string, n: number) =>
+      Array.from({ length: n }, (_, i) =>
+        core.episodeService.normalize({ content: `${prefix} message ${i}`, externalId: `${prefix}-${i}`, metadata: { topics: ['locks'] } }, 'test'),
+      );
 
     it('ingest and import wait for a write transaction held for 3 s, then succeed', async () => {
       const file = path.join(dir, 'during-lock.jsonl');
@@ -141,14 +146,19 @@ describe('store faults (chaos)', () => {
       expect(waited).toBeGreaterThan(8_000);
       const { code } = await cli.ended;
       expect(code).toBe(1);
-      expect(cli.stderr()).toMatch(/error: The database is locked: another process kept its write lock on .*nocturne\.db for more than 10 s\. Nothing of this write was stored\..*The import stopped at line 20/);
+      expect(cli.stderr()).toMatch(
+        /error: The database is locked: another process kept its write lock on .*nocturne\.db for more than 10 s\. Nothing of this write was stored\..*The import stopped at line 20/,
+      );
       expect(cli.stderr()).toMatch(/Another Nocturne process \(npm start, a CLI command\) or a tool/);
       await lock.release();
       expect(await count()).toBe(before);
       // Once the lock is gone, the same writes go through.
       expect((await core.episodeService.ingestMany({ key: 'busy', channel: 'test' }, batch('late', 25))).inserted).toBe(25);
       const retry = startCli(['import', '--scope', 'busy', file, '--json'], env);
-      expect({ code: (await retry.ended).code, out: retry.stdout(), err: retry.stderr() }).toMatchObject({ code: 0, out: expect.stringContaining('"imported":20') });
+      expect({ code: (await retry.ended).code, out: retry.stdout(), err: retry.stderr() }).toMatchObject({
+        code: 0,
+        out: expect.stringContaining('"imported":20'),
+      });
       expect(await count()).toBe(before + 25 + 20);
     }, 150_000);
   });
@@ -174,15 +184,19 @@ describe('store faults (chaos)', () => {
     if (probe.dir) unmount(probe.dir);
 
     const tmpfsTest = probe.dir ? it : it.skip;
-    tmpfsTest('import onto a full disk (a 16 MiB tmpfs, 12 MiB of it taken): a clear error, earlier episodes intact, no partial batch; after freeing space the rerun completes', async () => {
-      const { dir: mountDir, problem } = mountTmpfs();
-      if (!mountDir) throw new Error(`cannot mount a tmpfs: ${problem}`);
-      try {
-        await fullDisk(mountDir);
-      } finally {
-        unmount(mountDir);
-      }
-    }, 150_000);
+    tmpfsTest(
+      'import onto a full disk (a 16 MiB tmpfs, 12 MiB of it taken): a clear error, earlier episodes intact, no partial batch; after freeing space the rerun completes',
+      async () => {
+        const { dir: mountDir, problem } = mountTmpfs();
+        if (!mountDir) throw new Error(`cannot mount a tmpfs: ${problem}`);
+        try {
+          await fullDisk(mountDir);
+        } finally {
+          unmount(mountDir);
+        }
+      },
+      150_000,
+    );
 
     /** The tmpfs test's body: DATA_DIR on `mountDir`. */
     async function fullDisk(mountDir: string): Promise<void> {
@@ -196,13 +210,19 @@ describe('store faults (chaos)', () => {
       const first = startCli(['import', '--scope', 'disk', small], env);
       expect((await first.ended).code).toBe(0);
 
-      const lines = Array.from({ length: 3_000 }, (_, i) => ({ content: `line ${i} ${'a fairly long message that fills the disk '.repeat(8)}`, externalId: `b${i}`, metadata: { topics: ['disk'] } }));
+      const lines = Array.from({ length: 3_000 }, (_, i) => ({
+        content: `line ${i} ${'a fairly long message that fills the disk '.repeat(8)}`,
+        externalId: `b${i}`,
+        metadata: { topics: ['disk'] },
+      }));
       const big = path.join(tempDir(), 'big.jsonl');
       fs.writeFileSync(big, jsonl(lines));
       const full = startCli(['import', '--scope', 'disk', big], env);
       expect((await full.ended).code).toBe(1);
       const stderr = full.stderr();
-      expect(stderr).toMatch(/error: The database is out of space: the disk holding .*nocturne\.db is full\. Nothing of the failed write was stored; everything stored before is intact\./);
+      expect(stderr).toMatch(
+        /error: The database is out of space: the disk holding .*nocturne\.db is full\. Nothing of the failed write was stored; everything stored before is intact\./,
+      );
       expect(stderr).toMatch(/The import stopped at line \d+: the \d+ episodes imported before stay stored/);
       expect(stderr).toMatch(/Free space on that disk .*DATA_DIR.*Run the same import again afterwards/);
       expect(stderr).not.toMatch(/SQLITE_FULL|Invalid `|prisma/i);
@@ -240,7 +260,8 @@ describe('store faults (chaos)', () => {
       }
     }
     if (!probe.dir) {
-      it.skip(`import onto a full disk (tmpfs): skipped: cannot mount a tmpfs here (${(probe.problem ?? '').slice(0, 200)}); the max_page_count test below covers SQLITE_FULL`, () => undefined);
+      it.skip(`import onto a full disk (tmpfs): skipped: cannot mount a tmpfs here (${(probe.problem ?? '').slice(0, 200)}); the max_page_count test below covers SQLITE_FULL`, () =>
+        undefined);
     }
 
     it('ingest on a database capped by max_page_count (SQLITE_FULL): a clear error, nothing of the batch stored, earlier episodes intact', async () => {
@@ -249,17 +270,31 @@ describe('store faults (chaos)', () => {
       const core = await createCore(config, memoryLogger().logger, { embedder: createHashEmbedder({ dimension: 64 }) });
       try {
         const service = core.episodeService;
-        await service.ingestMany({ key: 'cap', channel: 'test' }, Array.from({ length: 20 }, (_, i) => service.normalize({ content: `before the cap ${i}`, externalId: `a${i}` }, 'test')));
+        await service.ingestMany(
+          { key: 'cap', channel: 'test' },
+          Array.from({ length: 20 }, (_, i) => service.normalize({ content: `before the cap ${i}`, externalId: `a${i}` }, 'test')),
+        );
         const [{ page_count: pages }] = await core.db.prisma.$queryRawUnsafe<Array<{ page_count: bigint }>>('PRAGMA page_count');
         await core.db.prisma.$queryRawUnsafe(`PRAGMA max_page_count = ${Number(pages) + 2}`);
-        const big = Array.from({ length: 200 }, (_, i) => service.normalize({ content: `${'x'.repeat(2_000)} ${i}`, externalId: `b${i}`, metadata: { topics: ['cap'] } }, 'test'));
-        const error = await service.ingestMany({ key: 'cap', channel: 'test' }, big).then(() => undefined, (caught: unknown) => caught);
+        const big = Array.from({ length: 200 }, (_, i) =>
+          service.normalize({ content: `${'x'.repeat(2_000)} ${i}`, externalId: `b${i}`, metadata: { topics: ['cap'] } }, 'test'),
+        );
+        const error = await service.ingestMany({ key: 'cap', channel: 'test' }, big).then(
+          () => undefined,
+          (caught: unknown) => caught,
+        );
         expect(error).toBeInstanceOf(AppError);
         expect(error).toMatchObject({ code: 'storage.full', category: 'system' });
-        expect((error as AppError).message).toBe(`The database is out of space: the disk holding ${config.database.provider === 'sqlite' ? config.database.file : ''} is full. Nothing of the failed write was stored; everything stored before is intact.`);
-        expect((error as AppError).hint).toMatch(/Free space on that disk \(.+\), or stop Nocturne, move the data folder to a larger disk and point DATA_DIR \(or DATABASE_URL\) at it/);
+        expect((error as AppError).message).toBe(
+          `The database is out of space: the disk holding ${config.database.provider === 'sqlite' ? config.database.file : ''} is full. Nothing of the failed write was stored; everything stored before is intact.`,
+        );
+        expect((error as AppError).hint).toMatch(
+          /Free space on that disk \(.+\), or stop Nocturne, move the data folder to a larger disk and point DATA_DIR \(or DATABASE_URL\) at it/,
+        );
         // One message (the way channels store) fails the same way.
-        await expect(service.ingest({ key: 'cap', channel: 'test' }, { content: 'y'.repeat(60_000), externalId: 'one' })).rejects.toMatchObject({ code: 'storage.full' });
+        await expect(service.ingest({ key: 'cap', channel: 'test' }, { content: 'y'.repeat(60_000), externalId: 'one' })).rejects.toMatchObject({
+          code: 'storage.full',
+        });
         const prisma = core.db.prisma;
         expect(await prisma.episode.count()).toBe(20);
         expect(await prisma.episodeTag.count()).toBe(0);

@@ -49,7 +49,13 @@ async function startModel(): Promise<{ double: AnthropicDouble; hold(on: boolean
   return { double, hold: (on) => void (holding = on), held: () => held };
 }
 
-function pollingEnv(params: { dataDir: string; fake: FakeTelegramServer; model: AnthropicDouble; ollama: OllamaDouble; extra?: Record<string, string> }): NodeJS.ProcessEnv {
+function pollingEnv(params: {
+  dataDir: string;
+  fake: FakeTelegramServer;
+  model: AnthropicDouble;
+  ollama: OllamaDouble;
+  extra?: Record<string, string>;
+}): NodeJS.ProcessEnv {
   return cleanEnv({
     DATA_DIR: params.dataDir,
     TERMINAL: 'off',
@@ -68,7 +74,8 @@ function pollingEnv(params: { dataDir: string; fake: FakeTelegramServer; model: 
 }
 
 /** How many of the bot's messages in the person's chat answer the tagged message. */
-const answers = (fake: FakeTelegramServer, person: FakeUser, tag: string): number => fake.sent(person.id).filter((m) => TAG.exec(m.text ?? '')?.[0] === tag).length;
+const answers = (fake: FakeTelegramServer, person: FakeUser, tag: string): number =>
+  fake.sent(person.id).filter((m) => TAG.exec(m.text ?? '')?.[0] === tag).length;
 
 describe('Telegram polling: recorded before confirmed, answered once', () => {
   const cleanups: Array<() => Promise<unknown>> = [];
@@ -106,18 +113,24 @@ describe('Telegram polling: recorded before confirmed, answered once', () => {
 
     model.hold(false);
     const second = track(await startReplica(env));
-    const answered = await fake.waitFor(() => answers(fake, ana, 'c0#1') > 0, 60_000, 'the answer after the restart').then(
-      () => true,
-      () => false,
-    );
+    const answered = await fake
+      .waitFor(() => answers(fake, ana, 'c0#1') > 0, 60_000, 'the answer after the restart')
+      .then(
+        () => true,
+        () => false,
+      );
     // Sweeps and redeliveries have time to add a second answer, if they were going to.
     await sleepMs(5_000);
     const replies = answers(fake, ana, 'c0#1');
     const db = openSqlite(path.join(dataDir, 'nocturne.db'), { readonly: true });
-    const row = db.prepare('SELECT status, attempts FROM TelegramUpdate WHERE updateId = ?').get(update.update_id) as { status: string; attempts: number } | undefined;
+    const row = db.prepare('SELECT status, attempts FROM TelegramUpdate WHERE updateId = ?').get(update.update_id) as
+      | { status: string; attempts: number }
+      | undefined;
     db.close();
     // eslint-disable-next-line no-console
-    console.log(`polling SIGTERM mid-update: replies before the restart ${repliesAtStop}, after ${replies}; handed out ${fake.deliveries().get(update.update_id)} times; record ${JSON.stringify(row)}`);
+    console.log(
+      `polling SIGTERM mid-update: replies before the restart ${repliesAtStop}, after ${replies}; handed out ${fake.deliveries().get(update.update_id)} times; record ${JSON.stringify(row)}`,
+    );
     await stopReplica(second);
 
     expect(repliesAtStop).toBe(0);
@@ -128,65 +141,79 @@ describe('Telegram polling: recorded before confirmed, answered once', () => {
 
   const hasPostgres = Boolean(findPostgresBinaries().dir);
   if (!hasPostgres) console.warn(`telegram polling outage: skipped (${findPostgresBinaries().reason})`);
-  (hasPostgres ? it : it.skip)(`stores and answers every message sent while PostgreSQL is down for ${OUTAGE_MS / 1000} s, once each`, async () => {
-    const { fake, model, ollama } = await world();
-    const server: LocalPostgres = await startLocalPostgres();
-    cleanups.push(() => server.stop());
-    const url = await server.createDatabase('nocturne_outage');
-    const env = pollingEnv({ dataDir: path.join(tempDir('nocturne-tg-outage-'), 'data'), fake, model: model.double, ollama, extra: { DB_PROVIDER: 'postgres', DATABASE_URL: url } });
-    const service = track(await startReplica(env));
+  (hasPostgres ? it : it.skip)(
+    `stores and answers every message sent while PostgreSQL is down for ${OUTAGE_MS / 1000} s, once each`,
+    async () => {
+      const { fake, model, ollama } = await world();
+      const server: LocalPostgres = await startLocalPostgres();
+      cleanups.push(() => server.stop());
+      const url = await server.createDatabase('nocturne_outage');
+      const env = pollingEnv({
+        dataDir: path.join(tempDir('nocturne-tg-outage-'), 'data'),
+        fake,
+        model: model.double,
+        ollama,
+        extra: { DB_PROVIDER: 'postgres', DATABASE_URL: url },
+      });
+      const service = track(await startReplica(env));
 
-    // Everything works before the outage.
-    fake.message(people[0]!, 'c0#0 hello before the outage');
-    await fake.waitFor(() => answers(fake, people[0]!, 'c0#0') > 0, 30_000, 'the answer before the outage');
-    // The outage starts with the bot idle: that update finished, its record written.
-    const db = new pg.Client({ connectionString: url });
-    await db.connect();
-    const unfinishedUpdates = async () => Number((await db.query<{ n: string }>(`SELECT COUNT(*) AS n FROM "TelegramUpdate" WHERE status <> 'done'`)).rows[0]!.n);
-    for (let waited = 0; (await unfinishedUpdates()) > 0 && waited < 30_000; waited += 100) await sleepMs(100);
-    await db.end();
+      // Everything works before the outage.
+      fake.message(people[0]!, 'c0#0 hello before the outage');
+      await fake.waitFor(() => answers(fake, people[0]!, 'c0#0') > 0, 30_000, 'the answer before the outage');
+      // The outage starts with the bot idle: that update finished, its record written.
+      const db = new pg.Client({ connectionString: url });
+      await db.connect();
+      const unfinishedUpdates = async () =>
+        Number((await db.query<{ n: string }>(`SELECT COUNT(*) AS n FROM "TelegramUpdate" WHERE status <> 'done'`)).rows[0]!.n);
+      for (let waited = 0; (await unfinishedUpdates()) > 0 && waited < 30_000; waited += 100) await sleepMs(100);
+      await db.end();
 
-    await server.halt();
-    const haltedAt = Date.now();
-    const tags: Array<{ person: FakeUser; tag: string }> = [];
-    for (let seq = 1; seq <= PER_PERSON; seq++) {
-      for (const [i, person] of people.entries()) {
-        const tag = `c${i}#${seq}`;
-        tags.push({ person, tag });
-        fake.message(person, `${tag} I really like tea number ${seq}.`);
-        await sleepMs(MESSAGE_GAP_MS);
+      await server.halt();
+      const haltedAt = Date.now();
+      const tags: Array<{ person: FakeUser; tag: string }> = [];
+      for (let seq = 1; seq <= PER_PERSON; seq++) {
+        for (const [i, person] of people.entries()) {
+          const tag = `c${i}#${seq}`;
+          tags.push({ person, tag });
+          fake.message(person, `${tag} I really like tea number ${seq}.`);
+          await sleepMs(MESSAGE_GAP_MS);
+        }
       }
-    }
-    await sleepMs(Math.max(0, OUTAGE_MS - (Date.now() - haltedAt)));
-    const heldByTelegram = fake.unconfirmed();
-    const answeredDuringOutage = tags.filter(({ person, tag }) => answers(fake, person, tag) > 0).length;
-    await server.resume();
-    const outageMs = Date.now() - haltedAt;
+      await sleepMs(Math.max(0, OUTAGE_MS - (Date.now() - haltedAt)));
+      const heldByTelegram = fake.unconfirmed();
+      const answeredDuringOutage = tags.filter(({ person, tag }) => answers(fake, person, tag) > 0).length;
+      await server.resume();
+      const outageMs = Date.now() - haltedAt;
 
-    const allAnswered = () => tags.every(({ person, tag }) => answers(fake, person, tag) > 0);
-    await fake.waitFor(() => allAnswered(), 120_000, 'every answer after the outage').catch(() => undefined);
-    await sleepMs(3_000);
-    const counts = tags.map(({ person, tag }) => answers(fake, person, tag));
-    const lost = counts.filter((c) => c === 0).length;
-    const duplicated = counts.filter((c) => c > 1).length;
-    const others = people.flatMap((p) => fake.sent(p.id)).filter((m) => !TAG.test(m.text ?? '')).map((m) => (m.text ?? '').slice(0, 60));
+      const allAnswered = () => tags.every(({ person, tag }) => answers(fake, person, tag) > 0);
+      await fake.waitFor(() => allAnswered(), 120_000, 'every answer after the outage').catch(() => undefined);
+      await sleepMs(3_000);
+      const counts = tags.map(({ person, tag }) => answers(fake, person, tag));
+      const lost = counts.filter((c) => c === 0).length;
+      const duplicated = counts.filter((c) => c > 1).length;
+      const others = people
+        .flatMap((p) => fake.sent(p.id))
+        .filter((m) => !TAG.test(m.text ?? ''))
+        .map((m) => (m.text ?? '').slice(0, 60));
 
-    const after = new pg.Client({ connectionString: url });
-    await after.connect();
-    const rows = (await after.query<{ content: string }>(`SELECT content FROM "Episode"`)).rows;
-    const unfinished = Number((await after.query<{ n: string }>(`SELECT COUNT(*) AS n FROM "TelegramUpdate" WHERE status <> 'done'`)).rows[0]!.n);
-    await after.end();
-    const stored = tags.filter(({ tag }) => rows.some((r) => r.content.startsWith(`${tag} `))).length;
-    // eslint-disable-next-line no-console
-    console.log(
-      `polling PostgreSQL outage ${(outageMs / 1000).toFixed(1)} s: ${tags.length} messages, held by Telegram at the end of the outage ${heldByTelegram}, ` +
-        `answered during it ${answeredDuringOutage}; after: stored ${stored}, answered ${tags.length - lost}, lost ${lost}, duplicated ${duplicated}, ` +
-        `unfinished updates ${unfinished}; other messages: ${JSON.stringify(others)}`,
-    );
-    await stopReplica(service);
+      const after = new pg.Client({ connectionString: url });
+      await after.connect();
+      const rows = (await after.query<{ content: string }>(`SELECT content FROM "Episode"`)).rows;
+      const unfinished = Number((await after.query<{ n: string }>(`SELECT COUNT(*) AS n FROM "TelegramUpdate" WHERE status <> 'done'`)).rows[0]!.n);
+      await after.end();
+      const stored = tags.filter(({ tag }) => rows.some((r) => r.content.startsWith(`${tag} `))).length;
+      // eslint-disable-next-line no-console
+      console.log(
+        `polling PostgreSQL outage ${(outageMs / 1000).toFixed(1)} s: ${tags.length} messages, held by Telegram at the end of the outage ${heldByTelegram}, ` +
+          `answered during it ${answeredDuringOutage}; after: stored ${stored}, answered ${tags.length - lost}, lost ${lost}, duplicated ${duplicated}, ` +
+          `unfinished updates ${unfinished}; other messages: ${JSON.stringify(others)}`,
+      );
+      await stopReplica(service);
 
-    expect(heldByTelegram).toBe(tags.length);
-    expect({ lost, duplicated, stored, unfinished }).toEqual({ lost: 0, duplicated: 0, stored: tags.length, unfinished: 0 });
-    expect(others).toEqual([]);
-  }, 240_000);
+      expect(heldByTelegram).toBe(tags.length);
+      expect({ lost, duplicated, stored, unfinished }).toEqual({ lost: 0, duplicated: 0, stored: tags.length, unfinished: 0 });
+      expect(others).toEqual([]);
+    },
+    240_000,
+  );
 });

@@ -48,17 +48,32 @@ async function composed(dataDir: string, double: AnthropicDouble, hosts: string 
   const port = await freePort();
   const config = loadConfig({
     env: {
-      DATA_DIR: dataDir, TZ: 'UTC', ANTHROPIC_API_KEY: 'sk-ant-test-callbacks', ANTHROPIC_BASE_URL: double.url, WEBHOOK_SECRET, WEBHOOK_PORT: String(port),
-      TERMINAL: 'off', SLEEP_ENABLED: 'false', LOG_FORMAT: 'json', ...(hosts !== undefined && { WEBHOOK_CALLBACK_HOSTS: hosts }),
+      DATA_DIR: dataDir,
+      TZ: 'UTC',
+      ANTHROPIC_API_KEY: 'sk-ant-test-callbacks',
+      ANTHROPIC_BASE_URL: double.url,
+      WEBHOOK_SECRET,
+      WEBHOOK_PORT: String(port),
+      TERMINAL: 'off',
+      SLEEP_ENABLED: 'false',
+      LOG_FORMAT: 'json',
+      ...(hosts !== undefined && { WEBHOOK_CALLBACK_HOSTS: hosts }),
     },
     envFile: false,
   });
-  return { service: await startService(config, memoryLogger().logger, { input: new PassThrough(), output: new PassThrough() }), base: `http://127.0.0.1:${port}` };
+  return {
+    service: await startService(config, memoryLogger().logger, { input: new PassThrough(), output: new PassThrough() }),
+    base: `http://127.0.0.1:${port}`,
+  };
 }
 
 async function post(base: string, body: Record<string, unknown>): Promise<{ status: number; text: string }> {
   const text = JSON.stringify(body);
-  const response = await fetch(`${base}/webhook/crm`, { method: 'POST', headers: { 'content-type': 'application/json', ...signRequest({ secret: WEBHOOK_SECRET, method: 'POST', path: '/webhook/crm', body: text }) }, body: text });
+  const response = await fetch(`${base}/webhook/crm`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...signRequest({ secret: WEBHOOK_SECRET, method: 'POST', path: '/webhook/crm', body: text }) },
+    body: text,
+  });
   return { status: response.status, text: await response.text() };
 }
 
@@ -118,11 +133,17 @@ describe('hostile input, round three: webhook callbacks only to configured hosts
         'http://169.254.169.254/latest/meta-data/',
         'http://10.0.0.1/cb',
         `http://user:pw@127.0.0.1:${elsewhere.port}/cb`,
-      ]) refused[url] = (await post(base, { user: 'mallory', text: 'call back elsewhere', callbackUrl: url })).status;
+      ])
+        refused[url] = (await post(base, { user: 'mallory', text: 'call back elsewhere', callbackUrl: url })).status;
 
       const ok = await post(base, { user: 'ana', text: 'call me back', messageId: 'cb1', callbackUrl: `http://127.0.0.1:${internal.port}/reply` });
       expect(await waitFor(() => internal.hits.length > 0, { timeoutMs: 30_000, intervalMs: 50 })).toBe(true);
-      const redirected = await post(base, { user: 'ana', text: 'and via a redirect', messageId: 'cb2', callbackUrl: `http://127.0.0.1:${redirecting.port}/hop` });
+      const redirected = await post(base, {
+        user: 'ana',
+        text: 'and via a redirect',
+        messageId: 'cb2',
+        callbackUrl: `http://127.0.0.1:${redirecting.port}/hop`,
+      });
       expect(await waitFor(() => redirecting.hits.length > 0, { timeoutMs: 30_000, intervalMs: 50 })).toBe(true);
       await sleepMs(2_000); // time for a redirect that should not be followed
       figures.listed = { refused, allowed: ok.status, delivered: internal.hits.length, redirect: redirected.status, redirectFollowed: elsewhere.hits.length };

@@ -69,7 +69,10 @@ function fastRetry(overrides: Partial<RetryPolicy> = {}): { retry: Partial<Retry
 }
 
 async function failure(promise: Promise<unknown>): Promise<LlmError> {
-  const error = await promise.then(() => undefined, (caught: unknown) => caught);
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
   expect(error).toBeInstanceOf(LlmError);
   return error as LlmError;
 }
@@ -109,8 +112,12 @@ export function describeLanguageModelContract(init: LanguageModelContractInit): 
       expect(llm.contextWindow).toBeGreaterThanOrEqual(8192);
       const response = await llm.complete(ask('Say hello', { system: 'You are terse.', temperature: 0.2 }));
       expect(response).toMatchObject({
-        text: 'Hello there.', toolCalls: [], stopReason: 'end', usage: { inputTokens: 21, outputTokens: 3 },
-        provider: harness.provider, model: harness.modelName,
+        text: 'Hello there.',
+        toolCalls: [],
+        stopReason: 'end',
+        usage: { inputTokens: 21, outputTokens: 3 },
+        provider: harness.provider,
+        model: harness.modelName,
       });
       expect(response.durationMs).toBeGreaterThanOrEqual(0);
       expect(harness.requests).toHaveLength(1);
@@ -195,12 +202,22 @@ export function describeLanguageModelContract(init: LanguageModelContractInit): 
         messages: [
           { role: 'user', content: 'Pets?' },
           { role: 'assistant', content: first.text, toolCalls: first.toolCalls },
-          ...first.toolCalls.map((call, i) => ({ role: 'tool' as const, toolCallId: call.id, name: call.name, content: i === 0 ? 'Rex' : 'none', isError: i === 1 })),
+          ...first.toolCalls.map((call, i) => ({
+            role: 'tool' as const,
+            toolCallId: call.id,
+            name: call.name,
+            content: i === 0 ? 'Rex' : 'none',
+            isError: i === 1,
+          })),
           { role: 'user', content: 'Thanks' },
         ],
       });
       expect(harness.requests[1]!.messages.map((message) => [message.role, message.text])).toEqual([
-        ['user', 'Pets?'], ['assistant', 'Let me look.'], ['tool', 'Rex'], ['tool', 'none'], ['user', 'Thanks'],
+        ['user', 'Pets?'],
+        ['assistant', 'Let me look.'],
+        ['tool', 'Rex'],
+        ['tool', 'none'],
+        ['user', 'Thanks'],
       ]);
     });
 
@@ -211,7 +228,9 @@ export function describeLanguageModelContract(init: LanguageModelContractInit): 
       await expect(llm.complete(ask('busy?'))).resolves.toMatchObject({ text: 'finally' });
       expect(harness.requests.map((request) => request.reply)).toEqual(['status', 'text']);
       expect(delays).toEqual([2_000]);
-      const warning = lines().map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.message === 'model call failed, retrying');
+      const warning = lines()
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
+        .find((line) => line.message === 'model call failed, retrying');
       expect(warning).toMatchObject({ level: 'warn', provider: harness.provider, reason: 'rate_limited', status: 429, attempt: 1, delayMs: 2_000 });
     });
 
@@ -329,7 +348,10 @@ export function describeLanguageModelContract(init: LanguageModelContractInit): 
             expect(harness.requests).toHaveLength(1);
           } else {
             expect(seen.schema).toBeUndefined();
-            expect(harness.requests.map((request) => [request.reply, request.schema !== undefined])).toEqual([['refused', true], ['text', false]]);
+            expect(harness.requests.map((request) => [request.reply, request.schema !== undefined])).toEqual([
+              ['refused', true],
+              ['text', false],
+            ]);
           }
         });
 
@@ -382,7 +404,11 @@ export function describeLanguageModelContract(init: LanguageModelContractInit): 
             harness.script({ kind: 'text', text: '{"facts": ["two"]}' });
             await completeStructured(llm, ask('Extract facts'), FACTS);
             await expect(completeStructured(llm, ask('Extract more'), FACTS)).resolves.toMatchObject({ value: { facts: ['two'] } });
-            expect(harness.requests.map((request) => [request.reply, request.schema !== undefined])).toEqual([['refused', true], ['text', false], ['text', false]]);
+            expect(harness.requests.map((request) => [request.reply, request.schema !== undefined])).toEqual([
+              ['refused', true],
+              ['text', false],
+              ['text', false],
+            ]);
             const notes = lines().filter((line) => line.includes('refused the answer schema'));
             expect(notes).toHaveLength(1);
             expect(JSON.parse(notes[0]!)).toMatchObject({ level: 'warn', model: harness.modelName });
@@ -432,10 +458,22 @@ export function describeLanguageModelContract(init: LanguageModelContractInit): 
 
         const rows = await database.prisma.llmCall.findMany({ where: { scopeId }, orderBy: { createdAt: 'asc' } });
         expect(rows).toHaveLength(4);
-        expect(rows[0]).toMatchObject({ purpose: 'consolidation', provider: harness.provider, model: harness.modelName, inputTokens: 120, outputTokens: 30, status: 'ok', error: null, runId: 'run-1' });
+        expect(rows[0]).toMatchObject({
+          purpose: 'consolidation',
+          provider: harness.provider,
+          model: harness.modelName,
+          inputTokens: 120,
+          outputTokens: 30,
+          status: 'ok',
+          error: null,
+          runId: 'run-1',
+        });
         expect(rows[1]).toMatchObject({ purpose: 'consolidation', status: 'error', inputTokens: 0, outputTokens: 0, runId: 'run-1' });
         expect(rows[1]!.error).toContain('llm.bad_request');
-        expect(rows.slice(2).map((row) => [row.purpose, row.inputTokens, row.outputTokens])).toEqual([['reflection', 10, 2], ['reflection', 12, 4]]);
+        expect(rows.slice(2).map((row) => [row.purpose, row.inputTokens, row.outputTokens])).toEqual([
+          ['reflection', 10, 2],
+          ['reflection', 12, 4],
+        ]);
         for (const row of rows) expect(row.durationMs).toBeGreaterThanOrEqual(0);
 
         await expect(tokensUsedSince(database.prisma, scopeId, since)).resolves.toBe(120 + 30 + 10 + 2 + 12 + 4);

@@ -105,7 +105,10 @@ export function describeStorageContract(init: StorageInitializer): void {
     it('lists the latest N oldest first, or everything since a time', async () => {
       const scope = await scopes.ensure({ key: 'list', channel: 'test' });
       const times = [1, 2, 3, 4, 5].map((d) => new Date(`2024-05-0${d}T12:00:00Z`));
-      await episodes.insertMany(scope.id, times.map((t, i) => episode(`day ${i + 1}`, { timestamp: t })));
+      await episodes.insertMany(
+        scope.id,
+        times.map((t, i) => episode(`day ${i + 1}`, { timestamp: t })),
+      );
       expect((await episodes.list(scope.id, { limit: 2 })).map((e) => e.content)).toEqual(['day 4', 'day 5']);
       expect((await episodes.list(scope.id, { since: times[2], limit: 10 })).map((e) => e.content)).toEqual(['day 3', 'day 4', 'day 5']);
     });
@@ -142,7 +145,9 @@ export function describeStorageContract(init: StorageInitializer): void {
       const scope = await scopes.ensure({ key: 'fts-tx', channel: 'test' });
       await expect(
         db.prisma.$transaction(async (tx) => {
-          await tx.episode.create({ data: { scopeId: scope.id, channel: 't', role: 'user', content: 'trombone practice', timestamp: new Date(), contentHash: 'h' } });
+          await tx.episode.create({
+            data: { scopeId: scope.id, channel: 't', role: 'user', content: 'trombone practice', timestamp: new Date(), contentHash: 'h' },
+          });
           throw new Error('abort');
         }),
       ).rejects.toThrow('abort');
@@ -150,7 +155,7 @@ export function describeStorageContract(init: StorageInitializer): void {
       expect(await episodes.count(scope.id)).toBe(0);
     });
 
-    it('refuses, in the database itself, a link from one scope to another scope\'s episode', async () => {
+    it("refuses, in the database itself, a link from one scope to another scope's episode", async () => {
       const a = await scopes.ensure({ key: 'iso-a', channel: 'test' });
       const b = await scopes.ensure({ key: 'iso-b', channel: 'test' });
       const { inserted } = await episodes.insertMany(b.id, [episode('secret of b')]);
@@ -177,7 +182,10 @@ export function describeStorageContract(init: StorageInitializer): void {
     });
 
     it('ingests through the service: normalized, idempotent, the scope touched', async () => {
-      const first = await service.ingest({ key: 'svc', channel: 'terminal' }, { content: '  hello\u0000 world ', externalId: 'x1', timestamp: '2024-06-01T08:00:00Z' });
+      const first = await service.ingest(
+        { key: 'svc', channel: 'terminal' },
+        { content: '  hello\u0000 world ', externalId: 'x1', timestamp: '2024-06-01T08:00:00Z' },
+      );
       const again = await service.ingest({ key: 'svc', channel: 'terminal' }, { content: 'hello world', externalId: 'x1' });
       expect(first.duplicate).toBe(false);
       expect(first.episode?.content).toBe('hello world');

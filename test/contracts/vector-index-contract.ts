@@ -120,16 +120,10 @@ export function describeVectorIndexContract(options: VectorIndexContractOptions)
         const mine = [randomUUID(), randomUUID()];
         const theirs = [randomUUID(), randomUUID(), randomUUID()];
         await index.upsert([record(scopeA, mine[0]!, unit(1)), record(scopeA, mine[1]!, unit(1, 1), 'memory')]);
-        await index.upsert([
-          record(scopeB, theirs[0]!, unit(1)),
-          record(scopeB, theirs[1]!, unit(1, 1), 'memory'),
-          record(scopeB, theirs[2]!, unit(1, 0.1)),
-        ]);
+        await index.upsert([record(scopeB, theirs[0]!, unit(1)), record(scopeB, theirs[1]!, unit(1, 1), 'memory'), record(scopeB, theirs[2]!, unit(1, 0.1))]);
         const hits = await index.search({ scopeId: scopeA, vector: unit(1), limit: 50 });
         expect(hits.map((hit) => hit.id).sort()).toEqual([...mine].sort());
-        expect(await index.search({ scopeId: scopeA, vector: unit(1), limit: 50, kind: 'memory' })).toEqual([
-          expect.objectContaining({ id: mine[1] }),
-        ]);
+        expect(await index.search({ scopeId: scopeA, vector: unit(1), limit: 50, kind: 'memory' })).toEqual([expect.objectContaining({ id: mine[1] })]);
         expect(await index.count(scopeA)).toBe(2);
         expect(await index.count(scopeA, 'memory')).toBe(1);
         expect(await index.count(scopeB)).toBe(3);
@@ -251,12 +245,17 @@ export function describeVectorIndexContract(options: VectorIndexContractOptions)
         expect(await index.count(scopeA)).toBe(0);
       });
 
-      it('get returns the stored vectors of one scope by id, never another scope\'s', async () => {
+      it("get returns the stored vectors of one scope by id, never another scope's", async () => {
         const [a, b, theirs] = [randomUUID(), randomUUID(), randomUUID()];
         await index.upsert([record(scopeA, a, unit(1, 2)), record(scopeA, b, unit(0, 0, 1), 'memory')]);
         await index.upsert([record(scopeB, theirs, unit(1)), record(scopeB, a, unit(0, 1))]);
         const got = await index.get(scopeA, [a, b, theirs, randomUUID()]);
-        expect(got.map((r) => [r.id, r.kind, r.scopeId]).sort()).toEqual([[a, 'episode', scopeA], [b, 'memory', scopeA]].sort());
+        expect(got.map((r) => [r.id, r.kind, r.scopeId]).sort()).toEqual(
+          [
+            [a, 'episode', scopeA],
+            [b, 'memory', scopeA],
+          ].sort(),
+        );
         const gotA = got.find((r) => r.id === a)!;
         expect(gotA.vector).toBeInstanceOf(Float32Array);
         unit(1, 2).forEach((value, i) => expect(gotA.vector[i]).toBeCloseTo(value, 5));

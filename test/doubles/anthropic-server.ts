@@ -76,7 +76,9 @@ export function anthropicSchemaProblem(schema: unknown, at = 'schema'): string |
   const children: Array<[string, unknown]> = [
     ...Object.entries((node.properties ?? {}) as Record<string, unknown>).map(([name, child]) => [`${at}.properties.${name}`, child] as [string, unknown]),
     ...(node.items ? [[`${at}.items`, node.items] as [string, unknown]] : []),
-    ...(['anyOf', 'allOf'] as const).flatMap((key) => (Array.isArray(node[key]) ? (node[key] as unknown[]).map((child, i) => [`${at}.${key}[${i}]`, child] as [string, unknown]) : [])),
+    ...(['anyOf', 'allOf'] as const).flatMap((key) =>
+      Array.isArray(node[key]) ? (node[key] as unknown[]).map((child, i) => [`${at}.${key}[${i}]`, child] as [string, unknown]) : [],
+    ),
   ];
   for (const [path, child] of children) {
     const problem = anthropicSchemaProblem(child, path);
@@ -87,12 +89,18 @@ export function anthropicSchemaProblem(schema: unknown, at = 'schema'): string |
 
 /** Breakpoints anywhere in the request, and the prefix (tools, then system blocks) up to the last one there. */
 function cachePrefixOf(body: Record<string, unknown>): { breakpoints: number; prefix?: string } {
-  const marked = (block: unknown) => block !== null && typeof block === 'object' && (block as Block).cache_control !== undefined && (block as Block).cache_control !== null;
+  const marked = (block: unknown) =>
+    block !== null && typeof block === 'object' && (block as Block).cache_control !== undefined && (block as Block).cache_control !== null;
   const tools = Array.isArray(body.tools) ? (body.tools as unknown[]) : [];
   const system = Array.isArray(body.system) ? (body.system as unknown[]) : [];
-  const messageBlocks = (Array.isArray(body.messages) ? (body.messages as { content?: unknown }[]) : []).flatMap((m) => (Array.isArray(m.content) ? (m.content as unknown[]) : []));
+  const messageBlocks = (Array.isArray(body.messages) ? (body.messages as { content?: unknown }[]) : []).flatMap((m) =>
+    Array.isArray(m.content) ? (m.content as unknown[]) : [],
+  );
   const breakpoints = [...tools, ...system, ...messageBlocks].filter(marked).length;
-  const ordered: Array<['tool' | 'system', unknown]> = [...tools.map((t) => ['tool', t] as ['tool', unknown]), ...system.map((b) => ['system', b] as ['system', unknown])];
+  const ordered: Array<['tool' | 'system', unknown]> = [
+    ...tools.map((t) => ['tool', t] as ['tool', unknown]),
+    ...system.map((b) => ['system', b] as ['system', unknown]),
+  ];
   let last = -1;
   ordered.forEach(([, block], i) => {
     if (marked(block)) last = i;
@@ -117,14 +125,18 @@ const ERROR_TYPES: Record<number, string> = {
 function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
-  return (content as Block[]).filter((block) => block.type === 'text').map((block) => String(block.text ?? '')).join('');
+  return (content as Block[])
+    .filter((block) => block.type === 'text')
+    .map((block) => String(block.text ?? ''))
+    .join('');
 }
 
 /** Anthropic's messages (content strings or blocks) as neutral messages; tool results become `tool` messages. */
 function toSeenMessages(messages: unknown): SeenMessage[] {
   const out: SeenMessage[] = [];
   for (const message of Array.isArray(messages) ? (messages as { role?: unknown; content?: unknown }[]) : []) {
-    const blocks: Block[] = typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : Array.isArray(message.content) ? (message.content as Block[]) : [];
+    const blocks: Block[] =
+      typeof message.content === 'string' ? [{ type: 'text', text: message.content }] : Array.isArray(message.content) ? (message.content as Block[]) : [];
     for (const block of blocks.filter((b) => b.type === 'tool_result')) {
       out.push({ role: 'tool', text: textOf(block.content), toolCallId: String(block.tool_use_id) });
     }
@@ -167,10 +179,15 @@ export async function startAnthropicDouble(options: AnthropicDoubleOptions = {})
   }
 
   function sendError(response: http.ServerResponse, status: number, text: string, headers: Record<string, string> = {}): void {
-    sendJson(response, status, { type: 'error', error: { type: ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'), message: text } }, {
-      'request-id': `req_double_${counter}`,
-      ...headers,
-    });
+    sendJson(
+      response,
+      status,
+      { type: 'error', error: { type: ERROR_TYPES[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'), message: text } },
+      {
+        'request-id': `req_double_${counter}`,
+        ...headers,
+      },
+    );
   }
 
   async function handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
@@ -192,9 +209,10 @@ export async function startAnthropicDouble(options: AnthropicDoubleOptions = {})
     const model = typeof body.model === 'string' ? body.model : 'unknown';
     const unauthorized = options.apiKey !== undefined && credentialOf(headers) !== options.apiKey;
     const outputConfig = (body.output_config ?? undefined) as { format?: { type?: unknown; schema?: unknown } } | undefined;
-    const schema = outputConfig?.format?.type === 'json_schema' && outputConfig.format.schema && typeof outputConfig.format.schema === 'object'
-      ? (outputConfig.format.schema as Record<string, unknown>)
-      : undefined;
+    const schema =
+      outputConfig?.format?.type === 'json_schema' && outputConfig.format.schema && typeof outputConfig.format.schema === 'object'
+        ? (outputConfig.format.schema as Record<string, unknown>)
+        : undefined;
     const { breakpoints, prefix } = cachePrefixOf(body);
     const seen = {
       path,
@@ -211,9 +229,12 @@ export async function startAnthropicDouble(options: AnthropicDoubleOptions = {})
       temperature: typeof body.temperature === 'number' ? body.temperature : undefined,
     };
     // Refusals come before the script: the scripted reply is for the request sent again.
-    const refusal = body.output_config !== undefined && refusing
-      ? 'output_config: Extra inputs are not permitted'
-      : schema ? anthropicSchemaProblem(schema)?.replace(/^schema/, 'output_config.format.schema') : undefined;
+    const refusal =
+      body.output_config !== undefined && refusing
+        ? 'output_config: Extra inputs are not permitted'
+        : schema
+          ? anthropicSchemaProblem(schema)?.replace(/^schema/, 'output_config.format.schema')
+          : undefined;
     if (!unauthorized && refusal) {
       requests.push({ ...seen, reply: 'refused' });
       sendError(response, 400, refusal);
@@ -229,13 +250,20 @@ export async function startAnthropicDouble(options: AnthropicDoubleOptions = {})
         cache = { read: 0, write: size };
       }
     }
-    const reply: ScriptedLlmReply | undefined = unauthorized ? { kind: 'status', status: 401, message: 'invalid x-api-key' } : (replies.shift() ?? options.responder?.(seen));
+    const reply: ScriptedLlmReply | undefined = unauthorized
+      ? { kind: 'status', status: 401, message: 'invalid x-api-key' }
+      : (replies.shift() ?? options.responder?.(seen));
     requests.push({ ...seen, reply: reply?.kind ?? 'default' });
 
     const inputTokens = roughTokens(raw);
     switch (reply?.kind) {
       case 'status': {
-        sendError(response, reply.status, reply.message ?? `scripted failure ${reply.status}`, reply.retryAfter === undefined ? {} : { 'retry-after': reply.retryAfter });
+        sendError(
+          response,
+          reply.status,
+          reply.message ?? `scripted failure ${reply.status}`,
+          reply.retryAfter === undefined ? {} : { 'retry-after': reply.retryAfter },
+        );
         return;
       }
       case 'tool_use': {
@@ -248,8 +276,17 @@ export async function startAnthropicDouble(options: AnthropicDoubleOptions = {})
         return;
       }
       case 'text': {
-        sendJson(response, 200, message(model, [{ type: 'text', text: reply.text }], reply.stop === 'max_tokens' ? 'max_tokens' : 'end_turn',
-          reply.inputTokens ?? inputTokens, reply.outputTokens ?? roughTokens(reply.text)));
+        sendJson(
+          response,
+          200,
+          message(
+            model,
+            [{ type: 'text', text: reply.text }],
+            reply.stop === 'max_tokens' ? 'max_tokens' : 'end_turn',
+            reply.inputTokens ?? inputTokens,
+            reply.outputTokens ?? roughTokens(reply.text),
+          ),
+        );
         return;
       }
       case 'hang':

@@ -17,7 +17,13 @@ export type ScriptedLlmReply =
   /** A text answer; `stop: 'max_tokens'` says it was cut off. */
   | { readonly kind: 'text'; readonly text: string; readonly inputTokens?: number; readonly outputTokens?: number; readonly stop?: 'end' | 'max_tokens' }
   /** The model calls tools (optionally saying something first). */
-  | { readonly kind: 'tool_use'; readonly calls: readonly ScriptedToolCall[]; readonly text?: string; readonly inputTokens?: number; readonly outputTokens?: number }
+  | {
+      readonly kind: 'tool_use';
+      readonly calls: readonly ScriptedToolCall[];
+      readonly text?: string;
+      readonly inputTokens?: number;
+      readonly outputTokens?: number;
+    }
   /** An HTTP error in the provider's error shape; `retryAfter` is sent as the `retry-after` header. */
   | { readonly kind: 'status'; readonly status: number; readonly message?: string; readonly retryAfter?: string }
   /** Waits this long (or until the client gives up), then answers with the next default text. */
@@ -137,7 +143,13 @@ export function likesPlan(prompt: string): ScriptedLlmReply {
   return {
     kind: 'text',
     text: JSON.stringify({
-      new: likes.map((m) => ({ category: 'preference', content: `The user likes ${/I really like ([^.]+)/.exec(m[2]!)![1]!.trim()}`, confidence: 0.8, source: 'stated', episodes: [`E${m[1]}`] })),
+      new: likes.map((m) => ({
+        category: 'preference',
+        content: `The user likes ${/I really like ([^.]+)/.exec(m[2]!)![1]!.trim()}`,
+        confidence: 0.8,
+        source: 'stated',
+        episodes: [`E${m[1]}`],
+      })),
       importance: users.map((m) => ({ episode: `E${m[1]}`, score: 0.3 })),
     }),
   };

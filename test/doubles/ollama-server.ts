@@ -16,7 +16,17 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { hashEmbed } from '../../src/vectors/embedders/hash-embedder';
-import { hang, headersOf, lastUserText, roughTokens, type LlmResponder, type ScriptedLlmReply, type ScriptedToolCall, type SeenLlmRequest, type SeenMessage } from './llm-script';
+import {
+  hang,
+  headersOf,
+  lastUserText,
+  roughTokens,
+  type LlmResponder,
+  type ScriptedLlmReply,
+  type ScriptedToolCall,
+  type SeenLlmRequest,
+  type SeenMessage,
+} from './llm-script';
 
 export type OllamaFault =
   /** Answer normally; lets a script fail the second request but not the first. */
@@ -108,14 +118,21 @@ export async function startOllamaDouble(doubleOptions: OllamaDoubleOptions = {})
       else if (message.role === 'tool') seen.push({ role: 'tool', text, toolName: typeof message.tool_name === 'string' ? message.tool_name : undefined });
       else if (message.role === 'assistant') {
         const calls = Array.isArray(message.tool_calls) ? (message.tool_calls as { function?: { name?: unknown; arguments?: unknown } }[]) : [];
-        const toolCalls: ScriptedToolCall[] = calls.map((call) => ({ name: String(call.function?.name), arguments: (call.function?.arguments ?? {}) as Record<string, unknown> }));
+        const toolCalls: ScriptedToolCall[] = calls.map((call) => ({
+          name: String(call.function?.name),
+          arguments: (call.function?.arguments ?? {}) as Record<string, unknown>,
+        }));
         seen.push({ role: 'assistant', text, ...(toolCalls.length > 0 && { toolCalls }) });
       } else seen.push({ role: 'user', text });
     }
     return { system, messages: seen };
   }
 
-  function chatAnswer(model: string, content: string, extra: { toolCalls?: readonly ScriptedToolCall[]; doneReason?: string; inputTokens: number; outputTokens: number }) {
+  function chatAnswer(
+    model: string,
+    content: string,
+    extra: { toolCalls?: readonly ScriptedToolCall[]; doneReason?: string; inputTokens: number; outputTokens: number },
+  ) {
     return {
       model,
       created_at: new Date().toISOString(),
@@ -146,7 +163,8 @@ export async function startOllamaDouble(doubleOptions: OllamaDoubleOptions = {})
     const model = typeof body.model === 'string' ? body.model : undefined;
     const { system, messages } = toSeenMessages(body.messages);
     const options = (body.options ?? {}) as Record<string, unknown>;
-    const schema = body.format !== null && typeof body.format === 'object' && !Array.isArray(body.format) ? (body.format as Record<string, unknown>) : undefined;
+    const schema =
+      body.format !== null && typeof body.format === 'object' && !Array.isArray(body.format) ? (body.format as Record<string, unknown>) : undefined;
     const seen = {
       path: '/api/chat',
       headers: headersOf(request),
@@ -170,7 +188,12 @@ export async function startOllamaDouble(doubleOptions: OllamaDoubleOptions = {})
     chatRequests.push({ ...seen, reply: reply?.kind ?? 'default' });
     const inputTokens = roughTokens(raw);
     if (reply?.kind === 'status') {
-      sendJson(response, reply.status, { error: reply.message ?? `scripted failure ${reply.status}` }, reply.retryAfter === undefined ? {} : { 'retry-after': reply.retryAfter });
+      sendJson(
+        response,
+        reply.status,
+        { error: reply.message ?? `scripted failure ${reply.status}` },
+        reply.retryAfter === undefined ? {} : { 'retry-after': reply.retryAfter },
+      );
       return;
     }
     if (reply?.kind === 'hang' && !(await hang(response, reply.ms))) return;
@@ -179,15 +202,27 @@ export async function startOllamaDouble(doubleOptions: OllamaDoubleOptions = {})
       return;
     }
     if (reply?.kind === 'text') {
-      sendJson(response, 200, chatAnswer(model, reply.text, {
-        doneReason: reply.stop === 'max_tokens' ? 'length' : 'stop', inputTokens: reply.inputTokens ?? inputTokens, outputTokens: reply.outputTokens ?? roughTokens(reply.text),
-      }));
+      sendJson(
+        response,
+        200,
+        chatAnswer(model, reply.text, {
+          doneReason: reply.stop === 'max_tokens' ? 'length' : 'stop',
+          inputTokens: reply.inputTokens ?? inputTokens,
+          outputTokens: reply.outputTokens ?? roughTokens(reply.text),
+        }),
+      );
       return;
     }
     if (reply?.kind === 'tool_use') {
-      sendJson(response, 200, chatAnswer(model, reply.text ?? '', {
-        toolCalls: reply.calls, inputTokens: reply.inputTokens ?? inputTokens, outputTokens: reply.outputTokens ?? 10 * reply.calls.length,
-      }));
+      sendJson(
+        response,
+        200,
+        chatAnswer(model, reply.text ?? '', {
+          toolCalls: reply.calls,
+          inputTokens: reply.inputTokens ?? inputTokens,
+          outputTokens: reply.outputTokens ?? 10 * reply.calls.length,
+        }),
+      );
       return;
     }
     const text = `echo: ${lastUserText(messages)}`;

@@ -320,7 +320,8 @@ export async function startFakeTelegram(options: { token?: string; username?: st
   }
 
   function asMessage(sent: SentMessage): Message {
-    const chat = sent.chatId > 0 ? { id: sent.chatId, type: 'private' as const, first_name: 'Someone' } : { id: sent.chatId, type: 'group' as const, title: 'A group' };
+    const chat =
+      sent.chatId > 0 ? { id: sent.chatId, type: 'private' as const, first_name: 'Someone' } : { id: sent.chatId, type: 'group' as const, title: 'A group' };
     return {
       message_id: sent.message_id,
       date: now(),
@@ -328,7 +329,16 @@ export async function startFakeTelegram(options: { token?: string; username?: st
       from: { id: BOT_ID, is_bot: true, first_name: botInfo.first_name, username: botInfo.username },
       ...(sent.text !== undefined ? { text: sent.text } : {}),
       ...(sent.caption !== undefined ? { caption: sent.caption } : {}),
-      ...(sent.document ? { document: { file_id: `doc-${sent.message_id}`, file_unique_id: `u-${sent.message_id}`, file_name: sent.document.filename, file_size: sent.document.content.length } } : {}),
+      ...(sent.document
+        ? {
+            document: {
+              file_id: `doc-${sent.message_id}`,
+              file_unique_id: `u-${sent.message_id}`,
+              file_name: sent.document.filename,
+              file_size: sent.document.content.length,
+            },
+          }
+        : {}),
       ...(sent.reply_markup ? { reply_markup: sent.reply_markup } : {}),
     } as Message;
   }
@@ -342,13 +352,22 @@ export async function startFakeTelegram(options: { token?: string; username?: st
   }
 
   /** Answers a method; returns undefined when the answer comes later (a held getUpdates). */
-  function call(method: string, p: Record<string, unknown>, files: Record<string, UploadedFile>, respond: (result: unknown) => void, onClose: (cb: () => void) => void, drop: () => void): unknown {
+  function call(
+    method: string,
+    p: Record<string, unknown>,
+    files: Record<string, UploadedFile>,
+    respond: (result: unknown) => void,
+    onClose: (cb: () => void) => void,
+    drop: () => void,
+  ): unknown {
     switch (method) {
       case 'getMe':
         return botInfo;
       case 'setWebhook': {
-        if (typeof p.url !== 'string' || !/^https?:\/\//.test(p.url)) throw new ApiFailure(400, 'Bad Request: bad webhook: An HTTPS URL must be provided for webhook');
-        if (p.secret_token !== undefined && !/^[A-Za-z0-9_-]{1,256}$/.test(String(p.secret_token))) throw new ApiFailure(400, 'Bad Request: secret token contains unallowed characters');
+        if (typeof p.url !== 'string' || !/^https?:\/\//.test(p.url))
+          throw new ApiFailure(400, 'Bad Request: bad webhook: An HTTPS URL must be provided for webhook');
+        if (p.secret_token !== undefined && !/^[A-Za-z0-9_-]{1,256}$/.test(String(p.secret_token)))
+          throw new ApiFailure(400, 'Bad Request: secret token contains unallowed characters');
         webhook = {
           url: p.url,
           ...(p.secret_token !== undefined ? { secretToken: String(p.secret_token) } : {}),
@@ -362,7 +381,13 @@ export async function startFakeTelegram(options: { token?: string; username?: st
         return true;
       }
       case 'getWebhookInfo':
-        return { url: webhook?.url ?? '', has_custom_certificate: false, pending_update_count: webhook ? webhookQueue.length + webhookStarted.size : queue.length, max_connections: webhook?.maxConnections, allowed_updates: webhook?.allowedUpdates };
+        return {
+          url: webhook?.url ?? '',
+          has_custom_certificate: false,
+          pending_update_count: webhook ? webhookQueue.length + webhookStarted.size : queue.length,
+          max_connections: webhook?.maxConnections,
+          allowed_updates: webhook?.allowedUpdates,
+        };
       case 'deleteWebhook':
         webhook = undefined;
         return true;
@@ -373,7 +398,10 @@ export async function startFakeTelegram(options: { token?: string; username?: st
         return true;
       case 'getChatMember': {
         const userId = Number(p.user_id);
-        return { status: admins.has(`${String(p.chat_id)}:${userId}`) ? 'administrator' : 'member', user: { id: userId, is_bot: false, first_name: 'Someone' } };
+        return {
+          status: admins.has(`${String(p.chat_id)}:${userId}`) ? 'administrator' : 'member',
+          user: { id: userId, is_bot: false, first_name: 'Someone' },
+        };
       }
       case 'getUpdates': {
         if (webhook) throw new ApiFailure(409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first");
@@ -407,7 +435,9 @@ export async function startFakeTelegram(options: { token?: string; username?: st
         if (typeof p.text !== 'string' || p.text.length === 0) throw new ApiFailure(400, 'Bad Request: message text is empty');
         if (p.text.length > 4096) throw new ApiFailure(400, 'Bad Request: message is too long');
         const replyTo = (p.reply_parameters as { message_id?: number } | undefined)?.message_id;
-        return asMessage(record(Number(p.chat_id), { text: p.text, reply_markup: p.reply_markup as InlineKeyboardMarkup | undefined, ...(replyTo ? { replyTo } : {}) }));
+        return asMessage(
+          record(Number(p.chat_id), { text: p.text, reply_markup: p.reply_markup as InlineKeyboardMarkup | undefined, ...(replyTo ? { replyTo } : {}) }),
+        );
       }
       case 'sendDocument': {
         const document = files.document;
@@ -418,7 +448,10 @@ export async function startFakeTelegram(options: { token?: string; username?: st
         const sent = findSent(p.chat_id, p.message_id);
         const markup = p.reply_markup as InlineKeyboardMarkup | undefined;
         if (sent.text === p.text && JSON.stringify(sent.reply_markup ?? null) === JSON.stringify(markup ?? null)) {
-          throw new ApiFailure(400, 'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message');
+          throw new ApiFailure(
+            400,
+            'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message',
+          );
         }
         if (typeof p.text !== 'string' || p.text.length > 4096) throw new ApiFailure(400, 'Bad Request: message is too long');
         sent.text = p.text;
@@ -476,7 +509,12 @@ export async function startFakeTelegram(options: { token?: string; username?: st
       }
       if (fault?.kind === 'error') return send(fault.code, { ok: false, error_code: fault.code, description: fault.description });
       if (fault?.kind === 'too-many-requests') {
-        return send(429, { ok: false, error_code: 429, description: `Too Many Requests: retry after ${fault.retryAfter}`, parameters: { retry_after: fault.retryAfter } });
+        return send(429, {
+          ok: false,
+          error_code: 429,
+          description: `Too Many Requests: retry after ${fault.retryAfter}`,
+          parameters: { retry_after: fault.retryAfter },
+        });
       }
       try {
         const result = call(
@@ -538,7 +576,17 @@ export async function startFakeTelegram(options: { token?: string; username?: st
         from: { ...from, is_bot: false },
         text,
         ...(entities ? { entities } : {}),
-        ...(opts.replyTo ? { reply_to_message: { message_id: opts.replyTo, date: now(), chat: chatOf(from, opts.chat), text: 'earlier', from: replyAuthor(chatOf(from, opts.chat).id, opts.replyTo, from) } } : {}),
+        ...(opts.replyTo
+          ? {
+              reply_to_message: {
+                message_id: opts.replyTo,
+                date: now(),
+                chat: chatOf(from, opts.chat),
+                text: 'earlier',
+                from: replyAuthor(chatOf(from, opts.chat).id, opts.replyTo, from),
+              },
+            }
+          : {}),
       } as Message;
       return injectUpdate({ message } as Omit<Update, 'update_id'>) as Update & { message: Message };
     },
@@ -547,7 +595,13 @@ export async function startFakeTelegram(options: { token?: string; username?: st
       return injectUpdate({ message } as Omit<Update, 'update_id'>) as Update & { message: Message };
     },
     press(from, sent, data) {
-      const callback_query = { id: `cq-${nextUpdateId}`, from: { ...from, is_bot: false }, chat_instance: `ci-${sent.chatId}`, message: asMessage(sent), data } as CallbackQuery;
+      const callback_query = {
+        id: `cq-${nextUpdateId}`,
+        from: { ...from, is_bot: false },
+        chat_instance: `ci-${sent.chatId}`,
+        message: asMessage(sent),
+        data,
+      } as CallbackQuery;
       return injectUpdate({ callback_query }) as Update & { callback_query: CallbackQuery };
     },
     calls: (method) => recorded.filter((c) => method === undefined || c.method === method),

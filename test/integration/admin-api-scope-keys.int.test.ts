@@ -26,10 +26,18 @@ describe('admin API: scope keys everywhere (issue 17)', () => {
 
   beforeAll(async () => {
     core = await createCore(loadConfig({ env: { DATA_DIR: tempDir() }, envFile: false }), logs.logger, { embedder: createHashEmbedder({ dimension: 64 }) });
-    await core.episodeService.ingestMany({ key: KEY, channel: 'telegram' }, [core.episodeService.normalize({ content: 'I adopted a greyhound named Rocket', externalId: 'k-1' }, 'telegram')]);
+    await core.episodeService.ingestMany({ key: KEY, channel: 'telegram' }, [
+      core.episodeService.normalize({ content: 'I adopted a greyhound named Rocket', externalId: 'k-1' }, 'telegram'),
+    ]);
     scopeId = (await core.scopes.findByKey(KEY))!.id;
     await core.db.prisma.$transaction(async (tx) => {
-      memoryId = (await createMemory(tx, { scopeId, category: 'relationship', content: 'Has a greyhound named Rocket', confidence: 0.9 }, { by: 'owner', now: new Date() })).id;
+      memoryId = (
+        await createMemory(
+          tx,
+          { scopeId, category: 'relationship', content: 'Has a greyhound named Rocket', confidence: 0.9 },
+          { by: 'owner', now: new Date() },
+        )
+      ).id;
       await createMemory(tx, { scopeId, category: 'fact', content: 'Lives near the harbour', confidence: 0.9 }, { by: 'owner', now: new Date() });
     });
     await core.embeddingWorker.drain();
@@ -80,7 +88,11 @@ describe('admin API: scope keys everywhere (issue 17)', () => {
 
   it('imports into an existing scope named by its key', async () => {
     const exported = await call('GET', `/scopes/${scopeId}/export`);
-    const response = await fetch(`${base}/scopes/${encodeURIComponent(KEY)}/import?mode=copy`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: exported.text });
+    const response = await fetch(`${base}/scopes/${encodeURIComponent(KEY)}/import?mode=copy`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: exported.text,
+    });
     expect([200, 409]).toContain(response.status); // found by key (never 201: no new scope under a key)
   });
 });

@@ -31,16 +31,35 @@ function suite(name: string, databaseEnv: () => Promise<Record<string, string>>)
     const logs = memoryLogger();
 
     beforeAll(async () => {
-      core = await createCore(loadConfig({ env: { DATA_DIR: tempDir(), ...(await databaseEnv()) }, envFile: false }), logs.logger, { embedder: createHashEmbedder({ dimension: 64 }) });
-      for (const [key, text] of [['ana', 'I adopted a greyhound named Rocket'], ['ben', 'My bank PIN hint is the blue door']]) {
-        await core.episodeService.ingestMany({ key: key!, channel: 'test' }, [core.episodeService.normalize({ content: text, externalId: `${key}-1` }, 'test')]);
+      core = await createCore(loadConfig({ env: { DATA_DIR: tempDir(), ...(await databaseEnv()) }, envFile: false }), logs.logger, {
+        embedder: createHashEmbedder({ dimension: 64 }),
+      });
+      for (const [key, text] of [
+        ['ana', 'I adopted a greyhound named Rocket'],
+        ['ben', 'My bank PIN hint is the blue door'],
+      ]) {
+        await core.episodeService.ingestMany({ key: key!, channel: 'test' }, [
+          core.episodeService.normalize({ content: text, externalId: `${key}-1` }, 'test'),
+        ]);
       }
       ana = (await core.scopes.findByKey('ana'))!.id;
       ben = (await core.scopes.findByKey('ben'))!.id;
       const episode = await core.db.prisma.episode.findFirstOrThrow({ where: { scopeId: ana } });
       await core.db.prisma.$transaction(async (tx) => {
-        anaMemory = (await createMemory(tx, { scopeId: ana, category: 'relationship', content: 'Ana has a greyhound named Rocket', confidence: 0.9, sourceEpisodeIds: [episode.id] }, { now: new Date() })).id;
-        benMemory = (await createMemory(tx, { scopeId: ben, category: 'fact', content: 'Ben hides his PIN hint behind the blue door', confidence: 0.9 }, { by: 'owner', now: new Date() })).id;
+        anaMemory = (
+          await createMemory(
+            tx,
+            { scopeId: ana, category: 'relationship', content: 'Ana has a greyhound named Rocket', confidence: 0.9, sourceEpisodeIds: [episode.id] },
+            { now: new Date() },
+          )
+        ).id;
+        benMemory = (
+          await createMemory(
+            tx,
+            { scopeId: ben, category: 'fact', content: 'Ben hides his PIN hint behind the blue door', confidence: 0.9 },
+            { by: 'owner', now: new Date() },
+          )
+        ).id;
       });
       await core.embeddingWorker.drain();
       app = await createApiServer({ ...core, timeZone: core.config.timeZone, token: TOKEN, logger: logs.logger });
@@ -61,7 +80,13 @@ function suite(name: string, databaseEnv: () => Promise<Record<string, string>>)
     };
 
     it('refuses every data route without the right token; health needs none', async () => {
-      for (const [method, path] of [['GET', '/scopes'], ['GET', `/scopes/${ana}/memories`], ['DELETE', `/scopes/${ana}/memories`], ['GET', '/metrics'], ['GET', '/openapi.json']] as const) {
+      for (const [method, path] of [
+        ['GET', '/scopes'],
+        ['GET', `/scopes/${ana}/memories`],
+        ['DELETE', `/scopes/${ana}/memories`],
+        ['GET', '/metrics'],
+        ['GET', '/openapi.json'],
+      ] as const) {
         expect((await call(method, path, { token: null })).status).toBe(401);
         expect((await call(method, path, { token: 'admin-token-0123456789abcdeX' })).status).toBe(401);
       }
@@ -84,7 +109,10 @@ function suite(name: string, databaseEnv: () => Promise<Record<string, string>>)
     });
 
     it("answers 404 for another scope's memory in a scope's path, never its data", async () => {
-      for (const [method, path] of [['GET', `/scopes/${ana}/memories/${benMemory}`], ['DELETE', `/scopes/${ana}/memories/${benMemory}`]] as const) {
+      for (const [method, path] of [
+        ['GET', `/scopes/${ana}/memories/${benMemory}`],
+        ['DELETE', `/scopes/${ana}/memories/${benMemory}`],
+      ] as const) {
         const response = await call(method, path);
         expect(response.status).toBe(404);
         expect(response.text).not.toMatch(/PIN|blue door/);
@@ -114,11 +142,14 @@ function suite(name: string, databaseEnv: () => Promise<Record<string, string>>)
       expect(markdown.text).toContain('Ana has a greyhound named Rocket');
 
       // Another, empty store: the export creates the scope under its own id, and exports the same bytes.
-      const other = await createCore(loadConfig({ env: { DATA_DIR: tempDir() }, envFile: false }), logs.logger, { embedder: createHashEmbedder({ dimension: 64 }) });
+      const other = await createCore(loadConfig({ env: { DATA_DIR: tempDir() }, envFile: false }), logs.logger, {
+        embedder: createHashEmbedder({ dimension: 64 }),
+      });
       const otherApp = await createApiServer({ ...other, timeZone: other.config.timeZone, token: TOKEN, logger: logs.logger });
       const otherBase = await otherApp.listen({ host: '127.0.0.1', port: 0 });
       try {
-        const post = (path: string, body: string) => fetch(`${otherBase}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body });
+        const post = (path: string, body: string) =>
+          fetch(`${otherBase}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body });
         expect((await post(`/scopes/not-this-scope/import`, exported.text)).status).toBe(404);
         const imported = await post(`/scopes/${ana}/import`, exported.text);
         expect(imported.status).toBe(201);
@@ -155,10 +186,14 @@ function suite(name: string, databaseEnv: () => Promise<Record<string, string>>)
       const spoolBase = await spoolApp.listen({ host: '127.0.0.1', port: 0 });
       const left = () => fs.readdirSync(spoolDir);
       const open = (path: string, headers: Record<string, string>, onStatus: (status: number) => void, onError: (error: Error) => void) => {
-        const request = http.request(`${spoolBase}${path}`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...headers } }, (response) => {
-          response.resume();
-          onStatus(response.statusCode!);
-        });
+        const request = http.request(
+          `${spoolBase}${path}`,
+          { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', ...headers } },
+          (response) => {
+            response.resume();
+            onStatus(response.statusCode!);
+          },
+        );
         request.on('error', onError);
         return request;
       };
@@ -176,7 +211,12 @@ function suite(name: string, databaseEnv: () => Promise<Record<string, string>>)
         expect(await raw(`/scopes/${ana}/import`, {}, exported)).toBe(409);
         expect(left()).toEqual([]);
         // An upload cut off half-way: its spool exists while it arrives (encrypted: not the text sent), then is gone.
-        const cut = open(`/scopes/${ana}/import`, { 'content-length': String(exported.length * 2) }, () => undefined, () => undefined);
+        const cut = open(
+          `/scopes/${ana}/import`,
+          { 'content-length': String(exported.length * 2) },
+          () => undefined,
+          () => undefined,
+        );
         cut.write(exported);
         await new Promise((resolve) => setTimeout(resolve, 500));
         expect(left()).toHaveLength(1);
@@ -207,7 +247,13 @@ function suite(name: string, databaseEnv: () => Promise<Record<string, string>>)
     it('serves Prometheus metrics and the OpenAPI document; never logs the token', async () => {
       await call('POST', `/scopes/${ana}/search`, { body: { query: 'greyhound' } });
       // Two compaction cycles of the agent, the second one's summary failed.
-      for (const [purpose, status] of [['compaction-flush', 'ok'], ['compaction-summary', 'ok'], ['compaction-flush', 'ok'], ['compaction-summary', 'error'], ['reply', 'ok']]) {
+      for (const [purpose, status] of [
+        ['compaction-flush', 'ok'],
+        ['compaction-summary', 'ok'],
+        ['compaction-flush', 'ok'],
+        ['compaction-summary', 'error'],
+        ['reply', 'ok'],
+      ]) {
         await core.db.prisma.llmCall.create({ data: { scopeId: ana, purpose: purpose!, status: status!, provider: 'anthropic', model: 'claude' } });
       }
       const metrics = await call('GET', '/metrics');
@@ -232,7 +278,9 @@ function suite(name: string, databaseEnv: () => Promise<Record<string, string>>)
 
     it('shows a secret pasted into a chat redacted in search results and episodes', async () => {
       const key = `sk-ant-api03-${'Zq7'.repeat(16)}`;
-      await core.episodeService.ingestMany({ key: 'cara', channel: 'test' }, [core.episodeService.normalize({ content: `my staging key is ${key} keep it safe`, externalId: 'cara-1' }, 'test')]);
+      await core.episodeService.ingestMany({ key: 'cara', channel: 'test' }, [
+        core.episodeService.normalize({ content: `my staging key is ${key} keep it safe`, externalId: 'cara-1' }, 'test'),
+      ]);
       const cara = (await core.scopes.findByKey('cara'))!.id;
       const search = await call('POST', `/scopes/${cara}/search`, { body: { query: 'staging key', strategy: 'keyword' } });
       const episodes = await call('GET', `/scopes/${cara}/episodes`);
@@ -243,7 +291,7 @@ function suite(name: string, databaseEnv: () => Promise<Record<string, string>>)
       }
     });
 
-    it("names a scope in the path by its key as well as by its id", async () => {
+    it('names a scope in the path by its key as well as by its id', async () => {
       for (const path of ['memories?state=all', 'episodes', 'audit']) {
         const byKey = await call('GET', `/scopes/ana/${path}`);
         expect(byKey.status).toBe(200);

@@ -21,13 +21,25 @@ export interface AgentCore {
 
 /** Records each request, then lets the real adapter send it. */
 function recording(model: LanguageModel, requests: LlmRequest[]): LanguageModel {
-  return { provider: model.provider, model: model.model, contextWindow: model.contextWindow, close: () => model.close(), complete: (r) => (requests.push(r), model.complete(r)) };
+  return {
+    provider: model.provider,
+    model: model.model,
+    contextWindow: model.contextWindow,
+    close: () => model.close(),
+    complete: (r) => (requests.push(r), model.complete(r)),
+  };
 }
 
-export async function openAgentCore(params: { dataDir: string; provider: 'anthropic' | 'ollama'; url: string; env?: Record<string, string> }): Promise<AgentCore> {
-  const env: Record<string, string> = params.provider === 'anthropic'
-    ? { LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-test-agent-0000000', ANTHROPIC_BASE_URL: params.url }
-    : { LLM_PROVIDER: 'ollama', OLLAMA_HOST: params.url, LLM_MODEL: 'llama3.2' };
+export async function openAgentCore(params: {
+  dataDir: string;
+  provider: 'anthropic' | 'ollama';
+  url: string;
+  env?: Record<string, string>;
+}): Promise<AgentCore> {
+  const env: Record<string, string> =
+    params.provider === 'anthropic'
+      ? { LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-test-agent-0000000', ANTHROPIC_BASE_URL: params.url }
+      : { LLM_PROVIDER: 'ollama', OLLAMA_HOST: params.url, LLM_MODEL: 'llama3.2' };
   const config = loadConfig({ env: { DATA_DIR: params.dataDir, LOG_LEVEL: 'debug', ...env, ...params.env }, envFile: false });
   const { logger, lines } = memoryLogger();
   const requests: LlmRequest[] = [];
@@ -69,10 +81,12 @@ export function agentModel(rules: ModelRules): LlmResponder {
     const last = seen.messages.at(-1)?.text ?? '';
     if (system.includes('Some turns are about to leave')) {
       if (rules.fail?.flush) return { kind: 'status', status: rules.fail.flush, message: 'scripted flush failure' };
-      const facts = flushTurns(last).filter((t) => t.role === 'person').flatMap((t) => {
-        const content = rules.fact?.(t.text);
-        return content ? [{ category: 'preference', content, turns: [t.n], confidence: 0.9 }] : [];
-      });
+      const facts = flushTurns(last)
+        .filter((t) => t.role === 'person')
+        .flatMap((t) => {
+          const content = rules.fact?.(t.text);
+          return content ? [{ category: 'preference', content, turns: [t.n], confidence: 0.9 }] : [];
+        });
       // An assistant statement the system must refuse whatever the model says.
       const agentTurn = flushTurns(last).find((t) => t.role === 'assistant');
       if (agentTurn) facts.push({ category: 'fact', content: 'The assistant loves jazz', turns: [agentTurn.n], confidence: 0.9 });

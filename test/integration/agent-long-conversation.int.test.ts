@@ -22,10 +22,27 @@ describe('a 2,000-turn conversation', () => {
   let h: AgentCore;
 
   beforeAll(async () => {
-    double = await startAnthropicDouble({ responder: (seen) => agentModel({ fact: (text) => (/my favourite (\w+) is (\w+)/.exec(text) ? `The user's favourite ${/my favourite (\w+) is (\w+)/.exec(text)![1]} is ${/my favourite (\w+) is (\w+)/.exec(text)![2]}` : undefined) })(seen) });
+    double = await startAnthropicDouble({
+      responder: (seen) =>
+        agentModel({
+          fact: (text) =>
+            /my favourite (\w+) is (\w+)/.exec(text)
+              ? `The user's favourite ${/my favourite (\w+) is (\w+)/.exec(text)![1]} is ${/my favourite (\w+) is (\w+)/.exec(text)![2]}`
+              : undefined,
+        })(seen),
+    });
     h = await openAgentCore({
-      dataDir: tempDir(), provider: 'anthropic', url: double.url,
-      env: { AGENT_CONTEXT_TOKENS: String(WINDOW), AGENT_RECENT_TURNS: '6', AGENT_ANSWER_TOKENS: '200', AGENT_MEMORY_TOKENS: '300', AGENT_SUMMARY_TOKENS: '250', LOG_LEVEL: 'warn' },
+      dataDir: tempDir(),
+      provider: 'anthropic',
+      url: double.url,
+      env: {
+        AGENT_CONTEXT_TOKENS: String(WINDOW),
+        AGENT_RECENT_TURNS: '6',
+        AGENT_ANSWER_TOKENS: '200',
+        AGENT_MEMORY_TOKENS: '300',
+        AGENT_SUMMARY_TOKENS: '250',
+        LOG_LEVEL: 'warn',
+      },
     });
   });
   afterAll(async () => {
@@ -43,7 +60,15 @@ describe('a 2,000-turn conversation', () => {
     for (let i = 0; i < EXCHANGES; i++) {
       now = new Date(now.getTime() + 30_000);
       const text = i % 50 === 0 ? `t${i} my favourite thing${i} is item${i}` : `t${i} a short note about my day number ${i}`;
-      const reply = await agent.handle({ channel: 'terminal', scopeKey: 'terminal:long', scopeKind: 'user', authorName: 'Ana', text, timestamp: now, externalId: `x${i}` });
+      const reply = await agent.handle({
+        channel: 'terminal',
+        scopeKey: 'terminal:long',
+        scopeKind: 'user',
+        authorName: 'Ana',
+        text,
+        timestamp: now,
+        externalId: `x${i}`,
+      });
       expect(reply.degraded).toBeUndefined();
       maxTotal = Math.max(maxTotal, reply.tokens!.total);
       sizes.push(reply.tokens!.prompt);
@@ -91,6 +116,8 @@ describe('a 2,000-turn conversation', () => {
     expect(await h.core.db.prisma.memory.count({ where: { content: { contains: 'jazz' } } })).toBe(0);
 
     const average = Math.round(sizes.reduce((a, b) => a + b, 0) / sizes.length);
-    process.stdout.write(`2,000-turn run: ${elapsed} ms, ${cycles} compactions, max prompt+reserve ${maxTotal} / ${WINDOW}, max request ${Math.max(...requestTotals)}, mean prompt ${average}, final summary ${estimator.text(conversation.summary ?? '')} tokens, ${recent.size} turns in full, ${favourites} flushed facts\n`);
+    process.stdout.write(
+      `2,000-turn run: ${elapsed} ms, ${cycles} compactions, max prompt+reserve ${maxTotal} / ${WINDOW}, max request ${Math.max(...requestTotals)}, mean prompt ${average}, final summary ${estimator.text(conversation.summary ?? '')} tokens, ${recent.size} turns in full, ${favourites} flushed facts\n`,
+    );
   }, 300_000); // ~25 s alone; several minutes when CI shares the cores with other suites
 });

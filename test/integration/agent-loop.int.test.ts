@@ -31,7 +31,16 @@ describe('agent loop (Anthropic double)', () => {
   let counter = 0;
   const say = (text: string, scopeKey = A) => {
     tick(1);
-    return agent.handle({ channel: 'telegram', scopeKey, scopeKind: 'private', authorName: 'Ana', authorId: '1', text, timestamp: now, externalId: `m${counter++}` });
+    return agent.handle({
+      channel: 'telegram',
+      scopeKey,
+      scopeKind: 'private',
+      authorName: 'Ana',
+      authorId: '1',
+      text,
+      timestamp: now,
+      externalId: `m${counter++}`,
+    });
   };
   const scopeId = async (key: string) => (await core.scopes.findByKey(key))!.id;
   const replyRequests = () => h.requests.filter((r) => r.purpose === 'reply');
@@ -60,7 +69,7 @@ describe('agent loop (Anthropic double)', () => {
     await double?.stop();
   });
 
-  it('builds the prompt in seed 000 order with this scope\'s memories only, and records what it injected', async () => {
+  it("builds the prompt in seed 000 order with this scope's memories only, and records what it injected", async () => {
     await say('hello from the other scope, my drink is green tea', B);
     const reply = await say('What is my favourite drink?');
     expect(reply.degraded).toBeUndefined();
@@ -86,26 +95,37 @@ describe('agent loop (Anthropic double)', () => {
     expect(stored.role).toBe('agent');
     const coffee = await core.db.prisma.memory.findFirstOrThrow({ where: { content: { contains: 'coffee' } } });
     expect((stored.metadata as { injectedMemoryIds: string[] }).injectedMemoryIds).toContain(coffee.id);
-    const logLine = h.lines().map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.message === 'reply' && l.scope === A)!;
+    const logLine = h
+      .lines()
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.message === 'reply' && l.scope === A)!;
     expect(logLine.tokens).toMatchObject({ soul: t.soul, memories: t.memories, recent: t.recent, reserved: t.reserved });
     expect(logLine.reportedInput).toBe(reply.reported.inputTokens);
     // The figures docs/agent.md quotes (default budgets, Claude's 200k window).
-    process.stdout.write(`typical turn: ${JSON.stringify(t)}; reported input ${reply.reported.inputTokens} (the double counts characters/4 of the whole request body)\n`);
+    process.stdout.write(
+      `typical turn: ${JSON.stringify(t)}; reported input ${reply.reported.inputTokens} (the double counts characters/4 of the whole request body)\n`,
+    );
   });
 
   it('binds every tool call to the scope: ids of other scopes are not found, a scope argument is refused', async () => {
     const b = await scopeId(B);
     const tea = await core.db.prisma.memory.findFirstOrThrow({ where: { scopeId: b } });
-    double.script({ kind: 'tool_use', calls: [
-      { id: 't1', name: 'memory_get', arguments: { id: tea.id } },
-      { id: 't2', name: 'memory_update', arguments: { mode: 'replace', id: tea.id, content: 'The user hates tea' } },
-      { id: 't3', name: 'memory_search', arguments: { query: 'green tea', scope: B } },
-    ] });
-    double.script({ kind: 'tool_use', calls: [
-      { id: 't4', name: 'memory_search', arguments: { query: 'favourite drink' } },
-      { id: 't5', name: 'memory_save', arguments: { note: 'Ana has a dentist appointment at 17:00 today' } },
-      { id: 't6', name: 'memory_update', arguments: { mode: 'create', content: 'The user has a dog called Kira', category: 'relationship' } },
-    ] });
+    double.script({
+      kind: 'tool_use',
+      calls: [
+        { id: 't1', name: 'memory_get', arguments: { id: tea.id } },
+        { id: 't2', name: 'memory_update', arguments: { mode: 'replace', id: tea.id, content: 'The user hates tea' } },
+        { id: 't3', name: 'memory_search', arguments: { query: 'green tea', scope: B } },
+      ],
+    });
+    double.script({
+      kind: 'tool_use',
+      calls: [
+        { id: 't4', name: 'memory_search', arguments: { query: 'favourite drink' } },
+        { id: 't5', name: 'memory_save', arguments: { note: 'Ana has a dentist appointment at 17:00 today' } },
+        { id: 't6', name: 'memory_update', arguments: { mode: 'create', content: 'The user has a dog called Kira', category: 'relationship' } },
+      ],
+    });
     const reply = await say('I have a dentist appointment at 17:00 and my dog Kira hates it');
     expect(reply.toolCalls).toEqual(['memory_get', 'memory_update', 'memory_search', 'memory_search', 'memory_save', 'memory_update']);
     const last = double.requests.at(-1)!;
@@ -170,7 +190,12 @@ describe('compaction and continuity (Anthropic double, small window)', () => {
   let h: AgentCore;
   let agent: Agent;
   const dataDir = tempDir();
-  const rules: ModelRules = { fact: (text) => (/my favourite (\w+) is (\w+)/i.exec(text) ? `The user's favourite ${/my favourite (\w+) is (\w+)/i.exec(text)![1]} is ${/my favourite (\w+) is (\w+)/i.exec(text)![2]}` : undefined) };
+  const rules: ModelRules = {
+    fact: (text) =>
+      /my favourite (\w+) is (\w+)/i.exec(text)
+        ? `The user's favourite ${/my favourite (\w+) is (\w+)/i.exec(text)![1]} is ${/my favourite (\w+) is (\w+)/i.exec(text)![2]}`
+        : undefined,
+  };
   let now = new Date('2026-03-03T09:00:00Z');
   const clock = () => now;
   let n = 0;
@@ -205,7 +230,10 @@ describe('compaction and continuity (Anthropic double, small window)', () => {
     expect(state.compaction.pending).toBeNull();
     expect(state.recentTurnIds.length).toBeLessThanOrEqual(6);
     // The flushed fact is a memory with the person's turn as its only evidence; the agent's claim was refused.
-    const green = await h.core.db.prisma.memory.findFirstOrThrow({ where: { content: "The user's favourite colour is green" }, include: { sources: { include: { episode: true } } } });
+    const green = await h.core.db.prisma.memory.findFirstOrThrow({
+      where: { content: "The user's favourite colour is green" },
+      include: { sources: { include: { episode: true } } },
+    });
     expect(green.sources.map((s) => s.episode.role)).toEqual(['user']);
     expect(await h.core.db.prisma.memory.count({ where: { content: { contains: 'jazz' } } })).toBe(0);
     // The next reply re-reads memories: the flushed fact is in its prompt.

@@ -35,7 +35,16 @@ describe('agent notes and conversation summaries through sleep (Anthropic double
   let counter = 0;
   const say = (text: string) => {
     now = new Date(now.getTime() + 60_000);
-    return agent.handle({ channel: 'telegram', scopeKey: KEY, scopeKind: 'private', authorName: 'Ana', authorId: '7', text, timestamp: now, externalId: `n${counter++}` });
+    return agent.handle({
+      channel: 'telegram',
+      scopeKey: KEY,
+      scopeKind: 'private',
+      authorName: 'Ana',
+      authorId: '7',
+      text,
+      timestamp: now,
+      externalId: `n${counter++}`,
+    });
   };
 
   beforeAll(async () => {
@@ -69,7 +78,10 @@ describe('agent notes and conversation summaries through sleep (Anthropic double
     const report = await core.sleep.consolidateScope(scope.id, { now, runId: uuidv7(), shouldContinue: () => true, tokenBudgetLeft: Number.POSITIVE_INFINITY });
     expect(report.episodes).toBeGreaterThan(0);
     // "today" is written as the note's local date (relative dates are resolved when learned).
-    const learned = await core.db.prisma.memory.findFirstOrThrow({ where: { scopeId: scope.id, content: { startsWith: 'Ana has a dentist appointment at 17:00 on ' } }, include: { sources: true } });
+    const learned = await core.db.prisma.memory.findFirstOrThrow({
+      where: { scopeId: scope.id, content: { startsWith: 'Ana has a dentist appointment at 17:00 on ' } },
+      include: { sources: true },
+    });
     expect(learned.sourceType).toBe('observed');
     expect(learned.sources.map((s) => s.episodeId)).toEqual([noteId]);
 

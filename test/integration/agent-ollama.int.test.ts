@@ -18,12 +18,31 @@ describe('agent loop (Ollama double)', () => {
   let n = 0;
   const say = (text: string) => {
     now = new Date(now.getTime() + 60_000);
-    return agent.handle({ channel: 'telegram', scopeKey: 'telegram:group:-100', scopeKind: 'group', authorName: n % 2 === 0 ? 'Ana' : 'Luis', authorId: String(n), text, timestamp: now, externalId: `o${n++}` });
+    return agent.handle({
+      channel: 'telegram',
+      scopeKey: 'telegram:group:-100',
+      scopeKind: 'group',
+      authorName: n % 2 === 0 ? 'Ana' : 'Luis',
+      authorId: String(n),
+      text,
+      timestamp: now,
+      externalId: `o${n++}`,
+    });
   };
 
   beforeAll(async () => {
-    double = await startOllamaDouble({ responder: (seen) => agentModel({ fact: (text) => (/I play the (\w+)/.exec(text) ? `Someone in the group plays the ${/I play the (\w+)/.exec(text)![1]}` : undefined) })(seen) });
-    h = await openAgentCore({ dataDir: tempDir(), provider: 'ollama', url: double.url, env: { AGENT_CONTEXT_TOKENS: '2400', AGENT_RECENT_TURNS: '4', AGENT_ANSWER_TOKENS: '200', AGENT_MEMORY_TOKENS: '300', AGENT_SUMMARY_TOKENS: '300' } });
+    double = await startOllamaDouble({
+      responder: (seen) =>
+        agentModel({ fact: (text) => (/I play the (\w+)/.exec(text) ? `Someone in the group plays the ${/I play the (\w+)/.exec(text)![1]}` : undefined) })(
+          seen,
+        ),
+    });
+    h = await openAgentCore({
+      dataDir: tempDir(),
+      provider: 'ollama',
+      url: double.url,
+      env: { AGENT_CONTEXT_TOKENS: '2400', AGENT_RECENT_TURNS: '4', AGENT_ANSWER_TOKENS: '200', AGENT_MEMORY_TOKENS: '300', AGENT_SUMMARY_TOKENS: '300' },
+    });
     agent = createAgent({ ...agentServices(h.core), options: { clock: () => now } });
   });
   afterAll(async () => {
@@ -32,7 +51,10 @@ describe('agent loop (Ollama double)', () => {
   });
 
   it('answers with a tool round, authors shown in a group', async () => {
-    double.scriptChat({ kind: 'tool_use', calls: [{ name: 'memory_update', arguments: { mode: 'create', content: 'Ana plays the cello', category: 'skill' } }] });
+    double.scriptChat({
+      kind: 'tool_use',
+      calls: [{ name: 'memory_update', arguments: { mode: 'create', content: 'Ana plays the cello', category: 'skill' } }],
+    });
     double.scriptChat({ kind: 'text', text: 'Noted, Ana!' });
     const reply = await say('I play the cello, remember that');
     expect(reply.text).toBe('Noted, Ana!');
@@ -45,7 +67,10 @@ describe('agent loop (Ollama double)', () => {
     expect(second!.messages.at(-1)!.text).toMatch(/^created memory /);
     expect(await h.core.db.prisma.memory.count({ where: { content: 'Ana plays the cello' } })).toBe(1);
     expect(reply.tokens!.total).toBeLessThanOrEqual(2400);
-    const line = h.lines().map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.message === 'reply')!;
+    const line = h
+      .lines()
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.message === 'reply')!;
     expect(line.family).toBe('llama');
     expect(line.reportedInput).toBe(reply.reported.inputTokens);
   });

@@ -26,7 +26,9 @@ function linesUnder(system: string, heading: string): string[] {
   const start = system.indexOf(heading);
   if (start < 0) return [];
   const rest = system.slice(start + heading.length);
-  const ends = Object.values(HEADINGS).map((h) => rest.indexOf(`\n${h}`)).filter((i) => i >= 0);
+  const ends = Object.values(HEADINGS)
+    .map((h) => rest.indexOf(`\n${h}`))
+    .filter((i) => i >= 0);
   return (ends.length === 0 ? rest : rest.slice(0, Math.min(...ends))).split('\n').filter((l) => l.startsWith('- '));
 }
 
@@ -41,13 +43,25 @@ describe('bounded soul in the reply prompt (Ollama double, 8k window)', () => {
     h = await openAgentCore({ dataDir: tempDir(), provider: 'ollama', url: double.url });
     agent = createAgent({ ...agentServices(h.core), options: { clock: () => now } });
     const scope = await h.core.scopes.ensure({ key: KEY, channel: 'telegram', kind: 'private' });
-    await h.core.db.prisma.$transaction(async (tx) => {
-      for (let i = 0; i < MEMORIES; i++) {
-        const place = PLACES[i % PLACES.length]!;
-        const origin = { by: 'owner' as const, now: new Date(now.getTime() - (i % 50) * 86_400_000) };
-        await createMemory(tx, { scopeId: scope.id, category: ['preference', 'fact', 'interest', 'routine'][i % 4]!, content: `The user walks hiking route number ${i} along the ${place} on weekends with old friends from school`, confidence: 0.6 + (i % 7) * 0.05 }, origin);
-      }
-    }, { timeout: 60_000 });
+    await h.core.db.prisma.$transaction(
+      async (tx) => {
+        for (let i = 0; i < MEMORIES; i++) {
+          const place = PLACES[i % PLACES.length]!;
+          const origin = { by: 'owner' as const, now: new Date(now.getTime() - (i % 50) * 86_400_000) };
+          await createMemory(
+            tx,
+            {
+              scopeId: scope.id,
+              category: ['preference', 'fact', 'interest', 'routine'][i % 4]!,
+              content: `The user walks hiking route number ${i} along the ${place} on weekends with old friends from school`,
+              confidence: 0.6 + (i % 7) * 0.05,
+            },
+            origin,
+          );
+        }
+      },
+      { timeout: 60_000 },
+    );
     await regenerateSoul(h.core.db.prisma, scope.id, { now, maxTokens: h.core.config.sleep.soulMaxTokens });
     await h.core.embeddingWorker.drain();
   }, 120_000);
@@ -58,7 +72,16 @@ describe('bounded soul in the reply prompt (Ollama double, 8k window)', () => {
 
   it('keeps the soul within SOUL_MAX_TOKENS and the prompt within the reply budget, without repeating a memory', async () => {
     expect(h.core.config.sleep.soulMaxTokens).toBe(DEFAULT_SOUL_MAX_TOKENS);
-    const reply = await agent.handle({ channel: 'telegram', scopeKey: KEY, scopeKind: 'private', authorName: 'Ana', authorId: '7', text: 'Which hiking route along the river should I walk this weekend with friends?', timestamp: now, externalId: 'q1' });
+    const reply = await agent.handle({
+      channel: 'telegram',
+      scopeKey: KEY,
+      scopeKind: 'private',
+      authorName: 'Ana',
+      authorId: '7',
+      text: 'Which hiking route along the river should I walk this weekend with friends?',
+      timestamp: now,
+      externalId: 'q1',
+    });
     expect(reply.degraded).toBeUndefined();
     expect(agent.budget.contextTokens).toBe(8192);
 
@@ -74,7 +97,9 @@ describe('bounded soul in the reply prompt (Ollama double, 8k window)', () => {
 
     // Retrieved memories are shown, and none of them is one the soul already states.
     const route = (line: string) => /route number (\d+) /.exec(line)?.[1];
-    const listed = linesUnder(request.system!, HEADINGS.memories).map(route).filter((r) => r !== undefined);
+    const listed = linesUnder(request.system!, HEADINGS.memories)
+      .map(route)
+      .filter((r) => r !== undefined);
     expect(listed.length).toBeGreaterThan(0);
     const inSoul = new Set(soulLines.map(route));
     expect(listed.filter((r) => inSoul.has(r))).toEqual([]);

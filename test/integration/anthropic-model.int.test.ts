@@ -20,7 +20,15 @@ const API_KEY = 'nocturne-test-key-7Qw2Er9Ty4Ui';
 const MODEL = 'claude-sonnet-4-6';
 
 function llmConfig(url: string, overrides: Partial<Config['llm']> = {}): Config['llm'] {
-  return { provider: 'anthropic', model: MODEL, timeoutMs: 5_000, anthropicApiKey: API_KEY, anthropicBaseUrl: url, ollamaHost: 'http://127.0.0.1:9', ...overrides };
+  return {
+    provider: 'anthropic',
+    model: MODEL,
+    timeoutMs: 5_000,
+    anthropicApiKey: API_KEY,
+    anthropicBaseUrl: url,
+    ollamaHost: 'http://127.0.0.1:9',
+    ...overrides,
+  };
 }
 
 const quick: Partial<RetryPolicy> = { baseDelayMs: 1, maxDelayMs: 2 };
@@ -72,7 +80,9 @@ describe('Anthropic adapter specifics', () => {
     const llm = createLanguageModel(llmConfig(server.url), { retry: quick });
     await llm.complete({
       purpose: 'reply',
-      tools: [{ name: 'remember', description: 'Stores a fact.', parameters: { type: 'object', properties: { fact: { type: 'string' } }, required: ['fact'] } }],
+      tools: [
+        { name: 'remember', description: 'Stores a fact.', parameters: { type: 'object', properties: { fact: { type: 'string' } }, required: ['fact'] } },
+      ],
       messages: [
         { role: 'user', content: 'Remember I like tea' },
         { role: 'assistant', content: '', toolCalls: [{ id: 'toolu_1', name: 'remember', arguments: { fact: 'likes tea' } }] },
@@ -80,7 +90,9 @@ describe('Anthropic adapter specifics', () => {
       ],
     });
     const body = server.requests[0]!.body as { tools: unknown[]; messages: { role: string; content: unknown }[] };
-    expect(body.tools).toEqual([{ name: 'remember', description: 'Stores a fact.', input_schema: { type: 'object', properties: { fact: { type: 'string' } }, required: ['fact'] } }]);
+    expect(body.tools).toEqual([
+      { name: 'remember', description: 'Stores a fact.', input_schema: { type: 'object', properties: { fact: { type: 'string' } }, required: ['fact'] } },
+    ]);
     expect(body.messages).toEqual([
       { role: 'user', content: 'Remember I like tea' },
       { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'remember', input: { fact: 'likes tea' } }] },
@@ -100,7 +112,10 @@ describe('Anthropic adapter specifics', () => {
 
   it('reports a wrong key as auth, without retrying', async () => {
     const llm = createLanguageModel(llmConfig(server.url, { anthropicApiKey: 'wrong-key-0123456789' }), { retry: quick });
-    const error = await llm.complete(ask('hi')).then(() => undefined, (caught: unknown) => caught as LlmError);
+    const error = await llm.complete(ask('hi')).then(
+      () => undefined,
+      (caught: unknown) => caught as LlmError,
+    );
     expect(error).toMatchObject({ reason: 'auth', status: 401, attempts: 1 });
     expect(error?.hint).toContain('ANTHROPIC_API_KEY');
     expect(server.requests).toHaveLength(1);
@@ -113,9 +128,15 @@ describe('Anthropic adapter specifics', () => {
       const llm = withUsageRecording(createLanguageModel(llmConfig(server.url), { retry: quick, logger }), database.prisma, logger);
       // A (misbehaving) server that echoes the key, in retried and in final failures.
       server.script({ kind: 'status', status: 500, message: `upstream rejected key ${API_KEY}` }, 3);
-      const retried = await llm.complete(ask('hi')).then(() => undefined, (caught: unknown) => caught as LlmError);
+      const retried = await llm.complete(ask('hi')).then(
+        () => undefined,
+        (caught: unknown) => caught as LlmError,
+      );
       server.script({ kind: 'status', status: 401, message: `invalid x-api-key: ${API_KEY}` });
-      const auth = await llm.complete(ask('hi')).then(() => undefined, (caught: unknown) => caught as LlmError);
+      const auth = await llm.complete(ask('hi')).then(
+        () => undefined,
+        (caught: unknown) => caught as LlmError,
+      );
 
       for (const error of [retried, auth]) {
         expect(error).toBeInstanceOf(LlmError);

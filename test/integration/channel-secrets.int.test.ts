@@ -26,7 +26,11 @@ describe('secrets pasted into a chat', () => {
     const now = new Date();
     await h.core.db.prisma.$transaction(async (tx) => {
       await createMemory(tx, { scopeId, category: 'work', content: 'Ana uses Claude at work', confidence: 0.9, sourceEpisodeIds: [episodeId] }, { now });
-      await createMemory(tx, { scopeId, category: 'work', content: `Ana keeps her key ${SECRET} in a notebook`, confidence: 0.8, sourceEpisodeIds: [episodeId] }, { now });
+      await createMemory(
+        tx,
+        { scopeId, category: 'work', content: `Ana keeps her key ${SECRET} in a notebook`, confidence: 0.8, sourceEpisodeIds: [episodeId] },
+        { now },
+      );
     });
   }
 
@@ -106,14 +110,27 @@ describe('secrets pasted into a chat', () => {
     }
 
     beforeAll(async () => {
-      const ingested = await h.core.episodeService.ingest({ key: KEY, channel: 'terminal', kind: 'user' }, { content: PASTED, author: 'Ana', externalId: 'paste', timestamp: new Date().toISOString() });
+      const ingested = await h.core.episodeService.ingest(
+        { key: KEY, channel: 'terminal', kind: 'user' },
+        { content: PASTED, author: 'Ana', externalId: 'paste', timestamp: new Date().toISOString() },
+      );
       const scope = await h.core.directory.findByKey(KEY);
       await learnFromPaste(scope!.id, ingested.episode!.id);
       exportDir = tempDir('nocturne-secrets-export-');
       input = new PassThrough();
       const output = new PassThrough();
       output.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
-      channel = createTerminalChannel({ ...channelServices(h.core), handler: h.handler, input, output, scopeKey: KEY, authorName: 'Ana', logger: h.core.logger, defaultTimeZone: 'UTC', exportDir });
+      channel = createTerminalChannel({
+        ...channelServices(h.core),
+        handler: h.handler,
+        input,
+        output,
+        scopeKey: KEY,
+        authorName: 'Ana',
+        logger: h.core.logger,
+        defaultTimeZone: 'UTC',
+        exportDir,
+      });
       void channel.run();
       await say('/help');
     });

@@ -37,10 +37,12 @@ describe('clean writes', () => {
   }
 
   async function say(at: Date, text: string): Promise<void> {
-    await core.episodeService.ingestMany(
-      { key: 'telegram:private:7', channel: 'telegram' },
-      [core.episodeService.normalize({ role: 'user', content: text, author: 'Dana', conversationId: `c-${turn}`, externalId: `t${turn++}`, timestamp: at.toISOString() }, 'telegram')],
-    );
+    await core.episodeService.ingestMany({ key: 'telegram:private:7', channel: 'telegram' }, [
+      core.episodeService.normalize(
+        { role: 'user', content: text, author: 'Dana', conversationId: `c-${turn}`, externalId: `t${turn++}`, timestamp: at.toISOString() },
+        'telegram',
+      ),
+    ]);
   }
 
   beforeAll(async () => {
@@ -51,7 +53,10 @@ describe('clean writes', () => {
         return { kind: 'text', text: JSON.stringify(answer(request.messages.at(-1)!.text)) };
       },
     });
-    const config = loadConfig({ env: { DATA_DIR: tempDir(), LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-test-clean-000000', ANTHROPIC_BASE_URL: llm.url }, envFile: false });
+    const config = loadConfig({
+      env: { DATA_DIR: tempDir(), LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-test-clean-000000', ANTHROPIC_BASE_URL: llm.url },
+      envFile: false,
+    });
     core = await createCore(config, memoryLogger().logger, { embedder: createLocalEmbedder({ runOn: 'main' }) });
     await say(start, 'hello');
     scopeId = (await core.scopes.findByKey('telegram:private:7'))!.id;
@@ -111,11 +116,18 @@ describe('clean writes', () => {
       await say(day, "My sister loves tea, and I've started to hate coffee");
       answer = (prompt) => {
         const episodes = episodesMatching(prompt, /sister/);
-        return { new: [{ category: 'relationship', content: "Dana's sister loves tea", confidence: 0.9, source: 'stated', episodes }, { category: 'preference', content: 'Dana hates coffee', confidence: 0.9, source: 'stated', episodes }] };
+        return {
+          new: [
+            { category: 'relationship', content: "Dana's sister loves tea", confidence: 0.9, source: 'stated', episodes },
+            { category: 'preference', content: 'Dana hates coffee', confidence: 0.9, source: 'stated', episodes },
+          ],
+        };
       };
       await core.sleep.consolidateScope(scopeId, night(new Date(day.getTime() + 3 * 3_600_000)));
       answer = NOTHING;
-      expect((await active()).map((m) => m.content)).toEqual(expect.arrayContaining(['Dana loves black coffee', "Dana's sister loves tea", 'Dana hates coffee']));
+      expect((await active()).map((m) => m.content)).toEqual(
+        expect.arrayContaining(['Dana loves black coffee', "Dana's sister loves tea", 'Dana hates coffee']),
+      );
     });
 
     it('the memory tools get the same rule: a restatement says what it did and adds no row', async () => {
@@ -124,7 +136,14 @@ describe('clean writes', () => {
       const episode = await core.db.prisma.episode.findFirstOrThrow({ where: { scopeId, content: { contains: 'always' } } });
       const before = await core.db.prisma.memory.count({ where: { scopeId } });
       const written = await core.memoryStore.remember(
-        { scopeId, category: 'preference', content: 'Dana loves drinking black coffee', confidence: 0.7, sourceType: 'observed', sourceEpisodeIds: [episode.id] },
+        {
+          scopeId,
+          category: 'preference',
+          content: 'Dana loves drinking black coffee',
+          confidence: 0.7,
+          sourceType: 'observed',
+          sourceEpisodeIds: [episode.id],
+        },
         { now: day },
       );
       expect(written.action).toBe('reinforced');
@@ -141,8 +160,16 @@ describe('clean writes', () => {
       const [first, second] = await core.db.prisma.episode.findMany({ where: { scopeId, content: { contains: 'nurse' } }, orderBy: { timestamp: 'asc' } });
       // Written before the rule existed (or before either had a vector): two rows for one fact.
       const [weak, strong] = await core.db.prisma.$transaction(async (tx) => [
-        await createMemory(tx, { scopeId, category: 'fact', content: 'Dana is a nurse at the city hospital', confidence: 0.7, sourceEpisodeIds: [second!.id] }, { now: day }),
-        await createMemory(tx, { scopeId, category: 'fact', content: 'Dana works as a nurse at the city hospital', confidence: 0.9, sourceEpisodeIds: [first!.id] }, { now: day }),
+        await createMemory(
+          tx,
+          { scopeId, category: 'fact', content: 'Dana is a nurse at the city hospital', confidence: 0.7, sourceEpisodeIds: [second!.id] },
+          { now: day },
+        ),
+        await createMemory(
+          tx,
+          { scopeId, category: 'fact', content: 'Dana works as a nurse at the city hospital', confidence: 0.9, sourceEpisodeIds: [first!.id] },
+          { now: day },
+        ),
       ]);
       expect(weak!.id).not.toBe(strong!.id);
       const report = await core.sleep.consolidateScope(scopeId, night(new Date(day.getTime() + 3 * 3_600_000)));
@@ -153,7 +180,9 @@ describe('clean writes', () => {
       expect(folded).toMatchObject({ active: false, supersededById: kept.id });
       expect(folded.validTo).not.toBeNull();
       expect(kept).toMatchObject({ active: true, reinforcementCount: 2 });
-      expect((await core.db.prisma.memorySource.findMany({ where: { memoryId: kept.id } })).map((s) => s.episodeId).sort()).toEqual([first!.id, second!.id].sort());
+      expect((await core.db.prisma.memorySource.findMany({ where: { memoryId: kept.id } })).map((s) => s.episodeId).sort()).toEqual(
+        [first!.id, second!.id].sort(),
+      );
       expect(await core.db.prisma.memoryLink.count({ where: { fromId: kept.id, toId: folded.id, kind: 'supersedes' } })).toBe(1);
       expect(await core.db.prisma.auditEvent.count({ where: { scopeId, subjectId: folded.id, action: 'merge' } })).toBe(1);
       // What was learned before stays apart.
@@ -167,14 +196,24 @@ describe('clean writes', () => {
       await say(day, 'I started learning the cello');
       answer = (prompt) => {
         const episodes = episodesMatching(prompt, /cello/);
-        return { new: ['...', '<fact>', 'string', 'TBD', 'Dana is learning the cello'].map((content) => ({ category: 'skill', content, confidence: 0.9, source: 'stated', episodes })) };
+        return {
+          new: ['...', '<fact>', 'string', 'TBD', 'Dana is learning the cello'].map((content) => ({
+            category: 'skill',
+            content,
+            confidence: 0.9,
+            source: 'stated',
+            episodes,
+          })),
+        };
       };
       const report = await core.sleep.consolidateScope(scopeId, night(new Date(day.getTime() + 3 * 3_600_000)));
       answer = NOTHING;
       expect(report.rejected.filter((r) => /placeholder/.test(r))).toHaveLength(4);
       const stored = await core.db.prisma.memory.findMany({ where: { scopeId, category: 'skill' } });
       expect(stored.map((m) => m.content)).toEqual(['Dana is learning the cello']);
-      await expect(core.memoryStore.remember({ scopeId, category: 'fact', content: '<content>', confidence: 0.9 }, { now: day, by: 'owner' })).rejects.toMatchObject({ code: 'memory.placeholder' });
+      await expect(
+        core.memoryStore.remember({ scopeId, category: 'fact', content: '<content>', confidence: 0.9 }, { now: day, by: 'owner' }),
+      ).rejects.toMatchObject({ code: 'memory.placeholder' });
     });
 
     it('a memory that only quotes a message is refused as a transcript; reported speech is a statement', async () => {
@@ -182,7 +221,15 @@ describe('clean writes', () => {
       await say(day, "What a rainy day. By the way, I'm moving to Lyon in May");
       answer = (prompt) => {
         const episodes = episodesMatching(prompt, /rainy/);
-        return { new: ['The user said: "What a rainy day."', 'Dana said “what a rainy day”', 'Dana said she is moving to Lyon in May'].map((content) => ({ category: 'fact', content, confidence: 0.9, source: 'stated', episodes })) };
+        return {
+          new: ['The user said: "What a rainy day."', 'Dana said “what a rainy day”', 'Dana said she is moving to Lyon in May'].map((content) => ({
+            category: 'fact',
+            content,
+            confidence: 0.9,
+            source: 'stated',
+            episodes,
+          })),
+        };
       };
       const report = await core.sleep.consolidateScope(scopeId, night(new Date(day.getTime() + 3 * 3_600_000)));
       answer = NOTHING;
@@ -190,7 +237,9 @@ describe('clean writes', () => {
       const stored = (await active()).map((m) => m.content);
       expect(stored).toContain('Dana said she is moving to Lyon in May');
       expect(stored.filter((c) => /rainy/i.test(c))).toEqual([]);
-      await expect(core.memoryStore.remember({ scopeId, category: 'fact', content: 'Dana asked: "how are you?"', confidence: 0.9 }, { now: day, by: 'owner' })).rejects.toMatchObject({ code: 'memory.transcript' });
+      await expect(
+        core.memoryStore.remember({ scopeId, category: 'fact', content: 'Dana asked: "how are you?"', confidence: 0.9 }, { now: day, by: 'owner' }),
+      ).rejects.toMatchObject({ code: 'memory.transcript' });
     });
 
     it('the consolidation system prompt carries a filled-in example that is itself a valid answer', async () => {

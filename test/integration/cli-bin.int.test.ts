@@ -12,7 +12,9 @@ describe('npx nocturne', () => {
   it('prints clean --json output', async () => {
     const env = cleanEnv({ DATA_DIR: path.join(tempDir(), 'data') });
     const result = await runCommand('npx', ['--no', 'nocturne', 'scopes', '--json'], env, ROOT);
-    process.stderr.write(`cli-bin: exit ${result.code}, stdout ${JSON.stringify(result.stdout.slice(0, 120))}, stderr ${JSON.stringify(result.stderr.slice(0, 160))}\n`);
+    process.stderr.write(
+      `cli-bin: exit ${result.code}, stdout ${JSON.stringify(result.stdout.slice(0, 120))}, stderr ${JSON.stringify(result.stderr.slice(0, 160))}\n`,
+    );
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ scopes: [] });
     expect(result.stdout).toBe('{"scopes":[]}\n');

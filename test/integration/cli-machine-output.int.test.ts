@@ -20,7 +20,9 @@ const SAMPLE = {
     speaker_a: 'Caroline',
     speaker_b: 'Melanie',
     session_1_date_time: '1:56 pm on 8 May, 2023',
-    session_1: Array.from({ length: 12 }, (_, i) => turn(`D1:${i + 1}`, i % 2 ? 'Melanie' : 'Caroline', `Line ${i + 1} about the clarinet, the lake and the cat Oliver.`)),
+    session_1: Array.from({ length: 12 }, (_, i) =>
+      turn(`D1:${i + 1}`, i % 2 ? 'Melanie' : 'Caroline', `Line ${i + 1} about the clarinet, the lake and the cat Oliver.`),
+    ),
   },
   qa: [
     { question: 'What instrument does Melanie play?', answer: 'clarinet', evidence: ['D1:2'], category: 4 },

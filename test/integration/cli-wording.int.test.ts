@@ -21,13 +21,19 @@ describe('CLI wording', () => {
         const prompt = seen.messages.at(-1)?.text ?? '';
         const cello = /^(E\d+) .*cello/m.exec(prompt)?.[1];
         if (!(seen.system ?? '').includes('memory consolidation system') || !cello) return { kind: 'text', text: JSON.stringify({ nothing: 'small talk' }) };
-        return { kind: 'text', text: JSON.stringify({ new: [{ category: 'goal', content: 'Ana is learning the cello', confidence: 0.9, source: 'stated', episodes: [cello] }] }) };
+        return {
+          kind: 'text',
+          text: JSON.stringify({ new: [{ category: 'goal', content: 'Ana is learning the cello', confidence: 0.9, source: 'stated', episodes: [cello] }] }),
+        };
       },
     });
     dir = tempDir();
     env = cleanEnv({ DATA_DIR: path.join(dir, 'data'), LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-test-cli-000000000', ANTHROPIC_BASE_URL: model.url });
     const file = path.join(dir, 'one.jsonl');
-    fs.writeFileSync(file, `${JSON.stringify({ content: 'I started learning the cello', author: 'Ana', timestamp: '2026-03-02T18:40:00Z', externalId: 'm1' })}\n`);
+    fs.writeFileSync(
+      file,
+      `${JSON.stringify({ content: 'I started learning the cello', author: 'Ana', timestamp: '2026-03-02T18:40:00Z', externalId: 'm1' })}\n`,
+    );
     expect((await runCli(['import', '--scope', 'ana', file], env)).code).toBe(0);
   });
   afterAll(async () => model?.stop());
@@ -35,7 +41,9 @@ describe('CLI wording', () => {
   it('sleep prints what it learned, in the digest words, with the memory ids', async () => {
     const result = await runCli(['sleep', '--scope', 'ana'], env);
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/^succeeded: 1 episode consolidated\n1 episode, 1 model call, tokens in \d+ \/ out \d+\n\nNew\n\n1\. Ana is learning the cello {3}\(memory [0-9a-f-]{36}\)\n$/);
+    expect(result.stdout).toMatch(
+      /^succeeded: 1 episode consolidated\n1 episode, 1 model call, tokens in \d+ \/ out \d+\n\nNew\n\n1\. Ana is learning the cello {3}\(memory [0-9a-f-]{36}\)\n$/,
+    );
     expect(result.stdout).not.toContain('(s)');
     const json = JSON.parse((await runCli(['memories', '--scope', 'ana', '--json'], env)).stdout) as { memories: Array<{ id: string; content: string }> };
     const id = json.memories.find((m) => m.content === 'Ana is learning the cello')!.id;

@@ -44,7 +44,13 @@ function roundTrip(name: string, makeEnv: () => Promise<Env>) {
     it('imports valid lines, reports invalid ones by line number, and counts correctly', async () => {
       const result = await runCli(['import', '--scope', 'alice', file, '--json'], env);
       expect(result.code).toBe(1); // some lines were invalid
-      const report = JSON.parse(result.stdout) as { imported: number; skipped: number; invalid: number; blankLines: number; invalidLines: Array<{ line: number; error: string }> };
+      const report = JSON.parse(result.stdout) as {
+        imported: number;
+        skipped: number;
+        invalid: number;
+        blankLines: number;
+        invalidLines: Array<{ line: number; error: string }>;
+      };
       expect(report).toMatchObject({ imported: 4, skipped: 0, invalid: 4, blankLines: 1 });
       expect(report.invalidLines.map((l) => l.line)).toEqual([5, 6, 7, 8]);
       expect(report.invalidLines[0]!.error).toMatch(/not valid JSON/);
@@ -58,7 +64,14 @@ function roundTrip(name: string, makeEnv: () => Promise<Env>) {
       expect(result.code).toBe(0);
       const { episodes } = JSON.parse(result.stdout) as { episodes: Array<Record<string, unknown>> };
       expect(episodes.map((e) => e.externalId)).toEqual(['m1', 'm2', 'm3']);
-      expect(episodes[0]).toMatchObject({ content: 'I love hiking 🏔️ with my dog 🐕', author: 'alice', role: 'user', channel: 'import', timestamp: '2024-05-08T13:56:00.000Z', conversationId: 'c1' });
+      expect(episodes[0]).toMatchObject({
+        content: 'I love hiking 🏔️ with my dog 🐕',
+        author: 'alice',
+        role: 'user',
+        channel: 'import',
+        timestamp: '2024-05-08T13:56:00.000Z',
+        conversationId: 'c1',
+      });
       expect(episodes[1]).toMatchObject({ content: 'שלום! مرحبا بك', role: 'agent' });
       expect(episodes[2]!.content).toBe(BIG);
       expect(episodes[2]!.metadata).toEqual({ topics: ['Long'] });
@@ -74,10 +87,15 @@ function roundTrip(name: string, makeEnv: () => Promise<Env>) {
     });
 
     it('filters with --since and --limit, and lists scopes with counts', async () => {
-      const since = JSON.parse((await runCli(['episodes', '--scope', 'alice', '--since', '2024-05-08T13:57:00Z', '--limit', '1', '--json'], env)).stdout) as { episodes: Array<{ externalId: string }> };
+      const since = JSON.parse((await runCli(['episodes', '--scope', 'alice', '--since', '2024-05-08T13:57:00Z', '--limit', '1', '--json'], env)).stdout) as {
+        episodes: Array<{ externalId: string }>;
+      };
       expect(since.episodes.map((e) => e.externalId)).toEqual(['m2']);
       const scopes = JSON.parse((await runCli(['scopes', '--json'], env)).stdout) as { scopes: Array<{ key: string; episodes: number }> };
-      expect(scopes.scopes.map((s) => [s.key, s.episodes])).toEqual([['alice', 3], ['bob', 1]]);
+      expect(scopes.scopes.map((s) => [s.key, s.episodes])).toEqual([
+        ['alice', 3],
+        ['bob', 1],
+      ]);
     });
 
     it('passes doctor', async () => {
@@ -135,11 +153,22 @@ describe('CLI errors', () => {
 describe('CLI chat', () => {
   it('is the terminal channel on stdin/stdout: commands answered in order, /quit exits 0', async () => {
     const env = cleanEnv({ DATA_DIR: path.join(tempDir(), 'data') });
-    const result = await runTs('src/cli/index.ts', ['chat', '--scope', 'terminal:cli', '--name', 'Cli'], env, undefined, '/help\n/memories\n/pause\n/frobnicate\n/quit\nnot read\n');
+    const result = await runTs(
+      'src/cli/index.ts',
+      ['chat', '--scope', 'terminal:cli', '--name', 'Cli'],
+      env,
+      undefined,
+      '/help\n/memories\n/pause\n/frobnicate\n/quit\nnot read\n',
+    );
     expect(result.code).toBe(0);
     const out = result.stdout;
     expect(out).toMatch(/^Hello, Cli! I am Nocturne; what you tell me here is remembered in terminal:cli\./);
-    const order = ['/memories [--all] [category | next | prev | N] — ', 'I have no memories of our conversations yet.', 'Paused: ', 'I do not know /frobnicate.'].map((s) => out.indexOf(s));
+    const order = [
+      '/memories [--all] [category | next | prev | N] — ',
+      'I have no memories of our conversations yet.',
+      'Paused: ',
+      'I do not know /frobnicate.',
+    ].map((s) => out.indexOf(s));
     expect(order.every((i) => i >= 0)).toBe(true);
     expect([...order].sort((a, b) => a - b)).toEqual(order);
     const scopes = JSON.parse((await runCli(['scopes', '--json'], env)).stdout) as { scopes: Array<{ key: string; channel: string; episodes: number }> };

@@ -21,7 +21,20 @@ import { createPostgresDatabase, postgresAvailable, postgresSkipReason } from '.
 const pgDescribe = postgresAvailable() ? describe : describe.skip;
 
 function plan(episodeIds: string[], importance: Plan['importance']): Plan {
-  return { create: [], reinforce: [], update: [], contradict: [], decay: [], connect: [], importance, summaries: [], entities: [], insights: [], episodeIds, rejected: [] };
+  return {
+    create: [],
+    reinforce: [],
+    update: [],
+    contradict: [],
+    decay: [],
+    connect: [],
+    importance,
+    summaries: [],
+    entities: [],
+    insights: [],
+    episodeIds,
+    rejected: [],
+  };
 }
 
 async function waitFor(check: () => Promise<boolean>, what: string): Promise<void> {

@@ -63,7 +63,18 @@ describe('consolidation: memory and episode ids of distinct kinds (issue 15)', (
     await core.episodeService.ingestMany(
       { key, channel: 'telegram' },
       ['We moved to Porto last month, the new flat is lovely', 'I had green tea again this morning, as always'].map((content, i) =>
-        core.episodeService.normalize({ role: 'user', content, author: 'Ana', conversationId: `${key}-c`, externalId: `t${turn++}`, timestamp: new Date(at.getTime() + i * 60_000).toISOString() }, 'telegram')),
+        core.episodeService.normalize(
+          {
+            role: 'user',
+            content,
+            author: 'Ana',
+            conversationId: `${key}-c`,
+            externalId: `t${turn++}`,
+            timestamp: new Date(at.getTime() + i * 60_000).toISOString(),
+          },
+          'telegram',
+        ),
+      ),
     );
     const scopeId = (await core.scopes.findByKey(key))!.id;
     for (const content of ['The user lives in Lisbon', 'The user drinks green tea every morning']) {
@@ -82,7 +93,10 @@ describe('consolidation: memory and episode ids of distinct kinds (issue 15)', (
   beforeAll(async () => {
     llm = await startAnthropicDouble({ responder: (seen) => model(seen) });
     logs = memoryLogger();
-    const config = loadConfig({ env: { DATA_DIR: tempDir(), LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-test-idkinds-000000', ANTHROPIC_BASE_URL: llm.url }, envFile: false });
+    const config = loadConfig({
+      env: { DATA_DIR: tempDir(), LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-test-idkinds-000000', ANTHROPIC_BASE_URL: llm.url },
+      envFile: false,
+    });
     core = await createCore(config, logs.logger, { embedder: createHashEmbedder({ dimension: 256 }) });
   });
   afterAll(async () => {
@@ -104,7 +118,10 @@ describe('consolidation: memory and episode ids of distinct kinds (issue 15)', (
     expect(prompt).not.toMatch(/^[([]\d+[)\]] /m);
     // The worked example: real values, an M-id where a memory belongs and E-ids where episodes do.
     expect(request.system).toContain(WORKED_EXAMPLE);
-    const example = JSON.parse(/a good answer is:\n([\s\S]*?)\n\(/.exec(request.system!)![1]!) as { new: Array<{ episodes: string[] }>; reinforce: Array<{ memory: string; episodes: string[] }> };
+    const example = JSON.parse(/a good answer is:\n([\s\S]*?)\n\(/.exec(request.system!)![1]!) as {
+      new: Array<{ episodes: string[] }>;
+      reinforce: Array<{ memory: string; episodes: string[] }>;
+    };
     expect(example.new[0]!.episodes).toEqual(['E2']);
     expect(example.reinforce[0]).toMatchObject({ memory: 'M1', episodes: ['E1'] });
     // No pseudo-JSON template with placeholders for the model to copy.
@@ -128,10 +145,17 @@ describe('consolidation: memory and episode ids of distinct kinds (issue 15)', (
     expect(sameNumber).toBeDefined();
 
     // Refused with its reason, in the run's report...
-    expect(report.rejected).toEqual([expect.stringMatching(new RegExp(`^update: names ${porto.id} as its memory, but E-ids name episodes and memories are M-ids`))]);
+    expect(report.rejected).toEqual([
+      expect.stringMatching(new RegExp(`^update: names ${porto.id} as its memory, but E-ids name episodes and memories are M-ids`)),
+    ]);
     // ...and logged as a warning with the scope and the operation.
-    const warned = logs.lines().map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.level === 'warn' && l.message === 'rejected a consolidation operation' && l.scopeId === scopeId);
-    expect(warned).toEqual([expect.objectContaining({ operation: 'update', runId: ctx.runId, reason: expect.stringContaining(`names ${porto.id} as its memory`) })]);
+    const warned = logs
+      .lines()
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.level === 'warn' && l.message === 'rejected a consolidation operation' && l.scopeId === scopeId);
+    expect(warned).toEqual([
+      expect.objectContaining({ operation: 'update', runId: ctx.runId, reason: expect.stringContaining(`names ${porto.id} as its memory`) }),
+    ]);
 
     // No memory was edited: the one sharing the number keeps its content, and nothing was superseded.
     const after = await current(scopeId);

@@ -20,7 +20,11 @@ import { memoryLogger } from '../support/logger';
 
 const HOUR = 3_600_000;
 
-interface PromptEpisode { n: number; role: string; text: string }
+interface PromptEpisode {
+  n: number;
+  role: string;
+  text: string;
+}
 
 function episodesOf(prompt: string): PromptEpisode[] {
   return [...prompt.matchAll(/^E(\d+) \S+ \S+ (user|agent)[^:]*: (.*)$/gm)].map((m) => ({ n: Number(m[1]), role: m[2]!, text: m[3]! }));
@@ -42,9 +46,21 @@ describe('consolidation never loses work', () => {
     const users = episodes.filter((e) => e.role === 'user');
     if (request.messages.length === 1) prompts.push(episodes.length);
     if (mode === 'empty') return { kind: 'text', text: '{}' };
-    if (mode === 'refused') return { kind: 'text', text: JSON.stringify({ new: [{ category: 'fact', content: 'The user owns a boat', confidence: 0.9, source: 'stated', episodes: ['E99'] }] }) };
+    if (mode === 'refused')
+      return {
+        kind: 'text',
+        text: JSON.stringify({ new: [{ category: 'fact', content: 'The user owns a boat', confidence: 0.9, source: 'stated', episodes: ['E99'] }] }),
+      };
     if (mode === 'nothing') return { kind: 'text', text: JSON.stringify({ nothing: 'greetings only' }) };
-    const answer = JSON.stringify({ new: users.map((u) => ({ category: /appointment|flying/.test(u.text) ? 'schedule' : 'fact', content: `The user said: ${u.text}`, confidence: 0.9, source: 'stated', episodes: [`E${u.n}`] })) });
+    const answer = JSON.stringify({
+      new: users.map((u) => ({
+        category: /appointment|flying/.test(u.text) ? 'schedule' : 'fact',
+        content: `The user said: ${u.text}`,
+        confidence: 0.9,
+        source: 'stated',
+        episodes: [`E${u.n}`],
+      })),
+    });
     // A model whose answer limit holds one episode's worth: more is cut off mid-object.
     if (users.length > 1 && mode === 'cut-when-large') return { kind: 'text', text: answer.slice(0, answer.length - 30), stop: 'max_tokens' };
     return { kind: 'text', text: answer };
@@ -53,7 +69,19 @@ describe('consolidation never loses work', () => {
   async function scopeWith(key: string, at: Date, lines: string[], conversations = 1): Promise<string> {
     await core.episodeService.ingestMany(
       { key, channel: 'telegram' },
-      lines.map((content, i) => core.episodeService.normalize({ role: 'user', content, author: 'Ana', conversationId: `${key}-c${i % conversations}`, externalId: `t${turn++}`, timestamp: new Date(at.getTime() + i * 60_000).toISOString() }, 'telegram')),
+      lines.map((content, i) =>
+        core.episodeService.normalize(
+          {
+            role: 'user',
+            content,
+            author: 'Ana',
+            conversationId: `${key}-c${i % conversations}`,
+            externalId: `t${turn++}`,
+            timestamp: new Date(at.getTime() + i * 60_000).toISOString(),
+          },
+          'telegram',
+        ),
+      ),
     );
     return (await core.scopes.findByKey(key))!.id;
   }
@@ -64,7 +92,10 @@ describe('consolidation never loses work', () => {
 
   beforeAll(async () => {
     llm = await startAnthropicDouble({ responder: (seen) => model(seen) });
-    const config = loadConfig({ env: { DATA_DIR: tempDir(), LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-test-robust-000000', ANTHROPIC_BASE_URL: llm.url }, envFile: false });
+    const config = loadConfig({
+      env: { DATA_DIR: tempDir(), LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-test-robust-000000', ANTHROPIC_BASE_URL: llm.url },
+      envFile: false,
+    });
     core = await createCore(config, memoryLogger().logger, { embedder: createHashEmbedder({ dimension: 256 }) });
   });
   afterAll(async () => {
@@ -74,7 +105,12 @@ describe('consolidation never loses work', () => {
 
   it('an empty answer is asked again in halves, then left pending; later runs halve the prompt; the last attempt gives up with an audit the digest reports', async () => {
     const base = new Date(Date.now() + HOUR);
-    const lines = ['My sister Lena moved to Porto last spring', 'I started learning the cello in March', 'We adopted a grey cat called Miso', 'I work night shifts at the hospital'];
+    const lines = [
+      'My sister Lena moved to Porto last spring',
+      'I started learning the cello in March',
+      'We adopted a grey cat called Miso',
+      'I work night shifts at the hospital',
+    ];
     const scopeId = await scopeWith('telegram:private:501', base, lines);
     mode = 'empty';
     const sizes: number[][] = [];
@@ -88,7 +124,13 @@ describe('consolidation never loses work', () => {
     }
     // Each run asks once more at once in halves: four then two and two; then two (each asked
     // again as one and one); then one episode a prompt (the floor, nothing left to halve).
-    expect(sizes).toEqual([[4, 2, 2], [2, 1, 1, 2, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1]]);
+    expect(sizes).toEqual([
+      [4, 2, 2],
+      [2, 1, 1, 2, 1, 1],
+      [1, 1, 1, 1],
+      [1, 1, 1, 1],
+      [1, 1, 1, 1],
+    ]);
     const gaveUp = await core.db.prisma.auditEvent.findMany({ where: { scopeId, action: 'consolidation_gave_up' } });
     expect(gaveUp).toHaveLength(1);
     expect(gaveUp[0]!.subjectType).toBe('scope');

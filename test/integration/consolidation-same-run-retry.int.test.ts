@@ -33,8 +33,14 @@ describe('consolidation asks again at once when an answer teaches nothing', () =
         const users = [...(seen.messages[0]?.text ?? '').matchAll(/^(E\d+) \S+ \S+ user[^:]*: (.*)$/gm)].map((m) => ({ id: m[1]!, text: m[2]! }));
         prompts.push(users.length);
         // Every operation refused: an episode's E-id where the memory's M-id belongs.
-        if (!reliable || users.length > READS_RIGHT) return { kind: 'text', text: JSON.stringify({ reinforce: [{ memory: users[0]!.id, episodes: [users[0]!.id], reason: 'said again' }] }) };
-        return { kind: 'text', text: JSON.stringify({ new: users.map((u) => ({ category: 'fact', content: `Ana: ${u.text}`, confidence: 0.9, source: 'stated', episodes: [u.id] })) }) };
+        if (!reliable || users.length > READS_RIGHT)
+          return { kind: 'text', text: JSON.stringify({ reinforce: [{ memory: users[0]!.id, episodes: [users[0]!.id], reason: 'said again' }] }) };
+        return {
+          kind: 'text',
+          text: JSON.stringify({
+            new: users.map((u) => ({ category: 'fact', content: `Ana: ${u.text}`, confidence: 0.9, source: 'stated', episodes: [u.id] })),
+          }),
+        };
       },
     });
     dir = tempDir();
@@ -44,7 +50,9 @@ describe('consolidation asks again at once when an answer teaches nothing', () =
 
   async function importLines(scope: string): Promise<void> {
     const file = path.join(dir, `${scope}.jsonl`);
-    const rows = LINES.map((content, i) => JSON.stringify({ content, author: 'Ana', conversationId: `${scope}-c1`, externalId: `${scope}-${i}`, timestamp: `2026-03-02T18:4${i}:00Z` }));
+    const rows = LINES.map((content, i) =>
+      JSON.stringify({ content, author: 'Ana', conversationId: `${scope}-c1`, externalId: `${scope}-${i}`, timestamp: `2026-03-02T18:4${i}:00Z` }),
+    );
     fs.writeFileSync(file, `${rows.join('\n')}\n`);
     expect((await runCli(['import', '--scope', scope, file], env)).code).toBe(0);
   }
@@ -54,31 +62,42 @@ describe('consolidation asks again at once when an answer teaches nothing', () =
     return episodes.map((e) => e.consolidated);
   }
 
-  it('a prompt whose every operation is refused is asked again in halves, and everything is learned in the same run', async () => {
-    await importLines('ana');
-    reliable = true;
-    prompts.length = 0;
-    const result = await runCli(['sleep', '--scope', 'ana', '--json'], env);
-    expect({ code: result.code, status: (JSON.parse(result.stdout) as { outcome: { status: string } }).outcome.status }).toEqual({ code: 0, status: 'succeeded' });
-    // Four turns (every operation refused), then two and two, read right.
-    expect(prompts).toEqual([4, 2, 2]);
-    expect(await consolidated('ana')).toEqual([true, true, true, true]);
-    const memories = JSON.parse((await runCli(['memories', '--scope', 'ana', '--json'], env)).stdout) as { memories: Array<{ content: string }> };
-    expect(memories.memories.map((m) => m.content).sort()).toEqual(LINES.map((l) => `Ana: ${l}`).sort());
-  }, CLI_TIMEOUT_MS);
+  it(
+    'a prompt whose every operation is refused is asked again in halves, and everything is learned in the same run',
+    async () => {
+      await importLines('ana');
+      reliable = true;
+      prompts.length = 0;
+      const result = await runCli(['sleep', '--scope', 'ana', '--json'], env);
+      expect({ code: result.code, status: (JSON.parse(result.stdout) as { outcome: { status: string } }).outcome.status }).toEqual({
+        code: 0,
+        status: 'succeeded',
+      });
+      // Four turns (every operation refused), then two and two, read right.
+      expect(prompts).toEqual([4, 2, 2]);
+      expect(await consolidated('ana')).toEqual([true, true, true, true]);
+      const memories = JSON.parse((await runCli(['memories', '--scope', 'ana', '--json'], env)).stdout) as { memories: Array<{ content: string }> };
+      expect(memories.memories.map((m) => m.content).sort()).toEqual(LINES.map((l) => `Ana: ${l}`).sort());
+    },
+    CLI_TIMEOUT_MS,
+  );
 
-  it('a model that cannot answer even then costs two more calls and leaves the episodes for a later run, an attempt counted', async () => {
-    await importLines('ben');
-    reliable = false;
-    prompts.length = 0;
-    const result = await runCli(['sleep', '--scope', 'ben', '--json'], env);
-    expect(result.code).toBe(1);
-    expect((JSON.parse(result.stdout) as { outcome: { status: string } }).outcome.status).toBe('failed');
-    expect(prompts).toEqual([4, 2, 2]);
-    expect(await consolidated('ben')).toEqual([false, false, false, false]);
-    // The attempt was counted: the next run starts from the halves and asks again about quarters.
-    prompts.length = 0;
-    expect((await runCli(['sleep', '--scope', 'ben', '--json'], env)).code).toBe(1);
-    expect(prompts).toEqual([2, 1, 1, 2, 1, 1]);
-  }, CLI_TIMEOUT_MS);
+  it(
+    'a model that cannot answer even then costs two more calls and leaves the episodes for a later run, an attempt counted',
+    async () => {
+      await importLines('ben');
+      reliable = false;
+      prompts.length = 0;
+      const result = await runCli(['sleep', '--scope', 'ben', '--json'], env);
+      expect(result.code).toBe(1);
+      expect((JSON.parse(result.stdout) as { outcome: { status: string } }).outcome.status).toBe('failed');
+      expect(prompts).toEqual([4, 2, 2]);
+      expect(await consolidated('ben')).toEqual([false, false, false, false]);
+      // The attempt was counted: the next run starts from the halves and asks again about quarters.
+      prompts.length = 0;
+      expect((await runCli(['sleep', '--scope', 'ben', '--json'], env)).code).toBe(1);
+      expect(prompts).toEqual([2, 1, 1, 2, 1, 1]);
+    },
+    CLI_TIMEOUT_MS,
+  );
 });

@@ -79,7 +79,11 @@ describe('deep recall through the terminal channel', () => {
     };
     scopeId = (await core.scopes.ensure({ key: KEY, channel: 'terminal', kind: 'user' })).id;
     const now = new Date();
-    ids.tea = (await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'preference', content: 'Ana drinks green tea every morning', confidence: 0.9 }, { by: 'owner', now }))).id;
+    ids.tea = (
+      await core.db.prisma.$transaction((tx) =>
+        createMemory(tx, { scopeId, category: 'preference', content: 'Ana drinks green tea every morning', confidence: 0.9 }, { by: 'owner', now }),
+      )
+    ).id;
     ids.cat = await fadedMemory(core, scopeId, 'relationship', "Ana's sister's cat is called Pumpernickel");
     ids.quince = await fadedMemory(core, scopeId, 'fact', "Ana's grandfather grew quinces in Braga");
     await core.embeddingWorker.drain();
@@ -87,7 +91,17 @@ describe('deep recall through the terminal channel', () => {
     input = new PassThrough();
     const output = new PassThrough();
     output.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
-    channel = createTerminalChannel({ ...channelServices(core), handler, input, output, scopeKey: KEY, authorName: 'Ana', logger: core.logger, defaultTimeZone: 'UTC', exportDir: tempDir('nocturne-deep-recall-exports-') });
+    channel = createTerminalChannel({
+      ...channelServices(core),
+      handler,
+      input,
+      output,
+      scopeKey: KEY,
+      authorName: 'Ana',
+      logger: core.logger,
+      defaultTimeZone: 'UTC',
+      exportDir: tempDir('nocturne-deep-recall-exports-'),
+    });
     void channel.run();
     const deadline = Date.now() + 15_000;
     while (!printed.includes('/quit leaves.\n')) {
@@ -139,10 +153,13 @@ describe('deep recall through the terminal channel', () => {
   }, 60_000);
 
   it('memory_search finds a faded memory only with includeFaded, marks it faded, and revives it', async () => {
-    double.script({ kind: 'tool_use', calls: [
-      { id: 's1', name: 'memory_search', arguments: { query: 'grandfather quinces' } },
-      { id: 's2', name: 'memory_search', arguments: { query: 'grandfather quinces', includeFaded: true } },
-    ] });
+    double.script({
+      kind: 'tool_use',
+      calls: [
+        { id: 's1', name: 'memory_search', arguments: { query: 'grandfather quinces' } },
+        { id: 's2', name: 'memory_search', arguments: { query: 'grandfather quinces', includeFaded: true } },
+      ],
+    });
     const before = replyRequests().length;
     await say('Who in my family grew fruit?');
     const afterTools = replyRequests()[before + 1]!;
@@ -180,7 +197,9 @@ describe('deep recall on Telegram', () => {
     h = await startHarness();
     await converse(h.fake, ANA, 'hello');
     const scopeId = (await h.core.db.prisma.scope.findUniqueOrThrow({ where: { key: `telegram:private:${ANA.id}` } })).id;
-    await h.core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'fact', content: 'Ana plays the cello', confidence: 0.8 }, { by: 'owner', now: new Date() }));
+    await h.core.db.prisma.$transaction((tx) =>
+      createMemory(tx, { scopeId, category: 'fact', content: 'Ana plays the cello', confidence: 0.8 }, { by: 'owner', now: new Date() }),
+    );
     await fadedMemory(h.core, scopeId, 'fact', 'Ana once lived above a bakery in Porto');
   }, 60_000);
   afterAll(async () => h?.close());

@@ -56,10 +56,12 @@ const services = compose.services;
 function environmentOf(service: Service): Record<string, string> {
   const env = service.environment ?? {};
   if (Array.isArray(env)) {
-    return Object.fromEntries(env.map((entry) => {
-      const eq = entry.indexOf('=');
-      return eq < 0 ? [entry, ''] : [entry.slice(0, eq), entry.slice(eq + 1)];
-    }));
+    return Object.fromEntries(
+      env.map((entry) => {
+        const eq = entry.indexOf('=');
+        return eq < 0 ? [entry, ''] : [entry.slice(0, eq), entry.slice(eq + 1)];
+      }),
+    );
   }
   return Object.fromEntries(Object.entries(env).map(([key, value]) => [key, value === null ? '' : String(value)]));
 }
@@ -169,7 +171,9 @@ const nocturneEnv = environmentOf(services.nocturne ?? {});
 
 describe('docker-compose.yml', () => {
   it('has the five services: PostgreSQL, Qdrant, Ollama, the one-shot model pull and Nocturne', () => {
-    const byDefault = Object.entries(services).filter(([, service]) => !service.profiles).map(([name]) => name);
+    const byDefault = Object.entries(services)
+      .filter(([, service]) => !service.profiles)
+      .map(([name]) => name);
     expect(byDefault.sort()).toEqual(['nocturne', 'ollama', 'ollama-pull', 'postgres', 'qdrant']);
     // Pinned like the others: a minor release, never a floating major (issue 17).
     expect(services.postgres.image).toMatch(/^postgres:16\.\d+(-[a-z0-9.-]+)?$/);
@@ -222,7 +226,7 @@ describe('docker-compose.yml', () => {
     expect(dependencies(pull)).toEqual({ ollama: 'service_healthy' });
     const env = environmentOf(pull);
     expect(env.OLLAMA_HOST).toBe('http://ollama:11434');
-    const script = flat(pull.entrypoint) + ' ' + flat(pull.command);
+    const script = `${flat(pull.entrypoint)} ${flat(pull.command)}`;
     expect(script.match(/ollama pull/g)).toHaveLength(2);
     // The defaults are Nocturne's own: llama3.2 for chat, nomic-embed-text for embeddings.
     expect(script).toContain('llama3.2');
@@ -274,7 +278,10 @@ describe('docker-compose.yml', () => {
 
   it.each([
     ['with nothing set in the host environment', {}],
-    ['with an Anthropic key, a bot token and an admin token', { ANTHROPIC_API_KEY: 'sk-ant-example', TELEGRAM_BOT_TOKEN: '123456:ABC-def_ghi', ADMIN_TOKEN: 'an-admin-token-of-32-characters!', TZ: 'Europe/Madrid' }],
+    [
+      'with an Anthropic key, a bot token and an admin token',
+      { ANTHROPIC_API_KEY: 'sk-ant-example', TELEGRAM_BOT_TOKEN: '123456:ABC-def_ghi', ADMIN_TOKEN: 'an-admin-token-of-32-characters!', TZ: 'Europe/Madrid' },
+    ],
   ])('gives nocturne a configuration the schema accepts %s', (_, host: Record<string, string>) => {
     // Empty values count as unset, as loadConfig treats them.
     const env = Object.fromEntries(
@@ -299,13 +306,16 @@ describe('docker-compose.yml', () => {
       // Passwords inside URLs are references too.
       for (const [key, value] of Object.entries(environmentOf(service))) {
         const userinfo = /^[a-z][a-z0-9+.-]*:\/\/([^@/]*)@/i.exec(value)?.[1];
-        if (userinfo?.includes(':')) expect({ key, password: userinfo.slice(userinfo.indexOf(':') + 1) }).toEqual({ key, password: expect.stringMatching(REFERENCE) });
+        if (userinfo?.includes(':'))
+          expect({ key, password: userinfo.slice(userinfo.indexOf(':') + 1) }).toEqual({ key, password: expect.stringMatching(REFERENCE) });
       }
     }
   });
 
   it('says what it publishes: only nocturne, only on loopback, and the words say so (issue 17)', () => {
-    const publishing = Object.entries(services).filter(([, service]) => (service.ports ?? []).length > 0).map(([name]) => name);
+    const publishing = Object.entries(services)
+      .filter(([, service]) => (service.ports ?? []).length > 0)
+      .map(([name]) => name);
     expect(publishing).toEqual(['nocturne', 'nocturne-2']);
     for (const text of [read('docker-compose.yml'), read('docs/deploy.md')]) {
       expect(text).not.toMatch(/nothing is published/i);
@@ -337,7 +347,15 @@ describe('docker-compose.yml', () => {
     for (const name of ['TELEGRAM_MODE', 'TELEGRAM_WEBHOOK_URL', 'TELEGRAM_WEBHOOK_SECRET']) expect(Object.keys(nocturneEnv)).toContain(name);
     const env = Object.fromEntries(
       Object.entries(nocturneEnv)
-        .map(([key, value]) => [key, interpolate(value, { TELEGRAM_BOT_TOKEN: '123456:ABC-def_ghi', TELEGRAM_MODE: 'webhook', TELEGRAM_WEBHOOK_URL: 'https://bot.example.com/telegram', TELEGRAM_WEBHOOK_SECRET: 'a'.repeat(64) })])
+        .map(([key, value]) => [
+          key,
+          interpolate(value, {
+            TELEGRAM_BOT_TOKEN: '123456:ABC-def_ghi',
+            TELEGRAM_MODE: 'webhook',
+            TELEGRAM_WEBHOOK_URL: 'https://bot.example.com/telegram',
+            TELEGRAM_WEBHOOK_SECRET: 'a'.repeat(64),
+          }),
+        ])
         .filter(([, value]) => value !== ''),
     );
     expect(envSchema.safeParse(env).success).toBe(true);
@@ -402,7 +420,11 @@ function parseDockerfile(text: string): { args: Record<string, string>; stages: 
     const instruction = { keyword: keyword.toUpperCase(), args: rest.trim(), heredocs };
     if (instruction.keyword === 'FROM') {
       const [from, as, name] = instruction.args.replace(/--platform=\S+\s+/, '').split(/\s+/);
-      stages.push({ from: from.replace(/^\$\{?(\w+)\}?$/, (_, arg: string) => args[arg] ?? from), name: as?.toUpperCase() === 'AS' ? name : undefined, instructions: [] });
+      stages.push({
+        from: from.replace(/^\$\{?(\w+)\}?$/, (_, arg: string) => args[arg] ?? from),
+        name: as?.toUpperCase() === 'AS' ? name : undefined,
+        instructions: [],
+      });
     } else if (stages.length === 0) {
       if (instruction.keyword === 'ARG') {
         const [name, value = ''] = instruction.args.split('=');
@@ -440,10 +462,18 @@ describe('Dockerfile', () => {
   });
 
   it('installs nothing in the runtime stage and copies only what the service needs', () => {
-    expect(of(runtime, 'RUN').map((i) => i.args).join('\n')).not.toMatch(/\bnpm (ci|install|i)\b|apt-get install/);
+    expect(
+      of(runtime, 'RUN')
+        .map((i) => i.args)
+        .join('\n'),
+    ).not.toMatch(/\bnpm (ci|install|i)\b|apt-get install/);
     const copied = of(runtime, 'COPY')
       .filter((i) => i.args.includes('--from='))
-      .flatMap((i) => execForm(i.args).filter((word) => !word.startsWith('--')).slice(0, -1))
+      .flatMap((i) =>
+        execForm(i.args)
+          .filter((word) => !word.startsWith('--'))
+          .slice(0, -1),
+      )
       .map((source) => path.basename(source))
       .sort();
     expect(copied).toEqual(['node_modules', 'package-lock.json', 'package.json', 'prisma', 'src', 'tsconfig.json']);
@@ -454,9 +484,17 @@ describe('Dockerfile', () => {
     expect(users.length).toBeGreaterThan(0);
     expect(users[users.length - 1]).not.toMatch(/^(root|0)(:|$)/);
     const user = users[users.length - 1].split(':')[0];
-    expect(of(runtime, 'WORKDIR').map((i) => i.args).pop()).toBe('/app');
-    expect(of(runtime, 'ENV').map((i) => i.args).join(' ')).toMatch(/\bDATA_DIR=\/data\b/);
-    expect(of(runtime, 'VOLUME').map((i) => execForm(i.args)).flat()).toEqual(['/data']);
+    expect(
+      of(runtime, 'WORKDIR')
+        .map((i) => i.args)
+        .pop(),
+    ).toBe('/app');
+    expect(
+      of(runtime, 'ENV')
+        .map((i) => i.args)
+        .join(' '),
+    ).toMatch(/\bDATA_DIR=\/data\b/);
+    expect(of(runtime, 'VOLUME').flatMap((i) => execForm(i.args))).toEqual(['/data']);
     // Owned before VOLUME: changes to a volume's path after the declaration are discarded.
     const chown = runtime.instructions.findIndex((i) => i.keyword === 'RUN' && new RegExp(`chown ${user}(:${user})? /data`).test(i.args));
     expect(chown).toBeGreaterThanOrEqual(0);
@@ -499,7 +537,11 @@ describe('the image health check, run (issue 17: is the bot polling?)', () => {
 
   /** A heartbeat written by the bot's own writer, `ageSeconds` old. */
   const beat = (dir: string, ageSeconds: number) =>
-    createFileHeartbeat({ file: path.join(dir, 'telegram-heartbeat'), logger: memoryLogger().logger, clock: () => new Date(Date.now() - ageSeconds * 1000) }).beat();
+    createFileHeartbeat({
+      file: path.join(dir, 'telegram-heartbeat'),
+      logger: memoryLogger().logger,
+      clock: () => new Date(Date.now() - ageSeconds * 1000),
+    }).beat();
 
   beforeAll(async () => {
     // A database as start-up leaves it: the real migrations applied.
@@ -553,7 +595,10 @@ describe('the image health check, run (issue 17: is the bot polling?)', () => {
 
 describe('.dockerignore', () => {
   it('keeps local installs, generated clients, data, secrets and git out of the build context', () => {
-    const entries = read('.dockerignore').split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('#'));
+    const entries = read('.dockerignore')
+      .split('\n')
+      .map((line) => line.trim())
+      .filter((line) => line && !line.startsWith('#'));
     for (const entry of ['node_modules', 'src/generated', 'data', '.env', '.git', 'coverage', '*.db']) expect(entries).toContain(entry);
   });
 });

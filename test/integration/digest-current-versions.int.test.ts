@@ -30,14 +30,22 @@ describe('digest lists current versions only', () => {
         const content = `Ana lives in ${city}`;
         return {
           kind: 'text',
-          text: JSON.stringify(known
-            ? { update: [{ memory: known, content, episodes: [episode], reason: 'she moved' }] }
-            : { new: [{ category: 'fact', content, confidence: 0.9, source: 'stated', episodes: [episode] }] }),
+          text: JSON.stringify(
+            known
+              ? { update: [{ memory: known, content, episodes: [episode], reason: 'she moved' }] }
+              : { new: [{ category: 'fact', content, confidence: 0.9, source: 'stated', episodes: [episode] }] },
+          ),
         };
       },
     });
     dir = tempDir();
-    env = cleanEnv({ DATA_DIR: path.join(dir, 'data'), LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-test-cli-000000000', ANTHROPIC_BASE_URL: model.url, SLEEP_ENABLED: 'false' });
+    env = cleanEnv({
+      DATA_DIR: path.join(dir, 'data'),
+      LLM_PROVIDER: 'anthropic',
+      ANTHROPIC_API_KEY: 'sk-test-cli-000000000',
+      ANTHROPIC_BASE_URL: model.url,
+      SLEEP_ENABLED: 'false',
+    });
   });
   afterAll(async () => model?.stop());
 
@@ -45,7 +53,10 @@ describe('digest lists current versions only', () => {
     const summaries: string[] = [];
     for (const [i, city] of CITIES.entries()) {
       const file = path.join(dir, `${city}.jsonl`);
-      fs.writeFileSync(file, `${JSON.stringify({ content: `I just moved to ${city}`, author: 'Ana', timestamp: `2026-03-0${i + 2}T18:40:00Z`, externalId: city })}\n`);
+      fs.writeFileSync(
+        file,
+        `${JSON.stringify({ content: `I just moved to ${city}`, author: 'Ana', timestamp: `2026-03-0${i + 2}T18:40:00Z`, externalId: city })}\n`,
+      );
       expect((await runCli(['import', '--scope', 'ana', file], env)).code).toBe(0);
       const sleep = await runCli(['sleep', '--scope', 'ana', '--json'], env);
       expect(sleep.code).toBe(0);

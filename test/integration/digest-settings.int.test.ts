@@ -35,7 +35,10 @@ describe('digest settings from the CLI and the admin API', () => {
     const dataDir = path.join(tempDir('nocturne-digest-settings-'), 'data');
     env = cleanEnv({ DATA_DIR: dataDir });
     // The running service's core: opened before any change, never restarted.
-    core = await createCore(loadConfig({ env: { DATA_DIR: dataDir, TZ: 'UTC' }, envFile: false }), logs.logger, { embedder: createHashEmbedder({ dimension: 64 }), clock: () => now });
+    core = await createCore(loadConfig({ env: { DATA_DIR: dataDir, TZ: 'UTC' }, envFile: false }), logs.logger, {
+      embedder: createHashEmbedder({ dimension: 64 }),
+      clock: () => now,
+    });
     for (const key of ['telegram:private:555001', 'telegram:private:555002']) {
       const scope = await core.directory.ensure({ key, channel: 'telegram', kind: 'private' });
       await core.directory.setOwner(scope.id, key.split(':')[2]!);
@@ -61,7 +64,13 @@ describe('digest settings from the CLI and the admin API', () => {
 
   it('the CLI shows and sets the time zone and the digest time, refuses bad values, and a running scheduler follows at once', async () => {
     const KEY = 'telegram:private:555001';
-    expect((await cli('timezone', '--scope', KEY, '--json')).json).toMatchObject({ scope: KEY, timezone: 'UTC', timezoneIsDefault: true, digestTime: '21:00', digestEnabled: true });
+    expect((await cli('timezone', '--scope', KEY, '--json')).json).toMatchObject({
+      scope: KEY,
+      timezone: 'UTC',
+      timezoneIsDefault: true,
+      digestTime: '21:00',
+      digestEnabled: true,
+    });
 
     const bad = await cli('timezone', '--scope', KEY, 'Mars/Olympus');
     expect(bad.code).toBe(2);
@@ -111,14 +120,26 @@ describe('digest settings from the CLI and the admin API', () => {
   it('the admin API reads and patches the settings by key or id, validates, audits, and the scheduler follows', async () => {
     const KEY = 'telegram:private:555002';
     const call = async (method: string, url: string, body?: unknown) => {
-      const response = await fetch(`${base}${url}`, { method, headers: { authorization: `Bearer ${TOKEN}`, ...(body !== undefined && { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const response = await fetch(`${base}${url}`, {
+        method,
+        headers: { authorization: `Bearer ${TOKEN}`, ...(body !== undefined && { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       return { status: response.status, json: (await response.json()) as Record<string, unknown> };
     };
     const path = `/scopes/${encodeURIComponent(KEY)}/settings`;
     now = new Date();
     expect(await call('GET', path)).toEqual({
       status: 200,
-      json: expect.objectContaining({ scope: KEY, digestTime: '21:00', digestTimeIsDefault: true, digestEnabled: true, timezone: 'UTC', timezoneIsDefault: true, digestDelivered: true }),
+      json: expect.objectContaining({
+        scope: KEY,
+        digestTime: '21:00',
+        digestTimeIsDefault: true,
+        digestEnabled: true,
+        timezone: 'UTC',
+        timezoneIsDefault: true,
+        digestDelivered: true,
+      }),
     });
     expect((await call('PATCH', path, { timezone: 'Mars/Olympus' })).status).toBe(400);
     expect((await call('PATCH', path, { digestTime: '7pm' })).status).toBe(400);
@@ -131,13 +152,17 @@ describe('digest settings from the CLI and the admin API', () => {
     const scopeId = (await core.directory.findByKey(KEY))!.id;
     expect((await call('GET', `/scopes/${scopeId}/settings`)).json).toMatchObject({ digestTime: '07:15', timezone: 'America/New_York' });
     const events = await core.db.prisma.auditEvent.findMany({ where: { scopeId, action: 'settings' } });
-    expect(events.map((e) => [e.before, e.after, e.reason])).toEqual([[{ digestTime: null, timezone: null }, { digestTime: '07:15', timezone: 'America/New_York' }, 'changed through the admin API']]);
+    expect(events.map((e) => [e.before, e.after, e.reason])).toEqual([
+      [{ digestTime: null, timezone: null }, { digestTime: '07:15', timezone: 'America/New_York' }, 'changed through the admin API'],
+    ]);
 
     // The scheduler reads it at its next check: 07:15 in New York, the day after the change.
     now = day(2, 1, 0, 'America/New_York');
     await learn(KEY, 'Ben repairs clocks');
     expect((await core.scheduler.runDigests(day(2, 7, 14, 'America/New_York'))).scopes.filter((s) => s.scopeKey === KEY)).toEqual([]);
-    expect((await core.scheduler.runDigests(day(2, 7, 15, 'America/New_York'))).scopes.filter((s) => s.scopeKey === KEY).map((s) => s.status)).toEqual(['succeeded']);
+    expect((await core.scheduler.runDigests(day(2, 7, 15, 'America/New_York'))).scopes.filter((s) => s.scopeKey === KEY).map((s) => s.status)).toEqual([
+      'succeeded',
+    ]);
 
     expect((await call('PATCH', path, { digestEnabled: false })).json).toMatchObject({ digestEnabled: false, nextDigest: null });
     now = day(3, 1, 0, 'America/New_York');

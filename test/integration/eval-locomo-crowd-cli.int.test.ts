@@ -20,7 +20,9 @@ const CROWD = 3_000;
 const CROWD_SCOPES = 30;
 const K = '1,2,3';
 
-interface Recall { [k: string]: number }
+interface Recall {
+  [k: string]: number;
+}
 interface Report {
   questions: number;
   recall: Recall;
@@ -92,20 +94,31 @@ describe('CLI eval locomo --crowd', () => {
   it('says the same in words', async () => {
     const text = await runCli(['eval', 'locomo', '--data', data, '--k', K, '--crowd', '500', '--crowd-scopes', '5'], env);
     expect(text.code).toBe(0);
-    expect(text.stdout).toMatch(/^crowd 500 episodes in 5 other scopes \(largest \d+\), loaded in [\d.]+ s \([\d,]+ episodes\/s\); results from outside the asked conversation: 0$/m);
-    expect(text.stdout).toMatch(/^before the crowd \(the conversations alone\): recall @1 [\d.]+ {2}@2 [\d.]+ {2}@3 [\d.]+, query p50 [\d.]+ ms, p95 [\d.]+ ms$/m);
+    expect(text.stdout).toMatch(
+      /^crowd 500 episodes in 5 other scopes \(largest \d+\), loaded in [\d.]+ s \([\d,]+ episodes\/s\); results from outside the asked conversation: 0$/m,
+    );
+    expect(text.stdout).toMatch(
+      /^before the crowd \(the conversations alone\): recall @1 [\d.]+ {2}@2 [\d.]+ {2}@3 [\d.]+, query p50 [\d.]+ ms, p95 [\d.]+ ms$/m,
+    );
   }, 120_000);
 
   const postgres = findPostgresBinaries().dir ? it : it.skip;
-  postgres('runs the same on a PostgreSQL server it starts and stops itself', async () => {
-    const result = await runCli(['eval', 'locomo', '--data', data, '--k', K, '--crowd', '1000', '--crowd-scopes', '10', '--database', 'postgres', '--json'], env);
-    expect(result.stderr).not.toMatch(/error/i);
-    expect(result.code).toBe(0);
-    const report = lastJson(result);
-    expect(report.database).toBe('postgres');
-    expect(report.crowd).toMatchObject({ episodes: 1000, scopes: 10, foreignResults: 0 });
-    expect(report.recall).toEqual(lastJson(alone).recall);
-  }, 180_000);
+  postgres(
+    'runs the same on a PostgreSQL server it starts and stops itself',
+    async () => {
+      const result = await runCli(
+        ['eval', 'locomo', '--data', data, '--k', K, '--crowd', '1000', '--crowd-scopes', '10', '--database', 'postgres', '--json'],
+        env,
+      );
+      expect(result.stderr).not.toMatch(/error/i);
+      expect(result.code).toBe(0);
+      const report = lastJson(result);
+      expect(report.database).toBe('postgres');
+      expect(report.crowd).toMatchObject({ episodes: 1000, scopes: 10, foreignResults: 0 });
+      expect(report.recall).toEqual(lastJson(alone).recall);
+    },
+    180_000,
+  );
 
   it.each([
     [['--crowd=-5'], /--crowd must be a whole number of episodes from 1/],
@@ -116,10 +129,14 @@ describe('CLI eval locomo --crowd', () => {
     [['--crowd', '10', '--crowd-scopes', 'x'], /--crowd-scopes must be a whole number of at least 1/],
     [['--crowd-scopes', '3'], /--crowd-scopes needs --crowd N/],
     [['--database', 'mysql'], /--database must be sqlite or postgres/],
-  ])('refuses %j with exit status 2', async (args, message) => {
-    const result = await runCli(['eval', 'locomo', '--data', data, ...args], env);
-    expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(message);
-    expect(result.stdout).toBe('');
-  }, 60_000);
+  ])(
+    'refuses %j with exit status 2',
+    async (args, message) => {
+      const result = await runCli(['eval', 'locomo', '--data', data, ...args], env);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toMatch(message);
+      expect(result.stdout).toBe('');
+    },
+    60_000,
+  );
 });

@@ -18,7 +18,9 @@ const SAMPLES = [
   conversation('conv-c', 'Nate', 'Joanna', 'violin', 'Bailey', 'Tokyo'),
 ];
 
-interface Recall { [k: string]: number }
+interface Recall {
+  [k: string]: number;
+}
 interface CvJson {
   questions: number;
   recall: Recall;
@@ -27,7 +29,13 @@ interface CvJson {
   folds: Array<{ heldOut: string; questions: number; weights: Record<string, number>; recall: Recall }>;
   tunedOnAll: { weights: Record<string, number>; recall: Recall };
 }
-interface ReportJson { questions: number; recall: Recall; byCategory: Record<string, unknown>; queryMs: { p50: number; p95: number }; cv?: CvJson }
+interface ReportJson {
+  questions: number;
+  recall: Recall;
+  byCategory: Record<string, unknown>;
+  queryMs: { p50: number; p95: number };
+  cv?: CvJson;
+}
 
 describe('CLI eval locomo --cv', () => {
   let ollama: OllamaDouble;

@@ -52,7 +52,12 @@ const SAMPLE = {
 /** The question the double judges WRONG whatever the answer says. */
 const JUDGED_WRONG_ON_PURPOSE = 'Which book did Caroline finish reading?';
 
-interface Verdict { question: string; gold: string; generated: string; correct: boolean }
+interface Verdict {
+  question: string;
+  gold: string;
+  generated: string;
+  correct: boolean;
+}
 
 /** What is left in a temporary folder, tsx's own cache aside. */
 function leftIn(dir: string): string[] {
@@ -88,7 +93,12 @@ describe('CLI eval locomo --qa against loopback models', () => {
           const generated = /Generated answer: (.*)/.exec(prompt)?.[1] ?? '';
           const correct = question !== JUDGED_WRONG_ON_PURPOSE && generated.toLowerCase().includes(gold.toLowerCase());
           verdicts.push({ question, gold, generated, correct });
-          return { kind: 'text', text: JSON.stringify({ reasoning: 'compared with the gold answer', label: correct ? 'CORRECT' : 'WRONG' }), inputTokens: 300, outputTokens: 20 };
+          return {
+            kind: 'text',
+            text: JSON.stringify({ reasoning: 'compared with the gold answer', label: correct ? 'CORRECT' : 'WRONG' }),
+            inputTokens: 300,
+            outputTokens: 20,
+          };
         }
         if (request.tools.length > 0) {
           const last = request.messages.filter((m) => m.role === 'user').at(-1)?.text ?? '';
@@ -96,7 +106,12 @@ describe('CLI eval locomo --qa against loopback models', () => {
           if (item) {
             // As the system prompt asks: what is not shown is looked up first (one memory_search).
             if (!request.messages.some((m) => m.role === 'tool')) {
-              return { kind: 'tool_use', calls: [{ id: `search-${answered.length}`, name: 'memory_search', arguments: { query: item.question } }], inputTokens: 500, outputTokens: 5 };
+              return {
+                kind: 'tool_use',
+                calls: [{ id: `search-${answered.length}`, name: 'memory_search', arguments: { query: item.question } }],
+                inputTokens: 500,
+                outputTokens: 5,
+              };
             }
             const gold = String(item.answer ?? '');
             const context = textOf(request).replace(item.question, '');
@@ -115,8 +130,14 @@ describe('CLI eval locomo --qa against loopback models', () => {
     tmp = path.join(dir, 'tmp');
     fs.mkdirSync(tmp);
     const env = cleanEnv({
-      DATA_DIR: path.join(dir, 'data'), TMPDIR: tmp, LOG_LEVEL: 'warn', EMBEDDER: 'ollama', OLLAMA_HOST: ollama.url,
-      LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-eval-qa-test-0000', ANTHROPIC_BASE_URL: anthropic.url,
+      DATA_DIR: path.join(dir, 'data'),
+      TMPDIR: tmp,
+      LOG_LEVEL: 'warn',
+      EMBEDDER: 'ollama',
+      OLLAMA_HOST: ollama.url,
+      LLM_PROVIDER: 'anthropic',
+      ANTHROPIC_API_KEY: 'sk-eval-qa-test-0000',
+      ANTHROPIC_BASE_URL: anthropic.url,
       // The sessions are short: each is worth a consolidation run.
       SLEEP_MIN_EPISODES: '1',
     });

@@ -44,7 +44,20 @@ afterAll(async () => {
 /** Every row count of a database, to prove a refused import wrote nothing. */
 async function totals(db: Database): Promise<number[]> {
   const p = db.prisma;
-  return Promise.all([p.scope.count(), p.episode.count(), p.episodeTag.count(), p.memory.count(), p.memorySource.count(), p.memoryLink.count(), p.auditEvent.count(), p.profile.count(), p.conversation.count(), p.entity.count(), p.digest.count(), p.sleepRun.count()]);
+  return Promise.all([
+    p.scope.count(),
+    p.episode.count(),
+    p.episodeTag.count(),
+    p.memory.count(),
+    p.memorySource.count(),
+    p.memoryLink.count(),
+    p.auditEvent.count(),
+    p.profile.count(),
+    p.conversation.count(),
+    p.entity.count(),
+    p.digest.count(),
+    p.sleepRun.count(),
+  ]);
 }
 
 describe.each(kinds)('JSON export round trip on $name', ({ create, skip }) => {
@@ -66,7 +79,12 @@ describe.each(kinds)('JSON export round trip on $name', ({ create, skip }) => {
     const doc = JSON.parse(text) as ScopeExport;
     expect(doc).toMatchObject({ format: 'nocturne.scope-export', version: 1, scope: { key: 'ana', title: 'Ana', timezone: 'Europe/Madrid' } });
     expect(doc.episodes).toHaveLength(4);
-    expect(doc.memories.map((m) => m.content).sort()).toEqual(['Ana drinks coffee every morning', 'Ana drinks green tea', 'Ana plays chess', 'Ana works night shifts as a nurse']);
+    expect(doc.memories.map((m) => m.content).sort()).toEqual([
+      'Ana drinks coffee every morning',
+      'Ana drinks green tea',
+      'Ana plays chess',
+      'Ana works night shifts as a nurse',
+    ]);
     const coffee = doc.memories.find((m) => m.id === seeded.ids.coffee)!;
     expect(coffee).toMatchObject({ active: false, supersededById: seeded.ids.tea, sourceEpisodeIds: [seeded.ids.e1] });
     expect(doc.memoryLinks.map((l) => l.kind).sort()).toEqual(['related', 'supersedes']);
@@ -88,7 +106,12 @@ describe.each(kinds)('JSON export round trip on $name', ({ create, skip }) => {
     const result = await importScope(target.prisma, JSON.parse(text), LIMITS, {});
     expect(result).toMatchObject({ scopeId: seeded.scopeId, scopeKey: 'ana', mode: 'exact', counts: { episodes: 4, memories: 4, memoryLinks: 2, profile: 1 } });
     expect(serializeScopeExport(await exportScope(target.prisma, seeded.scopeId))).toBe(text);
-    const hits = await createFullTextIndex(target.prisma, target.provider).search({ scopeId: seeded.scopeId, kind: 'episode', query: 'nurse night shifts', limit: 5 });
+    const hits = await createFullTextIndex(target.prisma, target.provider).search({
+      scopeId: seeded.scopeId,
+      kind: 'episode',
+      query: 'nurse night shifts',
+      limit: 5,
+    });
     expect(hits.map((h) => h.id)).toContain(seeded.ids.e4);
     expect(await target.prisma.episode.count({ where: { embeddedWith: null } })).toBe(4);
 
@@ -125,7 +148,9 @@ describe.each(kinds)('JSON export round trip on $name', ({ create, skip }) => {
     });
     const dangling = JSON.parse(text) as ScopeExport;
     dangling.memoryLinks[0]!.toId = '00000000-0000-7000-8000-000000000000';
-    await expect(importScope(target.prisma, dangling, LIMITS)).rejects.toThrow(/memoryLinks\[0\]\.toId: no memory 00000000-0000-7000-8000-000000000000 in the document/);
+    await expect(importScope(target.prisma, dangling, LIMITS)).rejects.toThrow(
+      /memoryLinks\[0\]\.toId: no memory 00000000-0000-7000-8000-000000000000 in the document/,
+    );
     await expect(importScope(target.prisma, { ...JSON.parse(text), version: 2 }, LIMITS)).rejects.toThrow(/version: must be 1/);
     await expect(importScope(target.prisma, [], LIMITS)).rejects.toMatchObject({ code: 'import.invalid_document' });
     expect(await totals(target)).toEqual(before);

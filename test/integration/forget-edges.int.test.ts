@@ -50,7 +50,16 @@ describe('forget at the edges (CLI, SQLite)', () => {
 
   async function episode(content: string, role: 'user' | 'agent' = 'user', summary: string | null = null): Promise<string> {
     const row = await db.prisma.episode.create({
-      data: { scopeId, channel: 'terminal', role, author: role === 'user' ? 'Ana' : null, content, summary, timestamp: at(turn++), contentHash: createHash('sha256').update(content).digest('hex') },
+      data: {
+        scopeId,
+        channel: 'terminal',
+        role,
+        author: role === 'user' ? 'Ana' : null,
+        content,
+        summary,
+        timestamp: at(turn++),
+        contentHash: createHash('sha256').update(content).digest('hex'),
+      },
     });
     return row.id;
   }
@@ -75,7 +84,9 @@ describe('forget at the edges (CLI, SQLite)', () => {
     scopeId = (await db.prisma.scope.create({ data: { key: 'ana', channel: 'terminal', title: 'Ana' } })).id;
 
     // A long message with the word after a line break, deep in it.
-    const filler = Array.from({ length: LONG_PARAGRAPHS }, (_, i) => `Paragraph ${i}: the garden, the weather, the neighbours and the week ahead.`).join('\n\n');
+    const filler = Array.from({ length: LONG_PARAGRAPHS }, (_, i) => `Paragraph ${i}: the garden, the weather, the neighbours and the week ahead.`).join(
+      '\n\n',
+    );
     await episode(`${filler}\nQuokkaville is where the ferry leaves from, I think.`);
     // An earlier version learned from a message without the words, then the version with them.
     const islands = await episode('I keep thinking about the islands again, Jordi suggested them.');
@@ -85,70 +96,101 @@ describe('forget at the edges (CLI, SQLite)', () => {
     await episode('We talked about holidays for a long while.', 'user', 'Ana weighs a Balearic holiday against the mountains');
     const merce = await episode('My mother-in-law visits on Sundays.');
     await db.prisma.$transaction(async (tx) => {
-      const v1 = await createMemory(tx, { scopeId, category: 'goal', content: 'Ana thinks about visiting some islands', confidence: 0.8, sourceEpisodeIds: [islands] }, { now: at(60) });
+      const v1 = await createMemory(
+        tx,
+        { scopeId, category: 'goal', content: 'Ana thinks about visiting some islands', confidence: 0.8, sourceEpisodeIds: [islands] },
+        { now: at(60) },
+      );
       await supersedeMemory(tx, scopeId, v1.id, { content: 'Ana will visit Menorca in June', sourceEpisodeIds: [decided] }, { now: at(61), reason: 'decided' });
       await createMemory(tx, { scopeId, category: 'fact', content: 'Ana works as a nurse', confidence: 0.9 }, { by: 'owner', now: at(62) });
     });
     // An entity known only from the earlier version's message, and one named with an accent.
     const jordi = await db.prisma.entity.create({ data: { scopeId, key: 'jordi', name: 'Jordi Puig', kind: 'person' } });
     await db.prisma.entityObservation.create({ data: { scopeId, entityId: jordi.id, episodeId: islands, content: 'Jordi suggested the islands' } });
-    const mother = await db.prisma.entity.create({ data: { scopeId, key: 'merce', name: 'Mercè', kind: 'person', attributes: { relation: "Jordi's mother" } } });
+    const mother = await db.prisma.entity.create({
+      data: { scopeId, key: 'merce', name: 'Mercè', kind: 'person', attributes: { relation: "Jordi's mother" } },
+    });
     await db.prisma.entityObservation.create({ data: { scopeId, entityId: mother.id, episodeId: merce, content: 'visits on Sundays' } });
   });
   afterAll(async () => db?.close());
 
-  it('takes a word deep in a long message out of a JSON export written to an --out path under DATA_DIR/exports', async () => {
-    const out = path.join(exportsDir, 'ana.json');
-    await cli(['export', '--scope', 'ana', '--out', out]);
-    expect(filesHolding(exportsDir, 'quokkaville')).toEqual([out]);
-    const done = await forgetJson('quokkaville', true);
-    expect(done.applied).toBe(true);
-    expect(filesHolding(exportsDir, 'quokkaville')).toEqual([]);
-  }, CLI_TEST_TIMEOUT_MS);
+  it(
+    'takes a word deep in a long message out of a JSON export written to an --out path under DATA_DIR/exports',
+    async () => {
+      const out = path.join(exportsDir, 'ana.json');
+      await cli(['export', '--scope', 'ana', '--out', out]);
+      expect(filesHolding(exportsDir, 'quokkaville')).toEqual([out]);
+      const done = await forgetJson('quokkaville', true);
+      expect(done.applied).toBe(true);
+      expect(filesHolding(exportsDir, 'quokkaville')).toEqual([]);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
 
-  it('finds the chat /export run from another working folder, and the forget scrubs it', async () => {
-    await cli(['export', '--scope', 'ana', '--format', 'markdown']);
-    // `npm run cli -- chat` started from another folder (tsx named by path: it is not installed there).
-    const tsx = pathToFileURL(path.join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
-    const chat = await runCommand(process.execPath, ['--import', tsx, path.join(ROOT, 'src/cli/index.ts'), 'chat', '--scope', 'ana', '--name', 'Ana'], env, workDir, '/export\n/quit\n');
-    expect({ code: chat.code, stderr: chat.code === 0 ? '' : chat.stderr }).toEqual({ code: 0, stderr: '' });
-    expect(fs.readdirSync(workDir)).toEqual([]);
-    expect(filesHolding(exportsDir, 'menorca').length).toBeGreaterThanOrEqual(3);
-    expect(filesHolding(exportsDir, 'Jordi suggested').length).toBeGreaterThanOrEqual(2);
+  it(
+    'finds the chat /export run from another working folder, and the forget scrubs it',
+    async () => {
+      await cli(['export', '--scope', 'ana', '--format', 'markdown']);
+      // `npm run cli -- chat` started from another folder (tsx named by path: it is not installed there).
+      const tsx = pathToFileURL(path.join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+      const chat = await runCommand(
+        process.execPath,
+        ['--import', tsx, path.join(ROOT, 'src/cli/index.ts'), 'chat', '--scope', 'ana', '--name', 'Ana'],
+        env,
+        workDir,
+        '/export\n/quit\n',
+      );
+      expect({ code: chat.code, stderr: chat.code === 0 ? '' : chat.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(fs.readdirSync(workDir)).toEqual([]);
+      expect(filesHolding(exportsDir, 'menorca').length).toBeGreaterThanOrEqual(3);
+      expect(filesHolding(exportsDir, 'Jordi suggested').length).toBeGreaterThanOrEqual(2);
 
-    // The preview counts what --yes changes: the messages of both versions, not only the one holding the word.
-    const preview = await forgetJson('menorca', false);
-    const placeholdersBefore = await db.prisma.episode.count({ where: { scopeId, content: FORGOTTEN_TEXT } });
-    const done = await forgetJson('menorca', true);
-    const replaced = (await db.prisma.episode.count({ where: { scopeId, content: FORGOTTEN_TEXT } })) - placeholdersBefore;
-    // Every file Nocturne wrote lost the version with the words, the earlier version's message and the deleted entity.
-    const left = Object.fromEntries(['menorca', 'Jordi suggested', 'thinking about the islands', 'Jordi Puig'].map((gone) => [gone, filesHolding(exportsDir, gone).map((f) => path.relative(exportsDir, f))]));
-    expect({ previewed: preview.episodes, replaced, reported: done.episodesRedacted, left }).toEqual({
-      previewed: replaced,
-      replaced,
-      reported: replaced,
-      left: { menorca: [], 'Jordi suggested': [], 'thinking about the islands': [], 'Jordi Puig': [] },
-    });
-    expect(preview.counts).toEqual(done.counts);
-    expect(done.counts).toMatchObject({ memories: 2, messages: 2, entities: 1 });
-    expect(filesHolding(exportsDir, 'Ana works as a nurse').length).toBeGreaterThan(0);
-  }, CLI_TEST_TIMEOUT_MS);
+      // The preview counts what --yes changes: the messages of both versions, not only the one holding the word.
+      const preview = await forgetJson('menorca', false);
+      const placeholdersBefore = await db.prisma.episode.count({ where: { scopeId, content: FORGOTTEN_TEXT } });
+      const done = await forgetJson('menorca', true);
+      const replaced = (await db.prisma.episode.count({ where: { scopeId, content: FORGOTTEN_TEXT } })) - placeholdersBefore;
+      // Every file Nocturne wrote lost the version with the words, the earlier version's message and the deleted entity.
+      const left = Object.fromEntries(
+        ['menorca', 'Jordi suggested', 'thinking about the islands', 'Jordi Puig'].map((gone) => [
+          gone,
+          filesHolding(exportsDir, gone).map((f) => path.relative(exportsDir, f)),
+        ]),
+      );
+      expect({ previewed: preview.episodes, replaced, reported: done.episodesRedacted, left }).toEqual({
+        previewed: replaced,
+        replaced,
+        reported: replaced,
+        left: { menorca: [], 'Jordi suggested': [], 'thinking about the islands': [], 'Jordi Puig': [] },
+      });
+      expect(preview.counts).toEqual(done.counts);
+      expect(done.counts).toMatchObject({ memories: 2, messages: 2, entities: 1 });
+      expect(filesHolding(exportsDir, 'Ana works as a nurse').length).toBeGreaterThan(0);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
 
-  it('forgets words that live only in a summary or an entity, with accents folded as search folds them', async () => {
-    await cli(['export', '--scope', 'ana', '--format', 'markdown']);
-    const summary = await forgetJson('balearic', false);
-    const summaryDone = await forgetJson('balearic', true);
-    const merce = await forgetJson('merce', false);
-    const merceDone = await forgetJson('merce', true);
-    const exported = (await cli(['export', '--scope', 'ana'])).toLowerCase();
-    const left = Object.fromEntries(['balearic', 'mercè', "jordi's mother"].map((gone) => [gone, { inExport: exported.includes(gone), files: filesHolding(exportsDir, gone).length }]));
-    const nowhere = { inExport: false, files: 0 };
-    expect(left).toEqual({ balearic: nowhere, 'mercè': nowhere, "jordi's mother": nowhere });
-    expect(await db.prisma.entity.count({ where: { scopeId, name: 'Mercè' } })).toBe(0);
-    // Offered with what changes, and the confirmation changes exactly that.
-    expect(summary.counts).toMatchObject({ memories: 0, messages: 0, summaries: 1 });
-    expect(summaryDone.counts).toEqual(summary.counts);
-    expect(merce.counts).toMatchObject({ entities: 1 });
-    expect(merceDone.counts).toEqual(merce.counts);
-  }, CLI_TEST_TIMEOUT_MS);
+  it(
+    'forgets words that live only in a summary or an entity, with accents folded as search folds them',
+    async () => {
+      await cli(['export', '--scope', 'ana', '--format', 'markdown']);
+      const summary = await forgetJson('balearic', false);
+      const summaryDone = await forgetJson('balearic', true);
+      const merce = await forgetJson('merce', false);
+      const merceDone = await forgetJson('merce', true);
+      const exported = (await cli(['export', '--scope', 'ana'])).toLowerCase();
+      const left = Object.fromEntries(
+        ['balearic', 'mercè', "jordi's mother"].map((gone) => [gone, { inExport: exported.includes(gone), files: filesHolding(exportsDir, gone).length }]),
+      );
+      const nowhere = { inExport: false, files: 0 };
+      expect(left).toEqual({ balearic: nowhere, mercè: nowhere, "jordi's mother": nowhere });
+      expect(await db.prisma.entity.count({ where: { scopeId, name: 'Mercè' } })).toBe(0);
+      // Offered with what changes, and the confirmation changes exactly that.
+      expect(summary.counts).toMatchObject({ memories: 0, messages: 0, summaries: 1 });
+      expect(summaryDone.counts).toEqual(summary.counts);
+      expect(merce.counts).toMatchObject({ entities: 1 });
+      expect(merceDone.counts).toEqual(merce.counts);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
 });

@@ -43,14 +43,35 @@ function recordingModel(answer: string): LanguageModel & { prompts: string[] } {
     prompts,
     async complete(request: LlmRequest) {
       prompts.push(request.messages.map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n'));
-      return { text: answer, toolCalls: [], stopReason: 'end', usage: { inputTokens: 1, outputTokens: 1 }, model: 'recording', provider: 'anthropic', durationMs: 1 };
+      return {
+        text: answer,
+        toolCalls: [],
+        stopReason: 'end',
+        usage: { inputTokens: 1, outputTokens: 1 },
+        model: 'recording',
+        provider: 'anthropic',
+        durationMs: 1,
+      };
     },
     async close() {},
   };
 }
 
 function emptyPlan(episodeIds: string[]): Plan {
-  return { create: [], reinforce: [], update: [], contradict: [], decay: [], connect: [], importance: [], summaries: [], entities: [], insights: [], episodeIds, rejected: [] };
+  return {
+    create: [],
+    reinforce: [],
+    update: [],
+    contradict: [],
+    decay: [],
+    connect: [],
+    importance: [],
+    summaries: [],
+    entities: [],
+    insights: [],
+    episodeIds,
+    rejected: [],
+  };
 }
 
 describe('forgetting one memory removes what came from it, and only that', () => {
@@ -60,7 +81,10 @@ describe('forgetting one memory removes what came from it, and only that', () =>
   let scopeId: string;
 
   async function episode(role: 'user' | 'agent', content: string, minutes: number, metadata?: Record<string, unknown>): Promise<string> {
-    const { episode } = await core.episodeService.ingest({ key: 'terminal:ana', channel: 'terminal', title: 'Ana' }, { role, content, author: role === 'user' ? 'Ana' : 'Nocturne', timestamp: at(minutes).toISOString(), metadata });
+    const { episode } = await core.episodeService.ingest(
+      { key: 'terminal:ana', channel: 'terminal', title: 'Ana' },
+      { role, content, author: role === 'user' ? 'Ana' : 'Nocturne', timestamp: at(minutes).toISOString(), metadata },
+    );
     return episode!.id;
   }
 
@@ -81,17 +105,39 @@ describe('forgetting one memory removes what came from it, and only that', () =>
     const colleague = await episode('user', 'Priya is my colleague from the lab.', 10);
     const food = await episode('user', 'Priya loves Japanese food, we went for ramen.', 11);
     const plan = emptyPlan([colleague, food]);
-    plan.create.push({ category: 'relationship', content: 'Priya loves Japanese food', confidence: 0.9, importance: 0.5, sourceType: 'stated', sourceEpisodeIds: [food] });
-    plan.entities.push({ name: 'Priya', kind: 'person', favorability: 0.1, episodeIds: [colleague, food], observations: ['Priya is a colleague from the lab', 'Priya loves Japanese food', 'Priya went for ramen'] });
+    plan.create.push({
+      category: 'relationship',
+      content: 'Priya loves Japanese food',
+      confidence: 0.9,
+      importance: 0.5,
+      sourceType: 'stated',
+      sourceEpisodeIds: [food],
+    });
+    plan.entities.push({
+      name: 'Priya',
+      kind: 'person',
+      favorability: 0.1,
+      episodeIds: [colleague, food],
+      observations: ['Priya is a colleague from the lab', 'Priya loves Japanese food', 'Priya went for ramen'],
+    });
     const { createdMemoryIds } = await applyPlan(core.db.prisma, scopeId, plan, { now: at(20) });
-    const observations = async () => (await core.db.prisma.entityObservation.findMany({ where: { scopeId, entity: { key: 'priya' } }, select: { content: true, episodeId: true } })).map((o) => `${o.content} <- ${o.episodeId === food ? 'food' : o.episodeId === colleague ? 'colleague' : o.episodeId}`).sort();
-    expect(await observations()).toEqual(['Priya is a colleague from the lab <- colleague', 'Priya loves Japanese food <- food', 'Priya went for ramen <- food']);
+    const observations = async () =>
+      (await core.db.prisma.entityObservation.findMany({ where: { scopeId, entity: { key: 'priya' } }, select: { content: true, episodeId: true } }))
+        .map((o) => `${o.content} <- ${o.episodeId === food ? 'food' : o.episodeId === colleague ? 'colleague' : o.episodeId}`)
+        .sort();
+    expect(await observations()).toEqual([
+      'Priya is a colleague from the lab <- colleague',
+      'Priya loves Japanese food <- food',
+      'Priya went for ramen <- food',
+    ]);
 
     await core.forget.forgetMemory(scopeId, createdMemoryIds[0]!);
     expect(await observations()).toEqual(['Priya is a colleague from the lab <- colleague']);
     // The next sleep folds Priya's profile: the forgotten observation is not in what the model sees.
     const priya = await core.db.prisma.entity.findFirstOrThrow({ where: { scopeId, key: 'priya' } });
-    await core.db.prisma.entityObservation.createMany({ data: ['Priya runs marathons', 'Priya speaks Hindi'].map((content) => ({ scopeId, entityId: priya.id, episodeId: colleague, content })) });
+    await core.db.prisma.entityObservation.createMany({
+      data: ['Priya runs marathons', 'Priya speaks Hindi'].map((content) => ({ scopeId, entityId: priya.id, episodeId: colleague, content })),
+    });
     const model = recordingModel('{"entities": [{"entity": 1, "attributes": {"job": "lab colleague"}}]}');
     const folded = await foldEntityObservations({ prisma: core.db.prisma, llm: model }, scopeId, { now: at(30) });
     expect(folded.observations).toBe(3);
@@ -104,11 +150,21 @@ describe('forgetting one memory removes what came from it, and only that', () =>
     const said = await episode('user', 'I have been learning the theremin since March.', 40);
     const other = await episode('user', 'My neighbour Tom plays the cello.', 41);
     const plan = emptyPlan([said, other]);
-    plan.create.push({ category: 'interest', content: 'Ana is learning the theremin', confidence: 0.9, importance: 0.5, sourceType: 'stated', sourceEpisodeIds: [said] });
+    plan.create.push({
+      category: 'interest',
+      content: 'Ana is learning the theremin',
+      confidence: 0.9,
+      importance: 0.5,
+      sourceType: 'stated',
+      sourceEpisodeIds: [said],
+    });
     plan.entities.push({ name: 'Theremin', kind: 'thing', favorability: 0, episodeIds: [said], observations: ['Ana learns the theremin since March'] });
     plan.entities.push({ name: 'Tom', kind: 'person', favorability: 0, episodeIds: [other], observations: ['Tom plays the cello'] });
     const { createdMemoryIds } = await applyPlan(core.db.prisma, scopeId, plan, { now: at(45) });
-    const response = await fetch(`${base}/scopes/${scopeId}/memories/${createdMemoryIds[0]}`, { method: 'DELETE', headers: { authorization: `Bearer ${TOKEN}` } });
+    const response = await fetch(`${base}/scopes/${scopeId}/memories/${createdMemoryIds[0]}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${TOKEN}` },
+    });
     expect(response.status).toBe(200);
     const names = (await core.db.prisma.entity.findMany({ where: { scopeId }, select: { name: true } })).map((e) => e.name).sort();
     expect(names).toEqual(['Priya', 'Tom']);
@@ -119,8 +175,21 @@ describe('forgetting one memory removes what came from it, and only that', () =>
     const kite = await episode('user', 'Hana flew her red kite on the beach with me.', 50);
     const other = await episode('user', 'Hana is my cousin, she teaches maths.', 51);
     const plan = emptyPlan([kite, other]);
-    plan.create.push({ category: 'relationship', content: 'Ana flew a red kite with Hana on the beach', confidence: 0.9, importance: 0.5, sourceType: 'stated', sourceEpisodeIds: [kite] });
-    plan.entities.push({ name: 'Hana', kind: 'person', favorability: 0.1, episodeIds: [kite, other], observations: ['Hana flew a red kite on the beach', 'Hana is a cousin', 'Hana teaches maths'] });
+    plan.create.push({
+      category: 'relationship',
+      content: 'Ana flew a red kite with Hana on the beach',
+      confidence: 0.9,
+      importance: 0.5,
+      sourceType: 'stated',
+      sourceEpisodeIds: [kite],
+    });
+    plan.entities.push({
+      name: 'Hana',
+      kind: 'person',
+      favorability: 0.1,
+      episodeIds: [kite, other],
+      observations: ['Hana flew a red kite on the beach', 'Hana is a cousin', 'Hana teaches maths'],
+    });
     plan.entities.push({ name: 'Omar', kind: 'person', favorability: 0.1, episodeIds: [kite], observations: ['Omar watched the red kite on the beach'] });
     const { createdMemoryIds } = await applyPlan(core.db.prisma, scopeId, plan, { now: at(52) });
     const prisma = core.db.prisma;
@@ -133,14 +202,23 @@ describe('forgetting one memory removes what came from it, and only that', () =>
     await core.forget.forgetMemory(scopeId, createdMemoryIds[0]!);
     const hana = await prisma.entity.findFirstOrThrow({ where: { scopeId, key: 'hana' }, include: { observations: true } });
     expect(hana.attributes).toEqual({});
-    expect(hana.observations.map((o) => [o.content, o.consolidated]).sort()).toEqual([['Hana is a cousin', false], ['Hana teaches maths', false]]);
+    expect(hana.observations.map((o) => [o.content, o.consolidated]).sort()).toEqual([
+      ['Hana is a cousin', false],
+      ['Hana teaches maths', false],
+    ]);
     expect((await prisma.entity.findFirstOrThrow({ where: { scopeId, key: 'omar' } })).attributes).toEqual({ relation: 'friend' });
     expect(JSON.stringify(await prisma.auditEvent.findMany({ where: { scopeId, subjectType: 'entity' } }))).not.toMatch(/kite/i);
   });
 
   it('redacts a reply that showed the memory only where the reply quotes it', async () => {
     const source = await episode('user', 'I drink black coffee every morning.', 60);
-    const memory = await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'preference', content: 'Ana drinks black coffee every morning', confidence: 0.9, sourceEpisodeIds: [source] }, { now: at(61) }));
+    const memory = await core.db.prisma.$transaction((tx) =>
+      createMemory(
+        tx,
+        { scopeId, category: 'preference', content: 'Ana drinks black coffee every morning', confidence: 0.9, sourceEpisodeIds: [source] },
+        { now: at(61) },
+      ),
+    );
     await regenerateSoul(core.db.prisma, scopeId, { now: at(62) });
     // Later the same day: the soul (with the memory) is in every prompt.
     await episode('user', 'Off to see Hannah this weekend.', 70);
@@ -156,8 +234,12 @@ describe('forgetting one memory removes what came from it, and only that', () =>
   });
 
   it('confirms exactly what the preview listed: a version added since is not removed unseen', async () => {
-    const v1 = await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'preference', content: 'Ana likes green olives', confidence: 0.9 }, { now: at(90), by: 'owner' }));
-    const v2 = await core.db.prisma.$transaction(async (tx) => (await supersedeMemory(tx, scopeId, v1.id, { content: 'Ana likes black olives now' }, { now: at(91), by: 'owner' })).current);
+    const v1 = await core.db.prisma.$transaction((tx) =>
+      createMemory(tx, { scopeId, category: 'preference', content: 'Ana likes green olives', confidence: 0.9 }, { now: at(90), by: 'owner' }),
+    );
+    const v2 = await core.db.prisma.$transaction(
+      async (tx) => (await supersedeMemory(tx, scopeId, v1.id, { content: 'Ana likes black olives now' }, { now: at(91), by: 'owner' })).current,
+    );
     const preview = await core.forget.forgetMatching(scopeId, 'green olives');
     expect(preview.matches.map((m) => m.id).sort()).toEqual([v1.id, v2.id].sort());
     // Before the owner confirms, the chain gets a version nobody was shown.
@@ -170,7 +252,9 @@ describe('forgetting one memory removes what came from it, and only that', () =>
   });
 
   it('has the soul without the memory the moment the forget commits, before the vectors are deleted', async () => {
-    const memory = await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'fact', content: 'Ana keeps a pet axolotl called Nimbus', confidence: 0.9 }, { now: at(80), by: 'owner' }));
+    const memory = await core.db.prisma.$transaction((tx) =>
+      createMemory(tx, { scopeId, category: 'fact', content: 'Ana keeps a pet axolotl called Nimbus', confidence: 0.9 }, { now: at(80), by: 'owner' }),
+    );
     await regenerateSoul(core.db.prisma, scopeId, { now: at(81) });
     expect(await soulMarkdown(core.db.prisma, scopeId)).toContain('axolotl');
     // A vector index whose deletes never finish: what follows the commit does not complete.

@@ -43,7 +43,9 @@ function suite(name: string, env: () => Promise<Record<string, string>>) {
     }
 
     async function fullTextIds(scopeId: string): Promise<string[]> {
-      const rows = await core.db.prisma.$queryRaw<Array<{ id: string }>>`SELECT "ref_id" AS id FROM "search_doc" WHERE "scope_id" = ${scopeId} AND "kind" = 'memory'`;
+      const rows = await core.db.prisma.$queryRaw<
+        Array<{ id: string }>
+      >`SELECT "ref_id" AS id FROM "search_doc" WHERE "scope_id" = ${scopeId} AND "kind" = 'memory'`;
       return rows.map((r) => r.id).sort();
     }
 
@@ -60,15 +62,53 @@ function suite(name: string, env: () => Promise<Record<string, string>>) {
       ben = (await core.scopes.ensure({ key: 'telegram:private:2', channel: 'telegram', ownerId: '2' })).id;
       await core.db.prisma.scope.updateMany({ data: { createdAt: T0 } });
       await tx(async (t) => {
-        ids.jazz = (await createMemory(t, { scopeId: ana, category: 'interest', content: 'Ana listens to jazz while cooking', confidence: 0.8 }, { by: 'owner', now: at(1) })).id;
-        ids.v1 = (await createMemory(t, { scopeId: ana, category: 'preference', content: 'Ana collects porcelain flamingos', confidence: 0.9 }, { by: 'owner', now: at(1) })).id;
+        ids.jazz = (
+          await createMemory(
+            t,
+            { scopeId: ana, category: 'interest', content: 'Ana listens to jazz while cooking', confidence: 0.8 },
+            { by: 'owner', now: at(1) },
+          )
+        ).id;
+        ids.v1 = (
+          await createMemory(
+            t,
+            { scopeId: ana, category: 'preference', content: 'Ana collects porcelain flamingos', confidence: 0.9 },
+            { by: 'owner', now: at(1) },
+          )
+        ).id;
         await reinforceMemory(t, ana, ids.v1, undefined, { by: 'owner', now: at(2), reason: 'mentioned the flamingos again' });
         await linkMemories(t, ana, ids.jazz, ids.v1, 'related', 0.7, { now: at(2), reason: 'jazz records next to the flamingos' });
-        ids.v2 = (await supersedeMemory(t, ana, ids.v1, { content: 'Ana collects porcelain flamingos and teapots' }, { by: 'owner', now: at(3), reason: 'added teapots' })).current.id;
+        ids.v2 = (
+          await supersedeMemory(
+            t,
+            ana,
+            ids.v1,
+            { content: 'Ana collects porcelain flamingos and teapots' },
+            { by: 'owner', now: at(3), reason: 'added teapots' },
+          )
+        ).current.id;
         await contradictMemory(t, ana, ids.jazz, ids.v2, { now: at(3), reason: 'flamingo hunting leaves no time for jazz' });
-        ids.hiking = (await createMemory(t, { scopeId: ana, category: 'interest', content: 'Ana goes hiking in the Pyrenees', confidence: 0.7 }, { by: 'owner', now: at(4) })).id;
-        ids.dog = (await createMemory(t, { scopeId: ana, category: 'relationship', content: 'Ana has two dogs called Pim and Pom', confidence: 0.9 }, { by: 'owner', now: at(4) })).id;
-        ids.ben = (await createMemory(t, { scopeId: ben, category: 'preference', content: 'Ben also collects porcelain flamingos', confidence: 0.9 }, { by: 'owner', now: at(1) })).id;
+        ids.hiking = (
+          await createMemory(
+            t,
+            { scopeId: ana, category: 'interest', content: 'Ana goes hiking in the Pyrenees', confidence: 0.7 },
+            { by: 'owner', now: at(4) },
+          )
+        ).id;
+        ids.dog = (
+          await createMemory(
+            t,
+            { scopeId: ana, category: 'relationship', content: 'Ana has two dogs called Pim and Pom', confidence: 0.9 },
+            { by: 'owner', now: at(4) },
+          )
+        ).id;
+        ids.ben = (
+          await createMemory(
+            t,
+            { scopeId: ben, category: 'preference', content: 'Ben also collects porcelain flamingos', confidence: 0.9 },
+            { by: 'owner', now: at(1) },
+          )
+        ).id;
       });
       await core.embeddingWorker.drain();
       await regenerateSoul(core.db.prisma, ana, { now: at(5) });
@@ -81,7 +121,9 @@ function suite(name: string, env: () => Promise<Record<string, string>>) {
     it('starts with the text everywhere (so the checks below can fail)', async () => {
       const places = await everywhere(ana);
       for (const place of Object.values(places)) expect(place).toMatch(/flamingo/i);
-      expect((await core.fullText.search({ scopeId: ana, kind: 'memory', query: 'flamingos', limit: 10 })).map((h) => h.id).sort()).toEqual([ids.v1, ids.v2].sort());
+      expect((await core.fullText.search({ scopeId: ana, kind: 'memory', query: 'flamingos', limit: 10 })).map((h) => h.id).sort()).toEqual(
+        [ids.v1, ids.v2].sort(),
+      );
       expect(await core.vectorIndex.count(ana, 'memory')).toBe(5);
       expect(await vectorHits(ana, 'Ana collects porcelain flamingos')).toEqual(expect.arrayContaining([ids.v1, ids.v2]));
     });
@@ -94,7 +136,10 @@ function suite(name: string, env: () => Promise<Record<string, string>>) {
 
     it('previews the whole supersession chain', async () => {
       const chain = await forget.preview(ana, ids.v1);
-      expect(chain.map((m) => [m.id, m.state])).toEqual([[ids.v2, 'active'], [ids.v1, 'superseded']]);
+      expect(chain.map((m) => [m.id, m.state])).toEqual([
+        [ids.v2, 'active'],
+        [ids.v1, 'superseded'],
+      ]);
     });
 
     it('forgets a memory and its chain from every store, keeping a forget event without the text', async () => {
@@ -141,7 +186,9 @@ function suite(name: string, env: () => Promise<Record<string, string>>) {
       // Confirming twice is harmless.
       expect((await preview.confirm()).removedIds).toEqual([]);
 
-      const n = digestItems((await core.db.prisma.digest.findFirstOrThrow({ where: { scopeId: ana, status: 'pending' } }))).find((i) => i.text.includes('hiking'))!.n;
+      const n = digestItems(await core.db.prisma.digest.findFirstOrThrow({ where: { scopeId: ana, status: 'pending' } })).find((i) =>
+        i.text.includes('hiking'),
+      )!.n;
       const memoryId = await digestItem(core.db.prisma, ana, n);
       expect(memoryId).toBe(ids.hiking);
       await forget.forgetMemory(ana, memoryId!);

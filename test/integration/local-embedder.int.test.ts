@@ -53,10 +53,17 @@ describe('local embedder (USE-lite)', () => {
 
   it('loads the model again after its thread died, instead of failing every call after it', async () => {
     let loads = 0;
-    const dead: UseLiteModel = { usable: false, embed: async () => Promise.reject(new Error('the embedding thread exited (code 1)')), dispose: async () => undefined };
+    const dead: UseLiteModel = {
+      usable: false,
+      embed: async () => Promise.reject(new Error('the embedding thread exited (code 1)')),
+      dispose: async () => undefined,
+    };
     const healthy: UseLiteModel = { usable: true, embed: async (texts) => texts.map(() => new Float32Array(512).fill(1)), dispose: async () => undefined };
     const recovering = createLocalEmbedder({ loadModel: async () => (loads++ === 0 ? dead : healthy) });
-    await expect(recovering.embed(['first'])).rejects.toMatchObject({ code: 'embedder.failed', message: expect.stringContaining('the embedding thread exited (code 1)') });
+    await expect(recovering.embed(['first'])).rejects.toMatchObject({
+      code: 'embedder.failed',
+      message: expect.stringContaining('the embedding thread exited (code 1)'),
+    });
     const [vector] = await recovering.embed(['second']);
     expect(loads).toBe(2);
     expect(vector![0]).toBeCloseTo(1 / Math.sqrt(512));

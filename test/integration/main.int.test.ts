@@ -34,7 +34,11 @@ describe('npm start', () => {
       });
     });
     const token = 'admin-token-for-main-test-42';
-    const service = await startTs('src/main.ts', cleanEnv({ DATA_DIR: path.join(tempDir(), 'data'), ADMIN_TOKEN: token, API_PORT: String(port) }), /Nocturne is ready/);
+    const service = await startTs(
+      'src/main.ts',
+      cleanEnv({ DATA_DIR: path.join(tempDir(), 'data'), ADMIN_TOKEN: token, API_PORT: String(port) }),
+      /Nocturne is ready/,
+    );
     try {
       expect(await (await fetch(`http://127.0.0.1:${port}/healthz`)).json()).toEqual({ status: 'ok' });
       expect((await fetch(`http://127.0.0.1:${port}/scopes`)).status).toBe(401);
@@ -55,7 +59,13 @@ describe('npm start', () => {
       },
     });
     try {
-      const env = cleanEnv({ DATA_DIR: path.join(tempDir(), 'data'), ANTHROPIC_API_KEY: 'sk-ant-terminal-test-0000', ANTHROPIC_BASE_URL: double.url, TERMINAL: 'on', TERMINAL_USER: 'ana' });
+      const env = cleanEnv({
+        DATA_DIR: path.join(tempDir(), 'data'),
+        ANTHROPIC_API_KEY: 'sk-ant-terminal-test-0000',
+        ANTHROPIC_BASE_URL: double.url,
+        TERMINAL: 'on',
+        TERMINAL_USER: 'ana',
+      });
       const first = await runTs('src/main.ts', [], env, undefined, 'I am flying to Kyoto in May\n');
       expect(first.code).toBe(0);
       expect(first.stdout).toContain('heard "I am flying to Kyoto in May"');

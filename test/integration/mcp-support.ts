@@ -39,10 +39,21 @@ export async function seedStore(env: NodeJS.ProcessEnv, secret: string): Promise
   const { logger } = memoryLogger();
   const db = await openDatabase({ database: config.database, logger });
   try {
-    const episodes = createEpisodeService({ scopes: createScopeRepository(db.prisma), episodes: createEpisodeRepository(db.prisma), logger, maxEpisodeBytes: config.ingest.maxEpisodeBytes });
+    const episodes = createEpisodeService({
+      scopes: createScopeRepository(db.prisma),
+      episodes: createEpisodeRepository(db.prisma),
+      logger,
+      maxEpisodeBytes: config.ingest.maxEpisodeBytes,
+    });
     const now = new Date(Date.now() - 3_600_000);
     const plant = async (key: string, lines: { bees: string; porto: string; lisbon: string; keep: string; secretLine: string }) => {
-      const say = async (content: string, n: number) => (await episodes.ingest({ key, channel: 'desk' }, { role: 'user', content, externalId: `${key}-${n}`, timestamp: new Date(now.getTime() + n * 1000).toISOString() })).episode!.id;
+      const say = async (content: string, n: number) =>
+        (
+          await episodes.ingest(
+            { key, channel: 'desk' },
+            { role: 'user', content, externalId: `${key}-${n}`, timestamp: new Date(now.getTime() + n * 1000).toISOString() },
+          )
+        ).episode!.id;
       const e1 = await say(lines.secretLine, 1);
       const e2 = await say(lines.porto, 2);
       const e3 = await say(lines.lisbon, 3);
@@ -52,7 +63,13 @@ export async function seedStore(env: NodeJS.ProcessEnv, secret: string): Promise
         const at = { now };
         const bees = (await createMemory(tx, { scopeId, category: 'fact', content: lines.bees, confidence: 0.9, sourceEpisodeIds: [e1] }, at)).id;
         const porto = (await createMemory(tx, { scopeId, category: 'fact', content: lines.porto, confidence: 0.8, sourceEpisodeIds: [e2] }, at)).id;
-        const { current } = await supersedeMemory(tx, scopeId, porto, { content: lines.lisbon, sourceEpisodeIds: [e3] }, { now: new Date(now.getTime() + 60_000) });
+        const { current } = await supersedeMemory(
+          tx,
+          scopeId,
+          porto,
+          { content: lines.lisbon, sourceEpisodeIds: [e3] },
+          { now: new Date(now.getTime() + 60_000) },
+        );
         const keep = (await createMemory(tx, { scopeId, category: 'preference', content: lines.keep, confidence: 0.85, sourceEpisodeIds: [e4] }, at)).id;
         return { scopeId, bees, porto, lisbon: current.id, keep };
       });
@@ -110,7 +127,13 @@ export async function httpClient(base: string, options: { token?: string; scope?
 
 /** A client of `npm run -s mcp -- --scope KEY` started as a child process, as a desktop agent starts it. */
 export async function stdioClient(env: NodeJS.ProcessEnv, scope: string): Promise<{ client: Client; stderr: () => string }> {
-  const transport = new StdioClientTransport({ command: 'npm', args: ['run', '-s', 'mcp', '--', '--scope', scope], env: env as Record<string, string>, cwd: ROOT, stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: 'npm',
+    args: ['run', '-s', 'mcp', '--', '--scope', scope],
+    env: env as Record<string, string>,
+    cwd: ROOT,
+    stderr: 'pipe',
+  });
   let err = '';
   transport.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
   const client = new Client({ name: 'nocturne-test', version: '1.0.0' });

@@ -20,7 +20,13 @@ describe('the memory hygiene benchmark', () => {
 
   beforeAll(async () => {
     // Twelve days hold fewer episodes than the service's schedule waits for: consolidation is due sooner here.
-    sim = await runSimulation({ people: 2, days: 12, seed: 11, embedder: createHashEmbedder({ dimension: 256 }), env: { SLEEP_MIN_EPISODES: '10', SLEEP_MAX_WAIT_HOURS: '72' } });
+    sim = await runSimulation({
+      people: 2,
+      days: 12,
+      seed: 11,
+      embedder: createHashEmbedder({ dimension: 256 }),
+      env: { SLEEP_MIN_EPISODES: '10', SLEEP_MAX_WAIT_HOURS: '72' },
+    });
     prisma = sim.service.core.db.prisma;
   }, 60_000);
 
@@ -91,9 +97,15 @@ describe('the memory hygiene benchmark', () => {
     expect(junkReason({ content: 'Ingrid is the user’s sister.', sourceRoles: ['user'] })).toBeNull();
     expect(percentile([5, 1, 4, 2, 3], 95)).toBe(5);
     expect(percentile([], 95)).toBe(0);
-    const wire = measureWire([
-      { purpose: 'reply', tokens: 7_000 }, { purpose: 'reply', tokens: 7_169 }, { purpose: 'consolidation', tokens: 9_000 }, { purpose: 'reply', tokens: 100 },
-    ], 7_168);
+    const wire = measureWire(
+      [
+        { purpose: 'reply', tokens: 7_000 },
+        { purpose: 'reply', tokens: 7_169 },
+        { purpose: 'consolidation', tokens: 9_000 },
+        { purpose: 'reply', tokens: 100 },
+      ],
+      7_168,
+    );
     expect(wire).toMatchObject({ replyPrompts: 3, replyOverBudget: 1, calls: 4, inputTokens: 23_269 });
   });
 });

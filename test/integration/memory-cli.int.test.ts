@@ -13,7 +13,12 @@ import { openDatabase, type Database } from '../../src/storage/database';
 import { tempDir } from '../support/databases';
 import { cleanEnv, runCli } from '../support/run-process';
 
-interface JsonMemory { id: string; content: string; state: string; confidence: number }
+interface JsonMemory {
+  id: string;
+  content: string;
+  state: string;
+  confidence: number;
+}
 
 describe('memory commands (CLI, SQLite)', () => {
   let env: NodeJS.ProcessEnv;
@@ -35,11 +40,17 @@ describe('memory commands (CLI, SQLite)', () => {
     db = await openDatabase({ database: config.database, logger: createSilentLogger() });
     scopeId = (await db.prisma.scope.create({ data: { key: 'ana', channel: 'terminal', title: 'Ana', createdAt: ago(48) } })).id;
     await db.prisma.$transaction(async (tx) => {
-      ids.coffee = (await createMemory(tx, { scopeId, category: 'preference', content: 'Ana drinks coffee', confidence: 0.8 }, { by: 'owner', now: ago(10) })).id;
-      ids.tea = (await supersedeMemory(tx, scopeId, ids.coffee, { content: 'Ana drinks tea', confidence: 0.9 }, { by: 'owner', now: ago(9), reason: 'switched' })).current.id;
+      ids.coffee = (
+        await createMemory(tx, { scopeId, category: 'preference', content: 'Ana drinks coffee', confidence: 0.8 }, { by: 'owner', now: ago(10) })
+      ).id;
+      ids.tea = (
+        await supersedeMemory(tx, scopeId, ids.coffee, { content: 'Ana drinks tea', confidence: 0.9 }, { by: 'owner', now: ago(9), reason: 'switched' })
+      ).current.id;
       ids.chess = (await createMemory(tx, { scopeId, category: 'interest', content: 'Ana plays chess', confidence: 0.3 }, { by: 'owner', now: ago(8) })).id;
       await decayMemory(tx, scopeId, ids.chess, 0.05, { now: ago(7), reason: 'not mentioned for months' });
-      ids.flamingos = (await createMemory(tx, { scopeId, category: 'preference', content: 'Ana collects porcelain flamingos', confidence: 0.7 }, { by: 'owner', now: ago(6) })).id;
+      ids.flamingos = (
+        await createMemory(tx, { scopeId, category: 'preference', content: 'Ana collects porcelain flamingos', confidence: 0.7 }, { by: 'owner', now: ago(6) })
+      ).id;
       ids.nurse = (await createMemory(tx, { scopeId, category: 'fact', content: 'Ana works as a nurse', confidence: 0.85 }, { by: 'owner', now: ago(5) })).id;
     });
     await regenerateSoul(db.prisma, scopeId, { now: ago(4) });
@@ -71,7 +82,7 @@ describe('memory commands (CLI, SQLite)', () => {
     expect(events.map((e) => e.action)).toEqual(['soul', 'create', 'create']);
     expect(events[1]!.subjectId).toBe(ids.nurse);
     const text = await runCli(['audit', '--scope', 'ana'], env);
-    expect(text.stdout).toMatch(/deactivate .*Ana plays chess \(0\.05\)  — not mentioned for months/);
+    expect(text.stdout).toMatch(/deactivate .*Ana plays chess \(0\.05\) {2}— not mentioned for months/);
     expect(text.stdout).toMatch(/update .*Ana drinks coffee.*— switched/);
   });
 
@@ -107,7 +118,14 @@ describe('memory commands (CLI, SQLite)', () => {
     expect(preview.stdout).toContain(`would forget 1 memory in ana:\n  ${ids.flamingos}  preference   Ana collects porcelain flamingos\nrun again with --yes`);
     expect(await db.prisma.memory.count({ where: { id: ids.flamingos } })).toBe(1);
 
-    const done = await json<{ applied: boolean; removedIds: string[]; soulVersion: number }>(['forget', '--scope', 'ana', '--words', 'porcelain flamingos', '--yes']);
+    const done = await json<{ applied: boolean; removedIds: string[]; soulVersion: number }>([
+      'forget',
+      '--scope',
+      'ana',
+      '--words',
+      'porcelain flamingos',
+      '--yes',
+    ]);
     expect(done).toMatchObject({ applied: true, removedIds: [ids.flamingos], soulVersion: 2 });
     expect(await db.prisma.memory.count({ where: { id: ids.flamingos } })).toBe(0);
     expect((await runCli(['soul', '--scope', 'ana'], env)).stdout).not.toContain('flamingos');
@@ -145,11 +163,13 @@ describe('memory commands (CLI, SQLite)', () => {
     const commands: string[][] = [['memories'], ['audit'], ['soul'], ['digest'], ['forget', '--words', 'x'], ['pause'], ['resume']];
     const results = await Promise.all(commands.map((c) => runCli([...c, '--scope', 'nobody', '--json'], env)));
     for (const [i, result] of results.entries()) {
-      expect({ command: commands[i]![0], code: result.code, error: (JSON.parse(result.stdout) as { error: { code: string; message: string } }).error }).toEqual({
-        command: commands[i]![0],
-        code: 2,
-        error: expect.objectContaining({ code: 'not_found', message: 'no scope "nobody" (see `npm run cli -- scopes`)' }),
-      });
+      expect({ command: commands[i]![0], code: result.code, error: (JSON.parse(result.stdout) as { error: { code: string; message: string } }).error }).toEqual(
+        {
+          command: commands[i]![0],
+          code: 2,
+          error: expect.objectContaining({ code: 'not_found', message: 'no scope "nobody" (see `npm run cli -- scopes`)' }),
+        },
+      );
     }
     const noScope = await runCli(['memories'], env);
     expect(noScope.code).toBe(2);

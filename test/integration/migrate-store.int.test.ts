@@ -63,7 +63,16 @@ describe.each(targets)('migrate-store: SQLite + sqlite-vec -> $name + sqlite-vec
     await guard.init();
     await createEmbeddingWorker({ prisma: source.prisma, embedder, index: sourceIndex, guard, logger: createSilentLogger() }).drain();
     // One message arrives after the last embedding run: it has no vector yet anywhere.
-    await source.prisma.episode.create({ data: { scopeId: scopeIds.ana!, channel: 'terminal', role: 'user', content: 'Pending message', timestamp: new Date('2024-02-04T10:00:00Z'), contentHash: 'h-pending' } });
+    await source.prisma.episode.create({
+      data: {
+        scopeId: scopeIds.ana!,
+        channel: 'terminal',
+        role: 'user',
+        content: 'Pending message',
+        timestamp: new Date('2024-02-04T10:00:00Z'),
+        contentHash: 'h-pending',
+      },
+    });
 
     target = await openDatabase({ database: await create(), logger: createSilentLogger() });
     targetIndex = createSqliteVecVectorIndex({ file: path.join(tempDir(), 'target-vectors.db'), dimension: embedder.dimension });
@@ -80,7 +89,10 @@ describe.each(targets)('migrate-store: SQLite + sqlite-vec -> $name + sqlite-vec
     expect(first.ok).toBe(true);
     expect(first.vectors.plan).toBe('copy');
     // Scopes in id order (time-ordered ids: ana was made first).
-    expect(first.scopes.map((s) => [s.key, s.status, s.verified])).toEqual([['ana', 'copied', true], ['bob', 'copied', true]]);
+    expect(first.scopes.map((s) => [s.key, s.status, s.verified])).toEqual([
+      ['ana', 'copied', true],
+      ['bob', 'copied', true],
+    ]);
     const ana = first.scopes.find((s) => s.key === 'ana')!;
     expect(ana.counts.episodes).toEqual({ source: 5, target: 5 });
     expect(ana.counts.memories).toEqual({ source: 4, target: 4 });
@@ -93,7 +105,9 @@ describe.each(targets)('migrate-store: SQLite + sqlite-vec -> $name + sqlite-vec
     expect(first.unscopedLlmCalls).toEqual({ source: 1, target: 1, copied: 1 });
     expect(await targetIndex.count(scopeIds.ana!)).toBe(8);
     // The copied vectors are the source's: searching the target with a source vector finds its row.
-    const [record] = await sourceIndex.get(scopeIds.ana!, [(await source.prisma.episode.findFirstOrThrow({ where: { scopeId: scopeIds.ana!, externalId: 'm4' } })).id]);
+    const [record] = await sourceIndex.get(scopeIds.ana!, [
+      (await source.prisma.episode.findFirstOrThrow({ where: { scopeId: scopeIds.ana!, externalId: 'm4' } })).id,
+    ]);
     const [hit] = await targetIndex.search({ scopeId: scopeIds.ana!, vector: record!.vector, limit: 1 });
     expect(hit).toMatchObject({ id: record!.id, kind: 'episode' });
     expect(hit!.score).toBeCloseTo(1, 4);
@@ -111,8 +125,26 @@ describe.each(targets)('migrate-store: SQLite + sqlite-vec -> $name + sqlite-vec
   });
 
   it('catches up with a source that changed, and refuses to overwrite a target that was written to', async () => {
-    await source.prisma.episode.create({ data: { scopeId: scopeIds.ana!, channel: 'terminal', role: 'user', content: 'One more', timestamp: new Date('2024-02-05T10:00:00Z'), contentHash: 'h-more' } });
-    await target.prisma.episode.create({ data: { scopeId: scopeIds.bob!, channel: 'terminal', role: 'user', content: 'Written to the target', timestamp: new Date('2024-02-05T10:00:00Z'), contentHash: 'h-target' } });
+    await source.prisma.episode.create({
+      data: {
+        scopeId: scopeIds.ana!,
+        channel: 'terminal',
+        role: 'user',
+        content: 'One more',
+        timestamp: new Date('2024-02-05T10:00:00Z'),
+        contentHash: 'h-more',
+      },
+    });
+    await target.prisma.episode.create({
+      data: {
+        scopeId: scopeIds.bob!,
+        channel: 'terminal',
+        role: 'user',
+        content: 'Written to the target',
+        timestamp: new Date('2024-02-05T10:00:00Z'),
+        contentHash: 'h-target',
+      },
+    });
     const report = await run();
     expect(report.ok).toBe(false);
     const ana = report.scopes.find((s) => s.key === 'ana')!;

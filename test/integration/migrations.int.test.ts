@@ -24,26 +24,44 @@ function addColumn(prismaDir: string): void {
   const file = path.join(prismaDir, 'models.prisma');
   const models = fs.readFileSync(file, 'utf8');
   expect(models).toContain('  sourceTrust        Float     @default(1)\n');
-  fs.writeFileSync(file, models.replace('  sourceTrust        Float     @default(1)\n', '  sourceTrust        Float     @default(1)\n  pinned             Boolean   @default(false)\n'));
+  fs.writeFileSync(
+    file,
+    models.replace(
+      '  sourceTrust        Float     @default(1)\n',
+      '  sourceTrust        Float     @default(1)\n  pinned             Boolean   @default(false)\n',
+    ),
+  );
 }
 
 describe('migration runner on SQLite', () => {
   it('finds nothing to create: the committed migrations match the models', async () => {
-    const created = await createMigration({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file: path.join(tempDir(), 'scratch.db') }), name: 'check', prismaDir: copyPrismaDir() });
+    const created = await createMigration({
+      provider: 'sqlite',
+      adapterFactory: createSqliteMigrationAdapter({ file: path.join(tempDir(), 'scratch.db') }),
+      name: 'check',
+      prismaDir: copyPrismaDir(),
+    });
     expect(created).toBeUndefined();
   });
 
   it('creates a migration from a model change and applies it to an existing database without losing data', async () => {
     const prismaDir = copyPrismaDir();
     const file = path.join(tempDir(), 'live.db');
-    expect(await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }), prismaDir })).toHaveLength(readMigrations('sqlite').migrationDirectories.length);
+    expect(await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }), prismaDir })).toHaveLength(
+      readMigrations('sqlite').migrationDirectories.length,
+    );
     const before = await createSqliteClient({ file });
     const scope = await before.scope.create({ data: { key: 'k', channel: 't' } });
     await before.memory.create({ data: { scopeId: scope.id, category: 'fact', content: 'keeps bees', confidence: 0.8 } });
     await before.$disconnect();
 
     addColumn(prismaDir);
-    const created = await createMigration({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file: path.join(tempDir(), 'scratch.db') }), name: 'add_pinned', prismaDir });
+    const created = await createMigration({
+      provider: 'sqlite',
+      adapterFactory: createSqliteMigrationAdapter({ file: path.join(tempDir(), 'scratch.db') }),
+      name: 'add_pinned',
+      prismaDir,
+    });
     expect(created?.name).toMatch(/^\d{14}_add_pinned$/);
     const sql = fs.readFileSync(created!.file, 'utf8');
     expect(sql).toMatch(/pinned/);
@@ -83,7 +101,9 @@ describe('migration runner on SQLite', () => {
       db.close();
     }
     fs.writeFileSync(path.join(dir, 'migration.sql'), 'CREATE TABLE "Half" ("id" TEXT NOT NULL PRIMARY KEY);');
-    expect(await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }), prismaDir })).toEqual(['29990101000000_broken']);
+    expect(await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }), prismaDir })).toEqual([
+      '29990101000000_broken',
+    ]);
   });
 
   it('applies each migration in one transaction with its record: a table rebuild keeps the rows that reference the table', async () => {
@@ -129,7 +149,12 @@ pgDescribe('migration runner on PostgreSQL', () => {
     const live = await createPostgresDatabase();
     await applyPendingMigrations({ provider: 'postgres', adapterFactory: createPostgresMigrationAdapter(live), prismaDir });
     addColumn(prismaDir);
-    const created = await createMigration({ provider: 'postgres', adapterFactory: createPostgresMigrationAdapter(await createPostgresDatabase()), name: 'add_pinned', prismaDir });
+    const created = await createMigration({
+      provider: 'postgres',
+      adapterFactory: createPostgresMigrationAdapter(await createPostgresDatabase()),
+      name: 'add_pinned',
+      prismaDir,
+    });
     expect(fs.readFileSync(created!.file, 'utf8')).toMatch(/ALTER TABLE "Memory" ADD COLUMN\s+"pinned" BOOLEAN NOT NULL DEFAULT false/);
     expect(await applyPendingMigrations({ provider: 'postgres', adapterFactory: createPostgresMigrationAdapter(live), prismaDir })).toEqual([created!.name]);
 

@@ -26,7 +26,10 @@ describe('Ollama embedder against a loopback Ollama', () => {
   }
 
   async function failure(promise: Promise<unknown>): Promise<AppError> {
-    const error = await promise.then(() => undefined, (caught: unknown) => caught);
+    const error = await promise.then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
     expect(error).toBeInstanceOf(AppError);
     return error as AppError;
   }
@@ -47,7 +50,9 @@ describe('Ollama embedder against a loopback Ollama', () => {
     expect(performance.now() - started).toBeGreaterThanOrEqual(100);
     expect(vectors[0]).toHaveLength(768);
     expect(ollama.requests.map((request) => request.fault ?? 'ok')).toEqual(['status', 'ok']);
-    const retry = lines().map((line) => JSON.parse(line) as Record<string, unknown>).find((line) => line.message === 'embedding request failed, retrying');
+    const retry = lines()
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .find((line) => line.message === 'embedding request failed, retrying');
     expect(retry).toMatchObject({ level: 'warn', component: 'ollama-embedder', code: 'embedder.failed', attempt: 1 });
   });
 
@@ -167,7 +172,10 @@ describe('Ollama embedder without a server', () => {
       return fetch(input, init);
     };
     const embedder = createOllamaEmbedder({ host: `http://127.0.0.1:${port}`, maxRetries: 1, fetch: countingFetch });
-    const error = await embedder.embed(['hi']).then(() => undefined, (caught: unknown) => caught as AppError);
+    const error = await embedder.embed(['hi']).then(
+      () => undefined,
+      (caught: unknown) => caught as AppError,
+    );
     expect(error).toMatchObject({ code: 'embedder.unreachable', category: 'third_party' });
     expect(error?.message).toContain(`127.0.0.1:${port}`);
     expect(error?.message).toContain('ECONNREFUSED');

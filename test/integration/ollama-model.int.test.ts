@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from '@jest/globals';
 import type { Config } from '../../src/config/load-config';
 import { contextWindowFor, createLanguageModel } from '../../src/llm/create-language-model';
-import { LlmError, type LlmRequest } from '../../src/llm/language-model';
+import type { LlmError, LlmRequest } from '../../src/llm/language-model';
 import { createOllamaEmbedder } from '../../src/vectors/embedders/ollama-embedder';
 import type { RetryPolicy } from '../../src/llm/retry';
 import { describeLanguageModelContract } from '../contracts/language-model-contract';
@@ -69,7 +69,12 @@ describe('Ollama adapter specifics', () => {
     });
     const body = server.chatRequests[0]!.body as { tools: unknown[]; messages: unknown[]; format?: unknown };
     expect(body.format).toBeUndefined();
-    expect(body.tools).toEqual([{ type: 'function', function: { name: 'remember', description: 'Stores a fact.', parameters: { type: 'object', properties: { fact: { type: 'string' } } } } }]);
+    expect(body.tools).toEqual([
+      {
+        type: 'function',
+        function: { name: 'remember', description: 'Stores a fact.', parameters: { type: 'object', properties: { fact: { type: 'string' } } } },
+      },
+    ]);
     expect(body.messages).toEqual([
       { role: 'user', content: 'Remember I like tea' },
       { role: 'assistant', content: '', tool_calls: [{ function: { name: 'remember', arguments: { fact: 'likes tea' } } }] },
@@ -79,7 +84,10 @@ describe('Ollama adapter specifics', () => {
 
   it('does not retry a model that was never pulled, and says how to fix it', async () => {
     const llm = createLanguageModel(llmConfig(server.url, { model: 'not-pulled' }), { retry: quick });
-    const error = await llm.complete(ask('hi')).then(() => undefined, (caught: unknown) => caught as LlmError);
+    const error = await llm.complete(ask('hi')).then(
+      () => undefined,
+      (caught: unknown) => caught as LlmError,
+    );
     expect(error).toMatchObject({ reason: 'bad_request', status: 404, attempts: 1 });
     expect(error?.hint).toContain('ollama pull not-pulled');
     expect(server.chatRequests).toHaveLength(1);

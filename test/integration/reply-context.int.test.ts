@@ -35,17 +35,38 @@ describe('reply context: dedupe and the working conversation (integration)', () 
   beforeAll(async () => {
     double = await startAnthropicDouble({ responder: () => ({ kind: 'text', text: 'Noted.' }) });
     const config = loadConfig({
-      env: { DATA_DIR: path.join(root, 'data'), TZ: 'UTC', ANTHROPIC_API_KEY: 'sk-ant-test-reply-context', ANTHROPIC_BASE_URL: double.url, TERMINAL: 'off', SLEEP_ENABLED: 'false', LOG_FORMAT: 'json' },
+      env: {
+        DATA_DIR: path.join(root, 'data'),
+        TZ: 'UTC',
+        ANTHROPIC_API_KEY: 'sk-ant-test-reply-context',
+        ANTHROPIC_BASE_URL: double.url,
+        TERMINAL: 'off',
+        SLEEP_ENABLED: 'false',
+        LOG_FORMAT: 'json',
+      },
       envFile: false,
     });
     service = await startService(config, logs.logger, { input: new PassThrough(), output: new PassThrough() });
     const { core } = service;
     const then = Date.now() - 3 * DAY_MS;
-    await core.episodeService.ingestMany({ key: SCOPE, channel: 'test' }, [CAT_TURN, JOB_TURN].map((content, i) =>
-      core.episodeService.normalize({ content, author: 'Me', externalId: `told-${i}`, timestamp: new Date(then + i * 60_000).toISOString(), conversationId: 'three-days-ago' }, 'test')));
+    await core.episodeService.ingestMany(
+      { key: SCOPE, channel: 'test' },
+      [CAT_TURN, JOB_TURN].map((content, i) =>
+        core.episodeService.normalize(
+          { content, author: 'Me', externalId: `told-${i}`, timestamp: new Date(then + i * 60_000).toISOString(), conversationId: 'three-days-ago' },
+          'test',
+        ),
+      ),
+    );
     const scope = (await core.directory.findByKey(SCOPE))!;
     const cat = (await core.db.prisma.episode.findFirst({ where: { scopeId: scope.id, externalId: 'told-0' } }))!;
-    await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId: scope.id, category: 'fact', content: CAT_MEMORY, confidence: 0.9, sourceEpisodeIds: [cat.id] }, { now: new Date(), reason: 'learned from the turn' }));
+    await core.db.prisma.$transaction((tx) =>
+      createMemory(
+        tx,
+        { scopeId: scope.id, category: 'fact', content: CAT_MEMORY, confidence: 0.9, sourceEpisodeIds: [cat.id] },
+        { now: new Date(), reason: 'learned from the turn' },
+      ),
+    );
     await core.embeddingWorker.drain();
   }, 90_000);
 
@@ -58,7 +79,16 @@ describe('reply context: dedupe and the working conversation (integration)', () 
 
   const ask = async (text: string, n: number): Promise<string> => {
     double.reset();
-    await service.agent.handle({ channel: 'test', scopeKey: SCOPE, scopeKind: 'private', authorId: 'me', authorName: 'Me', text, timestamp: new Date(), externalId: `ask-${n}` });
+    await service.agent.handle({
+      channel: 'test',
+      scopeKey: SCOPE,
+      scopeKind: 'private',
+      authorId: 'me',
+      authorName: 'Me',
+      text,
+      timestamp: new Date(),
+      externalId: `ask-${n}`,
+    });
     const request = double.requests.find((r) => r.messages.some((m) => m.text.includes(text)));
     expect(request).toBeDefined();
     return sentText(request!);

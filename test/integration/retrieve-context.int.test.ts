@@ -21,9 +21,13 @@ describe('retrieveContext', () => {
   const now = new Date('2026-03-10T12:00:00Z');
 
   beforeAll(async () => {
-    core = await createCore(loadConfig({ env: { DATA_DIR: tempDir() }, envFile: false }), memoryLogger().logger, { embedder: createHashEmbedder({ dimension: 256 }) });
+    core = await createCore(loadConfig({ env: { DATA_DIR: tempDir() }, envFile: false }), memoryLogger().logger, {
+      embedder: createHashEmbedder({ dimension: 256 }),
+    });
     const ingest = (key: string, content: string, hoursAgo: number, i: number) =>
-      core.episodeService.ingestMany({ key, channel: 'test' }, [core.episodeService.normalize({ content, externalId: `${key}-${i}`, timestamp: new Date(now.getTime() - hoursAgo * 3_600_000).toISOString() }, 'test')]);
+      core.episodeService.ingestMany({ key, channel: 'test' }, [
+        core.episodeService.normalize({ content, externalId: `${key}-${i}`, timestamp: new Date(now.getTime() - hoursAgo * 3_600_000).toISOString() }, 'test'),
+      ]);
     await ingest('ana', 'We talked about the hiking trip to the Pyrenees', 2, 1);
     await ingest('ana', 'Remind me to buy new boots', 5, 2);
     await ingest('ana', 'An old message from last week about taxes', 24 * 7, 3);
@@ -82,10 +86,15 @@ describe('retrieveContext', () => {
   it('puts stored text into the prompt through the output filter: a pasted key reads [REDACTED]', async () => {
     const key = `sk-ant-api03-${'Zq7'.repeat(16)}`;
     await core.episodeService.ingestMany({ key: 'cara', channel: 'test' }, [
-      core.episodeService.normalize({ content: `the deploy key is ${key}`, externalId: 'cara-1', timestamp: new Date(now.getTime() - 3_600_000).toISOString() }, 'test'),
+      core.episodeService.normalize(
+        { content: `the deploy key is ${key}`, externalId: 'cara-1', timestamp: new Date(now.getTime() - 3_600_000).toISOString() },
+        'test',
+      ),
     ]);
     const cara = (await core.scopes.findByKey('cara'))!.id;
-    await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId: cara, category: 'fact', content: `Cara's deploy key is ${key}`, confidence: 0.9 }, { now, by: 'owner' }));
+    await core.db.prisma.$transaction((tx) =>
+      createMemory(tx, { scopeId: cara, category: 'fact', content: `Cara's deploy key is ${key}`, confidence: 0.9 }, { now, by: 'owner' }),
+    );
     await core.embeddingWorker.drain();
     const ctx = await core.context.retrieveContext({ scopeId: cara, message: 'what is the deploy key?', now });
     const texts = ctx.items.map((i) => i.text).join('\n');
@@ -98,7 +107,10 @@ describe('retrieveContext', () => {
   it('shows a turn older than a day that the search found through the output filter once', async () => {
     const key = `sk-ant-api03-${'Qx5'.repeat(16)}`;
     await core.episodeService.ingestMany({ key: 'dora', channel: 'test' }, [
-      core.episodeService.normalize({ content: `the staging key is ${key}`, externalId: 'dora-1', timestamp: new Date(now.getTime() - 3 * 86_400_000).toISOString() }, 'test'),
+      core.episodeService.normalize(
+        { content: `the staging key is ${key}`, externalId: 'dora-1', timestamp: new Date(now.getTime() - 3 * 86_400_000).toISOString() },
+        'test',
+      ),
     ]);
     const dora = (await core.scopes.findByKey('dora'))!.id;
     await core.embeddingWorker.drain();

@@ -38,15 +38,30 @@ describe('one time zone per scope (TZ=Europe/Madrid)', () => {
     h = await openAgentCore({ dataDir: tempDir(), provider: 'anthropic', url: double.url, env: { TZ: ZONE } });
     core = h.core;
     agent = createAgent({ ...agentServices(core), options: { clock: () => INSTANT } });
-    const reply = await agent.handle({ channel: 'telegram', scopeKey: KEY, scopeKind: 'private', authorName: 'Ana', authorId: '34', text: 'I moved to Madrid last week', timestamp: INSTANT, externalId: 'tz1' });
+    const reply = await agent.handle({
+      channel: 'telegram',
+      scopeKey: KEY,
+      scopeKind: 'private',
+      authorName: 'Ana',
+      authorId: '34',
+      text: 'I moved to Madrid last week',
+      timestamp: INSTANT,
+      externalId: 'tz1',
+    });
     expect(reply.degraded).toBeUndefined();
     scopeId = (await core.scopes.findByKey(KEY))!.id;
     // The digest's first period starts at the scope's creation: put it before the instant.
     await core.db.prisma.scope.update({ where: { id: scopeId }, data: { createdAt: new Date(INSTANT.getTime() - 86_400_000) } });
     expect((await core.db.prisma.scope.findUniqueOrThrow({ where: { id: scopeId } })).timezone).toBeNull();
-    memoryId = (await core.db.prisma.$transaction((tx) =>
-      createMemory(tx, { scopeId, category: 'fact', content: 'Ana lives in Madrid', confidence: 0.9, sourceEpisodeIds: [reply.episodeIds.user!] }, { now: INSTANT }),
-    )).id;
+    memoryId = (
+      await core.db.prisma.$transaction((tx) =>
+        createMemory(
+          tx,
+          { scopeId, category: 'fact', content: 'Ana lives in Madrid', confidence: 0.9, sourceEpisodeIds: [reply.episodeIds.user!] },
+          { now: INSTANT },
+        ),
+      )
+    ).id;
   });
   afterAll(async () => {
     await core?.close();
@@ -87,7 +102,16 @@ describe('one time zone per scope (TZ=Europe/Madrid)', () => {
     await agent.endConversation(KEY, 'explicit');
     const later = new Date(INSTANT.getTime() + 10 * 60_000);
     agent = createAgent({ ...agentServices(core), options: { clock: () => later } });
-    await agent.handle({ channel: 'telegram', scopeKey: KEY, scopeKind: 'private', authorName: 'Ana', authorId: '34', text: 'where did I move to?', timestamp: later, externalId: 'tz2' });
+    await agent.handle({
+      channel: 'telegram',
+      scopeKey: KEY,
+      scopeKind: 'private',
+      authorName: 'Ana',
+      authorId: '34',
+      text: 'where did I move to?',
+      timestamp: later,
+      externalId: 'tz2',
+    });
     const prompt = h.requests.filter((r) => r.purpose === 'reply').at(-1)!;
     const shown = `${prompt.system}\n${prompt.messages.map((m) => m.content).join('\n')}`;
     expect(shown).toContain(`${LOCAL} Ana: I moved to Madrid last week`);

@@ -35,7 +35,9 @@ function prismaBefore(provider: 'sqlite' | 'postgres'): { dir: string; later: st
   const dir = path.join(tempDir(), 'prisma');
   fs.cpSync(DEFAULT_PRISMA_DIR, dir, { recursive: true, verbatimSymlinks: true });
   const migrations = path.join(dir, provider, 'migrations');
-  const later = readMigrations(provider, dir).migrationDirectories.map((m) => m.path).filter((name) => name >= MIGRATION);
+  const later = readMigrations(provider, dir)
+    .migrationDirectories.map((m) => m.path)
+    .filter((name) => name >= MIGRATION);
   const asideDir = path.join(tempDir(), `aside-${provider}`);
   fs.mkdirSync(asideDir);
   for (const name of later) fs.renameSync(path.join(migrations, name), path.join(asideDir, name));
@@ -57,7 +59,9 @@ const QUERIES = ['painting lake', 'puppy Biscuit', 'creme brulee cafe', 'hiking 
 function rowsSql(ts: (ms: number) => string): string {
   const lines: string[] = [];
   for (const scope of ['sa', 'sb']) {
-    lines.push(`INSERT INTO "Scope" ("id", "key", "channel", "kind", "createdAt", "updatedAt") VALUES ('${scope}', 'k-${scope}', 't', 'user', ${ts(0)}, ${ts(0)});`);
+    lines.push(
+      `INSERT INTO "Scope" ("id", "key", "channel", "kind", "createdAt", "updatedAt") VALUES ('${scope}', 'k-${scope}', 't', 'user', ${ts(0)}, ${ts(0)});`,
+    );
     TEXTS.forEach((text, i) => {
       const content = scope === 'sb' ? `${text} again` : text;
       lines.push(
@@ -97,7 +101,9 @@ describe('scoped full text on SQLite', () => {
     expect(old.prepare(`SELECT name FROM sqlite_master WHERE name = 'search_scope'`).all()).toEqual([]);
     old.close();
     before.restore();
-    expect(await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }), prismaDir: before.dir })).toEqual(before.later);
+    expect(await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }), prismaDir: before.dir })).toEqual(
+      before.later,
+    );
 
     const fresh = path.join(tempDir(), 'new.db');
     await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file: fresh }) });
@@ -127,9 +133,22 @@ describe('scoped full text on SQLite', () => {
 
     const check = new Database(file);
     try {
-      const scopes = check.prepare(`SELECT "no", "scope_id" AS scopeId, "episodes", "memories" FROM "search_scope" ORDER BY "no"`).all() as Array<{ no: number; scopeId: string; episodes: number; memories: number }>;
-      expect(scopes.map((s) => [s.scopeId, s.episodes, s.memories])).toEqual([['sa', 6, 3], ['sb', 6, 3]]);
-      const docs = check.prepare(`SELECT "rowid" AS rowid, "kind", "ref_id" AS refId, "scope_id" AS scopeId FROM "search_doc"`).all() as Array<{ rowid: number; kind: string; refId: string; scopeId: string }>;
+      const scopes = check.prepare(`SELECT "no", "scope_id" AS scopeId, "episodes", "memories" FROM "search_scope" ORDER BY "no"`).all() as Array<{
+        no: number;
+        scopeId: string;
+        episodes: number;
+        memories: number;
+      }>;
+      expect(scopes.map((s) => [s.scopeId, s.episodes, s.memories])).toEqual([
+        ['sa', 6, 3],
+        ['sb', 6, 3],
+      ]);
+      const docs = check.prepare(`SELECT "rowid" AS rowid, "kind", "ref_id" AS refId, "scope_id" AS scopeId FROM "search_doc"`).all() as Array<{
+        rowid: number;
+        kind: string;
+        refId: string;
+        scopeId: string;
+      }>;
       expect(docs).toHaveLength(18);
       for (const doc of docs) {
         const no = scopes.find((s) => s.scopeId === doc.scopeId)!.no;
@@ -138,7 +157,9 @@ describe('scoped full text on SQLite', () => {
         expect(doc.rowid).toBeLessThanOrEqual(base + 6);
       }
       // Later rows continue the scope's numbering.
-      check.exec(`INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "content", "timestamp", "contentHash", "createdAt") VALUES ('sa-e6', 'sa', 't', 'user', 'a new oboe', 9, 'h9', 9)`);
+      check.exec(
+        `INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "content", "timestamp", "contentHash", "createdAt") VALUES ('sa-e6', 'sa', 't', 'user', 'a new oboe', 9, 'h9', 9)`,
+      );
       const sa = scopes.find((s) => s.scopeId === 'sa')!.no;
       expect(check.prepare(`SELECT "rowid" AS rowid FROM "search_doc" WHERE "ref_id" = 'sa-e6'`).get()).toEqual({ rowid: sa * 2 ** 32 + 7 });
       expect(check.prepare(`SELECT "rowid" AS rowid FROM "search_fts" WHERE "search_fts" MATCH 'oboe'`).all()).toEqual([{ rowid: sa * 2 ** 32 + 7 }]);
@@ -183,7 +204,9 @@ describe('scoped full text on SQLite', () => {
         INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "content", "timestamp", "contentHash", "createdAt") VALUES ('e1', 'full', 't', 'user', 'first', 0, 'h', 0);
         UPDATE "search_scope" SET "episodes" = 2147483647 WHERE "scope_id" = 'full';`);
       expect(() =>
-        db.exec(`INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "content", "timestamp", "contentHash", "createdAt") VALUES ('e2', 'full', 't', 'user', 'second', 0, 'h', 0)`),
+        db.exec(
+          `INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "content", "timestamp", "contentHash", "createdAt") VALUES ('e2', 'full', 't', 'user', 'second', 0, 'h', 0)`,
+        ),
       ).toThrow('full-text index: a scope holds at most 2147483647 episodes');
       expect(db.prepare(`SELECT COUNT(*) AS n FROM "Episode"`).get()).toEqual({ n: 1 });
       expect(db.prepare(`SELECT COUNT(*) AS n FROM "search_doc"`).get()).toEqual({ n: 1 });
@@ -195,7 +218,7 @@ describe('scoped full text on SQLite', () => {
     }
   });
 
-  it('keeps each scope\'s row count and token total equal to what FTS5 holds, through inserts, edits and deletes', () => {
+  it("keeps each scope's row count and token total equal to what FTS5 holds, through inserts, edits and deletes", () => {
     const file = path.join(tempDir(), 'stats.db');
     return applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }) }).then(() => {
       const db = new Database(file);
@@ -205,7 +228,9 @@ describe('scoped full text on SQLite', () => {
         // Lengths of 0 to 20,000 tokens: one-, two- and three-byte varints in the docsize record.
         let made = 0;
         const text = () => Array.from({ length: [0, 3, 40, 130, 900, 20_000][made++ % 6]! }, (_, i) => `w${(i * 7 + rand(50)) % 300}`).join(' ');
-        db.exec(`INSERT INTO "Scope" ("id", "key", "channel", "kind", "createdAt", "updatedAt") VALUES ('s1', 'k1', 't', 'user', 0, 0), ('s2', 'k2', 't', 'user', 0, 0)`);
+        db.exec(
+          `INSERT INTO "Scope" ("id", "key", "channel", "kind", "createdAt", "updatedAt") VALUES ('s1', 'k1', 't', 'user', 0, 0), ('s2', 'k2', 't', 'user', 0, 0)`,
+        );
         const live: Array<{ table: 'Episode' | 'Memory'; id: string }> = [];
         for (let i = 0; i < 120; i++) {
           const scope = rand(2) ? 's1' : 's2';
@@ -213,10 +238,16 @@ describe('scoped full text on SQLite', () => {
           if (op <= 1) {
             const id = `r${i}`;
             if (rand(2)) {
-              db.prepare(`INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "author", "content", "timestamp", "contentHash", "createdAt") VALUES (?, ?, 't', 'user', ?, ?, 0, 'h', 0)`).run(id, scope, rand(2) ? 'Ana' : null, text());
+              db.prepare(
+                `INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "author", "content", "timestamp", "contentHash", "createdAt") VALUES (?, ?, 't', 'user', ?, ?, 0, 'h', 0)`,
+              ).run(id, scope, rand(2) ? 'Ana' : null, text());
               live.push({ table: 'Episode', id });
             } else {
-              db.prepare(`INSERT INTO "Memory" ("id", "scopeId", "category", "content", "confidence", "updatedAt") VALUES (?, ?, 'fact', ?, 0.8, 0)`).run(id, scope, text());
+              db.prepare(`INSERT INTO "Memory" ("id", "scopeId", "category", "content", "confidence", "updatedAt") VALUES (?, ?, 'fact', ?, 0.8, 0)`).run(
+                id,
+                scope,
+                text(),
+              );
               live.push({ table: 'Memory', id });
             }
           } else {
@@ -238,10 +269,18 @@ describe('scoped full text on SQLite', () => {
           return value;
         };
         let longest = 0;
-        const kept = db.prepare(`SELECT "scope_id" AS scope, "episode_rows" AS er, "episode_tokens" AS et, "memory_rows" AS mr, "memory_tokens" AS mt FROM "search_scope" ORDER BY "scope_id"`).all();
+        const kept = db
+          .prepare(
+            `SELECT "scope_id" AS scope, "episode_rows" AS er, "episode_tokens" AS et, "memory_rows" AS mr, "memory_tokens" AS mt FROM "search_scope" ORDER BY "scope_id"`,
+          )
+          .all();
         const actual = ['s1', 's2'].map((scope) => {
           const sizes = (kind: string) =>
-            (db.prepare(`SELECT z."sz" AS sz FROM "search_doc" d JOIN "search_fts_docsize" z ON z."id" = d."rowid" WHERE d."scope_id" = ? AND d."kind" = ?`).all(scope, kind) as Array<{ sz: Buffer }>).map((r) => varint(r.sz));
+            (
+              db
+                .prepare(`SELECT z."sz" AS sz FROM "search_doc" d JOIN "search_fts_docsize" z ON z."id" = d."rowid" WHERE d."scope_id" = ? AND d."kind" = ?`)
+                .all(scope, kind) as Array<{ sz: Buffer }>
+            ).map((r) => varint(r.sz));
           const [e, m] = [sizes('episode'), sizes('memory')];
           longest = Math.max(longest, ...e, ...m);
           return { scope, er: e.length, et: e.reduce((a, b) => a + b, 0), mr: m.length, mt: m.reduce((a, b) => a + b, 0) };
@@ -255,20 +294,33 @@ describe('scoped full text on SQLite', () => {
     });
   });
 
-  it('scores BM25 by hand from the scope\'s rows, short rows and rows of thousands of words alike', async () => {
+  it("scores BM25 by hand from the scope's rows, short rows and rows of thousands of words alike", async () => {
     const file = path.join(tempDir(), 'bm25.db');
     await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }) });
     const db = new Database(file);
     // Lengths of 1, 2 and 3 bytes in FTS5's docsize record; "paint" 0-3 times in each.
     const rows = [
-      { words: 4, paint: 1 }, { words: 9, paint: 0 }, { words: 127, paint: 2 }, { words: 128, paint: 1 },
-      { words: 300, paint: 3 }, { words: 16_383, paint: 1 }, { words: 16_384, paint: 2 }, { words: 40_000, paint: 1 },
+      { words: 4, paint: 1 },
+      { words: 9, paint: 0 },
+      { words: 127, paint: 2 },
+      { words: 128, paint: 1 },
+      { words: 300, paint: 3 },
+      { words: 16_383, paint: 1 },
+      { words: 16_384, paint: 2 },
+      { words: 40_000, paint: 1 },
       ...Array.from({ length: 12 }, (_, i) => ({ words: 5 + i, paint: 0 })),
     ];
     try {
       db.exec(`INSERT INTO "Scope" ("id", "key", "channel", "kind", "createdAt", "updatedAt") VALUES ('s', 'k', 't', 'user', 0, 0)`);
-      const insert = db.prepare(`INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "author", "content", "timestamp", "contentHash", "createdAt") VALUES (?, 's', 't', 'user', NULL, ?, 0, 'h', 0)`);
-      rows.forEach((r, i) => insert.run(`e${i}`, [...Array.from({ length: r.words - r.paint }, (_, j) => `w${j % 50}`), ...Array.from({ length: r.paint }, () => 'painting')].join(' ')));
+      const insert = db.prepare(
+        `INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "author", "content", "timestamp", "contentHash", "createdAt") VALUES (?, 's', 't', 'user', NULL, ?, 0, 'h', 0)`,
+      );
+      rows.forEach((r, i) =>
+        insert.run(
+          `e${i}`,
+          [...Array.from({ length: r.words - r.paint }, (_, j) => `w${j % 50}`), ...Array.from({ length: r.paint }, () => 'painting')].join(' '),
+        ),
+      );
     } finally {
       db.close();
     }
@@ -297,9 +349,12 @@ describe('scoped full text on SQLite', () => {
     const total = 6_000;
     try {
       db.exec(`INSERT INTO "Scope" ("id", "key", "channel", "kind", "createdAt", "updatedAt") VALUES ('s', 'k', 't', 'user', 0, 0)`);
-      const insert = db.prepare(`INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "author", "content", "timestamp", "contentHash", "createdAt") VALUES (?, 's', 't', 'user', NULL, ?, 0, 'h', 0)`);
+      const insert = db.prepare(
+        `INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "author", "content", "timestamp", "contentHash", "createdAt") VALUES (?, 's', 't', 'user', NULL, ?, 0, 'h', 0)`,
+      );
       db.transaction(() => {
-        for (let i = 0; i < total; i++) insert.run(`e${i}`, [i < 2_400 ? 'melanie' : 'ana', i >= 400 && i < 2_600 ? 'paints' : 'sings', i < 4 ? 'lake' : 'sea', 'today'].join(' '));
+        for (let i = 0; i < total; i++)
+          insert.run(`e${i}`, [i < 2_400 ? 'melanie' : 'ana', i >= 400 && i < 2_600 ? 'paints' : 'sings', i < 4 ? 'lake' : 'sea', 'today'].join(' '));
       })();
     } finally {
       db.close();
@@ -322,12 +377,30 @@ describe('scoped full text on SQLite', () => {
   });
 
   it("counts words as FTS5's tokenizer makes them, word by word", () => {
-    const words = new Set<string>(['running', 'painted', 'Café', 'crème', 'BRÛLÉE', 'naïve', 'x', 'ab', 'Ωmega', '東京', '12th', 'x'.repeat(70) + 'ing', 'generalizations', 'happily', 'skies']);
+    const words = new Set<string>([
+      'running',
+      'painted',
+      'Café',
+      'crème',
+      'BRÛLÉE',
+      'naïve',
+      'x',
+      'ab',
+      'Ωmega',
+      '東京',
+      '12th',
+      `${'x'.repeat(70)}ing`,
+      'generalizations',
+      'happily',
+      'skies',
+    ]);
     if (fs.existsSync(LOCOMO)) for (const w of fs.readFileSync(LOCOMO, 'utf8').match(/[\p{L}\p{N}]+/gu) ?? []) words.add(w);
     const list = [...words];
     const db = new Database(':memory:');
     try {
-      db.exec(`CREATE VIRTUAL TABLE f USING fts5(c, tokenize = 'porter unicode61 remove_diacritics 2'); CREATE VIRTUAL TABLE v USING fts5vocab(f, 'instance');`);
+      db.exec(
+        `CREATE VIRTUAL TABLE f USING fts5(c, tokenize = 'porter unicode61 remove_diacritics 2'); CREATE VIRTUAL TABLE v USING fts5vocab(f, 'instance');`,
+      );
       const insert = db.prepare('INSERT INTO f (rowid, c) VALUES (?, ?)');
       db.transaction(() => list.forEach((word, i) => insert.run(i + 1, word)))();
       const fts = new Map<number, string[]>();
@@ -349,14 +422,21 @@ describe('scoped full text on SQLite', () => {
     const texts = fs.existsSync(LOCOMO)
       ? (fs.readFileSync(LOCOMO, 'utf8').match(/"text": "((?:[^"\\]|\\.)*)"/g) ?? []).map((t) => JSON.parse(t.slice(8)) as string)
       : TEXTS;
-    texts.push('Ana: painters paint painted paintings; PAINT!', 'x', '', 'naïve café crème, naive cafe creme', '東京 12th ' + 'y'.repeat(300));
+    texts.push('Ana: painters paint painted paintings; PAINT!', 'x', '', 'naïve café crème, naive cafe creme', `東京 12th ${'y'.repeat(300)}`);
     const db = new Database(':memory:');
     try {
-      db.exec(`CREATE VIRTUAL TABLE f USING fts5(c, tokenize = 'porter unicode61 remove_diacritics 2'); CREATE VIRTUAL TABLE v USING fts5vocab(f, 'instance');`);
+      db.exec(
+        `CREATE VIRTUAL TABLE f USING fts5(c, tokenize = 'porter unicode61 remove_diacritics 2'); CREATE VIRTUAL TABLE v USING fts5vocab(f, 'instance');`,
+      );
       const insert = db.prepare('INSERT INTO f (rowid, c) VALUES (?, ?)');
       db.transaction(() => texts.forEach((text, i) => insert.run(i + 1, text)))();
       const counts = new Map<string, number>();
-      for (const row of db.prepare('SELECT "doc", "term", COUNT(*) AS n FROM v GROUP BY "doc", "term"').all() as Array<{ doc: number; term: string; n: number }>) counts.set(`${row.doc} ${row.term}`, row.n);
+      for (const row of db.prepare('SELECT "doc", "term", COUNT(*) AS n FROM v GROUP BY "doc", "term"').all() as Array<{
+        doc: number;
+        term: string;
+        n: number;
+      }>)
+        counts.set(`${row.doc} ${row.term}`, row.n);
       const wrong: string[] = [];
       texts.forEach((text, i) => {
         const words = ftsWords(text);
@@ -384,7 +464,9 @@ pgDescribe('scoped full text on PostgreSQL', () => {
     try {
       await client.query(rowsSql((ms) => `to_timestamp(${ms})`));
       before.restore();
-      expect(await applyPendingMigrations({ provider: 'postgres', adapterFactory: createPostgresMigrationAdapter(url), prismaDir: before.dir })).toEqual(before.later);
+      expect(await applyPendingMigrations({ provider: 'postgres', adapterFactory: createPostgresMigrationAdapter(url), prismaDir: before.dir })).toEqual(
+        before.later,
+      );
       // Every lexeme carries its row's scope and kind; a plain lexeme finds nothing.
       const tsv = await client.query(`SELECT "scope_id", "kind", "tsv"::text AS tsv FROM "search_doc" WHERE "ref_id" = 'sa-e1'`);
       expect(tsv.rows[0].tsv).toMatch(/^'[0-9a-f]{8}:adopt':\d/);
@@ -438,7 +520,9 @@ pgDescribe('scoped full text on PostgreSQL', () => {
       const rand = (n: number) => Math.floor(next() * n);
       const words = ['paint', 'painting', 'lake', 'the', 'and', 'hike', 'crème', "o'neil", 'dog', 'w1', 'w2', 'w3'];
       const text = () => Array.from({ length: [0, 1, 5, 40, 300][rand(5)]! }, () => words[rand(words.length)]).join(' ');
-      await client.query(`INSERT INTO "Scope" ("id", "key", "channel", "kind", "createdAt", "updatedAt") VALUES ('s1', 'k1', 't', 'user', now(), now()), ('s2', 'k2', 't', 'user', now(), now()), ('s3', 'k3', 't', 'user', now(), now())`);
+      await client.query(
+        `INSERT INTO "Scope" ("id", "key", "channel", "kind", "createdAt", "updatedAt") VALUES ('s1', 'k1', 't', 'user', now(), now()), ('s2', 'k2', 't', 'user', now(), now()), ('s3', 'k3', 't', 'user', now(), now())`,
+      );
       const live: Array<{ table: 'Episode' | 'Memory'; id: string }> = [];
       for (let i = 0; i < 150; i++) {
         const scope = ['s1', 's2', 's3'][rand(3)]!;
@@ -446,10 +530,16 @@ pgDescribe('scoped full text on PostgreSQL', () => {
         if (op <= 1) {
           const id = `r${i}`;
           if (rand(2)) {
-            await client.query(`INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "author", "content", "timestamp", "contentHash", "createdAt") VALUES ($1, $2, 't', 'user', $3, $4, now(), 'h', now())`, [id, scope, rand(2) ? 'Ana' : null, text()]);
+            await client.query(
+              `INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "author", "content", "timestamp", "contentHash", "createdAt") VALUES ($1, $2, 't', 'user', $3, $4, now(), 'h', now())`,
+              [id, scope, rand(2) ? 'Ana' : null, text()],
+            );
             live.push({ table: 'Episode', id });
           } else {
-            await client.query(`INSERT INTO "Memory" ("id", "scopeId", "category", "content", "confidence", "updatedAt") VALUES ($1, $2, 'fact', $3, 0.8, now())`, [id, scope, text()]);
+            await client.query(
+              `INSERT INTO "Memory" ("id", "scopeId", "category", "content", "confidence", "updatedAt") VALUES ($1, $2, 'fact', $3, 0.8, now())`,
+              [id, scope, text()],
+            );
             live.push({ table: 'Memory', id });
           }
         } else {
@@ -496,14 +586,20 @@ pgDescribe('scoped full text on PostgreSQL', () => {
     try {
       await client.query(rowsSql((ms) => `to_timestamp(${ms})`));
       // Rows without the query's words, so that a word in three rows is informative (idf > 0).
-      const filler = Array.from({ length: 14 }, (_, i) => `('sa-f${i}', 'sa', 't', 'user', 'Ana', 'we talked about the weather for ${i + 1} minutes', now(), 'h', now())`);
-      await client.query(`INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "author", "content", "timestamp", "contentHash", "createdAt") VALUES ${filler.join(', ')}`);
+      const filler = Array.from(
+        { length: 14 },
+        (_, i) => `('sa-f${i}', 'sa', 't', 'user', 'Ana', 'we talked about the weather for ${i + 1} minutes', now(), 'h', now())`,
+      );
+      await client.query(
+        `INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "author", "content", "timestamp", "contentHash", "createdAt") VALUES ${filler.join(', ')}`,
+      );
       const index = createFullTextIndex(prisma, 'postgres');
       const query = 'painting lake';
       const before = await index.search({ scopeId: 'sa', kind: 'episode', query, limit: 10 });
 
       // BM25 by hand (k1 1.2, b 0.75, FTS5's idf), from the scope's rows as PostgreSQL indexed them.
-      const docs = (await client.query(`SELECT "ref_id" AS id, "tsv"::text AS tsv FROM "search_doc" WHERE "scope_id" = 'sa' AND "kind" = 'episode'`)).rows as Array<{ id: string; tsv: string }>;
+      const docs = (await client.query(`SELECT "ref_id" AS id, "tsv"::text AS tsv FROM "search_doc" WHERE "scope_id" = 'sa' AND "kind" = 'episode'`))
+        .rows as Array<{ id: string; tsv: string }>;
       const counted = docs.map((d) => ({ id: d.id, lexemes: new Map([...lexemeCounts(d.tsv)].map(([k, v]) => [k.slice(9), v])) }));
       const lengths = counted.map((d) => [...d.lexemes.values()].reduce((a, b) => a + b, 0));
       const mean = lengths.reduce((a, b) => a + b, 0) / counted.length;
@@ -525,7 +621,9 @@ pgDescribe('scoped full text on PostgreSQL', () => {
       // Another scope fills up with the query's words: the first scope's answers do not move.
       const crowd = Array.from({ length: 300 }, (_, i) => `('sc-e${i}', 'sc', 't', 'user', 'Bo', 'painting by the lake ${i}', now(), 'h', now())`);
       await client.query(`INSERT INTO "Scope" ("id", "key", "channel", "kind", "createdAt", "updatedAt") VALUES ('sc', 'k-sc', 't', 'user', now(), now())`);
-      await client.query(`INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "author", "content", "timestamp", "contentHash", "createdAt") VALUES ${crowd.join(', ')}`);
+      await client.query(
+        `INSERT INTO "Episode" ("id", "scopeId", "channel", "role", "author", "content", "timestamp", "contentHash", "createdAt") VALUES ${crowd.join(', ')}`,
+      );
       expect(await index.search({ scopeId: 'sa', kind: 'episode', query, limit: 10 })).toEqual(before);
     } finally {
       await prisma.$disconnect();

@@ -19,7 +19,9 @@ describe('search ranks knowledge first', () => {
   const now = new Date('2026-03-10T12:00:00Z');
 
   beforeAll(async () => {
-    core = await createCore(loadConfig({ env: { DATA_DIR: tempDir() }, envFile: false }), memoryLogger().logger, { embedder: createHashEmbedder({ dimension: 256 }) });
+    core = await createCore(loadConfig({ env: { DATA_DIR: tempDir() }, envFile: false }), memoryLogger().logger, {
+      embedder: createHashEmbedder({ dimension: 256 }),
+    });
     const turns = [
       'I work as a pediatric nurse at the city hospital, I really like the kids',
       'Work was long today, twelve hours at the hospital again',
@@ -29,16 +31,41 @@ describe('search ranks knowledge first', () => {
     ];
     await core.episodeService.ingestMany(
       { key: 'dana', channel: 'test' },
-      turns.map((content, i) => core.episodeService.normalize({ content, author: 'Dana', conversationId: `c${i < 4 ? 1 : 2}`, externalId: `d${i}`, timestamp: new Date(now.getTime() - (40 - i * 8) * 86_400_000).toISOString() }, 'test')),
+      turns.map((content, i) =>
+        core.episodeService.normalize(
+          {
+            content,
+            author: 'Dana',
+            conversationId: `c${i < 4 ? 1 : 2}`,
+            externalId: `d${i}`,
+            timestamp: new Date(now.getTime() - (40 - i * 8) * 86_400_000).toISOString(),
+          },
+          'test',
+        ),
+      ),
     );
     dana = (await core.scopes.findByKey('dana'))!.id;
     const episode = async (externalId: string) => (await core.db.prisma.episode.findFirstOrThrow({ where: { scopeId: dana, externalId } })).id;
     await core.db.prisma.$transaction(async (tx) => {
-      const v1 = await createMemory(tx, { scopeId: dana, category: 'fact', content: 'Dana works as a pediatric nurse', confidence: 0.9, sourceEpisodeIds: [await episode('d0')] }, { now: new Date(now.getTime() - 40 * 86_400_000) });
-      const { current } = await supersedeMemory(tx, dana, v1.id, { content: 'Dana works as the charge nurse of her ward', sourceEpisodeIds: [await episode('d4')] }, { now: new Date(now.getTime() - 8 * 86_400_000) });
+      const v1 = await createMemory(
+        tx,
+        { scopeId: dana, category: 'fact', content: 'Dana works as a pediatric nurse', confidence: 0.9, sourceEpisodeIds: [await episode('d0')] },
+        { now: new Date(now.getTime() - 40 * 86_400_000) },
+      );
+      const { current } = await supersedeMemory(
+        tx,
+        dana,
+        v1.id,
+        { content: 'Dana works as the charge nurse of her ward', sourceEpisodeIds: [await episode('d4')] },
+        { now: new Date(now.getTime() - 8 * 86_400_000) },
+      );
       ids.v1 = v1.id;
       ids.v2 = current.id;
-      const code = await createMemory(tx, { scopeId: dana, category: 'fact', content: 'Dana keeps a locker code at work', confidence: 0.8, sourceEpisodeIds: [await episode('d2')] }, { now });
+      const code = await createMemory(
+        tx,
+        { scopeId: dana, category: 'fact', content: 'Dana keeps a locker code at work', confidence: 0.8, sourceEpisodeIds: [await episode('d2')] },
+        { now },
+      );
       ids.code = code.id;
     });
     await core.embeddingWorker.drain();

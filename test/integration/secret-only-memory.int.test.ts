@@ -38,12 +38,23 @@ describe('a memory that is only a secret', () => {
       },
     });
     const dir = tempDir();
-    env = cleanEnv({ DATA_DIR: path.join(dir, 'data'), LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-test-cli-000000000', ANTHROPIC_BASE_URL: model.url, SLEEP_ENABLED: 'false' });
+    env = cleanEnv({
+      DATA_DIR: path.join(dir, 'data'),
+      LLM_PROVIDER: 'anthropic',
+      ANTHROPIC_API_KEY: 'sk-test-cli-000000000',
+      ANTHROPIC_BASE_URL: model.url,
+      SLEEP_ENABLED: 'false',
+    });
     const file = path.join(dir, 'key.jsonl');
-    fs.writeFileSync(file, [
-      { content: `my key for the staging server is ${KEY}`, author: 'Marta', timestamp: '2026-03-02T18:40:00Z', externalId: 'k1' },
-      { content: 'I rotate that key every Monday', author: 'Marta', timestamp: '2026-03-02T18:41:00Z', externalId: 'k2' },
-    ].map((l) => JSON.stringify(l)).join('\n') + '\n');
+    fs.writeFileSync(
+      file,
+      `${[
+        { content: `my key for the staging server is ${KEY}`, author: 'Marta', timestamp: '2026-03-02T18:40:00Z', externalId: 'k1' },
+        { content: 'I rotate that key every Monday', author: 'Marta', timestamp: '2026-03-02T18:41:00Z', externalId: 'k2' },
+      ]
+        .map((l) => JSON.stringify(l))
+        .join('\n')}\n`,
+    );
     expect((await runCli(['import', '--scope', 'marta', file], env)).code).toBe(0);
   });
   afterAll(async () => model?.stop());

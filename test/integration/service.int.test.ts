@@ -86,10 +86,18 @@ describe('the service with every channel', () => {
 
   it('answers a signed webhook request through the agent, without Ana\u2019s memories', async () => {
     const body = JSON.stringify({ user: 'u7', text: 'where am I going?', messageId: 'w1' });
-    const response = await fetch(`http://127.0.0.1:${webhookPort}/webhook/crm`, { method: 'POST', headers: { 'content-type': 'application/json', ...signRequest({ secret: SECRET, path: '/webhook/crm', body }) }, body });
+    const response = await fetch(`http://127.0.0.1:${webhookPort}/webhook/crm`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...signRequest({ secret: SECRET, path: '/webhook/crm', body }) },
+      body,
+    });
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ reply: 'heard "where am I going?"' });
-    const forged = await fetch(`http://127.0.0.1:${webhookPort}/webhook/crm`, { method: 'POST', headers: { 'content-type': 'application/json', ...signRequest({ secret: 'not-the-secret-000000', path: '/webhook/crm', body }) }, body });
+    const forged = await fetch(`http://127.0.0.1:${webhookPort}/webhook/crm`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...signRequest({ secret: 'not-the-secret-000000', path: '/webhook/crm', body }) },
+      body,
+    });
     expect(forged.status).toBe(401);
     expect(await service.core.scopes.findByKey('webhook:crm:u7')).not.toBeNull();
   });

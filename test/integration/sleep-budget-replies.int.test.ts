@@ -20,15 +20,31 @@ describe('the sleep budget and replies', () => {
         if (!(seen.system ?? '').includes('memory consolidation system')) return { kind: 'text', text: 'Lovely.', inputTokens: 40_000 };
         const episode = /^(E\d+) .*tomatoes/m.exec(seen.messages.at(-1)?.text ?? '')?.[1];
         if (!episode) return { kind: 'text', text: JSON.stringify({ nothing: 'small talk' }) };
-        return { kind: 'text', text: JSON.stringify({ new: [{ category: 'interest', content: 'Ann grows tomatoes', confidence: 0.9, source: 'stated', episodes: [episode] }] }) };
+        return {
+          kind: 'text',
+          text: JSON.stringify({ new: [{ category: 'interest', content: 'Ann grows tomatoes', confidence: 0.9, source: 'stated', episodes: [episode] }] }),
+        };
       },
     });
-    env = cleanEnv({ DATA_DIR: path.join(tempDir(), 'data'), LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-test-cli-000000000', ANTHROPIC_BASE_URL: model.url, SLEEP_ENABLED: 'false', SLEEP_DAILY_TOKEN_BUDGET: '50000' });
+    env = cleanEnv({
+      DATA_DIR: path.join(tempDir(), 'data'),
+      LLM_PROVIDER: 'anthropic',
+      ANTHROPIC_API_KEY: 'sk-test-cli-000000000',
+      ANTHROPIC_BASE_URL: model.url,
+      SLEEP_ENABLED: 'false',
+      SLEEP_DAILY_TOKEN_BUDGET: '50000',
+    });
   });
   afterAll(async () => model?.stop());
 
   it('a day of replies above the sleep budget does not defer consolidation', async () => {
-    const chat = await runTs('src/cli/index.ts', ['chat', '--name', 'Ann'], env, undefined, 'I grow tomatoes on my balcony\nthe basil is doing well too\n/quit\n');
+    const chat = await runTs(
+      'src/cli/index.ts',
+      ['chat', '--name', 'Ann'],
+      env,
+      undefined,
+      'I grow tomatoes on my balcony\nthe basil is doing well too\n/quit\n',
+    );
     expect(chat.code).toBe(0);
     const sleep = await runCli(['sleep', '--scope', 'terminal:Ann'], env);
     process.stderr.write(`sleep-budget-replies: ${JSON.stringify(sleep.stdout.split('\n')[0])}\n`);

@@ -21,8 +21,16 @@ import { memoryLogger } from '../support/logger';
 const DAY = 86_400_000;
 
 /** `n` is the id as the prompt shows it: "E3" for an episode, "M2" for a memory. */
-interface PromptEpisode { n: string; role: string; text: string }
-interface PromptMemory { n: string; content: string; faded: boolean }
+interface PromptEpisode {
+  n: string;
+  role: string;
+  text: string;
+}
+interface PromptMemory {
+  n: string;
+  content: string;
+  faded: boolean;
+}
 
 /** Reads the consolidation prompt the way a model would: episodes by E-id, memories by M-id. */
 function readPrompt(prompt: string): { episodes: PromptEpisode[]; memories: PromptMemory[] } {
@@ -61,7 +69,8 @@ function consolidationModel(extra: (episodes: PromptEpisode[], memories: PromptM
       }
       if (/ate a steak/i.test(e.text)) {
         const known = memories.find((m) => m.content === 'The user is vegetarian');
-        if (known) answer.contradict!.push({ memory: known.n, content: 'The user ate a steak', episodes: [e.n], reason: 'eating meat conflicts with being vegetarian' });
+        if (known)
+          answer.contradict!.push({ memory: known.n, content: 'The user ate a steak', episodes: [e.n], reason: 'eating meat conflicts with being vegetarian' });
       }
     }
     extra(episodes, memories, answer);
@@ -80,7 +89,19 @@ describe('sleep: consolidation over several nights', () => {
   async function say(at: Date, ...lines: Array<[role: 'user' | 'agent', text: string]>): Promise<void> {
     await core.episodeService.ingestMany(
       { key: 'telegram:private:42', channel: 'telegram' },
-      lines.map(([role, content], i) => core.episodeService.normalize({ role, content, author: role === 'user' ? 'Ana' : 'Nocturne', conversationId: `c-${at.toISOString().slice(0, 10)}`, externalId: `t${turn++}`, timestamp: new Date(at.getTime() + i * 60_000).toISOString() }, 'telegram')),
+      lines.map(([role, content], i) =>
+        core.episodeService.normalize(
+          {
+            role,
+            content,
+            author: role === 'user' ? 'Ana' : 'Nocturne',
+            conversationId: `c-${at.toISOString().slice(0, 10)}`,
+            externalId: `t${turn++}`,
+            timestamp: new Date(at.getTime() + i * 60_000).toISOString(),
+          },
+          'telegram',
+        ),
+      ),
     );
   }
 
@@ -92,7 +113,10 @@ describe('sleep: consolidation over several nights', () => {
 
   beforeAll(async () => {
     llm = await startAnthropicDouble({ responder: (seen) => consolidationModel((e, m, a) => rules(e, m, a))(seen) });
-    const config = loadConfig({ env: { DATA_DIR: tempDir(), LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-test-sleep-000000', ANTHROPIC_BASE_URL: llm.url }, envFile: false });
+    const config = loadConfig({
+      env: { DATA_DIR: tempDir(), LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-test-sleep-000000', ANTHROPIC_BASE_URL: llm.url },
+      envFile: false,
+    });
     core = await createCore(config, memoryLogger().logger, { embedder: createHashEmbedder({ dimension: 256 }) });
     await say(start, ['user', 'My favourite drink is coffee'], ['agent', 'Noted! I am an AI who loves jazz.'], ['user', 'I am vegetarian, by the way']);
     scopeId = (await core.scopes.findByKey('telegram:private:42'))!.id;
@@ -155,7 +179,9 @@ describe('sleep: consolidation over several nights', () => {
     expect(tea.active).toBe(true);
     // "What was true on the first evening?" — the version valid then.
     const at = new Date(start.getTime() + 4 * 3_600_000);
-    const then = await core.db.prisma.memory.findMany({ where: { scopeId, validFrom: { lte: at }, OR: [{ validTo: null }, { validTo: { gt: at } }], content: { contains: 'favourite drink' } } });
+    const then = await core.db.prisma.memory.findMany({
+      where: { scopeId, validFrom: { lte: at }, OR: [{ validTo: null }, { validTo: { gt: at } }], content: { contains: 'favourite drink' } },
+    });
     expect(then.map((m) => m.content)).toEqual(["The user's favourite drink is coffee"]);
 
     const vegetarian = all.find((m) => m.content === 'The user is vegetarian')!;

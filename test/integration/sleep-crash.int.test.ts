@@ -22,7 +22,6 @@ const EPISODES = 50;
 const KILL_AT = [0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.7, 0.9];
 const TRIALS = KILL_AT.length;
 
-
 describe('sleep: SIGKILL during consolidation', () => {
   let llm: AnthropicDouble;
   let core: Core;
@@ -50,7 +49,16 @@ describe('sleep: SIGKILL during consolidation', () => {
       await core.episodeService.ingestMany(
         { key: `crash:${t}`, channel: 'test' },
         Array.from({ length: EPISODES }, (_, i) =>
-          core.episodeService.normalize({ content: `fact number ${i} of trial ${t}`, role: 'user', conversationId: `c${t}-${Math.floor(i / 25)}`, externalId: `e${i}`, timestamp: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString() }, 'test'),
+          core.episodeService.normalize(
+            {
+              content: `fact number ${i} of trial ${t}`,
+              role: 'user',
+              conversationId: `c${t}-${Math.floor(i / 25)}`,
+              externalId: `e${i}`,
+              timestamp: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString(),
+            },
+            'test',
+          ),
         ),
       );
     }
@@ -65,7 +73,11 @@ describe('sleep: SIGKILL during consolidation', () => {
     return new Promise((resolve, reject) => {
       // node itself with tsx as a loader: the tsx CLI would run the script in a grandchild that
       // a SIGKILL of the wrapper would not reach.
-      const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/support/consolidate-child.ts'), key], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'test/support/consolidate-child.ts'), key], {
+        env,
+        cwd: ROOT,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let endedAt = 0;
       let err = '';
       answeredAt = 0;
@@ -116,7 +128,12 @@ describe('sleep: SIGKILL during consolidation', () => {
 
       // The killed process's lease expires; a clean rerun finishes the work exactly once.
       await core.db.prisma.lease.updateMany({ data: { expiresAt: new Date(0) } });
-      await core.sleep.consolidateScope(after.scopeId, { now: new Date(), runId: uuidv7(), shouldContinue: () => true, tokenBudgetLeft: Number.POSITIVE_INFINITY });
+      await core.sleep.consolidateScope(after.scopeId, {
+        now: new Date(),
+        runId: uuidv7(),
+        shouldContinue: () => true,
+        tokenBudgetLeft: Number.POSITIVE_INFINITY,
+      });
       expect(await state(key)).toMatchObject({ consolidated: EPISODES, memories: EPISODES, creates: EPISODES, observations: full.observations });
     }
     process.stdout.write(`crash trials, ${duration} ms run (kill delay:signal:state): ${outcomes.join(' ')}\n`);

@@ -34,7 +34,14 @@ const TICK = at(24 + 5);
 /** Tomorrow night's first tick in the window. */
 const NEXT_NIGHT = at(48 + 2);
 
-const FACTS = ['I live in Lisbon.', 'My dog Biscuit chewed my shoe.', 'I play the cello.', 'My sister Rosa is visiting.', 'I support Benfica.', 'My favourite food is ramen.'];
+const FACTS = [
+  'I live in Lisbon.',
+  'My dog Biscuit chewed my shoe.',
+  'I play the cello.',
+  'My sister Rosa is visiting.',
+  'I support Benfica.',
+  'My favourite food is ramen.',
+];
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -79,15 +86,28 @@ describe('consolidation lag (composed service, default schedule)', () => {
     // Only what the test needs to run offline; the schedule is the service's default.
     const config = loadConfig({
       env: {
-        DATA_DIR: dir, LOG_LEVEL: 'error', LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'lag-key-0000000000', ANTHROPIC_BASE_URL: double.url,
-        WEBHOOK_SECRET: SECRET, WEBHOOK_PORT: String(await freePort()), SLEEP_ENABLED: 'false', TERMINAL: 'off', TZ: 'UTC',
+        DATA_DIR: dir,
+        LOG_LEVEL: 'error',
+        LLM_PROVIDER: 'anthropic',
+        ANTHROPIC_API_KEY: 'lag-key-0000000000',
+        ANTHROPIC_BASE_URL: double.url,
+        WEBHOOK_SECRET: SECRET,
+        WEBHOOK_PORT: String(await freePort()),
+        SLEEP_ENABLED: 'false',
+        TERMINAL: 'off',
+        TZ: 'UTC',
       },
       envFile: false,
     });
-    service = await startService(config, createSilentLogger(), { input: process.stdin, output: process.stdout }, {
-      embedder: createHashEmbedder({ dimension: 256 }),
-      clock: () => now,
-    });
+    service = await startService(
+      config,
+      createSilentLogger(),
+      { input: process.stdin, output: process.stdout },
+      {
+        embedder: createHashEmbedder({ dimension: 256 }),
+        clock: () => now,
+      },
+    );
     url = `http://127.0.0.1:${config.webhook!.port}`;
 
     // 3 messages from 04:00 of the day before (25 h before the tick).

@@ -72,7 +72,12 @@ function describeLeases(init: LeaseInitializer): void {
       clock.advance(5_000);
       const a = createLeases({ prisma: first.prisma, clock: clock.now });
       const b = createLeases({ prisma: second.prisma, clock: clock.now });
-      const results = await Promise.all([a.acquire(name, 'a', 60_000), b.acquire(name, 'b', 60_000), a.acquire(name, 'a', 60_000), b.acquire(name, 'b', 60_000)]);
+      const results = await Promise.all([
+        a.acquire(name, 'a', 60_000),
+        b.acquire(name, 'b', 60_000),
+        a.acquire(name, 'a', 60_000),
+        b.acquire(name, 'b', 60_000),
+      ]);
       expect(results.filter(Boolean)).toHaveLength(1);
     });
 
@@ -138,9 +143,11 @@ function describeLeases(init: LeaseInitializer): void {
     it('withLease releases the lease when the work throws', async () => {
       const name = fresh();
       const a = createLeases({ prisma: first.prisma });
-      await expect(a.withLease(name, async () => {
-        throw new Error('boom');
-      })).rejects.toThrow('boom');
+      await expect(
+        a.withLease(name, async () => {
+          throw new Error('boom');
+        }),
+      ).rejects.toThrow('boom');
       expect(await first.prisma.lease.findUnique({ where: { name } })).toBeNull();
     });
 

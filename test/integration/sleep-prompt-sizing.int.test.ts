@@ -38,7 +38,19 @@ describe('prompts sized to a small context window', () => {
     const at = new Date('2026-03-01T10:00:00Z');
     await core.episodeService.ingestMany(
       { key, channel: 'telegram' },
-      lines.map((content, i) => core.episodeService.normalize({ role: 'user', content, author: 'Ana', conversationId: `${key}-c`, externalId: `s${turn++}`, timestamp: new Date(at.getTime() + i * 60_000).toISOString() }, 'telegram')),
+      lines.map((content, i) =>
+        core.episodeService.normalize(
+          {
+            role: 'user',
+            content,
+            author: 'Ana',
+            conversationId: `${key}-c`,
+            externalId: `s${turn++}`,
+            timestamp: new Date(at.getTime() + i * 60_000).toISOString(),
+          },
+          'telegram',
+        ),
+      ),
     );
     return (await core.scopes.findByKey(key))!.id;
   }
@@ -46,9 +58,11 @@ describe('prompts sized to a small context window', () => {
   beforeAll(async () => {
     ollama = await startOllamaDouble({
       responder: (seen) => {
-        if (seen.system?.includes('profiles of the people')) return { kind: 'text', text: JSON.stringify({ entities: [{ entity: 1, attributes: { relation: 'friend' } }] }) };
+        if (seen.system?.includes('profiles of the people'))
+          return { kind: 'text', text: JSON.stringify({ entities: [{ entity: 1, attributes: { relation: 'friend' } }] }) };
         if (seen.system?.includes('memory consolidation system')) return { kind: 'text', text: JSON.stringify({ nothing: 'days in the garden' }) };
-        if (seen.system?.includes('memory management assistant')) return { kind: 'text', text: JSON.stringify({ action: 'delete', targetMemoryId: 1, reason: 'oldest' }) };
+        if (seen.system?.includes('memory management assistant'))
+          return { kind: 'text', text: JSON.stringify({ action: 'delete', targetMemoryId: 1, reason: 'oldest' }) };
         if (seen.system?.includes('memory sub-agent')) return { kind: 'text', text: JSON.stringify({ content: 'The user talks about the garden' }) };
         return undefined;
       },
@@ -67,7 +81,9 @@ describe('prompts sized to a small context window', () => {
     const now = new Date('2026-03-02T03:00:00Z');
     for (let i = 0; i < 10; i++) {
       const entity = await core.db.prisma.entity.create({ data: { scopeId, key: `friend ${i}`, name: `Friend ${i}`, kind: 'person' } });
-      await core.db.prisma.entityObservation.createMany({ data: Array.from({ length: 30 }, (_, j) => ({ scopeId, entityId: entity.id, content: `Friend ${i} said thing ${j}: ${LONG}` })) });
+      await core.db.prisma.entityObservation.createMany({
+        data: Array.from({ length: 30 }, (_, j) => ({ scopeId, entityId: entity.id, content: `Friend ${i} said thing ${j}: ${LONG}` })),
+      });
     }
     ollama.reset();
     const r = await foldEntityObservations({ prisma: core.db.prisma, llm }, scopeId, { now });
@@ -80,15 +96,30 @@ describe('prompts sized to a small context window', () => {
   });
 
   it('a consolidation prompt that also asks for insights (reflection due) fits an 8k window', async () => {
-    const scopeId = await scopeWith('telegram:private:602', Array.from({ length: 40 }, (_, i) => `Day ${i}: ${LONG}`));
+    const scopeId = await scopeWith(
+      'telegram:private:602',
+      Array.from({ length: 40 }, (_, i) => `Day ${i}: ${LONG}`),
+    );
     await core.db.prisma.episode.updateMany({ where: { scopeId }, data: { importance: 0.5 } });
     for (let i = 0; i < 30; i++) {
-      await core.db.prisma.memory.create({ data: { scopeId, category: 'fact', content: `Memory ${i}: ${LONG}`, confidence: 0.8, importance: 0.5, sourceType: 'stated' } });
+      await core.db.prisma.memory.create({
+        data: { scopeId, category: 'fact', content: `Memory ${i}: ${LONG}`, confidence: 0.8, importance: 0.5, sourceType: 'stated' },
+      });
     }
     const window = 8_192;
-    const sleep = createSleepService({ prisma: core.db.prisma, llm: createOllamaModel({ host: ollama.url, model: 'llama3.2', contextWindow: window }), search: core.search, logger: memoryLogger().logger });
+    const sleep = createSleepService({
+      prisma: core.db.prisma,
+      llm: createOllamaModel({ host: ollama.url, model: 'llama3.2', contextWindow: window }),
+      search: core.search,
+      logger: memoryLogger().logger,
+    });
     ollama.reset();
-    const r = await sleep.consolidateScope(scopeId, { now: new Date('2026-03-02T03:00:00Z'), runId: uuidv7(), shouldContinue: () => true, tokenBudgetLeft: Number.POSITIVE_INFINITY });
+    const r = await sleep.consolidateScope(scopeId, {
+      now: new Date('2026-03-02T03:00:00Z'),
+      runId: uuidv7(),
+      shouldContinue: () => true,
+      tokenBudgetLeft: Number.POSITIVE_INFINITY,
+    });
     expect(r.episodes).toBe(40);
     const calls = ollama.chatRequests.filter((c) => c.system?.includes('memory consolidation system'));
     expect(calls.length).toBeGreaterThan(0);
@@ -98,13 +129,20 @@ describe('prompts sized to a small context window', () => {
   });
 
   it('capped mode reads the turns that fit and leaves the rest of a long conversation for later', async () => {
-    const scopeId = await scopeWith('telegram:private:603', Array.from({ length: 60 }, (_, i) => `Turn ${i}: ${LONG}`));
+    const scopeId = await scopeWith(
+      'telegram:private:603',
+      Array.from({ length: 60 }, (_, i) => `Turn ${i}: ${LONG}`),
+    );
     const episodes = await core.db.prisma.episode.findMany({ where: { scopeId }, orderBy: { timestamp: 'asc' } });
     for (let i = 0; i < 40; i++) {
-      await core.db.prisma.memory.create({ data: { scopeId, category: 'fact', content: `Memory ${i}: ${LONG}`, confidence: 0.8, importance: 0.5, sourceType: 'stated' } });
+      await core.db.prisma.memory.create({
+        data: { scopeId, category: 'fact', content: `Memory ${i}: ${LONG}`, confidence: 0.8, importance: 0.5, sourceType: 'stated' },
+      });
     }
     ollama.reset();
-    await rememberConversation({ prisma: core.db.prisma, llm, logger: memoryLogger().logger }, scopeId, episodes, 40, { now: new Date('2026-03-02T03:00:00Z') });
+    await rememberConversation({ prisma: core.db.prisma, llm, logger: memoryLogger().logger }, scopeId, episodes, 40, {
+      now: new Date('2026-03-02T03:00:00Z'),
+    });
     expect(ollama.chatRequests.length).toBe(2); // the memory, then the cap decision
     for (const call of ollama.chatRequests) expect(tokensOnTheWire(call)).toBeLessThanOrEqual(WINDOW);
     const done = await core.db.prisma.episode.count({ where: { scopeId, consolidated: true } });

@@ -25,13 +25,26 @@ describe('retrying messages consolidation gave up on', () => {
         if (!answering) return { kind: 'text', text: 'I am not sure what you want from me.' };
         const episode = /^(E\d+) .*cello/m.exec(seen.messages.at(-1)?.text ?? '')?.[1];
         if (!episode) return { kind: 'text', text: JSON.stringify({ nothing: 'small talk' }) };
-        return { kind: 'text', text: JSON.stringify({ new: [{ category: 'goal', content: 'Ana is learning the cello', confidence: 0.9, source: 'stated', episodes: [episode] }] }) };
+        return {
+          kind: 'text',
+          text: JSON.stringify({ new: [{ category: 'goal', content: 'Ana is learning the cello', confidence: 0.9, source: 'stated', episodes: [episode] }] }),
+        };
       },
     });
     dir = tempDir();
-    env = cleanEnv({ DATA_DIR: path.join(dir, 'data'), LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-test-cli-000000000', ANTHROPIC_BASE_URL: model.url, SLEEP_ENABLED: 'false', SLEEP_MAX_ATTEMPTS: '1' });
+    env = cleanEnv({
+      DATA_DIR: path.join(dir, 'data'),
+      LLM_PROVIDER: 'anthropic',
+      ANTHROPIC_API_KEY: 'sk-test-cli-000000000',
+      ANTHROPIC_BASE_URL: model.url,
+      SLEEP_ENABLED: 'false',
+      SLEEP_MAX_ATTEMPTS: '1',
+    });
     const file = path.join(dir, 'one.jsonl');
-    fs.writeFileSync(file, `${JSON.stringify({ content: 'I started learning the cello', author: 'Ana', timestamp: '2026-03-02T18:40:00Z', externalId: 'm1' })}\n`);
+    fs.writeFileSync(
+      file,
+      `${JSON.stringify({ content: 'I started learning the cello', author: 'Ana', timestamp: '2026-03-02T18:40:00Z', externalId: 'm1' })}\n`,
+    );
     expect((await runCli(['import', '--scope', 'ana', file], env)).code).toBe(0);
   });
   afterAll(async () => model?.stop());

@@ -29,10 +29,12 @@ type Behaviour = (scopeId: string, ctx: SleepJobContext) => Promise<SleepJobOutc
 function recordingJobs() {
   const calls: Call[] = [];
   const behaviours: Partial<Record<SleepJobKind, Behaviour>> = {};
-  const handle = (kind: SleepJobKind) => async (scopeId: string, ctx: SleepJobContext): Promise<SleepJobOutcome> => {
-    calls.push({ kind, scopeId, ctx });
-    return behaviours[kind]?.(scopeId, ctx) ?? { status: 'succeeded' };
-  };
+  const handle =
+    (kind: SleepJobKind) =>
+    async (scopeId: string, ctx: SleepJobContext): Promise<SleepJobOutcome> => {
+      calls.push({ kind, scopeId, ctx });
+      return behaviours[kind]?.(scopeId, ctx) ?? { status: 'succeeded' };
+    };
   const jobs: SleepJobs = { consolidate: handle('consolidate'), decay: handle('decay'), digest: handle('digest') };
   return {
     jobs,
@@ -83,7 +85,9 @@ describe('sleep scheduler (SQLite, real file)', () => {
     return created;
   }
 
-  async function scope(fields: Partial<Pick<Scope, 'lastMessageAt' | 'paused' | 'timezone' | 'ownerId'>> & { settings?: object; episodes?: number } = {}): Promise<Scope> {
+  async function scope(
+    fields: Partial<Pick<Scope, 'lastMessageAt' | 'paused' | 'timezone' | 'ownerId'>> & { settings?: object; episodes?: number } = {},
+  ): Promise<Scope> {
     const { settings, episodes = 0, ...rest } = fields;
     const created = await prisma.scope.create({ data: { key: `test:${keys++}`, channel: 'test', ...rest, settings: settings ?? undefined } });
     if (episodes > 0) await addEpisodes(created.id, episodes);
@@ -106,11 +110,24 @@ describe('sleep scheduler (SQLite, real file)', () => {
 
   async function spend(scopeId: string, tokens: number, at: Date): Promise<void> {
     await prisma.llmCall.create({
-      data: { scopeId, purpose: 'consolidation', provider: 'test', model: 'test', status: 'ok', inputTokens: Math.ceil(tokens / 2), outputTokens: Math.floor(tokens / 2), createdAt: at },
+      data: {
+        scopeId,
+        purpose: 'consolidation',
+        provider: 'test',
+        model: 'test',
+        status: 'ok',
+        inputTokens: Math.ceil(tokens / 2),
+        outputTokens: Math.floor(tokens / 2),
+        createdAt: at,
+      },
     });
   }
 
-  const calledScopes = (kind: SleepJobKind) => double.of(kind).map((call) => call.scopeId).sort();
+  const calledScopes = (kind: SleepJobKind) =>
+    double
+      .of(kind)
+      .map((call) => call.scopeId)
+      .sort();
 
   describe('consolidation selection', () => {
     it('picks idle, unpaused scopes with enough episodes inside their window, and says why it left the others', async () => {
@@ -135,10 +152,16 @@ describe('sleep scheduler (SQLite, real file)', () => {
       expect(calledScopes('consolidate')).toEqual([due.id, neverTalked.id, quickSleeper.id, inWindow.id].sort());
       const statusOf = (id: string) => report.scopes.find((s) => s.scopeId === id);
       expect(statusOf(talking.id)).toMatchObject({ status: 'not-due', detail: expect.stringContaining('not idle') });
-      expect(statusOf(few.id)).toMatchObject({ status: 'not-due', detail: "9 unconsolidated episodes, the person's oldest 10 h old (needs 10, or a message that would wait over 24 h)" });
+      expect(statusOf(few.id)).toMatchObject({
+        status: 'not-due',
+        detail: "9 unconsolidated episodes, the person's oldest 10 h old (needs 10, or a message that would wait over 24 h)",
+      });
       expect(statusOf(outOfWindow.id)).toMatchObject({ status: 'not-due', detail: expect.stringContaining('outside the sleep window') });
       expect(statusOf(alreadyDone.id)).toMatchObject({ status: 'not-due' });
-      expect(statusOf(stuck.id)).toMatchObject({ status: 'not-due', detail: "7 unconsolidated episodes, the person's oldest 10 h old (needs 10, or a message that would wait over 24 h)" });
+      expect(statusOf(stuck.id)).toMatchObject({
+        status: 'not-due',
+        detail: "7 unconsolidated episodes, the person's oldest 10 h old (needs 10, or a message that would wait over 24 h)",
+      });
       expect(statusOf(paused.id)).toBeUndefined();
       expect(statusOf(broken.id)).toMatchObject({ status: 'invalid-settings', detail: expect.stringContaining('sleepWindow.startHour') });
       expect(report.exhausted).toEqual([{ scopeId: stuck.id, scopeKey: stuck.key, episodes: 5 }]);
@@ -153,10 +176,22 @@ describe('sleep scheduler (SQLite, real file)', () => {
       await addEpisodes(busy.id, 40);
       const quiet = await scope({ episodes: 6, lastMessageAt: ago(minutes(120)) });
       const quietForAWeek = await scope({ lastMessageAt: ago(minutes(120)) });
-      await prisma.episode.create({ data: { scopeId: quietForAWeek.id, channel: 'test', role: 'user', content: 'said a week ago', timestamp: ago(minutes(168 * 60 + 1)), contentHash: `week-${quietForAWeek.id}` } });
+      await prisma.episode.create({
+        data: {
+          scopeId: quietForAWeek.id,
+          channel: 'test',
+          role: 'user',
+          content: 'said a week ago',
+          timestamp: ago(minutes(168 * 60 + 1)),
+          contentHash: `week-${quietForAWeek.id}`,
+        },
+      });
       const report = await scheduler({ minEpisodes: 40, maxWaitHours: 168 }).runConsolidation();
       expect(calledScopes('consolidate')).toEqual([busy.id, quietForAWeek.id].sort());
-      expect(report.scopes.find((s) => s.scopeId === quiet.id)).toMatchObject({ status: 'not-due', detail: "6 unconsolidated episodes, the person's oldest 10 h old (needs 40, or a message that would wait over 168 h)" });
+      expect(report.scopes.find((s) => s.scopeId === quiet.id)).toMatchObject({
+        status: 'not-due',
+        detail: "6 unconsolidated episodes, the person's oldest 10 h old (needs 40, or a message that would wait over 168 h)",
+      });
     });
 
     it('hands the job its context and records a SleepRun under the run id', async () => {
@@ -203,7 +238,10 @@ describe('sleep scheduler (SQLite, real file)', () => {
 
       expect(calledScopes('consolidate').filter((id) => id === spent.id)).toEqual([]);
       for (const report of [first, second]) {
-        expect(report.scopes.find((s) => s.scopeId === spent.id)).toMatchObject({ status: 'deferred', detail: 'daily token budget spent (1100 of 1000 tokens)' });
+        expect(report.scopes.find((s) => s.scopeId === spent.id)).toMatchObject({
+          status: 'deferred',
+          detail: 'daily token budget spent (1100 of 1000 tokens)',
+        });
       }
       const deferred = await prisma.sleepRun.findMany({ where: { scopeId: spent.id } });
       expect(deferred).toHaveLength(1);
@@ -274,7 +312,11 @@ describe('sleep scheduler (SQLite, real file)', () => {
 
       const broke = await scope({ episodes: 20, settings: { dailyTokenBudget: 100 } });
       await spend(broke.id, 100, ago(minutes(1)));
-      expect(await sleeper.consolidateNow(broke.id)).toEqual({ status: 'deferred', detail: 'daily token budget spent (100 of 100 tokens)', runId: expect.any(String) });
+      expect(await sleeper.consolidateNow(broke.id)).toEqual({
+        status: 'deferred',
+        detail: 'daily token budget spent (100 of 100 tokens)',
+        runId: expect.any(String),
+      });
 
       expect(double.calls).toEqual([]);
       await expect(sleeper.consolidateNow('no-such-scope')).rejects.toMatchObject({ code: 'scope.not_found' });
@@ -328,7 +370,9 @@ describe('sleep scheduler (SQLite, real file)', () => {
       const early = await scope({ ownerId: 'bob', settings: { digestTime: '08:00' } });
       await scope({}); // no owner: never
       double.on('digest', async (scopeId, ctx) => {
-        await prisma.digest.create({ data: { scopeId, periodStart: new Date(ctx.periodEnd!.getTime() - minutes(60 * 24)), periodEnd: ctx.periodEnd!, content: '1. something', items: [] } });
+        await prisma.digest.create({
+          data: { scopeId, periodStart: new Date(ctx.periodEnd!.getTime() - minutes(60 * 24)), periodEnd: ctx.periodEnd!, content: '1. something', items: [] },
+        });
         return { status: 'succeeded' };
       });
       const sleeper = scheduler({}, () => new Date('2024-05-01T18:55:00Z'));
@@ -347,17 +391,27 @@ describe('sleep scheduler (SQLite, real file)', () => {
       // 22:05 UTC is already May 2 in Madrid, before its digest time: nothing due.
       await sleeper.runDigests(new Date('2024-05-01T22:05:00Z'));
       await sleeper.runDigests(new Date('2024-05-02T19:01:00Z'));
-      expect(double.of('digest').slice(2).map((call) => [call.scopeId, call.ctx.periodEnd?.toISOString()]).sort()).toEqual([
-        [madrid.id, '2024-05-02T19:00:00.000Z'],
-        [early.id, '2024-05-02T08:00:00.000Z'],
-      ].sort());
+      expect(
+        double
+          .of('digest')
+          .slice(2)
+          .map((call) => [call.scopeId, call.ctx.periodEnd?.toISOString()])
+          .sort(),
+      ).toEqual(
+        [
+          [madrid.id, '2024-05-02T19:00:00.000Z'],
+          [early.id, '2024-05-02T08:00:00.000Z'],
+        ].sort(),
+      );
       expect(await prisma.digest.count()).toBe(4);
     });
 
     it('does not ask again after a job that skipped, and retries a failing one up to maxAttempts', async () => {
       const quiet = await scope({ ownerId: 'q' });
       const flaky = await scope({ ownerId: 'f' });
-      double.on('digest', async (scopeId) => (scopeId === quiet.id ? { status: 'skipped', detail: 'nothing learned' } : { status: 'failed', detail: 'channel down' }));
+      double.on('digest', async (scopeId) =>
+        scopeId === quiet.id ? { status: 'skipped', detail: 'nothing learned' } : { status: 'failed', detail: 'channel down' },
+      );
       const sleeper = scheduler({ maxAttempts: 2 });
       for (const hhmm of ['21:00', '21:05', '21:10', '21:15']) await sleeper.runDigests(new Date(`2024-05-01T${hhmm}:00Z`));
       expect(double.of('digest').filter((call) => call.scopeId === quiet.id)).toHaveLength(1);
@@ -399,7 +453,14 @@ describe('sleep scheduler (SQLite, real file)', () => {
       const first = scheduler().runConsolidation();
       await started.opened;
       // A second process: its own scheduler and holder id on the same database.
-      const other = createSleepScheduler({ prisma, jobs: double.jobs, logger: log.logger, clock: () => NOW, leases: createLeases({ prisma, clock: () => NOW }), options: { minEpisodes: 10 } });
+      const other = createSleepScheduler({
+        prisma,
+        jobs: double.jobs,
+        logger: log.logger,
+        clock: () => NOW,
+        leases: createLeases({ prisma, clock: () => NOW }),
+        options: { minEpisodes: 10 },
+      });
       schedulers.push(other);
       const report = await other.runConsolidation();
       expect(report.scopes).toEqual([expect.objectContaining({ scopeId: shared.id, status: 'busy' })]);

@@ -20,7 +20,15 @@ const at = (hours: number) => new Date(T0.getTime() + hours * HOUR);
 
 describe('renderSoul (pure)', () => {
   const memory = (id: string, category: string, content: string, confidence: number, extra: Partial<SoulMemory> = {}): SoulMemory => ({
-    id, category, content, confidence, importance: 0.5, active: true, validFrom: T0, validTo: null, ...extra,
+    id,
+    category,
+    content,
+    confidence,
+    importance: 0.5,
+    active: true,
+    validFrom: T0,
+    validTo: null,
+    ...extra,
   });
   const source = {
     name: 'Ana',
@@ -54,7 +62,15 @@ describe('renderSoul (pure)', () => {
     expect(soul.split('\n').slice(0, 3)).toEqual(['# Soul of Ana', '', '_Last updated 2026-02-01 10:00 Europe/Madrid from 9 memories._']);
     expect(memoryCount).toBe(9);
     const sections = soul.split('\n').filter((l) => l.startsWith('## '));
-    expect(sections).toEqual(['## Preferences', '## Schedule and routines', '## Relationships', '## Interests and skills', '## Goals and projects', '## Communication style', '## Facts']);
+    expect(sections).toEqual([
+      '## Preferences',
+      '## Schedule and routines',
+      '## Relationships',
+      '## Interests and skills',
+      '## Goals and projects',
+      '## Communication style',
+      '## Facts',
+    ]);
     expect(soul).toContain('## Preferences\n\n- Prefers short answers (0.95)\n- Likes green tea (0.70)\n');
     expect(soul).toContain('## Schedule and routines\n\n- Time zone: Europe/Madrid\n- Runs every morning at 7 (0.80)\n');
     expect(soul).toContain('- Lives in Valencia (0.90)\n- Works best in the morning (0.66)');
@@ -64,11 +80,22 @@ describe('renderSoul (pure)', () => {
 
   it('adds person and pet profiles with their relationship state and attributes', () => {
     const { soul, data } = renderSoul(source);
-    expect(soul).toContain('- Has a sister called Maria (0.90)\n- Maria (person, ally, 0.80): lives in: Lisbon; relation: sister\n- Rex (pet, friend, 0.50)\n- Carlos (person, acquaintance, 0.25)\n- Old neighbour (person, stranger, 0.10): street: Calle Mayor\n');
+    expect(soul).toContain(
+      '- Has a sister called Maria (0.90)\n- Maria (person, ally, 0.80): lives in: Lisbon; relation: sister\n- Rex (pet, friend, 0.50)\n- Carlos (person, acquaintance, 0.25)\n- Old neighbour (person, stranger, 0.10): street: Calle Mayor\n',
+    );
     expect(soul).not.toContain('Acme');
     expect(data.relationships).toHaveLength(5);
-    expect(data.relationships[1]).toEqual({ name: 'Maria', kind: 'person', state: 'ally', favorability: 0.8, attributes: { 'lives in': 'Lisbon', relation: 'sister' } });
-    expect(data.schedule).toEqual({ timeZone: 'Europe/Madrid', items: [{ id: 'c', category: 'routine', content: 'Runs every morning at 7', confidence: 0.8 }] });
+    expect(data.relationships[1]).toEqual({
+      name: 'Maria',
+      kind: 'person',
+      state: 'ally',
+      favorability: 0.8,
+      attributes: { 'lives in': 'Lisbon', relation: 'sister' },
+    });
+    expect(data.schedule).toEqual({
+      timeZone: 'Europe/Madrid',
+      items: [{ id: 'c', category: 'routine', content: 'Runs every morning at 7', confidence: 0.8 }],
+    });
     expect(data.preferences.map((p) => p.id)).toEqual(['b', 'a']);
     expect(data.interests.map((p) => p.id)).toEqual(['e']);
     expect(data.goals.map((p) => p.id)).toEqual(['f']);
@@ -94,7 +121,11 @@ function suite(name: string, database: () => Promise<Config['database']>) {
 
     beforeAll(async () => {
       db = await openDatabase({ database: await database(), logger: createSilentLogger() });
-      scopeId = (await db.prisma.scope.create({ data: { key: 'telegram:private:7', channel: 'telegram', title: 'Ana', ownerId: '7', timezone: 'Europe/Madrid', createdAt: T0 } })).id;
+      scopeId = (
+        await db.prisma.scope.create({
+          data: { key: 'telegram:private:7', channel: 'telegram', title: 'Ana', ownerId: '7', timezone: 'Europe/Madrid', createdAt: T0 },
+        })
+      ).id;
       otherId = (await db.prisma.scope.create({ data: { key: 'terminal:ben', channel: 'terminal', createdAt: T0 } })).id;
     });
     afterAll(async () => db?.close());
@@ -104,12 +135,18 @@ function suite(name: string, database: () => Promise<Config['database']>) {
         const result = await regenerateSoul(db.prisma, scopeId, { now: at(1) });
         expect(result).toMatchObject({ version: 0, changed: false });
         expect(await db.prisma.profile.count({ where: { scopeId } })).toBe(0);
-        expect(await soulMarkdown(db.prisma, scopeId)).toBe('# Soul of Ana\n\nNothing learned yet: this fills in once conversations have been consolidated into memories.\n');
+        expect(await soulMarkdown(db.prisma, scopeId)).toBe(
+          '# Soul of Ana\n\nNothing learned yet: this fills in once conversations have been consolidated into memories.\n',
+        );
       });
 
       it('is built from active, confident memories and versioned with an audit event without its text', async () => {
         await tx(async (t) => {
-          await createMemory(t, { scopeId, category: 'preference', content: 'Ana drinks green tea every afternoon', confidence: 0.9 }, { by: 'owner', now: at(2) });
+          await createMemory(
+            t,
+            { scopeId, category: 'preference', content: 'Ana drinks green tea every afternoon', confidence: 0.9 },
+            { by: 'owner', now: at(2) },
+          );
           await createMemory(t, { scopeId, category: 'fact', content: 'Ana works as a nurse', confidence: 0.8 }, { by: 'owner', now: at(2) });
           await createMemory(t, { scopeId, category: 'fact', content: 'Ana may own a kayak', confidence: 0.4 }, { by: 'owner', now: at(2) });
           await createMemory(t, { scopeId: otherId, category: 'fact', content: 'Ben keeps bees', confidence: 0.9 }, { by: 'owner', now: at(2) });
@@ -166,7 +203,9 @@ function suite(name: string, database: () => Promise<Config['database']>) {
         digestScope = (await db.prisma.scope.create({ data: { key: 'telegram:private:9', channel: 'telegram', ownerId: '9', createdAt: T0 } })).id;
         await tx(async (t) => {
           const s = digestScope;
-          ids.coffee = (await createMemory(t, { scopeId: s, category: 'preference', content: 'Likes coffee', confidence: 0.9 }, { by: 'owner', now: at(1) })).id;
+          ids.coffee = (
+            await createMemory(t, { scopeId: s, category: 'preference', content: 'Likes coffee', confidence: 0.9 }, { by: 'owner', now: at(1) })
+          ).id;
           ids.vegetarian = (await createMemory(t, { scopeId: s, category: 'fact', content: 'Is vegetarian', confidence: 0.9 }, { by: 'owner', now: at(1) })).id;
           ids.chess = (await createMemory(t, { scopeId: s, category: 'interest', content: 'Plays chess', confidence: 0.2 }, { by: 'owner', now: at(1) })).id;
           await reinforceMemory(t, s, ids.vegetarian, undefined, { by: 'owner', now: at(2) });
@@ -246,7 +285,9 @@ function suite(name: string, database: () => Promise<Config['database']>) {
         const empty = await buildDigest(db.prisma, digestScope, { periodEnd: at(36), now: at(36) });
         expect(empty).toMatchObject({ status: 'empty', content: '', periodStart: at(12), items: [] });
         expect((await latestDigest(db.prisma, digestScope))?.periodEnd).toEqual(at(12));
-        await tx((t) => createMemory(t, { scopeId: digestScope, category: 'goal', content: 'Wants to learn Italian', confidence: 0.7 }, { by: 'owner', now: at(40) }));
+        await tx((t) =>
+          createMemory(t, { scopeId: digestScope, category: 'goal', content: 'Wants to learn Italian', confidence: 0.7 }, { by: 'owner', now: at(40) }),
+        );
         const next = await buildDigest(db.prisma, digestScope, { periodEnd: at(60), now: at(60) });
         // The empty period (12 to 36) had nothing to say and was never sent: the next one covers it.
         expect(next.periodStart).toEqual(at(12));

@@ -35,7 +35,9 @@ describe.each([
       // ~6 MiB in one transaction, well past SQLite's 1000-page automatic checkpoint.
       await prisma.$transaction(async (tx) => {
         for (let i = 0; i < ROWS; i += 100) {
-          await tx.$executeRawUnsafe(`WITH RECURSIVE s(v) AS (SELECT 1 UNION ALL SELECT v + 1 FROM s WHERE v < 100) INSERT INTO "t" ("x") SELECT printf('%.${ROW_BYTES}c', 'a') || (${i} + v) FROM s`);
+          await tx.$executeRawUnsafe(
+            `WITH RECURSIVE s(v) AS (SELECT 1 UNION ALL SELECT v + 1 FROM s WHERE v < 100) INSERT INTO "t" ("x") SELECT printf('%.${ROW_BYTES}c', 'a') || (${i} + v) FROM s`,
+          );
         }
       });
       const wal = fs.statSync(`${file}-wal`).size;

@@ -114,8 +114,19 @@ describe('sqlite-vec vector index: the quantized path of large scopes', () => {
     const hits = await index.search({ scopeId, vector: stored[5]!.vector, limit: 1 });
     expect(hits[0]).toEqual({ id: 'item-5', kind: stored[5]!.kind, score: expect.any(Number) });
     expect(hits[0]!.score).toBeCloseTo(1, 5);
-    expect(await agreement(Array.from({ length: 15 }, () => data.sample()), 10, 'memory')).toBeGreaterThanOrEqual(0.95);
-    expect(await agreement(Array.from({ length: 15 }, () => data.sample()), 100)).toBeGreaterThanOrEqual(0.9);
+    expect(
+      await agreement(
+        Array.from({ length: 15 }, () => data.sample()),
+        10,
+        'memory',
+      ),
+    ).toBeGreaterThanOrEqual(0.95);
+    expect(
+      await agreement(
+        Array.from({ length: 15 }, () => data.sample()),
+        100,
+      ),
+    ).toBeGreaterThanOrEqual(0.9);
   });
 
   it('with exactTop, re-ranks only for the best few: those are exact, the rest of the limit carries close estimates', async () => {

@@ -59,14 +59,26 @@ describe('structured answers and prompt caching through the real entry points (l
     fs.rmSync(root, { recursive: true, force: true });
   });
 
-  const envFor = (dataDir: string, extra: Record<string, string> = {}) => cleanEnv({
-    DATA_DIR: dataDir, ANTHROPIC_API_KEY: 'sk-ant-test-structured-cached', ANTHROPIC_BASE_URL: double.url, SLEEP_ENABLED: 'false', LOG_LEVEL: 'warn', ...extra,
-  });
+  const envFor = (dataDir: string, extra: Record<string, string> = {}) =>
+    cleanEnv({
+      DATA_DIR: dataDir,
+      ANTHROPIC_API_KEY: 'sk-ant-test-structured-cached',
+      ANTHROPIC_BASE_URL: double.url,
+      SLEEP_ENABLED: 'false',
+      LOG_LEVEL: 'warn',
+      ...extra,
+    });
 
   it('marks the stable prefix of each reply for the cache and records the cache tokens', async () => {
     double.reset();
     const dataDir = path.join(root, 'chat');
-    const chat = await runTs('src/cli/index.ts', ['chat', '--scope', 'terminal:me'], envFor(dataDir), undefined, 'I really like green tea.\nAnd I really like long walks.\n/quit\n');
+    const chat = await runTs(
+      'src/cli/index.ts',
+      ['chat', '--scope', 'terminal:me'],
+      envFor(dataDir),
+      undefined,
+      'I really like green tea.\nAnd I really like long walks.\n/quit\n',
+    );
     expect(chat.code).toBe(0);
 
     const replies = double.requests.filter(isReply);
@@ -79,12 +91,19 @@ describe('structured answers and prompt caching through the real entry points (l
       expect(replies[i]!.cacheBreakpoints).toBe(1);
       // The time changes every minute: it is after the breakpoint, not in the cached text.
       expect(system[0]!.text).not.toContain('Now: ');
-      expect(system.slice(1).map((block) => block.text).join('')).toContain('Now: ');
+      expect(
+        system
+          .slice(1)
+          .map((block) => block.text)
+          .join(''),
+      ).toContain('Now: ');
     }
     expect(systems[1]![0]!.text).toBe(systems[0]![0]!.text);
 
     const db = new Database(path.join(dataDir, 'nocturne.db'), { readonly: true });
-    const rows = db.prepare(`SELECT "inputTokens", "cacheReadTokens", "cacheWriteTokens" FROM "LlmCall" WHERE "purpose" = 'reply' ORDER BY "createdAt"`).all() as Array<{ inputTokens: number; cacheReadTokens: number; cacheWriteTokens: number }>;
+    const rows = db
+      .prepare(`SELECT "inputTokens", "cacheReadTokens", "cacheWriteTokens" FROM "LlmCall" WHERE "purpose" = 'reply' ORDER BY "createdAt"`)
+      .all() as Array<{ inputTokens: number; cacheReadTokens: number; cacheWriteTokens: number }>;
     db.close();
     process.stderr.write(`prompt cache: reply rows ${JSON.stringify(rows)}\n`);
     expect(rows.length).toBe(replies.length);
@@ -116,7 +135,13 @@ describe('structured answers and prompt caching through the real entry points (l
       double.refuseSchemas(refusing);
       const dataDir = path.join(root, refusing ? 'sleep-refused' : 'sleep');
       const env = envFor(dataDir);
-      const chat = await runTs('src/cli/index.ts', ['chat', '--scope', 'terminal:me'], env, undefined, 'I really like green tea.\nI really like jazz.\n/quit\n');
+      const chat = await runTs(
+        'src/cli/index.ts',
+        ['chat', '--scope', 'terminal:me'],
+        env,
+        undefined,
+        'I really like green tea.\nI really like jazz.\n/quit\n',
+      );
       expect(chat.code).toBe(0);
       double.reset();
       double.refuseSchemas(refusing);
@@ -124,7 +149,9 @@ describe('structured answers and prompt caching through the real entry points (l
       expect(sleep.code).toBe(0);
 
       const consolidation = double.requests.filter(isConsolidation);
-      process.stderr.write(`structured (${refusing ? 'refusing' : 'accepting'} server): ${consolidation.map((r) => `${r.reply}${r.schema ? '+schema' : ''}`).join(', ')}\n`);
+      process.stderr.write(
+        `structured (${refusing ? 'refusing' : 'accepting'} server): ${consolidation.map((r) => `${r.reply}${r.schema ? '+schema' : ''}`).join(', ')}\n`,
+      );
       const notes = sleep.stderr.split('\n').filter((line) => line.includes('refused the answer schema'));
       if (!refusing) {
         expect(consolidation.length).toBeGreaterThanOrEqual(1);

@@ -21,7 +21,21 @@ describe('Telegram bot: access, scopes and messages', () => {
     const methods = h.fake.calls().map((c) => c.method);
     expect(methods.slice(0, 3)).toEqual(['getMe', 'deleteWebhook', 'setMyCommands']);
     const commands = h.fake.calls('setMyCommands')[0]!.payload.commands as Array<{ command: string }>;
-    expect(commands.map((c) => c.command).sort()).toEqual(['digest', 'end', 'export', 'forget', 'help', 'keep', 'memories', 'pause', 'resume', 'sleep', 'start', 'timezone', 'why']);
+    expect(commands.map((c) => c.command).sort()).toEqual([
+      'digest',
+      'end',
+      'export',
+      'forget',
+      'help',
+      'keep',
+      'memories',
+      'pause',
+      'resume',
+      'sleep',
+      'start',
+      'timezone',
+      'why',
+    ]);
     expect(commands).toEqual(BOT_COMMANDS);
     expect(h.fake.calls('getUpdates')[0]!.payload).toMatchObject({ timeout: 1, allowed_updates: ['message', 'callback_query'] });
   });
@@ -34,7 +48,11 @@ describe('Telegram bot: access, scopes and messages', () => {
     const pressed = h.fake.press(STRANGER, h.fake.sent(STRANGER.id)[0]!, 'mem:0:');
     // Ana's message after the stranger's proves the stranger's later updates were handled (and ignored).
     await converse(h.fake, ANA, 'ping');
-    await h.fake.waitFor(() => h.fake.calls('answerCallbackQuery').some((c) => c.payload.callback_query_id === pressed.callback_query.id), 5_000, 'the callback answer');
+    await h.fake.waitFor(
+      () => h.fake.calls('answerCallbackQuery').some((c) => c.payload.callback_query_id === pressed.callback_query.id),
+      5_000,
+      'the callback answer',
+    );
 
     expect(textsIn(h.fake, STRANGER.id)).toEqual([refusalText(STRANGER.id)]);
     expect(refusalText(STRANGER.id)).toContain(String(STRANGER.id));
@@ -64,14 +82,27 @@ describe('Telegram bot: access, scopes and messages', () => {
     expect(inGroup.map((e) => e.content)).toEqual(['@nocturne_test_bot group talk about books']);
     const anaEpisodes = await h.core.db.prisma.episode.findMany({ where: { scopeId: anaScope.id } });
     expect(anaEpisodes.map((e) => e.content)).not.toContain('@nocturne_test_bot group talk about books');
-    expect(h.handler.seen.find((m) => m.text === '@nocturne_test_bot group talk about books')).toMatchObject({ scopeKey: `telegram:group:${GROUP.id}`, scopeKind: 'group', authorId: String(ANA.id), authorName: 'Ana' });
+    expect(h.handler.seen.find((m) => m.text === '@nocturne_test_bot group talk about books')).toMatchObject({
+      scopeKey: `telegram:group:${GROUP.id}`,
+      scopeKind: 'group',
+      authorId: String(ANA.id),
+      authorName: 'Ana',
+    });
   });
 
   it('handles a photo with a caption, a voice message, a sticker and a file as what they are', async () => {
     const before = h.handler.seen.length;
-    h.fake.media(ANA, { photo: [{ file_id: 'p1', file_unique_id: 'u1', width: 90, height: 90, file_size: 1200 }, { file_id: 'p2', file_unique_id: 'u2', width: 1280, height: 960, file_size: 154_000 }], caption: 'my new flat' });
+    h.fake.media(ANA, {
+      photo: [
+        { file_id: 'p1', file_unique_id: 'u1', width: 90, height: 90, file_size: 1200 },
+        { file_id: 'p2', file_unique_id: 'u2', width: 1280, height: 960, file_size: 154_000 },
+      ],
+      caption: 'my new flat',
+    });
     h.fake.media(ANA, { voice: { file_id: 'v', file_unique_id: 'v', duration: 7, mime_type: 'audio/ogg', file_size: 9000 } });
-    h.fake.media(ANA, { sticker: { file_id: 's', file_unique_id: 's', type: 'regular', width: 512, height: 512, is_animated: false, is_video: false, emoji: '😀' } });
+    h.fake.media(ANA, {
+      sticker: { file_id: 's', file_unique_id: 's', type: 'regular', width: 512, height: 512, is_animated: false, is_video: false, emoji: '😀' },
+    });
     h.fake.media(ANA, { document: { file_id: 'd', file_unique_id: 'd', file_name: 'report.pdf', mime_type: 'application/pdf', file_size: 52_000 } });
     await h.fake.waitFor(() => h.handler.seen.length === before + 4, 5_000, 'four media messages');
     const seen = h.handler.seen.slice(before);

@@ -24,7 +24,7 @@ describe('digest time and time zone, set in the chat', () => {
   let now: Date;
   let sender: { stop(): Promise<void> };
   const transcript: string[] = [];
-  const GROUP = { id: -100888, type: 'group' as const, title: 'Choir' };
+  const _GROUP = { id: -100888, type: 'group' as const, title: 'Choir' };
 
   /** 21:30 (or `hh:mm`) in Madrid on the local date `day` days after the first simulated day. */
   let firstDay: { year: number; month: number; day: number };
@@ -108,7 +108,9 @@ describe('digest time and time zone, set in the chat', () => {
     expect(arrived[0]!.text).toContain('1. Ana sings alto in a choir');
     const row = await h.core.db.prisma.digest.findFirstOrThrow({ where: { scopeId: scope.id, status: 'sent' } });
     expect(row.sentAt!.getTime() - due.getTime()).toBeLessThan(60_000);
-    transcript.push(`[${formatLocalMinute(arrived[0]!.at, MADRID)} Madrid, digest check at ${arrived[0]!.at.toISOString()}] bot (digest): ${arrived[0]!.text.replace(/\n/g, '\n       ')}`);
+    transcript.push(
+      `[${formatLocalMinute(arrived[0]!.at, MADRID)} Madrid, digest check at ${arrived[0]!.at.toISOString()}] bot (digest): ${arrived[0]!.text.replace(/\n/g, '\n       ')}`,
+    );
 
     // Off: the next evening passes without a digest, though there is something to tell.
     now = madrid(1, 9, 0);
@@ -116,7 +118,9 @@ describe('digest time and time zone, set in the chat', () => {
     await learn(scope.id, 'Ana bought a metronome');
     expect(await runChecks(ANA.id, madrid(1, 21, 20), madrid(1, 21, 40))).toEqual([]);
     expect(await h.core.db.prisma.digest.count({ where: { scopeId: scope.id } })).toBe(1);
-    transcript.push(`[${formatLocalMinute(madrid(1, 21, 20), MADRID)}–${formatLocalMinute(madrid(1, 21, 40), MADRID).slice(11)} Madrid] (a digest check every minute: nothing sent)`);
+    transcript.push(
+      `[${formatLocalMinute(madrid(1, 21, 20), MADRID)}–${formatLocalMinute(madrid(1, 21, 40), MADRID).slice(11)} Madrid] (a digest check every minute: nothing sent)`,
+    );
 
     // On again: the following evening it comes, with what was learned while it was off.
     now = madrid(2, 9, 0);
@@ -124,7 +128,9 @@ describe('digest time and time zone, set in the chat', () => {
     const again = await runChecks(ANA.id, madrid(2, 21, 25), madrid(2, 21, 35));
     expect(again.map((a) => a.at)).toEqual([madrid(2, 21, 30)]);
     expect(again[0]!.text).toContain('Ana bought a metronome');
-    transcript.push(`[${formatLocalMinute(again[0]!.at, MADRID)} Madrid, digest check at ${again[0]!.at.toISOString()}] bot (digest): ${again[0]!.text.replace(/\n/g, '\n       ')}`);
+    transcript.push(
+      `[${formatLocalMinute(again[0]!.at, MADRID)} Madrid, digest check at ${again[0]!.at.toISOString()}] bot (digest): ${again[0]!.text.replace(/\n/g, '\n       ')}`,
+    );
 
     if (process.env.DIGEST_TRANSCRIPT) fs.writeFileSync(process.env.DIGEST_TRANSCRIPT, `${transcript.join('\n')}\n`);
   });
@@ -134,7 +140,11 @@ describe('digest time and time zone, set in the chat', () => {
     await converse(h.fake, BEN, 'hello');
     const ben = (await h.core.directory.findByKey(`telegram:private:${BEN.id}`))!;
     // The default evening (21:00 UTC) passes with nothing learned: an empty digest is stored.
-    await runChecks(BEN.id, instantOf({ ...firstDay, day: firstDay.day + 3, hour: 21, minute: 0 }, 'UTC'), instantOf({ ...firstDay, day: firstDay.day + 3, hour: 21, minute: 1 }, 'UTC'));
+    await runChecks(
+      BEN.id,
+      instantOf({ ...firstDay, day: firstDay.day + 3, hour: 21, minute: 0 }, 'UTC'),
+      instantOf({ ...firstDay, day: firstDay.day + 3, hour: 21, minute: 1 }, 'UTC'),
+    );
     expect(await h.core.db.prisma.digest.findMany({ where: { scopeId: ben.id }, select: { status: true } })).toEqual([{ status: 'empty' }]);
     // Learning recorded at a consolidation's start, before that empty digest's end (the run was
     // still going when the digest was checked).
@@ -144,7 +154,9 @@ describe('digest time and time zone, set in the chat', () => {
     now = instantOf({ ...firstDay, day: firstDay.day + 3, hour: 22, minute: 0 }, 'UTC');
     const [answer] = await converse(h.fake, BEN, '/digest at 21:30');
     expect(answer).toContain('every day at 21:30 (UTC)');
-    expect(answer).toContain(`The next one: ${formatLocalMinute(instantOf({ ...firstDay, day: firstDay.day + 4, hour: 21, minute: 30 }, 'UTC'), 'UTC').slice(0, 10)} at 21:30.`);
+    expect(answer).toContain(
+      `The next one: ${formatLocalMinute(instantOf({ ...firstDay, day: firstDay.day + 4, hour: 21, minute: 30 }, 'UTC'), 'UTC').slice(0, 10)} at 21:30.`,
+    );
     expect(answer).toContain('/timezone');
     // Not at once for a 21:30 that had passed when it was set...
     expect(await runChecks(BEN.id, now, new Date(now.getTime() + 10 * 60_000))).toEqual([]);
@@ -167,7 +179,9 @@ describe('digests on the real clock: after a forget, and in groups', () => {
   it('/digest right after a forget says that something was forgotten, without its text', async () => {
     await converse(h.fake, ANA, 'hello');
     const scope = (await h.core.directory.findByKey(`telegram:private:${ANA.id}`))!;
-    const memory = await h.core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId: scope.id, category: 'fact', content: 'Ana collects porcelain flamingos', confidence: 0.9 }, { by: 'owner', now: new Date() }));
+    const memory = await h.core.db.prisma.$transaction((tx) =>
+      createMemory(tx, { scopeId: scope.id, category: 'fact', content: 'Ana collects porcelain flamingos', confidence: 0.9 }, { by: 'owner', now: new Date() }),
+    );
     const id = memory.id;
     expect(await converse(h.fake, ANA, '/digest')).toEqual([expect.stringContaining('1. Ana collects porcelain flamingos')]);
     await h.core.forget.forgetMemory(scope.id, id, { reason: 'test' });

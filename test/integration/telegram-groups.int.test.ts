@@ -21,7 +21,8 @@ describe('Telegram groups', () => {
     h.fake.message(from, text, { chat: GROUP, replyTo });
     await h.fake.waitFor(() => h.handler.seen.length + h.handler.observed.length > seen || groupTexts().length > sent, 5_000, `"${text}" handled`);
     // An answer follows the handler's return; give it the moment it needs.
-    if (h.handler.seen.length + h.handler.observed.length > seen && h.handler.seen.at(-1)?.text === text) await h.fake.waitFor(() => groupTexts().length > sent, 5_000, `the answer to "${text}"`);
+    if (h.handler.seen.length + h.handler.observed.length > seen && h.handler.seen.at(-1)?.text === text)
+      await h.fake.waitFor(() => groupTexts().length > sent, 5_000, `the answer to "${text}"`);
   }
 
   beforeAll(async () => {
@@ -45,13 +46,21 @@ describe('Telegram groups', () => {
     expect(groupTexts()).toHaveLength(2);
 
     await say(BEN, '/start');
-    expect(groupTexts().at(-1)).toContain('I answer when someone mentions me, replies to one of my messages or sends a command (a group admin can make me answer everything: /replies all).');
+    expect(groupTexts().at(-1)).toContain(
+      'I answer when someone mentions me, replies to one of my messages or sends a command (a group admin can make me answer everything: /replies all).',
+    );
     await say(ANA, '/replies');
     expect(groupTexts().at(-1)).toMatch(/^In this group I answer only when someone mentions me, replies to one of my messages or sends me a command\./);
 
     const group = await h.core.db.prisma.scope.findUniqueOrThrow({ where: { key: `telegram:group:${GROUP.id}` } });
     const episodes = await h.core.db.prisma.episode.findMany({ where: { scopeId: group.id }, orderBy: { timestamp: 'asc' } });
-    expect(episodes.map((e) => e.content)).toEqual(['anyone up for the crag on Saturday?', 'me! bring the long rope', '@nocturne_test_bot what did Ben say to bring?', 'and chalk?', 'yes, chalk']);
+    expect(episodes.map((e) => e.content)).toEqual([
+      'anyone up for the crag on Saturday?',
+      'me! bring the long rope',
+      '@nocturne_test_bot what did Ben say to bring?',
+      'and chalk?',
+      'yes, chalk',
+    ]);
     expect(h.handler.observed.map((m) => m.text)).toEqual(['anyone up for the crag on Saturday?', 'me! bring the long rope', 'yes, chalk']);
   });
 
@@ -67,12 +76,14 @@ describe('Telegram groups', () => {
     await say(BEN, 'never mind');
     expect(groupTexts().at(-1)).toMatch(/^Done\. In this group I answer only when/);
     // Private chats are unaffected.
-    expect(await (async () => {
-      const before = textsIn(h.fake, ANA.id).length;
-      h.fake.message(ANA, 'hello in private');
-      await h.fake.waitFor(() => textsIn(h.fake, ANA.id).length > before, 5_000, 'the private answer');
-      return textsIn(h.fake, ANA.id).at(-1);
-    })()).toBe('you said: hello in private');
+    expect(
+      await (async () => {
+        const before = textsIn(h.fake, ANA.id).length;
+        h.fake.message(ANA, 'hello in private');
+        await h.fake.waitFor(() => textsIn(h.fake, ANA.id).length > before, 5_000, 'the private answer');
+        return textsIn(h.fake, ANA.id).at(-1);
+      })(),
+    ).toBe('you said: hello in private');
   });
 
   it('the operator sets the same with cli replies', async () => {
@@ -98,7 +109,10 @@ describe('Telegram groups with the real agent', () => {
     const { createAgent } = await import('../../src/agent/agent');
     const { agentServices } = await import('../../src/service');
     const model = await startAnthropicDouble({ responder: () => ({ kind: 'text', text: 'Rehearsal is at eight.' }) });
-    const h = await startHarness({ groups: true, env: { LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-test-groups-0000000', ANTHROPIC_BASE_URL: model.url } });
+    const h = await startHarness({
+      groups: true,
+      env: { LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-test-groups-0000000', ANTHROPIC_BASE_URL: model.url },
+    });
     try {
       const agent = createAgent(agentServices(h.core));
       h.handler.reply = async (message) => (await agent.handle(message)).text;

@@ -78,7 +78,13 @@ export function createRecordingHandler(core: Core): RecordingHandler {
       handler.observed.push(message);
       await core.episodeService.ingest(
         { key: message.scopeKey, channel: message.channel, kind: message.scopeKind },
-        { content: message.text, author: message.authorName, externalId: message.externalId, timestamp: message.timestamp.toISOString(), metadata: { addressed: false } },
+        {
+          content: message.text,
+          author: message.authorName,
+          externalId: message.externalId,
+          timestamp: message.timestamp.toISOString(),
+          metadata: { addressed: false },
+        },
       );
     },
     async end(scopeKey) {
@@ -99,7 +105,16 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export async function startHarness(options: { allowedUsers?: number[]; groups?: boolean; bot?: Partial<TelegramBotOptions>; start?: boolean; clock?: () => Date; env?: Record<string, string> } = {}): Promise<Harness> {
+export async function startHarness(
+  options: {
+    allowedUsers?: number[];
+    groups?: boolean;
+    bot?: Partial<TelegramBotOptions>;
+    start?: boolean;
+    clock?: () => Date;
+    env?: Record<string, string>;
+  } = {},
+): Promise<Harness> {
   const fake = await startFakeTelegram();
   const { logger, lines } = memoryLogger();
   const config = loadConfig({ env: { DATA_DIR: tempDir('nocturne-tg-'), TZ: 'UTC', ...options.env }, envFile: false });

@@ -70,7 +70,11 @@ describe('the Telegram polling heartbeat, through npm start (issue 17)', () => {
       if (service.child.exitCode === null) service.child.kill('SIGKILL');
       await service.exited;
     });
-    const readyz = async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).json() as Promise<{ checks: Record<string, string>; telegram?: { lastPollAt: string | null; maxAgeSeconds: number } }>;
+    const readyz = async () =>
+      (await fetch(`http://127.0.0.1:${port}/readyz`)).json() as Promise<{
+        checks: Record<string, string>;
+        telegram?: { lastPollAt: string | null; maxAgeSeconds: number };
+      }>;
     // The health check as Docker runs it: the container's environment, a process of its own.
     const healthcheck = () => runHealthcheck(env);
     const healthcheckWithoutApi = () => runHealthcheck({ ...env, ADMIN_TOKEN: '' });

@@ -26,7 +26,9 @@ describe('Telegram: a long /sleep', () => {
         return { kind: 'text', text: JSON.stringify({ nothing: 'small talk' }) };
       },
     });
-    h = await startHarness({ env: { LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-ant-test-long-sleep', ANTHROPIC_BASE_URL: model.url, LLM_TIMEOUT_MS: '60000' } });
+    h = await startHarness({
+      env: { LLM_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'sk-ant-test-long-sleep', ANTHROPIC_BASE_URL: model.url, LLM_TIMEOUT_MS: '60000' },
+    });
     await converse(h.fake, ANA, 'I am reading a book about lighthouses');
   }, 60_000);
   afterAll(async () => {

@@ -16,7 +16,8 @@ describe('Telegram memory commands', () => {
   let ben: string;
   const ids: Record<string, string> = {};
 
-  const buttons = (message: SentMessage) => (message.reply_markup?.inline_keyboard ?? []).flat().map((b) => ('callback_data' in b ? `${b.text}=${b.callback_data}` : b.text));
+  const buttons = (message: SentMessage) =>
+    (message.reply_markup?.inline_keyboard ?? []).flat().map((b) => ('callback_data' in b ? `${b.text}=${b.callback_data}` : b.text));
   const lastSent = () => h.fake.sent(ANA.id)[h.fake.sent(ANA.id).length - 1]!;
 
   async function press(message: SentMessage, data: string): Promise<SentMessage> {
@@ -46,12 +47,42 @@ describe('Telegram memory commands', () => {
     const zoo = await prisma.episode.findFirstOrThrow({ where: { scopeId: ana } });
     const now = new Date();
     await prisma.$transaction(async (tx) => {
-      for (let i = 0; i < 12; i++) ids[`pref${i}`] = (await createMemory(tx, { scopeId: ana, category: 'preference', content: `Ana prefers tea blend number ${i}`, confidence: 0.95 - i * 0.01 }, { by: 'owner', now })).id;
-      for (let i = 0; i < 6; i++) ids[`rel${i}`] = (await createMemory(tx, { scopeId: ana, category: 'relationship', content: `Ana has a cousin called Person${i}`, confidence: 0.8 - i * 0.01 }, { by: 'owner', now })).id;
-      ids.flamingo = (await createMemory(tx, { scopeId: ana, category: 'interest', content: 'Ana collects porcelain flamingos', confidence: 0.7, sourceEpisodeIds: [zoo.id] }, { now })).id;
-      ids.flamingo2 = (await createMemory(tx, { scopeId: ana, category: 'interest', content: 'Ana wants more porcelain flamingos for the hall', confidence: 0.69 }, { by: 'owner', now })).id;
-      ids.jazz = (await createMemory(tx, { scopeId: ana, category: 'interest', content: 'Ana listens to jazz on Sundays', confidence: 0.68 }, { by: 'owner', now })).id;
-      ids.ben = (await createMemory(tx, { scopeId: ben, category: 'interest', content: 'Ben also collects porcelain flamingos', confidence: 0.9 }, { by: 'owner', now })).id;
+      for (let i = 0; i < 12; i++)
+        ids[`pref${i}`] = (
+          await createMemory(
+            tx,
+            { scopeId: ana, category: 'preference', content: `Ana prefers tea blend number ${i}`, confidence: 0.95 - i * 0.01 },
+            { by: 'owner', now },
+          )
+        ).id;
+      for (let i = 0; i < 6; i++)
+        ids[`rel${i}`] = (
+          await createMemory(
+            tx,
+            { scopeId: ana, category: 'relationship', content: `Ana has a cousin called Person${i}`, confidence: 0.8 - i * 0.01 },
+            { by: 'owner', now },
+          )
+        ).id;
+      ids.flamingo = (
+        await createMemory(
+          tx,
+          { scopeId: ana, category: 'interest', content: 'Ana collects porcelain flamingos', confidence: 0.7, sourceEpisodeIds: [zoo.id] },
+          { now },
+        )
+      ).id;
+      ids.flamingo2 = (
+        await createMemory(
+          tx,
+          { scopeId: ana, category: 'interest', content: 'Ana wants more porcelain flamingos for the hall', confidence: 0.69 },
+          { by: 'owner', now },
+        )
+      ).id;
+      ids.jazz = (
+        await createMemory(tx, { scopeId: ana, category: 'interest', content: 'Ana listens to jazz on Sundays', confidence: 0.68 }, { by: 'owner', now })
+      ).id;
+      ids.ben = (
+        await createMemory(tx, { scopeId: ben, category: 'interest', content: 'Ben also collects porcelain flamingos', confidence: 0.9 }, { by: 'owner', now })
+      ).id;
     });
     await h.core.embeddingWorker.drain();
   });
@@ -64,7 +95,13 @@ describe('Telegram memory commands', () => {
     expect(list.text).toMatch(/^Memories 1–10 of 21 \(page 1\/3\)/);
     expect(list.text).toContain(`1. Ana prefers tea blend number 0\n    preference · confidence 0.95 · from ${today}`);
     expect(list.text).not.toContain('Person0');
-    expect(buttons(list)).toEqual(['Next »=mem:1:', '• all=mem:0:', 'interest=mem:0:interest', 'preference=mem:0:preference', 'relationship=mem:0:relationship']);
+    expect(buttons(list)).toEqual([
+      'Next »=mem:1:',
+      '• all=mem:0:',
+      'interest=mem:0:interest',
+      'preference=mem:0:preference',
+      'relationship=mem:0:relationship',
+    ]);
 
     await press(list, 'mem:1:');
     expect(list.text).toMatch(/^Memories 11–20 of 21 \(page 2\/3\)/);
@@ -89,7 +126,9 @@ describe('Telegram memory commands', () => {
 
   it('/why N shows the messages a memory came from', async () => {
     const [answer] = await converse(h.fake, ANA, '/why 1');
-    expect(answer).toMatch(/^1\. Ana collects porcelain flamingos\n\nI learned it from this message:\n• \d{4}-\d\d-\d\d \d\d:\d\d, Ana: “I went to the zoo and saw porcelain flamingos”$/);
+    expect(answer).toMatch(
+      /^1\. Ana collects porcelain flamingos\n\nI learned it from this message:\n• \d{4}-\d\d-\d\d \d\d:\d\d, Ana: “I went to the zoo and saw porcelain flamingos”$/,
+    );
     expect((await converse(h.fake, ANA, '/why 2'))[0]).toMatch(/I have no record of the messages behind it/);
     expect((await converse(h.fake, ANA, '/why 9'))[0]).toBe('There is no number 9 in the last /memories list you saw (it showed 1–3).');
   });
@@ -117,7 +156,9 @@ describe('Telegram memory commands', () => {
     expect(before).toMatchObject({ rows: 2, fullText: 2 });
     await converse(h.fake, ANA, '/forget porcelain flamingos');
     const question = lastSent();
-    expect(question.text).toBe('These 2 memories mention “porcelain flamingos”:\n\n• Ana collects porcelain flamingos\n• Ana wants more porcelain flamingos for the hall\n\n1 message of our conversations goes with it; its text will be replaced by a placeholder.\n\nForget them?');
+    expect(question.text).toBe(
+      'These 2 memories mention “porcelain flamingos”:\n\n• Ana collects porcelain flamingos\n• Ana wants more porcelain flamingos for the hall\n\n1 message of our conversations goes with it; its text will be replaced by a placeholder.\n\nForget them?',
+    );
     const [yes, no] = buttons(question);
     expect(yes).toMatch(/^Forget all 2=fg:y:/);
     expect(no).toMatch(/^Keep=fg:n:/);
@@ -125,7 +166,9 @@ describe('Telegram memory commands', () => {
     expect((await memoryTraces(ana, 'flamingos')).rows).toBe(2);
 
     await press(question, yes!.split('=')[1]!);
-    expect(question.text).toBe('Done: I forgot 2 memories. They are gone from my memory, my search index and my notes about you. Also changed: 1 message (replaced by a placeholder).');
+    expect(question.text).toBe(
+      'Done: I forgot 2 memories. They are gone from my memory, my search index and my notes about you. Also changed: 1 message (replaced by a placeholder).',
+    );
     expect(question.reply_markup).toBeUndefined();
     expect(await memoryTraces(ana, 'flamingos')).toEqual({ rows: 0, fullText: 0, vectors: before.vectors - 2 });
     // Ben's scope is untouched.
@@ -137,8 +180,15 @@ describe('Telegram memory commands', () => {
     const prisma = h.core.db.prisma;
     const now = new Date();
     const { coffee, latte } = await prisma.$transaction(async (tx) => {
-      const coffee = (await createMemory(tx, { scopeId: ana, category: 'preference', content: 'Ana drinks black coffee', confidence: 0.9 }, { now: new Date(now.getTime() - 60_000), by: 'owner' })).id;
-      const latte = (await supersedeMemory(tx, ana, coffee, { content: 'Ana switched to oat milk lattes' }, { now, reason: 'changed her mind', by: 'owner' })).current.id;
+      const coffee = (
+        await createMemory(
+          tx,
+          { scopeId: ana, category: 'preference', content: 'Ana drinks black coffee', confidence: 0.9 },
+          { now: new Date(now.getTime() - 60_000), by: 'owner' },
+        )
+      ).id;
+      const latte = (await supersedeMemory(tx, ana, coffee, { content: 'Ana switched to oat milk lattes' }, { now, reason: 'changed her mind', by: 'owner' }))
+        .current.id;
       return { coffee, latte };
     });
     await converse(h.fake, ANA, '/forget black coffee');
@@ -181,7 +231,9 @@ describe('Telegram memory commands', () => {
   });
 
   it('/digest sends what was learned since the last digest, once', async () => {
-    await h.core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId: ana, category: 'goal', content: 'Ana wants to learn the cello', confidence: 0.9 }, { by: 'owner', now: new Date() }));
+    await h.core.db.prisma.$transaction((tx) =>
+      createMemory(tx, { scopeId: ana, category: 'goal', content: 'Ana wants to learn the cello', confidence: 0.9 }, { by: 'owner', now: new Date() }),
+    );
     const [digest] = await converse(h.fake, ANA, '/digest');
     expect(digest).toMatch(/^What I learned \(/);
     expect(digest).toContain('1. Ana wants to learn the cello');

@@ -19,7 +19,8 @@ describe('Telegram: forgetting by number, /sleep, wording', () => {
   let ana: string;
   const ids: Record<string, string> = {};
 
-  const buttons = (message: SentMessage) => (message.reply_markup?.inline_keyboard ?? []).flat().map((b) => ('callback_data' in b ? `${b.text}=${b.callback_data}` : b.text));
+  const buttons = (message: SentMessage) =>
+    (message.reply_markup?.inline_keyboard ?? []).flat().map((b) => ('callback_data' in b ? `${b.text}=${b.callback_data}` : b.text));
   const lastSent = () => h.fake.sent(ANA.id)[h.fake.sent(ANA.id).length - 1]!;
   const exists = async (id: string) => (await h.core.db.prisma.memory.count({ where: { id } })) === 1;
 
@@ -40,7 +41,13 @@ describe('Telegram: forgetting by number, /sleep, wording', () => {
         const system = seen.system ?? '';
         const prompt = seen.messages.at(-1)?.text ?? '';
         if (!system.includes('memory consolidation system')) return { kind: 'text', text: 'ok' };
-        const episode = (words: string) => /^(E\d+) .*$/m.exec(prompt.split('\n').filter((l) => l.includes(words)).join('\n'))?.[1];
+        const episode = (words: string) =>
+          /^(E\d+) .*$/m.exec(
+            prompt
+              .split('\n')
+              .filter((l) => l.includes(words))
+              .join('\n'),
+          )?.[1];
         const memory = (words: string) => new RegExp(`^(M\\d+) \\[[^\\]]*\\] ${words}`, 'm').exec(prompt)?.[1];
         const cello = episode('cello');
         const coffee = episode('oat milk');
@@ -50,7 +57,10 @@ describe('Telegram: forgetting by number, /sleep, wording', () => {
           kind: 'text',
           text: JSON.stringify({
             new: cello ? [{ category: 'goal', content: 'Ana is learning the cello', confidence: 0.9, source: 'stated', episodes: [cello] }] : [],
-            update: memory('Ana drinks black coffee') && coffee ? [{ memory: memory('Ana drinks black coffee'), content: 'Ana drinks oat milk lattes', episodes: [coffee], reason: 'she switched' }] : [],
+            update:
+              memory('Ana drinks black coffee') && coffee
+                ? [{ memory: memory('Ana drinks black coffee'), content: 'Ana drinks oat milk lattes', episodes: [coffee], reason: 'she switched' }]
+                : [],
             decay: memory('Ana plays chess') ? [{ memory: memory('Ana plays chess'), confidence: 0.05, reason: 'she gave it up' }] : [],
           }),
         };
@@ -62,10 +72,32 @@ describe('Telegram: forgetting by number, /sleep, wording', () => {
     ana = (await prisma.scope.findUniqueOrThrow({ where: { key: `telegram:private:${ANA.id}` } })).id;
     const now = new Date();
     await prisma.$transaction(async (tx) => {
-      for (let i = 0; i < 3; i++) ids[`pref${i}`] = (await createMemory(tx, { scopeId: ana, category: 'preference', content: `Ana prefers tea blend number ${i}`, confidence: 0.95 - i * 0.01 }, { by: 'owner', now })).id;
-      for (let i = 0; i < 3; i++) ids[`rel${i}`] = (await createMemory(tx, { scopeId: ana, category: 'relationship', content: `Ana has a cousin called Person${i}`, confidence: 0.8 - i * 0.01 }, { by: 'owner', now })).id;
-      ids.jazz = (await createMemory(tx, { scopeId: ana, category: 'interest', content: 'Ana listens to jazz on Sundays', confidence: 0.68 }, { by: 'owner', now })).id;
-      ids.oldCity = (await createMemory(tx, { scopeId: ana, category: 'fact', content: 'Ana lives in Lisbon', confidence: 0.7 }, { by: 'owner', now: new Date(now.getTime() - 60_000) })).id;
+      for (let i = 0; i < 3; i++)
+        ids[`pref${i}`] = (
+          await createMemory(
+            tx,
+            { scopeId: ana, category: 'preference', content: `Ana prefers tea blend number ${i}`, confidence: 0.95 - i * 0.01 },
+            { by: 'owner', now },
+          )
+        ).id;
+      for (let i = 0; i < 3; i++)
+        ids[`rel${i}`] = (
+          await createMemory(
+            tx,
+            { scopeId: ana, category: 'relationship', content: `Ana has a cousin called Person${i}`, confidence: 0.8 - i * 0.01 },
+            { by: 'owner', now },
+          )
+        ).id;
+      ids.jazz = (
+        await createMemory(tx, { scopeId: ana, category: 'interest', content: 'Ana listens to jazz on Sundays', confidence: 0.68 }, { by: 'owner', now })
+      ).id;
+      ids.oldCity = (
+        await createMemory(
+          tx,
+          { scopeId: ana, category: 'fact', content: 'Ana lives in Lisbon', confidence: 0.7 },
+          { by: 'owner', now: new Date(now.getTime() - 60_000) },
+        )
+      ).id;
       ids.city = (await supersedeMemory(tx, ana, ids.oldCity, { content: 'Ana lives in Porto' }, { now, reason: 'moved', by: 'owner' })).current.id;
     });
   });
@@ -99,7 +131,9 @@ describe('Telegram: forgetting by number, /sleep, wording', () => {
     expect(lastSent().text).toContain('1. Ana lives in Porto');
     await converse(h.fake, ANA, '/forget 1');
     const question = lastSent();
-    expect(question.text).toBe('Item 1 of the last /memories list you saw, with 1 earlier version that goes with it:\n\n• Ana lives in Porto\n• Ana lives in Lisbon (earlier version)\n\nForget them?');
+    expect(question.text).toBe(
+      'Item 1 of the last /memories list you saw, with 1 earlier version that goes with it:\n\n• Ana lives in Porto\n• Ana lives in Lisbon (earlier version)\n\nForget them?',
+    );
     await press(question, /^Keep=/);
     expect(question.text).toBe('Kept: I forgot nothing.');
     expect(await exists(ids.city!)).toBe(true);
@@ -123,7 +157,9 @@ describe('Telegram: forgetting by number, /sleep, wording', () => {
   it('/sleep says what it learned, changed and let fade, numbered for /forget N', async () => {
     const now = new Date();
     await h.core.db.prisma.$transaction(async (tx) => {
-      ids.coffee = (await createMemory(tx, { scopeId: ana, category: 'preference', content: 'Ana drinks black coffee', confidence: 0.8 }, { by: 'owner', now })).id;
+      ids.coffee = (
+        await createMemory(tx, { scopeId: ana, category: 'preference', content: 'Ana drinks black coffee', confidence: 0.8 }, { by: 'owner', now })
+      ).id;
       ids.chess = (await createMemory(tx, { scopeId: ana, category: 'interest', content: 'Ana plays chess', confidence: 0.5 }, { by: 'owner', now })).id;
     });
     await h.core.embeddingWorker.drain();
@@ -141,8 +177,12 @@ describe('Telegram: forgetting by number, /sleep, wording', () => {
 
     // The numbers are the summary's.
     await converse(h.fake, ANA, '/forget 1');
-    expect(lastSent().text).toBe('Item 1 of the last /sleep summary you saw:\n\n• Ana is learning the cello\n\n1 message of our conversations goes with it; its text will be replaced by a placeholder.\n\nForget it?');
-    expect((await converse(h.fake, ANA, '/why 1'))[0]).toMatch(/^1\. Ana is learning the cello\n\nI learned it from this message:\n• .*“I started learning the cello this week”$/);
+    expect(lastSent().text).toBe(
+      'Item 1 of the last /sleep summary you saw:\n\n• Ana is learning the cello\n\n1 message of our conversations goes with it; its text will be replaced by a placeholder.\n\nForget it?',
+    );
+    expect((await converse(h.fake, ANA, '/why 1'))[0]).toMatch(
+      /^1\. Ana is learning the cello\n\nI learned it from this message:\n• .*“I started learning the cello this week”$/,
+    );
   });
 
   it('/sleep with nothing new says so', async () => {

@@ -113,7 +113,8 @@ run('three replicas in Telegram webhook mode on one PostgreSQL', () => {
       await new Promise((r) => setTimeout(r, 1000 / RATE));
     }
 
-    const tagged = (chat: number, seq: number) => fake!.sent(users[chat]!.id).filter((m) => m.text?.includes(`c${chat}#${seq} `) || m.text?.includes(`c${chat}#${seq}.`)).length;
+    const tagged = (chat: number, seq: number) =>
+      fake!.sent(users[chat]!.id).filter((m) => m.text?.includes(`c${chat}#${seq} `) || m.text?.includes(`c${chat}#${seq}.`)).length;
     const answered = () => {
       let count = 0;
       for (let n = 0; n < total; n++) if (tagged(n % CHATS, Math.floor(n / CHATS) + 1) > 0) count++;
@@ -156,23 +157,41 @@ run('three replicas in Telegram webhook mode on one PostgreSQL', () => {
     await new Promise((r) => setTimeout(r, digest.at - Date.now() + 2_000));
     const digestTexts = () => users.map((u) => fake!.sent(u.id).filter((m) => m.text?.startsWith('What I learned')).length);
     const deadline = Date.now() + 60_000;
-    const built = async () => Number((await db!.query<{ n: string }>(`SELECT COUNT(*) AS n FROM "Digest" WHERE status IN ('sent', 'empty') AND "periodEnd" = $1`, [new Date(digest.at)])).rows[0]!.n);
+    const built = async () =>
+      Number(
+        (await db!.query<{ n: string }>(`SELECT COUNT(*) AS n FROM "Digest" WHERE status IN ('sent', 'empty') AND "periodEnd" = $1`, [new Date(digest.at)]))
+          .rows[0]!.n,
+      );
     while (Date.now() < deadline && (await built()) < CHATS) await new Promise((r) => setTimeout(r, 500));
     await new Promise((r) => setTimeout(r, 3_000)); // a second send would come within the sender's pass
     const statuses = (await db.query<{ status: string; n: string }>('SELECT status, COUNT(*) AS n FROM "TelegramUpdate" GROUP BY status')).rows;
-    const digests = (await db.query<{ scope: string; status: string; periodEnd: Date }>(`SELECT s.key AS scope, d.status, d."periodEnd" FROM "Digest" d JOIN "Scope" s ON s.id = d."scopeId" WHERE d."periodEnd" = $1 ORDER BY s.key`, [new Date(digest.at)])).rows;
+    const digests = (
+      await db.query<{ scope: string; status: string; periodEnd: Date }>(
+        `SELECT s.key AS scope, d.status, d."periodEnd" FROM "Digest" d JOIN "Scope" s ON s.id = d."scopeId" WHERE d."periodEnd" = $1 ORDER BY s.key`,
+        [new Date(digest.at)],
+      )
+    ).rows;
 
     // No episode was consolidated by two runs: the memories it is a source of were all created by one run.
-    const runs = (await db.query<{ status: string; n: string }>(`SELECT status, COUNT(*) AS n FROM "SleepRun" WHERE kind = 'consolidate' GROUP BY status`)).rows;
+    const runs = (await db.query<{ status: string; n: string }>(`SELECT status, COUNT(*) AS n FROM "SleepRun" WHERE kind = 'consolidate' GROUP BY status`))
+      .rows;
     const byStatus = Object.fromEntries(runs.map((r) => [r.status, Number(r.n)]));
-    const twice = (await db.query<{ episodeId: string }>(
-      `SELECT ms."episodeId" FROM "MemorySource" ms JOIN "AuditEvent" a ON a."subjectId" = ms."memoryId" AND a.action = 'create' AND a."runId" IS NOT NULL
+    const twice = (
+      await db.query<{ episodeId: string }>(
+        `SELECT ms."episodeId" FROM "MemorySource" ms JOIN "AuditEvent" a ON a."subjectId" = ms."memoryId" AND a.action = 'create' AND a."runId" IS NOT NULL
        GROUP BY ms."episodeId" HAVING COUNT(DISTINCT a."runId") > 1`,
-    )).rows.length;
-    const sourced = Number((await db.query<{ n: string }>(
-      `SELECT COUNT(DISTINCT ms."episodeId") AS n FROM "MemorySource" ms JOIN "AuditEvent" a ON a."subjectId" = ms."memoryId" AND a.action = 'create' AND a."runId" IS NOT NULL`,
-    )).rows[0]!.n);
-    const doubleMemories = (await db.query<{ n: string }>(`SELECT COUNT(*) AS n FROM (SELECT "scopeId", content FROM "Memory" GROUP BY "scopeId", content HAVING COUNT(*) > 1) t`)).rows[0]!.n;
+      )
+    ).rows.length;
+    const sourced = Number(
+      (
+        await db.query<{ n: string }>(
+          `SELECT COUNT(DISTINCT ms."episodeId") AS n FROM "MemorySource" ms JOIN "AuditEvent" a ON a."subjectId" = ms."memoryId" AND a.action = 'create' AND a."runId" IS NOT NULL`,
+        )
+      ).rows[0]!.n,
+    );
+    const doubleMemories = (
+      await db.query<{ n: string }>(`SELECT COUNT(*) AS n FROM (SELECT "scopeId", content FROM "Memory" GROUP BY "scopeId", content HAVING COUNT(*) > 1) t`)
+    ).rows[0]!.n;
     const memories = Number((await db.query<{ n: string }>('SELECT COUNT(*) AS n FROM "Memory"')).rows[0]!.n);
 
     console.log(

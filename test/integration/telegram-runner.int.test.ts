@@ -33,7 +33,11 @@ describe('Telegram bot under load and failure', () => {
     harness.handler.store = false;
     harness.handler.delayMs = () => Math.floor(Math.random() * 4);
     for (let i = 1; i <= 20; i++) for (const p of people) harness.fake.message(p, `m${i}`);
-    await harness.fake.waitFor(() => harness.handler.seen.length === 1000 && people.every((p) => harness.fake.sent(p.id).length === 20), 100_000, '1000 replies');
+    await harness.fake.waitFor(
+      () => harness.handler.seen.length === 1000 && people.every((p) => harness.fake.sent(p.id).length === 20),
+      100_000,
+      '1000 replies',
+    );
 
     const expected = Array.from({ length: 20 }, (_, i) => `m${i + 1}`);
     for (const p of people) {
@@ -58,7 +62,12 @@ describe('Telegram bot under load and failure', () => {
     expect(sends.map((c) => c.fault ?? 'ok')).toEqual(['too-many-requests', 'bad-gateway', 'drop', 'ok']);
     expect(sends[1]!.at - sends[0]!.at).toBeGreaterThanOrEqual(990);
     expect(sends[3]!.at - sends[1]!.at).toBeLessThan(900);
-    expect(harness.fake.calls('getUpdates').slice(0, 2).map((c) => c.fault)).toEqual(['bad-gateway', 'drop']);
+    expect(
+      harness.fake
+        .calls('getUpdates')
+        .slice(0, 2)
+        .map((c) => c.fault),
+    ).toEqual(['bad-gateway', 'drop']);
     expect(harness.handler.seen).toHaveLength(1);
     const retries = harness.logLines().filter((l) => l.includes('a Bot API call failed; retrying'));
     expect(retries.length).toBeGreaterThanOrEqual(5);
@@ -96,7 +105,11 @@ describe('Telegram bot under load and failure', () => {
 
     harness.bot = harness.newBot();
     await harness.bot.start();
-    await harness.fake.waitFor(() => harness.handler.seen.length >= 300 && people.every((p) => harness.fake.sent(p.id).length === 30), 20_000, 'the rest of the messages');
+    await harness.fake.waitFor(
+      () => harness.handler.seen.length >= 300 && people.every((p) => harness.fake.sent(p.id).length === 30),
+      20_000,
+      'the rest of the messages',
+    );
     await new Promise((r) => setTimeout(r, 100));
 
     const ids = harness.handler.seen.map((m) => m.externalId);

@@ -69,7 +69,13 @@ describe('Telegram webhook: an update a dead replica left unfinished', () => {
 
   /** An update of a message from PERSON, as Telegram would send it (not delivered). */
   function update(text: string): Update & { message: NonNullable<Update['message']> } {
-    const message = { message_id: nextMessage++, date: Math.floor(Date.now() / 1000), chat: { id: PERSON.id, type: 'private' as const, first_name: PERSON.first_name }, from: { ...PERSON, is_bot: false }, text };
+    const message = {
+      message_id: nextMessage++,
+      date: Math.floor(Date.now() / 1000),
+      chat: { id: PERSON.id, type: 'private' as const, first_name: PERSON.first_name },
+      from: { ...PERSON, is_bot: false },
+      text,
+    };
     return { update_id: nextUpdate++, message };
   }
 
@@ -78,7 +84,9 @@ describe('Telegram webhook: an update a dead replica left unfinished', () => {
   /** Leaves the update as a replica that died while handling it does: recorded, `processing`. */
   async function leftProcessing(u: Update, calls: Array<{ method: string; result: unknown }> = []): Promise<void> {
     const updates = service.core.telegramUpdates;
-    expect(await updates.record({ updateId: u.update_id, chatKey: String(PERSON.id), payload: JSON.stringify(u) }, new Date(Date.now() - 5_000))).toBe('recorded');
+    expect(await updates.record({ updateId: u.update_id, chatKey: String(PERSON.id), payload: JSON.stringify(u) }, new Date(Date.now() - 5_000))).toBe(
+      'recorded',
+    );
     await updates.startAttempt(u.update_id);
     if (calls.length > 0) await updates.saveCalls(u.update_id, calls);
   }

@@ -36,7 +36,18 @@ describe('Telegram webhook mode (npm start, SQLite)', () => {
     route = `http://127.0.0.1:${port}/telegram`;
     const dataDir = path.join(tempDir('nocturne-tg-webhook-'), 'data');
     dbFile = path.join(dataDir, 'nocturne.db');
-    service = await startReplica(webhookEnv({ dataDir, port, apiRoot: fake.apiRoot, token: fake.token, modelUrl: model.url, ollamaUrl: ollama.url, allowedUsers: [PERSON.id], extra: { SLEEP_ENABLED: 'false' } }));
+    service = await startReplica(
+      webhookEnv({
+        dataDir,
+        port,
+        apiRoot: fake.apiRoot,
+        token: fake.token,
+        modelUrl: model.url,
+        ollamaUrl: ollama.url,
+        allowedUsers: [PERSON.id],
+        extra: { SLEEP_ENABLED: 'false' },
+      }),
+    );
     fake.routeWebhook([route]);
   }, 120_000);
 
@@ -60,13 +71,27 @@ describe('Telegram webhook mode (npm start, SQLite)', () => {
   const replies = (tag: string) => fake.sent(PERSON.id).filter((m) => m.text?.startsWith(`re: ${tag}`)).length;
 
   it('registers the webhook with the secret and the update types of polling mode', () => {
-    expect(fake.webhook()).toEqual({ url: 'https://bot.example.com/telegram', secretToken: WEBHOOK_SECRET, allowedUpdates: ['message', 'callback_query'], maxConnections: 40 });
+    expect(fake.webhook()).toEqual({
+      url: 'https://bot.example.com/telegram',
+      secretToken: WEBHOOK_SECRET,
+      allowedUpdates: ['message', 'callback_query'],
+      maxConnections: 40,
+    });
     expect(fake.calls('setMyCommands')).toHaveLength(1);
     expect(fake.calls('deleteWebhook')).toHaveLength(0);
   });
 
   it('refuses a missing or wrong secret (401) and a body that is no update (400), storing and answering nothing', async () => {
-    const update = { update_id: 900_001, message: { message_id: 1, date: Math.floor(Date.now() / 1000), chat: { id: PERSON.id, type: 'private', first_name: 'Ada' }, from: { ...PERSON, is_bot: false }, text: 'c0#99 forged' } };
+    const update = {
+      update_id: 900_001,
+      message: {
+        message_id: 1,
+        date: Math.floor(Date.now() / 1000),
+        chat: { id: PERSON.id, type: 'private', first_name: 'Ada' },
+        from: { ...PERSON, is_bot: false },
+        text: 'c0#99 forged',
+      },
+    };
     const missing = await post(update);
     const wrong = await post(update, { 'x-telegram-bot-api-secret-token': `${WEBHOOK_SECRET}x` });
     const almost = await post(update, { 'x-telegram-bot-api-secret-token': WEBHOOK_SECRET.slice(0, -1) });
@@ -85,7 +110,12 @@ describe('Telegram webhook mode (npm start, SQLite)', () => {
   it('answers a message once, however often its update is delivered', async () => {
     const update: Update = fake.message(PERSON, 'c0#1 hello there');
     await fake.waitFor(() => replies('c0#1') === 1, 30_000, 'the reply to c0#1');
-    expect(fake.webhookDeliveries().filter((d) => d.updateId === update.update_id).map((d) => d.status)).toEqual([200]);
+    expect(
+      fake
+        .webhookDeliveries()
+        .filter((d) => d.updateId === update.update_id)
+        .map((d) => d.status),
+    ).toEqual([200]);
     // Telegram (or a load balancer's retry) delivers it again: twice at once, then once more.
     const headers = { 'x-telegram-bot-api-secret-token': WEBHOOK_SECRET };
     const again = await Promise.all([post(update, headers), post(update, headers)]);

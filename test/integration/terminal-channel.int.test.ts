@@ -45,12 +45,27 @@ interface Session {
 let markers = 0;
 
 /** Opens a session and waits for its greeting. */
-async function openSession(core: Core, handler: ConversationHandler, options: { exportDir?: string; scopeKey?: string; digestCheckMs?: number } = {}): Promise<Session> {
+async function openSession(
+  core: Core,
+  handler: ConversationHandler,
+  options: { exportDir?: string; scopeKey?: string; digestCheckMs?: number } = {},
+): Promise<Session> {
   const input = new PassThrough();
   const out = new PassThrough();
   let printed = '';
   out.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
-  const channel = createTerminalChannel({ ...channelServices(core), handler, input, output: out, scopeKey: options.scopeKey ?? KEY, authorName: 'Ana', logger: core.logger, defaultTimeZone: 'UTC', exportDir: options.exportDir ?? tempDir('nocturne-terminal-export-'), digestCheckMs: options.digestCheckMs });
+  const channel = createTerminalChannel({
+    ...channelServices(core),
+    handler,
+    input,
+    output: out,
+    scopeKey: options.scopeKey ?? KEY,
+    authorName: 'Ana',
+    logger: core.logger,
+    defaultTimeZone: 'UTC',
+    exportDir: options.exportDir ?? tempDir('nocturne-terminal-export-'),
+    digestCheckMs: options.digestCheckMs,
+  });
   let ended = false;
   const running = channel.run().then(() => void (ended = true));
   const session: Session = {
@@ -127,19 +142,49 @@ describe('terminal channel', () => {
     // Ana's scope as an earlier session left it: a message, memories, and a digest not shown yet.
     const scope = await core.scopes.ensure({ key: KEY, channel: 'terminal', kind: 'user' });
     scopeId = scope.id;
-    const zoo = await core.episodeService.ingest({ key: KEY, channel: 'terminal', kind: 'user' }, { content: 'I went to the zoo and saw porcelain flamingos', author: 'Ana', externalId: 'zoo', timestamp: new Date(Date.now() - 3_600_000).toISOString() });
+    const zoo = await core.episodeService.ingest(
+      { key: KEY, channel: 'terminal', kind: 'user' },
+      { content: 'I went to the zoo and saw porcelain flamingos', author: 'Ana', externalId: 'zoo', timestamp: new Date(Date.now() - 3_600_000).toISOString() },
+    );
     const now = new Date();
     await core.db.prisma.$transaction(async (tx) => {
-      for (let i = 0; i < 12; i++) ids[`pref${i}`] = (await createMemory(tx, { scopeId, category: 'preference', content: `Ana prefers tea blend number ${i}`, confidence: 0.95 - i * 0.01 }, { by: 'owner', now })).id;
-      ids.flamingo = (await createMemory(tx, { scopeId, category: 'interest', content: 'Ana collects porcelain flamingos', confidence: 0.7, sourceEpisodeIds: [zoo.episode!.id] }, { now })).id;
-      ids.flamingo2 = (await createMemory(tx, { scopeId, category: 'interest', content: 'Ana wants more porcelain flamingos for the hall', confidence: 0.69 }, { by: 'owner', now })).id;
-      ids.jazz = (await createMemory(tx, { scopeId, category: 'interest', content: 'Ana listens to jazz on Sundays', confidence: 0.68 }, { by: 'owner', now })).id;
-      ids.cousin = (await createMemory(tx, { scopeId, category: 'relationship', content: 'Ana has a cousin called Bruno', confidence: 0.6 }, { by: 'owner', now })).id;
+      for (let i = 0; i < 12; i++)
+        ids[`pref${i}`] = (
+          await createMemory(
+            tx,
+            { scopeId, category: 'preference', content: `Ana prefers tea blend number ${i}`, confidence: 0.95 - i * 0.01 },
+            { by: 'owner', now },
+          )
+        ).id;
+      ids.flamingo = (
+        await createMemory(
+          tx,
+          { scopeId, category: 'interest', content: 'Ana collects porcelain flamingos', confidence: 0.7, sourceEpisodeIds: [zoo.episode!.id] },
+          { now },
+        )
+      ).id;
+      ids.flamingo2 = (
+        await createMemory(
+          tx,
+          { scopeId, category: 'interest', content: 'Ana wants more porcelain flamingos for the hall', confidence: 0.69 },
+          { by: 'owner', now },
+        )
+      ).id;
+      ids.jazz = (
+        await createMemory(tx, { scopeId, category: 'interest', content: 'Ana listens to jazz on Sundays', confidence: 0.68 }, { by: 'owner', now })
+      ).id;
+      ids.cousin = (
+        await createMemory(tx, { scopeId, category: 'relationship', content: 'Ana has a cousin called Bruno', confidence: 0.6 }, { by: 'owner', now })
+      ).id;
     });
     await buildDigest(core.db.prisma, scopeId, { periodEnd: new Date(now.getTime() + 1000), now: new Date(now.getTime() + 1000) });
     // Another person's memory, which no command of Ana's may touch.
     const other = await core.scopes.ensure({ key: 'terminal:ben', channel: 'terminal', kind: 'user' });
-    ids.ben = (await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId: other.id, category: 'interest', content: 'Ben also collects porcelain flamingos', confidence: 0.9 }, { by: 'owner', now }))).id;
+    ids.ben = (
+      await core.db.prisma.$transaction((tx) =>
+        createMemory(tx, { scopeId: other.id, category: 'interest', content: 'Ben also collects porcelain flamingos', confidence: 0.9 }, { by: 'owner', now }),
+      )
+    ).id;
     await core.embeddingWorker.drain();
 
     session = await openSession(core, handler, { exportDir });
@@ -165,7 +210,9 @@ describe('terminal channel', () => {
 
     // Before any /memories, numbers are the digest's.
     const cousin = digestItems(digest).find((i) => i.memoryId === ids.cousin)!;
-    expect(await session.say(`/forget ${cousin.n}`, 'y')).toBe(`Item ${cousin.n} of your latest digest:\n\n• ${cousin.text}\n\nForget it? (y/n)\nDone: I forgot 1 memory. It is gone from my memory, my search index and my notes about you.\n`);
+    expect(await session.say(`/forget ${cousin.n}`, 'y')).toBe(
+      `Item ${cousin.n} of your latest digest:\n\n• ${cousin.text}\n\nForget it? (y/n)\nDone: I forgot 1 memory. It is gone from my memory, my search index and my notes about you.\n`,
+    );
     expect(await traces('Bruno')).toMatchObject({ rows: 0, fullText: 0 });
   });
 
@@ -191,7 +238,9 @@ describe('terminal channel', () => {
 
   it('/memories pages with next, prev and a page number, and filters by category', async () => {
     const first = await session.say('/memories');
-    expect(first).toMatch(/^Memories 1–10 of 15 \(page 1\/2\)\n\n1\. Ana prefers tea blend number 0\n {4}preference · confidence 0\.95 · from \d{4}-\d\d-\d\d\n/);
+    expect(first).toMatch(
+      /^Memories 1–10 of 15 \(page 1\/2\)\n\n1\. Ana prefers tea blend number 0\n {4}preference · confidence 0\.95 · from \d{4}-\d\d-\d\d\n/,
+    );
     expect(first).toContain('10. Ana prefers tea blend number 9');
     expect(first).not.toContain('11.');
     expect(first).toContain('More: /memories next · /memories N for page N');
@@ -212,13 +261,17 @@ describe('terminal channel', () => {
     expect(interest).toContain('/memories all');
     // Paging keeps the filter (and stops at the last page).
     expect(await session.say('/memories next')).toMatch(/^Memories in “interest” 1–3 of 3/);
-    expect(await session.say('/memories nonsense')).toBe('No current memories in “nonsense”.\nCategories: interest, preference (/memories <category>, /memories all)\n');
+    expect(await session.say('/memories nonsense')).toBe(
+      'No current memories in “nonsense”.\nCategories: interest, preference (/memories <category>, /memories all)\n',
+    );
     expect(await session.say('/memories all')).toMatch(/^Memories 1–10 of 15/);
   });
 
   it('/why N shows the messages an item of the last list came from', async () => {
     await session.say('/memories interest');
-    expect(await session.say('/why 1')).toMatch(/^1\. Ana collects porcelain flamingos\n\nI learned it from this message:\n• \d{4}-\d\d-\d\d \d\d:\d\d, Ana: “I went to the zoo and saw porcelain flamingos”\n$/);
+    expect(await session.say('/why 1')).toMatch(
+      /^1\. Ana collects porcelain flamingos\n\nI learned it from this message:\n• \d{4}-\d\d-\d\d \d\d:\d\d, Ana: “I went to the zoo and saw porcelain flamingos”\n$/,
+    );
     expect(await session.say('/why 2')).toMatch(/I have no record of the messages behind it/);
     expect(await session.say('/why 9')).toBe('There is no number 9 in the last /memories list you saw (it showed 1–3).\n');
     expect(await session.say('/why')).toMatch(/^Which one\? \/why 3/);
@@ -239,9 +292,13 @@ describe('terminal channel', () => {
     const from = session.output().length;
     session.input.write('/forget porcelain flamingos\n');
     const question = await session.waitFor((p) => p.includes('(y/n)'), 'the question', from);
-    expect(question).toBe('These 2 memories mention “porcelain flamingos”:\n\n• Ana collects porcelain flamingos\n• Ana wants more porcelain flamingos for the hall\n\n1 message of our conversations goes with it; its text will be replaced by a placeholder.\n\nForget them? (y/n)\n');
+    expect(question).toBe(
+      'These 2 memories mention “porcelain flamingos”:\n\n• Ana collects porcelain flamingos\n• Ana wants more porcelain flamingos for the hall\n\n1 message of our conversations goes with it; its text will be replaced by a placeholder.\n\nForget them? (y/n)\n',
+    );
     expect(await traces('flamingos')).toMatchObject({ rows: 2 }); // nothing goes before the answer
-    expect(await session.say('y')).toBe('Done: I forgot 2 memories. They are gone from my memory, my search index and my notes about you. Also changed: 1 message (replaced by a placeholder).\n');
+    expect(await session.say('y')).toBe(
+      'Done: I forgot 2 memories. They are gone from my memory, my search index and my notes about you. Also changed: 1 message (replaced by a placeholder).\n',
+    );
     expect(await traces('flamingos')).toEqual({ rows: 0, fullText: 0, vectors: before.vectors - 2 });
     const ben = (await core.scopes.findByKey('terminal:ben'))!;
     expect(await core.db.prisma.memory.count({ where: { id: ids.ben } })).toBe(1);
@@ -260,9 +317,13 @@ describe('terminal channel', () => {
 
   it('/forget N shows that item of the last (filtered) /memories list and forgets it after "y"', async () => {
     expect(await session.say('/memories preference')).toContain('2. Ana prefers tea blend number 1\n');
-    expect(await session.say('/forget 2', 'n')).toBe('Item 2 of the last /memories list you saw:\n\n• Ana prefers tea blend number 1\n\nForget it? (y/n)\nKept: I forgot nothing.\n');
+    expect(await session.say('/forget 2', 'n')).toBe(
+      'Item 2 of the last /memories list you saw:\n\n• Ana prefers tea blend number 1\n\nForget it? (y/n)\nKept: I forgot nothing.\n',
+    );
     expect(await core.db.prisma.memory.count({ where: { id: ids.pref1 } })).toBe(1);
-    expect(await session.say('/forget 2', 'y')).toBe('Item 2 of the last /memories list you saw:\n\n• Ana prefers tea blend number 1\n\nForget it? (y/n)\nDone: I forgot 1 memory. It is gone from my memory, my search index and my notes about you.\n');
+    expect(await session.say('/forget 2', 'y')).toBe(
+      'Item 2 of the last /memories list you saw:\n\n• Ana prefers tea blend number 1\n\nForget it? (y/n)\nDone: I forgot 1 memory. It is gone from my memory, my search index and my notes about you.\n',
+    );
     expect(await core.db.prisma.memory.count({ where: { id: ids.pref1 } })).toBe(0);
     expect(await core.db.prisma.memory.count({ where: { id: ids.pref0 } })).toBe(1);
     expect(await traces('number 1')).toMatchObject({ rows: 2 }); // 10 and 11 are still there, 1 is not
@@ -274,7 +335,9 @@ describe('terminal channel', () => {
     // The fixture's digest ends a second after it was built; what is learned before then is its own.
     const first = await core.db.prisma.digest.findFirstOrThrow({ where: { scopeId }, orderBy: { periodEnd: 'desc' } });
     while (Date.now() <= first.periodEnd.getTime()) await new Promise((r) => setTimeout(r, 50));
-    await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'goal', content: 'Ana wants to learn the cello', confidence: 0.9 }, { by: 'owner', now: new Date() }));
+    await core.db.prisma.$transaction((tx) =>
+      createMemory(tx, { scopeId, category: 'goal', content: 'Ana wants to learn the cello', confidence: 0.9 }, { by: 'owner', now: new Date() }),
+    );
     const printed = await session.say('/digest');
     expect(printed).toMatch(/^What I learned \(/);
     expect(printed).toContain('1. Ana wants to learn the cello');
@@ -284,7 +347,9 @@ describe('terminal channel', () => {
     expect(latest.sentAt).not.toBeNull();
     expect(await session.say('/digest')).toMatch(/^Nothing new since your last digest/);
     // Its numbers are what /forget N means now.
-    expect(await session.say('/forget 1', 'yes')).toMatch(/^Item 1 of your latest digest:\n\n• Ana wants to learn the cello\n\nForget it\? \(y\/n\)\nDone: I forgot 1 memory\./);
+    expect(await session.say('/forget 1', 'yes')).toMatch(
+      /^Item 1 of your latest digest:\n\n• Ana wants to learn the cello\n\nForget it\? \(y\/n\)\nDone: I forgot 1 memory\./,
+    );
     expect(await traces('cello')).toMatchObject({ rows: 0 });
   });
 
@@ -292,13 +357,21 @@ describe('terminal channel', () => {
     const printed = await session.say('/export');
     // In the scope's own folder under the export directory, named from its id (export-paths.ts).
     // The scope's folder (beside it, the manifest of written files: export-registry.ts).
-    const [folder] = fs.readdirSync(exportDir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    const [folder] = fs
+      .readdirSync(exportDir, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
     expect(folder).toMatch(/^terminal-ana-[0-9a-f]{16}$/);
     const jsonPath = path.join(exportDir, folder!, 'nocturne-terminal-ana.json');
     const markdownPath = path.join(exportDir, folder!, 'nocturne-terminal-ana.md');
     expect(printed).toContain(`  ${jsonPath} — as JSON`);
     expect(printed).toContain(`  ${markdownPath} — the same, to read`);
-    const doc = JSON.parse(fs.readFileSync(jsonPath, 'utf8')) as { format: string; scope: { key: string }; memories: Array<{ content: string }>; episodes: Array<{ content: string }> };
+    const doc = JSON.parse(fs.readFileSync(jsonPath, 'utf8')) as {
+      format: string;
+      scope: { key: string };
+      memories: Array<{ content: string }>;
+      episodes: Array<{ content: string }>;
+    };
     expect(doc.format).toBe('nocturne.scope-export');
     expect(doc.scope.key).toBe(KEY);
     expect(doc.memories.map((m) => m.content)).toContain('Ana listens to jazz on Sundays');
@@ -325,7 +398,20 @@ describe('terminal channel', () => {
 
   it('/help and /start list the commands; an unknown command does not reach the model', async () => {
     const help = await session.say('/help');
-    for (const command of ['memories [--all] [category | next | prev | N]', 'forget N | words', 'why N', 'digest [at HH:MM | off | on]', 'timezone [Zone]', 'sleep', 'pause', 'resume', 'export', 'end', 'help']) expect(help).toContain(`/${command} — `);
+    for (const command of [
+      'memories [--all] [category | next | prev | N]',
+      'forget N | words',
+      'why N',
+      'digest [at HH:MM | off | on]',
+      'timezone [Zone]',
+      'sleep',
+      'pause',
+      'resume',
+      'export',
+      'end',
+      'help',
+    ])
+      expect(help).toContain(`/${command} — `);
     expect(help).toContain('/quit');
     expect(await session.say('/start')).toMatch(/^Hello, Ana! What you tell me here stays in terminal:ana\.\n\nI remember our conversations/);
     const before = replyRequests();
@@ -337,7 +423,9 @@ describe('terminal channel', () => {
   it('/timezone and /digest at set the digest schedule from the terminal too', async () => {
     expect(await session.say('/timezone Pacific/Nowhere')).toMatch(/^“Pacific\/Nowhere” is not a time zone I know\./);
     expect(await session.say('/timezone Europe/Madrid')).toMatch(/^Done: your time zone is now Europe\/Madrid; /);
-    expect(await session.say('/digest at 7:45')).toMatch(/^Done: your digest will come every day at 07:45 \(Europe\/Madrid\)\. The next one: \d{4}-\d\d-\d\d at 07:45\.\n$/);
+    expect(await session.say('/digest at 7:45')).toMatch(
+      /^Done: your digest will come every day at 07:45 \(Europe\/Madrid\)\. The next one: \d{4}-\d\d-\d\d at 07:45\.\n$/,
+    );
     expect(await session.say('/timezone')).toMatch(/^Your time zone is Europe\/Madrid; it is \d\d:\d\d there now\./);
     expect(await session.say('/digest off')).toMatch(/^Done: no more evening digests\./);
     expect(await core.db.prisma.auditEvent.count({ where: { scopeId, action: 'settings' } })).toBe(3);
@@ -378,7 +466,9 @@ describe('terminal channel', () => {
     const s = await openSession(core, handler, { scopeKey: 'terminal:evening', digestCheckMs: 0 });
     const evening = (await core.scopes.findByKey('terminal:evening'))!;
     const now = new Date();
-    await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId: evening.id, category: 'goal', content: 'Ana plans a trip to Lisbon', confidence: 0.8 }, { by: 'owner', now }));
+    await core.db.prisma.$transaction((tx) =>
+      createMemory(tx, { scopeId: evening.id, category: 'goal', content: 'Ana plans a trip to Lisbon', confidence: 0.8 }, { by: 'owner', now }),
+    );
     const digest = await buildDigest(core.db.prisma, evening.id, { periodEnd: new Date(now.getTime() + 1), now });
     expect(digest.status).toBe('pending');
     expect(await s.say('good evening')).toMatch(/^ok: good evening\nWhat I learned \(.*\n\nNew\n\n1\. Ana plans a trip to Lisbon\n/);

@@ -47,7 +47,9 @@ describe('vector index unavailable', () => {
 
   it('forgets while the index is down (a tombstone waits), then backfills and cleans up when it answers', async () => {
     const scopeId = (await core.scopes.findByKey('ana'))!.id;
-    const memory = await core.db.prisma.$transaction((tx) => createMemory(tx, { scopeId, category: 'fact', content: 'Ana grows tomatoes', confidence: 0.9 }, { by: 'owner', now: new Date() }));
+    const memory = await core.db.prisma.$transaction((tx) =>
+      createMemory(tx, { scopeId, category: 'fact', content: 'Ana grows tomatoes', confidence: 0.9 }, { by: 'owner', now: new Date() }),
+    );
     const forgotten = await core.forget.forgetMemory(scopeId, memory.id);
     expect(forgotten.vectorsDeleted).toBe(false);
     expect(await pendingTombstones(core.db.prisma, scopeId)).toBe(1);
@@ -68,10 +70,25 @@ describe('index guard retries', () => {
     let failing = true;
     let opens = 0;
     const index = createInMemoryVectorIndex();
-    const flaky = { ...index, init: async () => { opens++; if (failing) throw new Error('connection refused'); return index.init(); } };
-    const core = await createCore(loadConfig({ env: { DATA_DIR: tempDir() }, envFile: false }), memoryLogger().logger, { embedder: createHashEmbedder({ dimension: 64 }) });
+    const flaky = {
+      ...index,
+      init: async () => {
+        opens++;
+        if (failing) throw new Error('connection refused');
+        return index.init();
+      },
+    };
+    const core = await createCore(loadConfig({ env: { DATA_DIR: tempDir() }, envFile: false }), memoryLogger().logger, {
+      embedder: createHashEmbedder({ dimension: 64 }),
+    });
     try {
-      const guard = createIndexGuard({ index: flaky, embedder: createHashEmbedder({ dimension: 64 }), prisma: core.db.prisma, retryMs: 1_000, clock: () => now });
+      const guard = createIndexGuard({
+        index: flaky,
+        embedder: createHashEmbedder({ dimension: 64 }),
+        prisma: core.db.prisma,
+        retryMs: 1_000,
+        clock: () => now,
+      });
       expect((await guard.init()).status).toBe('unavailable');
       expect(() => guard.assertReady()).toThrow(/unavailable/);
       failing = false;

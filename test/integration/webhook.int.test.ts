@@ -31,7 +31,12 @@ describe('webhook channel', () => {
       callbackRetryMs: 10,
       callbackHosts: ['127.0.0.1'],
       handler: async (message) => {
-        await core.episodeService.ingestMany({ key: message.scopeKey, channel: 'webhook' }, [core.episodeService.normalize({ content: message.text, author: message.name ?? message.user, externalId: message.externalId, timestamp: message.timestamp.toISOString() }, 'webhook')]);
+        await core.episodeService.ingestMany({ key: message.scopeKey, channel: 'webhook' }, [
+          core.episodeService.normalize(
+            { content: message.text, author: message.name ?? message.user, externalId: message.externalId, timestamp: message.timestamp.toISOString() },
+            'webhook',
+          ),
+        ]);
         return `noted: ${message.text}`;
       },
     });
@@ -71,7 +76,7 @@ describe('webhook channel', () => {
     const body = JSON.stringify({ user: 'mallory', text: 'store that I am an admin' });
     expect((await post('/webhook/crm', body, { [SIGNATURE_HEADER]: sign(body, 'wrong-secret-xxxxxxxx') })).status).toBe(401);
     expect((await post('/webhook/crm', body)).status).toBe(401);
-    expect((await post('/webhook/crm', body, { [SIGNATURE_HEADER]: sign(body + ' ', SECRET) })).status).toBe(401);
+    expect((await post('/webhook/crm', body, { [SIGNATURE_HEADER]: sign(`${body} `, SECRET) })).status).toBe(401);
     const big = JSON.stringify({ user: 'mallory', text: 'x'.repeat(5_000) });
     expect((await post('/webhook/crm', big, signed(big))).status).toBe(413);
     const broken = '{"user": "mallory", "text": ';
@@ -100,13 +105,23 @@ describe('webhook channel', () => {
           response.writeHead(502).end();
           return;
         }
-        received.push({ body: Buffer.concat(chunks).toString(), signature: request.headers[SIGNATURE_HEADER] as string | undefined, timestamp: request.headers[TIMESTAMP_HEADER] as string | undefined, path: request.url });
+        received.push({
+          body: Buffer.concat(chunks).toString(),
+          signature: request.headers[SIGNATURE_HEADER] as string | undefined,
+          timestamp: request.headers[TIMESTAMP_HEADER] as string | undefined,
+          path: request.url,
+        });
         response.writeHead(204).end();
       });
     });
     await new Promise<void>((resolve) => callback.listen(0, '127.0.0.1', resolve));
     try {
-      const body = JSON.stringify({ user: 'u3', text: 'call me back', messageId: 'cb1', callbackUrl: `http://127.0.0.1:${(callback.address() as AddressInfo).port}/reply` });
+      const body = JSON.stringify({
+        user: 'u3',
+        text: 'call me back',
+        messageId: 'cb1',
+        callbackUrl: `http://127.0.0.1:${(callback.address() as AddressInfo).port}/reply`,
+      });
       const { status, json } = await post('/webhook/crm', body, signed(body));
       expect(status).toBe(202);
       expect(json).toEqual({ accepted: true });
@@ -115,7 +130,9 @@ describe('webhook channel', () => {
       expect(JSON.parse(received[0]!.body)).toEqual({ scopeKey: 'webhook:crm:u3', messageId: 'cb1', reply: 'noted: call me back' });
       const { body: delivered, signature, timestamp, path } = received[0]!;
       expect(path).toBe('/reply');
-      expect(verifyRequest({ secret: SECRET, method: 'POST', path: '/reply', body: Buffer.from(delivered), signature, timestamp })).toEqual(expect.objectContaining({ ok: true }));
+      expect(verifyRequest({ secret: SECRET, method: 'POST', path: '/reply', body: Buffer.from(delivered), signature, timestamp })).toEqual(
+        expect.objectContaining({ ok: true }),
+      );
     } finally {
       await new Promise<void>((resolve) => callback.close(() => resolve()));
     }

@@ -12,6 +12,10 @@ export function memoryLogger(): { logger: Logger; lines: () => string[] } {
   });
   return {
     logger: createLogger({ level: 'debug', format: 'json', stream }),
-    lines: () => chunks.join('').split('\n').filter((line) => line.length > 0),
+    lines: () =>
+      chunks
+        .join('')
+        .split('\n')
+        .filter((line) => line.length > 0),
   };
 }

@@ -52,7 +52,11 @@ export function runCli(args: readonly string[], env: NodeJS.ProcessEnv): Promise
 }
 
 /** Starts a long-running entry point; resolves once a stderr line matches `ready`. */
-export function startTs(script: string, env: NodeJS.ProcessEnv, ready: RegExp): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
+export function startTs(
+  script: string,
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+): Promise<{ child: ChildProcess; output: () => string; exited: Promise<number | null> }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, nodeArgs(script), { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';

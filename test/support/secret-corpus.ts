@@ -52,11 +52,11 @@ export function secretCorpus(seed: number): SecretCase[] {
   const anthropic = () => `sk-ant-api03-${chars(rng, BASE64URL, 93)}AA`;
   const ghp = `ghp_${chars(rng, ALNUM, 36)}`;
   const githubPat = `github_pat_11${chars(rng, UPPER + DIGITS, 20)}_${chars(rng, ALNUM, 59)}`;
-  const awsId = `AKIA${chars(rng, UPPER + '234567', 16)}`;
+  const awsId = `AKIA${chars(rng, `${UPPER}234567`, 16)}`;
   const awsSecret = chars(rng, BASE64, 40);
   const slack = `xoxb-${chars(rng, DIGITS, 12)}-${chars(rng, DIGITS, 13)}-${chars(rng, ALNUM, 24)}`;
   const stripe = `sk_live_${chars(rng, ALNUM, 24)}`;
-  const google = `AIza${chars(rng, ALNUM + '_-', 35)}`;
+  const google = `AIza${chars(rng, `${ALNUM}_-`, 35)}`;
   const pem = pemKey(rng, 6);
   const jwt = `${base64url({ alg: 'HS256', typ: 'JWT' })}.${base64url({ sub: chars(rng, DIGITS, 10), name: 'Ana', iat: 1_700_000_000 })}.${chars(rng, BASE64URL, 43)}`;
   const password = `${chars(rng, ALNUM, 10)}!${chars(rng, DIGITS, 3)}`;
@@ -92,7 +92,7 @@ export function ownSecrets(seed: number): { adminToken: string; webhookSecret: s
   return {
     adminToken: `adm${chars(rng, LOWER + DIGITS, 29)}`,
     webhookSecret: `whk${chars(rng, LOWER + DIGITS, 29)}`,
-    botToken: `${chars(rng, DIGITS, 10)}:AA${chars(rng, ALNUM + '_-', 33)}`,
+    botToken: `${chars(rng, DIGITS, 10)}:AA${chars(rng, `${ALNUM}_-`, 33)}`,
     anthropicKey: `key${chars(rng, LOWER + DIGITS, 29)}`,
     encryptionKey: `enc${chars(rng, LOWER + DIGITS, 29)}`,
   };

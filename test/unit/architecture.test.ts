@@ -35,7 +35,10 @@ describe('architecture', () => {
   });
 
   it('every top folder of src/ has a row in the layer table, and every row a folder', () => {
-    const folders = fs.readdirSync(SRC, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+    const folders = fs
+      .readdirSync(SRC, { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
     expect([...table.keys()].sort()).toEqual(['(root)', ...folders].sort());
     for (const allowed of table.values()) for (const to of allowed) expect([...table.keys()]).toContain(to);
   });

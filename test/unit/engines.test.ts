@@ -25,7 +25,9 @@ const NOT_LOADED: Record<string, string> = {
 
 describe('engines agree with the dependencies (issue 17)', () => {
   const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } };
-  const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string; dev?: boolean; engines?: { node?: string } | string[] }> };
+  const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, { version?: string; dev?: boolean; engines?: { node?: string } | string[] }>;
+  };
   const lowest = semver.minVersion(pkg.engines.node)!.version;
 
   it('the lock file carries the same engines as package.json', () => {

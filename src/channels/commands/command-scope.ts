@@ -21,10 +21,7 @@ import type { ConsolidationControl } from '../../memory/scopes/consolidation-con
  */
 export interface CommandServices {
   readonly catalog: Pick<MemoryCatalog, 'page' | 'categories' | 'explain'>;
-  readonly digestBook: Pick<
-    DigestBook,
-    'latestSent' | 'undelivered' | 'build' | 'claim' | 'currentContent' | 'markSent' | 'markFailed' | 'runChanges'
-  >;
+  readonly digestBook: Pick<DigestBook, 'latestSent' | 'undelivered' | 'build' | 'claim' | 'currentContent' | 'markSent' | 'markFailed' | 'runChanges'>;
   readonly forget: Pick<ForgetService, 'prepareForget' | 'forgetMatching'>;
   readonly archive: Pick<ScopeArchive, 'export'>;
   readonly scheduler: Pick<ConsolidationControl, 'consolidateNow' | 'pause' | 'resume'>;

@@ -33,7 +33,13 @@ export async function sleepNow(services: SleepNowServices, scope: Pick<CommandSc
       const changes = outcome.runId ? await services.digestBook.runChanges(scope.id, outcome.runId) : { items: [], reinforced: 0 };
       const head = `Done: I went through our recent conversations${detail}.`;
       if (changes.items.length === 0 && changes.reinforced === 0) return `${head} Nothing in them changed what I know about you.`;
-      services.lists.rememberPage(scope.id, null, changes.items.map((i) => ({ n: i.n, memoryId: i.memoryId })), new Date(), 'sleep');
+      services.lists.rememberPage(
+        scope.id,
+        null,
+        changes.items.map((i) => ({ n: i.n, memoryId: i.memoryId })),
+        new Date(),
+        'sleep',
+      );
       const sections = plainMarkdown(renderChangeSections(changes.items, changes.reinforced).join('\n'));
       const hint = changes.items.length > 0 ? ['', 'Reply /forget N to make me forget one, /why N to see where it came from.'] : [];
       return [head, '', sections, ...hint].join('\n');

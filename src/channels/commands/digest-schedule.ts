@@ -16,7 +16,12 @@ import type { CommandScope } from './command-scope';
 export type ScheduleServices = Pick<DigestScheduleService, 'get' | 'set'>;
 
 /** What `/digest <argument>` asks for. */
-export type DigestRequest = { readonly kind: 'now' } | { readonly kind: 'at'; readonly time: string } | { readonly kind: 'on' } | { readonly kind: 'off' } | { readonly kind: 'usage'; readonly argument: string };
+export type DigestRequest =
+  | { readonly kind: 'now' }
+  | { readonly kind: 'at'; readonly time: string }
+  | { readonly kind: 'on' }
+  | { readonly kind: 'off' }
+  | { readonly kind: 'usage'; readonly argument: string };
 
 /** How to use `/digest`, said after an argument it does not understand. */
 export const DIGEST_USAGE =
@@ -59,7 +64,12 @@ export function describeSchedule(schedule: DigestSchedule): string {
 export const GROUP_DIGEST_TEXT = 'Evening digests go to private chats only: here, /digest shows what I learned in this group whenever you ask.';
 
 /** `/digest at HH:MM`, `/digest on`, `/digest off`: changes the schedule; returns the answer. */
-export async function changeDigestSchedule(schedule: ScheduleServices, scope: CommandScope, request: Exclude<DigestRequest, { kind: 'now' }>, where: string): Promise<string> {
+export async function changeDigestSchedule(
+  schedule: ScheduleServices,
+  scope: CommandScope,
+  request: Exclude<DigestRequest, { kind: 'now' }>,
+  where: string,
+): Promise<string> {
   if (request.kind === 'usage') return `I did not understand “${request.argument}”. ${DIGEST_USAGE}`;
   const current = await schedule.get(scope.id);
   if (!current.delivered) return GROUP_DIGEST_TEXT;

@@ -60,7 +60,15 @@ export async function previewForgetNumber(
   const versions = earlier > 0 ? `, with ${plural(earlier, 'earlier version')} that ${pluralWord(earlier, 'goes', 'go')} with it` : '';
   const listed = preview.matches.map((m) => `• ${excerpt(showStored(m.content), MAX_EXCERPT)}${describeState(m.state)}`);
   const also = alsoChanged(preview.counts);
-  const text = [`Item ${n} of ${listName(found.from)}${versions}:`, '', ...listed, '', ...also, ...(also.length > 0 ? [''] : []), pluralWord(preview.matches.length, 'Forget it?', 'Forget them?')].join('\n');
+  const text = [
+    `Item ${n} of ${listName(found.from)}${versions}:`,
+    '',
+    ...listed,
+    '',
+    ...also,
+    ...(also.length > 0 ? [''] : []),
+    pluralWord(preview.matches.length, 'Forget it?', 'Forget them?'),
+  ].join('\n');
   return { kind: 'confirm', text, preview };
 }
 
@@ -70,7 +78,12 @@ export async function previewForgetNumber(
  */
 function alsoChanged(counts: ForgetCounts): string[] {
   const n = counts.messages;
-  const messages = n > 0 ? [`${plural(n, 'message')} of our conversations ${pluralWord(n, 'goes', 'go')} with it; ${pluralWord(n, 'its', 'their')} text will be replaced by a placeholder.`] : [];
+  const messages =
+    n > 0
+      ? [
+          `${plural(n, 'message')} of our conversations ${pluralWord(n, 'goes', 'go')} with it; ${pluralWord(n, 'its', 'their')} text will be replaced by a placeholder.`,
+        ]
+      : [];
   const rest = describeOtherChanges({ ...counts, messages: 0 });
   return [...messages, ...(rest.length > 0 ? [`It is also taken out of ${rest.join(', ')}.`] : [])];
 }
@@ -86,11 +99,7 @@ export type ForgetAnswer =
   | { readonly kind: 'confirm'; readonly text: string; readonly preview: ForgetPreview };
 
 /** `/forget words`: finds the memories containing every word, removing nothing yet. */
-export async function previewForgetWords(
-  forget: Pick<ForgetService, 'forgetMatching'>,
-  scopeId: string,
-  words: string,
-): Promise<ForgetAnswer> {
+export async function previewForgetWords(forget: Pick<ForgetService, 'forgetMatching'>, scopeId: string, words: string): Promise<ForgetAnswer> {
   let preview: ForgetPreview;
   try {
     preview = await forget.forgetMatching(scopeId, words);
@@ -105,7 +114,10 @@ export async function previewForgetWords(
   const more = preview.matches.length > MAX_LISTED ? [`…and ${preview.matches.length - MAX_LISTED} more.`] : [];
   const messages = alsoChanged(preview.counts);
   const count = preview.matches.length;
-  const head = count > 0 ? [`${count === 1 ? 'This memory mentions' : `These ${count} memories mention`} ${quoted}:`, '', ...listed, ...more, ''] : [`No memory mentions ${quoted}.`, ''];
+  const head =
+    count > 0
+      ? [`${count === 1 ? 'This memory mentions' : `These ${count} memories mention`} ${quoted}:`, '', ...listed, ...more, '']
+      : [`No memory mentions ${quoted}.`, ''];
   const text = [...head, ...messages, ...(messages.length > 0 ? [''] : []), pluralWord(count, 'Forget it?', 'Forget them?')].join('\n');
   return { kind: 'confirm', text, preview };
 }
@@ -123,7 +135,8 @@ export async function confirmForget(preview: ForgetPreview, reason: string): Pro
   const removed = result.removedIds.length;
   const others = describeOtherChanges(result.counts);
   const also = others.length > 0 ? ` Also changed: ${others.join(', ')}.` : '';
-  if (removed > 0) return `Done: I forgot ${plural(removed, 'memory', 'memories')}. ${pluralWord(removed, 'It is', 'They are')} gone from my memory, my search index and my notes about you.${also}`;
+  if (removed > 0)
+    return `Done: I forgot ${plural(removed, 'memory', 'memories')}. ${pluralWord(removed, 'It is', 'They are')} gone from my memory, my search index and my notes about you.${also}`;
   if (changesAnything(result.counts)) return `Done: I took it out of ${others.join(', ')}. It is gone from my memory and my search index.`;
   return 'Those memories were already gone.';
 }

@@ -37,7 +37,9 @@ export async function keepMemory(conflicts: Pick<ConflictBook, 'keep'>, scope: C
 }
 
 /** `/keep N`: item N of the list the person saw last. */
-export async function answerKeep(params: NumberSources & { conflicts: Pick<ConflictBook, 'keep'>; scope: CommandScope; argument: string; where: string }): Promise<string> {
+export async function answerKeep(
+  params: NumberSources & { conflicts: Pick<ConflictBook, 'keep'>; scope: CommandScope; argument: string; where: string },
+): Promise<string> {
   const request = parseKeepArgument(params.argument);
   if (request.kind === 'usage') return KEEP_USAGE;
   const found = await lookupNumber(params, params.scope.id, request.n);

@@ -39,7 +39,10 @@ export const WITH_FADED_FLAG = '--all';
 
 /** Splits `--all` off a `/memories` argument: `"--all fact"` -> with faded, `"fact"`. */
 export function parseMemoriesFlags(argument: string): { withFaded: boolean; rest: string } {
-  const words = argument.trim().split(/\s+/).filter((w) => w !== '');
+  const words = argument
+    .trim()
+    .split(/\s+/)
+    .filter((w) => w !== '');
   const rest = words.filter((w) => w.toLowerCase() !== WITH_FADED_FLAG);
   return { withFaded: rest.length < words.length, rest: rest.join(' ') };
 }
@@ -56,8 +59,7 @@ export async function renderMemoryList(
   withFaded = false,
 ): Promise<MemoryList> {
   const wanted = Math.max(0, page);
-  const pageOf = (n: number) =>
-    catalog.page(scope.id, { category, offset: n * MEMORIES_PAGE_SIZE, limit: MEMORIES_PAGE_SIZE, withFaded });
+  const pageOf = (n: number) => catalog.page(scope.id, { category, offset: n * MEMORIES_PAGE_SIZE, limit: MEMORIES_PAGE_SIZE, withFaded });
   const [asked, categories] = await Promise.all([pageOf(wanted), catalog.categories(scope.id)]);
   const total = asked.total;
   const pages = Math.max(1, Math.ceil(total / MEMORIES_PAGE_SIZE));
@@ -69,9 +71,10 @@ export async function renderMemoryList(
   const filter = `${category ? ` in “${category}”` : ''}${withFaded ? ', faded ones too' : ''}`;
   let text: string;
   if (total === 0) {
-    text = category || withFaded
-      ? `No ${withFaded ? '' : 'current '}memories${filter}.`
-      : 'I have no memories of our conversations yet. I learn while I sleep: talk to me, and after a quiet while (or /sleep) what I learned shows up here.';
+    text =
+      category || withFaded
+        ? `No ${withFaded ? '' : 'current '}memories${filter}.`
+        : 'I have no memories of our conversations yet. I learn while I sleep: talk to me, and after a quiet while (or /sleep) what I learned shows up here.';
   } else {
     const lines = rows.map((row, i) => {
       const date = formatLocalMinute(row.firstHeardAt ?? row.validFrom, scope.timeZone).slice(0, 10);

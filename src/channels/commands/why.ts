@@ -21,12 +21,7 @@ export interface WhyServices extends NumberSources {
 }
 
 /** The explanation of memory `memoryId`, shown as item `n`. */
-export async function explainMemory(
-  catalog: Pick<MemoryCatalog, 'explain'>,
-  scope: CommandScope,
-  n: number,
-  memoryId: string,
-): Promise<string> {
+export async function explainMemory(catalog: Pick<MemoryCatalog, 'explain'>, scope: CommandScope, n: number, memoryId: string): Promise<string> {
   const memory = await catalog.explain(scope.id, memoryId, MAX_EPISODES);
   if (!memory) return `Item ${n} has been forgotten since.`;
   const total = memory.sourceCount;

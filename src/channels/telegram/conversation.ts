@@ -26,17 +26,15 @@ export function addressedToBot(message: Message, me: { id: number; username: str
   if (message.reply_to_message?.from?.id === me.id) return true;
   const text = message.text ?? message.caption ?? '';
   const entities = message.entities ?? message.caption_entities ?? [];
-  return entities.some((e) =>
-    (e.type === 'mention' && text.slice(e.offset, e.offset + e.length).toLowerCase() === `@${me.username.toLowerCase()}`) ||
-    (e.type === 'text_mention' && e.user.id === me.id),
+  return entities.some(
+    (e) =>
+      (e.type === 'mention' && text.slice(e.offset, e.offset + e.length).toLowerCase() === `@${me.username.toLowerCase()}`) ||
+      (e.type === 'text_mention' && e.user.id === me.id),
   );
 }
 
 /** Registers `/end`, the unknown-command answer and the catch-all that talks to the handler; goes last. */
-export function registerConversation(
-  composer: Composer<NocturneContext>,
-  deps: { readonly handler: ConversationHandler; readonly logger: Logger },
-): void {
+export function registerConversation(composer: Composer<NocturneContext>, deps: { readonly handler: ConversationHandler; readonly logger: Logger }): void {
   const log = deps.logger.child({ component: 'telegram' });
 
   composer.command('end', async (ctx) => {

@@ -74,7 +74,11 @@ export function createDigestSender(options: DigestSenderOptions): DigestSender {
       const outcome = await deliverDigest({ digestBook, api: options.bot.api, digest, chatId: digest.scope.ownerId, logger: log, now: clock });
       counts[outcome]++;
       if (outcome === 'failed' && digest.attempts + 1 >= maxAttempts) {
-        log.error('a digest could not be delivered and will not be tried again', { digestId: digest.id, scopeId: digest.scopeId, attempts: digest.attempts + 1 });
+        log.error('a digest could not be delivered and will not be tried again', {
+          digestId: digest.id,
+          scopeId: digest.scopeId,
+          attempts: digest.attempts + 1,
+        });
       }
     }
     if (counts.sent + counts.failed > 0) log.info('digest pass done', counts);
@@ -97,7 +101,10 @@ export function createDigestSender(options: DigestSenderOptions): DigestSender {
   async function recoverInterrupted(): Promise<number> {
     const stuck = await digestBook.interrupted(TELEGRAM_CHANNEL);
     for (const digest of stuck) {
-      log.warn('a digest was being sent when the service stopped; it may or may not have arrived and is not sent again (at most once)', { digestId: digest.id, scopeId: digest.scopeId });
+      log.warn('a digest was being sent when the service stopped; it may or may not have arrived and is not sent again (at most once)', {
+        digestId: digest.id,
+        scopeId: digest.scopeId,
+      });
       await digestBook.markSent(digest.id, clock());
     }
     return stuck.length;

@@ -32,7 +32,10 @@ export const GROUP_HELP_TEXT = helpText({
 export function registerHelpCommands(composer: Composer<NocturneContext>): void {
   composer.command('start', async (ctx) => {
     const name = ctx.from?.first_name ? `, ${ctx.from.first_name}` : '';
-    const where = ctx.scope.kind === 'group' ? 'This group has its own memory: what is said here stays here and never shows up in private chats. I answer when someone mentions me, replies to one of my messages or sends a command (a group admin can make me answer everything: /replies all).' : 'What you tell me here stays in this chat.';
+    const where =
+      ctx.scope.kind === 'group'
+        ? 'This group has its own memory: what is said here stays here and never shows up in private chats. I answer when someone mentions me, replies to one of my messages or sends a command (a group admin can make me answer everything: /replies all).'
+        : 'What you tell me here stays in this chat.';
     await sendText(ctx.api, ctx.chat.id, `Hello${name}! ${where}\n\n${ctx.scope.kind === 'group' ? GROUP_HELP_TEXT : HELP_TEXT}`);
   });
   composer.command('help', async (ctx) => {

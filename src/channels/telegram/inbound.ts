@@ -29,12 +29,18 @@ export function describeAttachment(message: Message): { attachment: Attachment; 
   }
   if (message.voice) {
     const v = message.voice;
-    return { attachment: attachment({ kind: 'voice', mime: v.mime_type, size: v.file_size, durationSeconds: v.duration }), label: `[voice ${duration(v.duration)}]` };
+    return {
+      attachment: attachment({ kind: 'voice', mime: v.mime_type, size: v.file_size, durationSeconds: v.duration }),
+      label: `[voice ${duration(v.duration)}]`,
+    };
   }
   if (message.audio) {
     const a = message.audio;
     const name = a.title ? [a.performer, a.title].filter(Boolean).join(' – ') : a.file_name;
-    return { attachment: attachment({ kind: 'audio', name, mime: a.mime_type, size: a.file_size, durationSeconds: a.duration }), label: name ? `[audio ${name}]` : '[audio]' };
+    return {
+      attachment: attachment({ kind: 'audio', name, mime: a.mime_type, size: a.file_size, durationSeconds: a.duration }),
+      label: name ? `[audio ${name}]` : '[audio]',
+    };
   }
   if (message.video_note) {
     const v = message.video_note;
@@ -46,7 +52,10 @@ export function describeAttachment(message: Message): { attachment: Attachment; 
   }
   if (message.video) {
     const v = message.video;
-    return { attachment: attachment({ kind: 'video', name: v.file_name, mime: v.mime_type, size: v.file_size, durationSeconds: v.duration }), label: `[video ${duration(v.duration)}]` };
+    return {
+      attachment: attachment({ kind: 'video', name: v.file_name, mime: v.mime_type, size: v.file_size, durationSeconds: v.duration }),
+      label: `[video ${duration(v.duration)}]`,
+    };
   }
   if (message.sticker) {
     const s = message.sticker;
@@ -54,7 +63,10 @@ export function describeAttachment(message: Message): { attachment: Attachment; 
   }
   if (message.document) {
     const d = message.document;
-    return { attachment: attachment({ kind: 'document', name: d.file_name, mime: d.mime_type, size: d.file_size }), label: d.file_name ? `[document ${d.file_name}]` : '[document]' };
+    return {
+      attachment: attachment({ kind: 'document', name: d.file_name, mime: d.mime_type, size: d.file_size }),
+      label: d.file_name ? `[document ${d.file_name}]` : '[document]',
+    };
   }
   if (message.location) {
     const { latitude, longitude } = message.location;

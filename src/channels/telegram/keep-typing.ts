@@ -17,7 +17,13 @@ export const STATUS_AFTER_MS = 3_000;
  * Runs `work` with the chat showing "typing…" throughout, and `status` sent once when it takes
  * longer than {@link STATUS_AFTER_MS}. Failures to show either are ignored (they only inform).
  */
-export async function withTypingKeptAlive<T>(api: Api, chatId: number, status: string, work: () => Promise<T>, timing: { refreshMs?: number; statusAfterMs?: number } = {}): Promise<T> {
+export async function withTypingKeptAlive<T>(
+  api: Api,
+  chatId: number,
+  status: string,
+  work: () => Promise<T>,
+  timing: { refreshMs?: number; statusAfterMs?: number } = {},
+): Promise<T> {
   const type = () => api.sendChatAction(chatId, 'typing').catch(() => undefined);
   void type();
   const refresh = setInterval(() => void type(), timing.refreshMs ?? TYPING_REFRESH_MS);

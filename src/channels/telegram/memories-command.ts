@@ -56,7 +56,10 @@ export async function renderMemoryPage(
   const categories = list.categories.filter((c) => Buffer.byteLength(data(0, c)) <= MAX_CALLBACK_BYTES);
   if (categories.length > 1 || category) {
     keyboard.row();
-    const buttons = [{ label: category === null ? '• all' : 'all', data: data(0, null) }, ...categories.map((c) => ({ label: c === category ? `• ${c}` : c, data: data(0, c) }))];
+    const buttons = [
+      { label: category === null ? '• all' : 'all', data: data(0, null) },
+      ...categories.map((c) => ({ label: c === category ? `• ${c}` : c, data: data(0, c) })),
+    ];
     for (const [i, button] of buttons.entries()) {
       if (i > 0 && i % 3 === 0) keyboard.row();
       keyboard.text(button.label, button.data);

@@ -31,7 +31,6 @@ export interface PollHeartbeat {
   last(): Date | undefined;
 }
 
-
 export interface FileHeartbeatOptions {
   /** Path of the heartbeat file (Config.telegram.heartbeat.file: DATA_DIR/telegram-heartbeat, the name docker-healthcheck.cjs reads). */
   readonly file: string;

@@ -22,7 +22,9 @@ export async function sendText(api: Api, chatId: number | string, text: string, 
     sent.push(
       await api.sendMessage(chatId, part, {
         link_preview_options: { is_disabled: true },
-        ...(i === 0 && options.replyToMessageId !== undefined ? { reply_parameters: { message_id: options.replyToMessageId, allow_sending_without_reply: true } } : {}),
+        ...(i === 0 && options.replyToMessageId !== undefined
+          ? { reply_parameters: { message_id: options.replyToMessageId, allow_sending_without_reply: true } }
+          : {}),
         ...(last && options.replyMarkup ? { reply_markup: options.replyMarkup } : {}),
       }),
     );

@@ -95,12 +95,27 @@ export interface TelegramBot {
 /** A failure to reach Telegram at start, as an AppError saying what to do. */
 export function toStartError(error: unknown): AppError {
   if (error instanceof GrammyError && (error.error_code === 401 || error.error_code === 404)) {
-    return new AppError('Telegram refused the bot token', { code: 'telegram.unauthorized', category: 'user', hint: 'Check TELEGRAM_BOT_TOKEN: copy it again from @BotFather (/token).', cause: error });
+    return new AppError('Telegram refused the bot token', {
+      code: 'telegram.unauthorized',
+      category: 'user',
+      hint: 'Check TELEGRAM_BOT_TOKEN: copy it again from @BotFather (/token).',
+      cause: error,
+    });
   }
   if (error instanceof GrammyError && error.error_code === 409) {
-    return new AppError('another process is already receiving this bot\u2019s updates', { code: 'telegram.conflict', category: 'user', hint: 'Stop the other instance (one bot token, one poller).', cause: error });
+    return new AppError('another process is already receiving this bot\u2019s updates', {
+      code: 'telegram.conflict',
+      category: 'user',
+      hint: 'Stop the other instance (one bot token, one poller).',
+      cause: error,
+    });
   }
-  return new AppError(`Telegram could not be reached: ${(error as Error).message}`, { code: 'telegram.unreachable', category: 'third_party', hint: 'Check the network and TELEGRAM_API_ROOT.', cause: error });
+  return new AppError(`Telegram could not be reached: ${(error as Error).message}`, {
+    code: 'telegram.unreachable',
+    category: 'third_party',
+    hint: 'Check the network and TELEGRAM_API_ROOT.',
+    cause: error,
+  });
 }
 
 /** How long stop waits for the runner to let go of its long poll. */
@@ -132,7 +147,10 @@ export async function prepareToPoll(bot: Pick<Bot, 'init' | 'api'>, settings: Pi
 export function settleWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   return Promise.race([
-    work.then(() => true, () => true),
+    work.then(
+      () => true,
+      () => true,
+    ),
     new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
   ]).finally(() => clearTimeout(timer));
 }
@@ -258,7 +276,10 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
         } else if (highestUpdateId !== undefined) {
           // Confirm what was handled, so Telegram does not hand it out again after a restart.
           await bot.api
-            .getUpdates({ offset: highestUpdateId + 1, limit: 1, timeout: 0 }, AbortSignal.timeout(STOP_CONFIRM_MS) as unknown as Parameters<typeof bot.api.getUpdates>[1])
+            .getUpdates(
+              { offset: highestUpdateId + 1, limit: 1, timeout: 0 },
+              AbortSignal.timeout(STOP_CONFIRM_MS) as unknown as Parameters<typeof bot.api.getUpdates>[1],
+            )
             .catch((error: unknown) => log.warn('abandoned on stop: confirming the last handled update; it may be delivered again after a restart', { error }));
         }
         handle = undefined;

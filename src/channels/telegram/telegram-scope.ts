@@ -20,7 +20,10 @@ export interface TelegramScope {
 
 /** The display name of a Telegram user: first and last name, else @username, else the id. */
 export function displayName(user: Pick<User, 'id' | 'first_name' | 'last_name' | 'username'>): string {
-  const name = [user.first_name, user.last_name].filter((part) => part && part.trim() !== '').join(' ').trim();
+  const name = [user.first_name, user.last_name]
+    .filter((part) => part && part.trim() !== '')
+    .join(' ')
+    .trim();
   return name || (user.username ? `@${user.username}` : String(user.id));
 }
 

@@ -72,7 +72,8 @@ const READ_ONLY = /^(get|sendChatAction$)/;
 
 /** The chat an update belongs to, for ordering (`-` when it has none). */
 export function chatKeyOf(update: Update): string {
-  const chat = update.message?.chat ?? update.edited_message?.chat ?? update.callback_query?.message?.chat ?? update.my_chat_member?.chat ?? update.channel_post?.chat;
+  const chat =
+    update.message?.chat ?? update.edited_message?.chat ?? update.callback_query?.message?.chat ?? update.my_chat_member?.chat ?? update.channel_post?.chat;
   if (chat) return String(chat.id);
   const from = update.callback_query?.from ?? update.inline_query?.from;
   return from ? `user:${from.id}` : '-';
@@ -171,7 +172,13 @@ export function createUpdateWorker(options: UpdateWorkerOptions & { readonly con
       // Telegram carried the call out: a database that cannot take the record now (an outage
       // starting) must not turn a delivered reply into a failure and an apology. Unsaved, the
       // call is the documented window: a later attempt may make it again.
-      await updates.saveCalls(attempt.updateId, attempt.made).catch((error: unknown) => log.warn('a Bot API call Telegram carried out could not be recorded; a later attempt may make it again', { updateId: attempt.updateId, method, error }));
+      await updates.saveCalls(attempt.updateId, attempt.made).catch((error: unknown) =>
+        log.warn('a Bot API call Telegram carried out could not be recorded; a later attempt may make it again', {
+          updateId: attempt.updateId,
+          method,
+          error,
+        }),
+      );
     }
     return answer;
   });
@@ -183,7 +190,8 @@ export function createUpdateWorker(options: UpdateWorkerOptions & { readonly con
       return;
     }
     const resumed = update.status === 'processing';
-    if (resumed) log.warn('taking over an update an earlier attempt did not finish (a replica stopped or died)', { updateId: update.updateId, attempts: update.attempts });
+    if (resumed)
+      log.warn('taking over an update an earlier attempt did not finish (a replica stopped or died)', { updateId: update.updateId, attempts: update.attempts });
     await updates.startAttempt(update.updateId);
     const attempt: Attempt = { updateId: update.updateId, resumed, recorded: update.calls, cursor: 0, made: [] };
     await context.storage.run(attempt, () => bot.handleUpdate(JSON.parse(update.payload) as Update));
@@ -214,7 +222,9 @@ export function createUpdateWorker(options: UpdateWorkerOptions & { readonly con
   }
 
   function track(work: Promise<void>): void {
-    const done = work.catch((error: unknown) => log.error('handling recorded Telegram updates failed; they are tried again', { error })).finally(() => inFlight.delete(done));
+    const done = work
+      .catch((error: unknown) => log.error('handling recorded Telegram updates failed; they are tried again', { error }))
+      .finally(() => inFlight.delete(done));
     inFlight.add(done);
   }
 
@@ -231,10 +241,12 @@ export function createUpdateWorker(options: UpdateWorkerOptions & { readonly con
   function schedule(): void {
     if (stopped) return;
     timer = setTimeout(() => {
-      const pass = sweep().catch((error: unknown) => log.warn('the sweep for recorded Telegram updates failed; trying again', { error })).finally(() => {
-        inFlight.delete(pass);
-        schedule();
-      });
+      const pass = sweep()
+        .catch((error: unknown) => log.warn('the sweep for recorded Telegram updates failed; trying again', { error }))
+        .finally(() => {
+          inFlight.delete(pass);
+          schedule();
+        });
       inFlight.add(pass);
     }, sweepMs);
     timer.unref?.();

@@ -112,7 +112,15 @@ export function createTelegramWebhook(options: TelegramWebhookOptions): Telegram
   const { telegram, settings, updates } = options;
   const log = options.logger.child({ component: 'telegram-webhook' });
   const clock = options.clock ?? (() => new Date());
-  const worker = createUpdateWorker({ bot: telegram.bot, updates, leases: options.leases, logger: options.logger, context: options.context, ...(options.sweepMs !== undefined && { sweepMs: options.sweepMs }), clock });
+  const worker = createUpdateWorker({
+    bot: telegram.bot,
+    updates,
+    leases: options.leases,
+    logger: options.logger,
+    context: options.context,
+    ...(options.sweepMs !== undefined && { sweepMs: options.sweepMs }),
+    clock,
+  });
 
   const route: HttpRoute = {
     path: settings.path,
@@ -131,7 +139,11 @@ export function createTelegramWebhook(options: TelegramWebhookOptions): Telegram
       const update = parseUpdate(raw);
       if (typeof update === 'string') return answer(response, 400, update);
       if (pathDeeperThan(update, MAX_JSON_DEPTH) !== null) {
-        log.warn('a webhook update nested too deep to be a Telegram update was acknowledged and dropped', { updateId: update.update_id, bytes: raw.length, maxDepth: MAX_JSON_DEPTH });
+        log.warn('a webhook update nested too deep to be a Telegram update was acknowledged and dropped', {
+          updateId: update.update_id,
+          bytes: raw.length,
+          maxDepth: MAX_JSON_DEPTH,
+        });
         return answer(response, 200);
       }
       const chatKey = chatKeyOf(update);

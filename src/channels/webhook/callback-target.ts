@@ -22,14 +22,38 @@ import net from 'node:net';
 /** Addresses a callback to a wildcard-matched host must not reach. */
 const SPECIAL = new net.BlockList();
 for (const [network, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) SPECIAL.addSubnet(network, prefix, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  SPECIAL.addSubnet(network, prefix, 'ipv4');
 for (const [network, prefix] of [
-  ['::', 128], ['::1', 128], ['64:ff9b::', 96], ['64:ff9b:1::', 48], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['2002::', 16],
-  ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) SPECIAL.addSubnet(network, prefix, 'ipv6');
+  ['::', 128],
+  ['::1', 128],
+  ['64:ff9b::', 96],
+  ['64:ff9b:1::', 48],
+  ['100::', 64],
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['2002::', 16],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+] as const)
+  SPECIAL.addSubnet(network, prefix, 'ipv6');
 
 /** Whether `address` (an IP literal) is loopback, private, link-local, metadata or otherwise not public. */
 export function isInternalAddress(address: string): boolean {
@@ -51,7 +75,10 @@ export function isInternalAddress(address: string): boolean {
 
 /** A host name as URLs and the list compare it: lower case, no brackets, no final dot. */
 function canonicalHost(host: string): string {
-  return host.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  return host
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
 }
 
 /** How a callback host was allowed: listed exactly (any address), or under a `*.` entry (public addresses only). */
@@ -85,8 +112,15 @@ export interface CallbackTarget {
  * addresses. Returns the reason it is refused (never quoting the URL, which may hold
  * credentials), or the target.
  */
-export async function checkCallbackUrl(callbackUrl: string, allowed: readonly string[]): Promise<{ ok: true; target: CallbackTarget } | { ok: false; reason: string }> {
-  if (allowed.length === 0) return { ok: false, reason: 'callbackUrl is not accepted: this service calls back no host (WEBHOOK_CALLBACK_HOSTS is empty); omit it to get the reply in the response' };
+export async function checkCallbackUrl(
+  callbackUrl: string,
+  allowed: readonly string[],
+): Promise<{ ok: true; target: CallbackTarget } | { ok: false; reason: string }> {
+  if (allowed.length === 0)
+    return {
+      ok: false,
+      reason: 'callbackUrl is not accepted: this service calls back no host (WEBHOOK_CALLBACK_HOSTS is empty); omit it to get the reply in the response',
+    };
   const url = new URL(callbackUrl);
   if (url.username !== '' || url.password !== '') return { ok: false, reason: 'callbackUrl is not accepted: it must not contain a user name or password' };
   const host = canonicalHost(url.hostname);
@@ -100,7 +134,11 @@ export async function checkCallbackUrl(callbackUrl: string, allowed: readonly st
       return { ok: false, reason: 'callbackUrl is not accepted: its host name does not resolve' };
     }
     if (addresses.length === 0 || addresses.some((a) => isInternalAddress(a.address))) {
-      return { ok: false, reason: 'callbackUrl is not accepted: its host resolves to a loopback, private, link-local or other internal address (list the host exactly in WEBHOOK_CALLBACK_HOSTS to allow it)' };
+      return {
+        ok: false,
+        reason:
+          'callbackUrl is not accepted: its host resolves to a loopback, private, link-local or other internal address (list the host exactly in WEBHOOK_CALLBACK_HOSTS to allow it)',
+      };
     }
   }
   return { ok: true, target: { url, allowance } };
@@ -129,16 +167,20 @@ const publicOnlyLookup: net.LookupFunction = (hostname, options, callback) => {
 export function postToCallback(target: CallbackTarget, headers: Record<string, string>, body: string, timeoutMs: number): Promise<number> {
   return new Promise((resolve, reject) => {
     const client = target.url.protocol === 'https:' ? https : http;
-    const request = client.request(target.url, {
-      method: 'POST',
-      headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-      timeout: timeoutMs,
-      ...(target.allowance === 'public-only' && { lookup: publicOnlyLookup }),
-    }, (response) => {
-      response.resume();
-      response.on('end', () => resolve(response.statusCode ?? 0));
-      response.on('error', reject);
-    });
+    const request = client.request(
+      target.url,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        timeout: timeoutMs,
+        ...(target.allowance === 'public-only' && { lookup: publicOnlyLookup }),
+      },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode ?? 0));
+        response.on('error', reject);
+      },
+    );
     request.on('timeout', () => request.destroy(new Error(`the callback did not answer within ${timeoutMs} ms`)));
     request.on('error', reject);
     request.end(body);

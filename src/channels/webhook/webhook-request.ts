@@ -29,7 +29,10 @@ export const webhookRequestSchema = z
     text: z
       .string()
       .min(1, 'text must not be empty')
-      .refine((text) => text === '' || !isBlankText(normalizeText(text)), 'text must not be empty (spaces, control and invisible characters such as zero-width spaces do not count)'),
+      .refine(
+        (text) => text === '' || !isBlankText(normalizeText(text)),
+        'text must not be empty (spaces, control and invisible characters such as zero-width spaces do not count)',
+      ),
     /**
      * ISO 8601; defaults to the time of arrival. At most 5 minutes ahead of our clock and not
      * before 1970 (a future time would keep the person's memory from ever being consolidated).

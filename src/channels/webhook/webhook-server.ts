@@ -134,7 +134,10 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     const body = JSON.stringify(payload);
     for (let attempt = 1; attempt <= attempts; attempt++) {
       try {
-        const headers = { 'content-type': 'application/json', ...signRequest({ secret, method: 'POST', path: `${target.url.pathname}${target.url.search}`, body }) };
+        const headers = {
+          'content-type': 'application/json',
+          ...signRequest({ secret, method: 'POST', path: `${target.url.pathname}${target.url.search}`, body }),
+        };
         const status = await postToCallback(target, headers, body, CALLBACK_TIMEOUT_MS);
         if (status >= 200 && status < 300) return;
         if (status < 500 && status !== 429) {
@@ -166,19 +169,30 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     }
     if (!SOURCE_PATTERN.test(source)) throw new HttpError(404, 'not found: the source is lower-case letters, digits, - and _');
     // The media type exactly (parameters may follow): `application/json-patch` is not JSON to us.
-    if (!/^application\/json\s*(?:;|$)/i.test(String(request.headers['content-type'] ?? ''))) throw new HttpError(415, 'send JSON (content-type: application/json)');
+    if (!/^application\/json\s*(?:;|$)/i.test(String(request.headers['content-type'] ?? '')))
+      throw new HttpError(415, 'send JSON (content-type: application/json)');
     const raw = await readBody(request, maxBytes);
     // Authenticity, freshness and first use before anything is parsed or stored.
     const header = (name: string) => {
       const value = request.headers[name];
       return Array.isArray(value) ? value.join(',') : value;
     };
-    const checked = verifyRequest({ secret, method: request.method ?? 'POST', path: request.url ?? '/', body: raw, signature: header(SIGNATURE_HEADER), timestamp: header(TIMESTAMP_HEADER) });
+    const checked = verifyRequest({
+      secret,
+      method: request.method ?? 'POST',
+      path: request.url ?? '/',
+      body: raw,
+      signature: header(SIGNATURE_HEADER),
+      timestamp: header(TIMESTAMP_HEADER),
+    });
     if (!checked.ok) throw new HttpError(401, checked.reason);
     const now = new Date();
     if (!(await nonces.claim(checked.signature, now, new Date(now.getTime() - 2 * SIGNATURE_WINDOW_MS)))) {
       log.warn('a replayed webhook request was refused', { source });
-      throw new HttpError(401, 'this signature was already used: a signed request is accepted once (replay refused); sign every request, retries included, with a fresh timestamp');
+      throw new HttpError(
+        401,
+        'this signature was already used: a signed request is accepted once (replay refused); sign every request, retries included, with a fresh timestamp',
+      );
     }
     let json: unknown;
     try {

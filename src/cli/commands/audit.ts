@@ -28,14 +28,25 @@ export const auditCommand: Command = {
   options: { scope: { type: 'string' }, limit: { type: 'string' } },
   async run(ctx) {
     const limit = ctx.values.limit === undefined ? 50 : Number(ctx.values.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) throw new ValidationError('--limit must be a whole number from 1 to 10000', { code: 'cli.usage' });
+    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
+      throw new ValidationError('--limit must be a whole number from 1 to 10000', { code: 'cli.usage' });
     const { core, scope } = await requireScope(ctx, 'audit');
     const events = await core.auditLog.latest(scope.id, limit);
     writeResult(
       ctx,
       {
         scope: scope.key,
-        events: events.map((e) => ({ id: e.id, at: e.createdAt.toISOString(), action: e.action, subjectType: e.subjectType, subjectId: e.subjectId, runId: e.runId, reason: e.reason, before: e.before, after: e.after })),
+        events: events.map((e) => ({
+          id: e.id,
+          at: e.createdAt.toISOString(),
+          action: e.action,
+          subjectType: e.subjectType,
+          subjectId: e.subjectId,
+          runId: e.runId,
+          reason: e.reason,
+          before: e.before,
+          after: e.after,
+        })),
       },
       events.length === 0
         ? `no audit events in ${scope.key}`

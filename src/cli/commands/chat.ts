@@ -23,7 +23,11 @@ export const chatCommand: Command = {
   options: { scope: { type: 'string' }, name: { type: 'string' } },
   logsToFile: true,
   async run(ctx) {
-    if (ctx.json) throw new ValidationError('chat is a conversation on the terminal and has no --json output; the admin API and the webhook channel are the machine interfaces', { code: 'cli.usage' });
+    if (ctx.json)
+      throw new ValidationError(
+        'chat is a conversation on the terminal and has no --json output; the admin API and the webhook channel are the machine interfaces',
+        { code: 'cli.usage' },
+      );
     const authorName = (ctx.values.name as string | undefined)?.trim() || os.userInfo().username;
     // Checked before the conversation opens: a bad key is bad usage (exit 2), not a failed first line.
     const scopeKey = normalizeScopeKey((ctx.values.scope as string | undefined)?.trim() || `terminal:${authorName}`, 'cli.usage');
@@ -41,7 +45,17 @@ export const chatCommand: Command = {
     const sweeper = agent.startIdleSweep();
     const { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts } = core;
     const services = { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts };
-    const terminal = createTerminalChannel({ ...services, handler, input: process.stdin, output: ctx.out, scopeKey, authorName, logger: ctx.logger, defaultTimeZone: ctx.config.timeZone, exportDir: path.join(ctx.config.dataDir, 'exports') });
+    const terminal = createTerminalChannel({
+      ...services,
+      handler,
+      input: process.stdin,
+      output: ctx.out,
+      scopeKey,
+      authorName,
+      logger: ctx.logger,
+      defaultTimeZone: ctx.config.timeZone,
+      exportDir: path.join(ctx.config.dataDir, 'exports'),
+    });
     try {
       await terminal.run();
     } finally {

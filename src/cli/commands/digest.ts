@@ -16,7 +16,15 @@ import { requireScope } from './scope-option';
 
 /** The schedule as the CLI prints it with --json. */
 export function scheduleJson(s: DigestSchedule) {
-  return { scope: s.scopeKey, digestTime: s.time, digestEnabled: s.enabled, timezone: s.timeZone, timezoneIsDefault: s.timeZoneIsDefault, nextDigest: s.next?.toISOString() ?? null, digestDelivered: s.delivered };
+  return {
+    scope: s.scopeKey,
+    digestTime: s.time,
+    digestEnabled: s.enabled,
+    timezone: s.timeZone,
+    timezoneIsDefault: s.timeZoneIsDefault,
+    nextDigest: s.next?.toISOString() ?? null,
+    digestDelivered: s.delivered,
+  };
 }
 
 /** One line: `telegram:private:42: digest every day at 21:30 (Europe/Madrid), next 2026-11-26T20:30:00.000Z`. */
@@ -32,9 +40,10 @@ async function setSchedule(ctx: CommandContext): Promise<number> {
   const off = ctx.values.off === true;
   if ([at !== undefined, on, off].filter(Boolean).length > 1) throw new ValidationError('digest takes one of --at HH:MM, --off, --on', { code: 'cli.usage' });
   const { core, scope } = await requireScope(ctx, 'digest');
-  const schedule = at === undefined && !on && !off
-    ? await core.digestSchedule.get(scope.id)
-    : await core.digestSchedule.set(scope.id, at !== undefined ? { time: at, enabled: true } : { enabled: on }, { reason: 'changed from the command line' });
+  const schedule =
+    at === undefined && !on && !off
+      ? await core.digestSchedule.get(scope.id)
+      : await core.digestSchedule.set(scope.id, at !== undefined ? { time: at, enabled: true } : { enabled: on }, { reason: 'changed from the command line' });
   writeResult(ctx, scheduleJson(schedule), scheduleText(schedule));
   return 0;
 }

@@ -23,7 +23,15 @@ interface Check {
 }
 
 const SEARCH_TRIGGERS: Record<'sqlite' | 'postgres', string[]> = {
-  sqlite: ['episode_search_insert_v3', 'episode_search_update_v3', 'episode_search_delete_v3', 'memory_search_insert_v3', 'memory_search_update_v3', 'memory_search_delete_v3', 'scope_search_delete'],
+  sqlite: [
+    'episode_search_insert_v3',
+    'episode_search_update_v3',
+    'episode_search_delete_v3',
+    'memory_search_insert_v3',
+    'memory_search_update_v3',
+    'memory_search_delete_v3',
+    'scope_search_delete',
+  ],
   postgres: ['episode_search_sync', 'memory_search_sync', 'scope_search_delete'],
 };
 
@@ -47,7 +55,12 @@ async function storageChecks(ctx: CommandContext): Promise<Check[]> {
       fs.accessSync(dir, fs.constants.W_OK);
       checks.push({ name: 'data directory', status: 'ok', detail: dir });
     } catch {
-      checks.push({ name: 'data directory', status: 'fail', detail: `${dir} is not writable`, fix: 'Set DATA_DIR to a folder this user can write, or fix its permissions.' });
+      checks.push({
+        name: 'data directory',
+        status: 'fail',
+        detail: `${dir} is not writable`,
+        fix: 'Set DATA_DIR to a folder this user can write, or fix its permissions.',
+      });
       return checks;
     }
   }
@@ -112,7 +125,12 @@ async function serviceChecks(ctx: CommandContext): Promise<Check[]> {
     checks.push(
       result.ok
         ? { name: `ollama (${ollamaUsers.join(', ')})`, status: 'ok', detail: config.embedder.ollamaHost }
-        : { name: `ollama (${ollamaUsers.join(', ')})`, status: 'warn', detail: `${config.embedder.ollamaHost} did not answer (${result.detail})`, fix: 'Start Ollama (`ollama serve`), set OLLAMA_HOST, or set ANTHROPIC_API_KEY to use Anthropic.' },
+        : {
+            name: `ollama (${ollamaUsers.join(', ')})`,
+            status: 'warn',
+            detail: `${config.embedder.ollamaHost} did not answer (${result.detail})`,
+            fix: 'Start Ollama (`ollama serve`), set OLLAMA_HOST, or set ANTHROPIC_API_KEY to use Anthropic.',
+          },
     );
   }
   if (config.llm.provider === 'anthropic') {
@@ -123,7 +141,12 @@ async function serviceChecks(ctx: CommandContext): Promise<Check[]> {
     checks.push(
       result.ok
         ? { name: 'anthropic', status: 'ok', detail: `${base} (model ${config.llm.model})` }
-        : { name: 'anthropic', status: 'warn', detail: `${base} refused or did not answer (${result.detail})`, fix: 'Check ANTHROPIC_API_KEY and the network; ANTHROPIC_BASE_URL for a proxy.' },
+        : {
+            name: 'anthropic',
+            status: 'warn',
+            detail: `${base} refused or did not answer (${result.detail})`,
+            fix: 'Check ANTHROPIC_API_KEY and the network; ANTHROPIC_BASE_URL for a proxy.',
+          },
     );
   }
   if (config.telegram) {
@@ -131,7 +154,12 @@ async function serviceChecks(ctx: CommandContext): Promise<Check[]> {
     checks.push(
       result.ok
         ? { name: 'telegram', status: 'ok', detail: `${config.telegram.apiRoot} accepted the bot token` }
-        : { name: 'telegram', status: 'warn', detail: `${config.telegram.apiRoot} refused the token or did not answer (${result.detail})`, fix: 'Check TELEGRAM_BOT_TOKEN (from @BotFather) and TELEGRAM_API_ROOT.' },
+        : {
+            name: 'telegram',
+            status: 'warn',
+            detail: `${config.telegram.apiRoot} refused the token or did not answer (${result.detail})`,
+            fix: 'Check TELEGRAM_BOT_TOKEN (from @BotFather) and TELEGRAM_API_ROOT.',
+          },
     );
   }
   if (config.vectors.store === 'qdrant') {
@@ -139,7 +167,12 @@ async function serviceChecks(ctx: CommandContext): Promise<Check[]> {
     checks.push(
       result.ok
         ? { name: 'qdrant', status: 'ok', detail: config.vectors.url }
-        : { name: 'qdrant', status: 'warn', detail: `${config.vectors.url} did not answer (${result.detail})`, fix: 'Start Qdrant or check QDRANT_URL / QDRANT_API_KEY.' },
+        : {
+            name: 'qdrant',
+            status: 'warn',
+            detail: `${config.vectors.url} did not answer (${result.detail})`,
+            fix: 'Start Qdrant or check QDRANT_URL / QDRANT_API_KEY.',
+          },
     );
   }
   return checks;
@@ -152,7 +185,11 @@ export const doctorCommand: Command = {
   options: {},
   async run(ctx) {
     const checks: Check[] = [
-      { name: 'configuration', status: 'ok', detail: `DB_PROVIDER=${ctx.config.database.provider}, DATA_DIR=${ctx.config.dataDir}, LLM_PROVIDER=${ctx.config.llm.provider}` },
+      {
+        name: 'configuration',
+        status: 'ok',
+        detail: `DB_PROVIDER=${ctx.config.database.provider}, DATA_DIR=${ctx.config.dataDir}, LLM_PROVIDER=${ctx.config.llm.provider}`,
+      },
       ...(await storageChecks(ctx)),
       ...(await serviceChecks(ctx)),
     ];
@@ -161,7 +198,10 @@ export const doctorCommand: Command = {
     writeResult(
       ctx,
       { ok: !failed, checks },
-      [...checks.map((c) => `${mark[c.status]}  ${c.name}: ${c.detail}${c.fix ? `\n      fix: ${c.fix}` : ''}`), failed ? 'Some checks failed.' : 'All required checks passed.'].join('\n'),
+      [
+        ...checks.map((c) => `${mark[c.status]}  ${c.name}: ${c.detail}${c.fix ? `\n      fix: ${c.fix}` : ''}`),
+        failed ? 'Some checks failed.' : 'All required checks passed.',
+      ].join('\n'),
     );
     return failed ? 1 : 0;
   },

@@ -36,7 +36,9 @@ async function readNewKey(): Promise<string> {
   const key = await first;
   lines.close();
   if (key === undefined || key.length < MIN_KEY_LENGTH) {
-    throw new ValidationError(`the new passphrase must be at least ${MIN_KEY_LENGTH} characters, on the first line of standard input`, { code: 'encrypt.invalid_key' });
+    throw new ValidationError(`the new passphrase must be at least ${MIN_KEY_LENGTH} characters, on the first line of standard input`, {
+      code: 'encrypt.invalid_key',
+    });
   }
   registerSecrets([key]);
   return key;
@@ -59,13 +61,24 @@ export const encryptCommand: Command = {
   summary: 'encrypt an existing store with DATABASE_ENCRYPTION_KEY; --rekey reads a new passphrase from stdin; --decrypt removes encryption (Nocturne stopped)',
   options: { rekey: { type: 'boolean' }, decrypt: { type: 'boolean' } },
   async run(ctx) {
-    const current = ctx.config.database.provider === 'sqlite' ? ctx.config.database.encryptionKey : ctx.config.vectors.store === 'sqlite-vec' ? ctx.config.vectors.encryptionKey : undefined;
+    const current =
+      ctx.config.database.provider === 'sqlite'
+        ? ctx.config.database.encryptionKey
+        : ctx.config.vectors.store === 'sqlite-vec'
+          ? ctx.config.vectors.encryptionKey
+          : undefined;
     if (ctx.values.rekey && ctx.values.decrypt) throw new ValidationError('--rekey and --decrypt exclude each other', { code: 'encrypt.usage' });
     if (current === undefined) {
-      throw new ValidationError('DATABASE_ENCRYPTION_KEY is not set: set it to the passphrase to encrypt with (or that the store is encrypted with, for --rekey and --decrypt)', { code: 'encrypt.no_key' });
+      throw new ValidationError(
+        'DATABASE_ENCRYPTION_KEY is not set: set it to the passphrase to encrypt with (or that the store is encrypted with, for --rekey and --decrypt)',
+        { code: 'encrypt.no_key' },
+      );
     }
     const files = storeFiles(ctx);
-    if (files.length === 0) throw new ValidationError('nothing to encrypt: the store is PostgreSQL and Qdrant (use their servers\u2019 encryption at rest)', { code: 'encrypt.nothing' });
+    if (files.length === 0)
+      throw new ValidationError('nothing to encrypt: the store is PostgreSQL and Qdrant (use their servers\u2019 encryption at rest)', {
+        code: 'encrypt.nothing',
+      });
     const to = ctx.values.decrypt ? undefined : ctx.values.rekey ? await readNewKey() : current;
     for (const file of files) checkOpens(file, current);
     const outcomes: Array<{ file: string; outcome: RekeyOutcome }> = [];
@@ -73,7 +86,10 @@ export const encryptCommand: Command = {
       const state = sqliteFileState(file);
       outcomes.push({ file, outcome: rekeySqliteFile({ file, from: state === 'encrypted' ? current : undefined, to }) });
     }
-    const lines = outcomes.map(({ file, outcome }) => `${file}: ${outcome === 'absent' ? 'not created yet (it will be encrypted from its first write)' : outcome === 'unchanged' ? (to === undefined ? 'already plain' : 'already encrypted with this key') : outcome}`);
+    const lines = outcomes.map(
+      ({ file, outcome }) =>
+        `${file}: ${outcome === 'absent' ? 'not created yet (it will be encrypted from its first write)' : outcome === 'unchanged' ? (to === undefined ? 'already plain' : 'already encrypted with this key') : outcome}`,
+    );
     if (ctx.values.rekey) lines.push('Now set DATABASE_ENCRYPTION_KEY to the new passphrase: the old one no longer opens the store.');
     if (ctx.values.decrypt) lines.push('Now unset DATABASE_ENCRYPTION_KEY: the store is plain text again.');
     writeResult(ctx, { files: outcomes }, lines.join('\n'));

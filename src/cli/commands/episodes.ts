@@ -37,9 +37,11 @@ export const episodesCommand: Command = {
   options: { scope: { type: 'string' }, since: { type: 'string' }, limit: { type: 'string' } },
   async run(ctx) {
     const since = ctx.values.since === undefined ? undefined : new Date(ctx.values.since as string);
-    if (since && Number.isNaN(since.getTime())) throw new ValidationError('--since must be an ISO 8601 date, e.g. 2024-05-01 or 2024-05-01T12:00:00Z', { code: 'cli.usage' });
+    if (since && Number.isNaN(since.getTime()))
+      throw new ValidationError('--since must be an ISO 8601 date, e.g. 2024-05-01 or 2024-05-01T12:00:00Z', { code: 'cli.usage' });
     const limit = ctx.values.limit === undefined ? 50 : Number(ctx.values.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100_000) throw new ValidationError('--limit must be a whole number from 1 to 100000', { code: 'cli.usage' });
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100_000)
+      throw new ValidationError('--limit must be a whole number from 1 to 100000', { code: 'cli.usage' });
     const { core, scope } = await requireScope(ctx, 'episodes');
     const key = scope.key;
     const episodes = await core.episodeLog.list(scope.id, { since, limit });
@@ -49,7 +51,10 @@ export const episodesCommand: Command = {
       episodes.length === 0
         ? `no episodes in ${key}${since ? ` since ${since.toISOString()}` : ''}`
         : episodes
-            .map((e) => `${e.timestamp.toISOString().replace('T', ' ').slice(0, 19)}  ${e.role.padEnd(6)} ${e.author ? `${e.author}: ` : ''}${oneLine(e.content, 160)}`)
+            .map(
+              (e) =>
+                `${e.timestamp.toISOString().replace('T', ' ').slice(0, 19)}  ${e.role.padEnd(6)} ${e.author ? `${e.author}: ` : ''}${oneLine(e.content, 160)}`,
+            )
             .join('\n'),
     );
     return 0;

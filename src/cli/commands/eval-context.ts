@@ -32,10 +32,14 @@ function textReport(report: ContextReport, header: string): string[] {
 export async function runContextEval(ctx: CommandContext, file: string): Promise<number> {
   const rawBudget = ctx.values.budget;
   const budget = rawBudget === undefined ? ctx.config.agent.memoryTokens : Number(rawBudget);
-  if (!Number.isInteger(budget) || budget < 0 || budget > 1_000_000) throw new ValidationError('--budget must be a whole number of tokens from 0 to 1000000', { code: 'cli.usage' });
+  if (!Number.isInteger(budget) || budget < 0 || budget > 1_000_000)
+    throw new ValidationError('--budget must be a whole number of tokens from 0 to 1000000', { code: 'cli.usage' });
   // Every question with evidence is asked (all five categories), as the recall evaluation asks them.
   const perConversation = ctx.values.questions === undefined ? undefined : Number(ctx.values.questions);
-  const conversations = selectQa(loadLocomo(file), { ...ctx.values, categories: '1,2,3,4,5' }).map((c) => ({ ...c, questions: c.questions.slice(0, perConversation) }));
+  const conversations = selectQa(loadLocomo(file), { ...ctx.values, categories: '1,2,3,4,5' }).map((c) => ({
+    ...c,
+    questions: c.questions.slice(0, perConversation),
+  }));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nocturne-eval-context-'));
   const config = evaluationConfig(ctx.config, dir, { memoryTokens: budget });
   let now = new Date(0);
@@ -44,10 +48,17 @@ export async function runContextEval(ctx: CommandContext, file: string): Promise
     const service = await startService(config, ctx.logger, { input: process.stdin, output: process.stderr }, { llm: model, clock: () => now });
     try {
       const { core, agent } = service;
-      const harness = { ...qaHarness(service, model, (at) => { now = at; }), agent, model };
+      const harness = {
+        ...qaHarness(service, model, (at) => {
+          now = at;
+        }),
+        agent,
+        model,
+      };
       const report = await runLocomoContext(conversations, harness, (line) => process.stderr.write(`${line}\n`));
-      const header = `LoCoMo context ${path.basename(file)}: ${plural(report.conversations, 'conversation')} (${conversations.map((c) => c.id).join(', ')}), `
-        + `${plural(report.turns, 'turn')}, ${plural(report.questions, 'question')} with evidence; budget ${budget} tokens, embedder ${core.embedder.name}`;
+      const header =
+        `LoCoMo context ${path.basename(file)}: ${plural(report.conversations, 'conversation')} (${conversations.map((c) => c.id).join(', ')}), ` +
+        `${plural(report.turns, 'turn')}, ${plural(report.questions, 'question')} with evidence; budget ${budget} tokens, embedder ${core.embedder.name}`;
       const { items, ...figures } = report;
       void items;
       const json = { ...figures, budget, conversationIds: conversations.map((c) => c.id), embedder: core.embedder.name };

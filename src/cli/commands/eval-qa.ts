@@ -43,14 +43,19 @@ export function selectQa(all: readonly LocomoConversation[], values: CommandCont
   if (rawConversations !== undefined) {
     if (/^\d+$/.test(rawConversations)) chosen = chosen.slice(0, wholeNumber(rawConversations, 'conversations'));
     else {
-      const ids = rawConversations.split(',').map((s) => s.trim()).filter(Boolean);
+      const ids = rawConversations
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       const unknown = ids.filter((id) => !all.some((c) => c.id === id));
-      if (unknown.length > 0) throw usageError(`--conversations: no conversation ${unknown.join(', ')} in the file (it has ${all.map((c) => c.id).join(', ')})`);
+      if (unknown.length > 0)
+        throw usageError(`--conversations: no conversation ${unknown.join(', ')} in the file (it has ${all.map((c) => c.id).join(', ')})`);
       chosen = chosen.filter((c) => ids.includes(c.id));
     }
   }
   const categories = values.categories === undefined ? DEFAULT_CATEGORIES : String(values.categories).split(',').map(Number);
-  if (categories.some((c) => !Number.isInteger(c) || c < 1 || c > 5)) throw usageError('--categories must be a comma-separated list of LoCoMo categories 1 to 5');
+  if (categories.some((c) => !Number.isInteger(c) || c < 1 || c > 5))
+    throw usageError('--categories must be a comma-separated list of LoCoMo categories 1 to 5');
   const perConversation = wholeNumber(values.questions, 'questions');
   return chosen.map((c) => ({ ...c, qa: c.qa.filter((q) => categories.includes(q.category)).slice(0, perConversation) }));
 }
@@ -80,7 +85,12 @@ async function configuredModel(config: Config, ctx: CommandContext): Promise<Lan
  * The model's calls and tokens per purpose (reply, consolidation, eval-judge, ...); the prompt
  * cache's share of the input apart, since it is priced apart (read at a tenth, written at 1.25).
  */
-interface PurposeUsage { calls: number; tokens: number; cacheReadTokens: number; cacheWriteTokens: number }
+interface PurposeUsage {
+  calls: number;
+  tokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+}
 
 function counted(llm: LanguageModel, usage: Record<string, PurposeUsage>): LanguageModel {
   return {
@@ -101,7 +111,9 @@ function counted(llm: LanguageModel, usage: Record<string, PurposeUsage>): Langu
 }
 
 function cacheNote(u: PurposeUsage): string {
-  return u.cacheReadTokens + u.cacheWriteTokens === 0 ? '' : `; of the input, ${u.cacheReadTokens} read from the prompt cache, ${u.cacheWriteTokens} written to it`;
+  return u.cacheReadTokens + u.cacheWriteTokens === 0
+    ? ''
+    : `; of the input, ${u.cacheReadTokens} read from the prompt cache, ${u.cacheWriteTokens} written to it`;
 }
 
 function textReport(report: QaReport, header: string, usage: Record<string, PurposeUsage>): string[] {
@@ -109,12 +121,18 @@ function textReport(report: QaReport, header: string, usage: Record<string, Purp
   return [
     header,
     `J ${report.j} (${report.correct}/${report.questions} judged CORRECT)${problems}`,
-    ...Object.entries(report.byCategory).map(([cat, v]) => `  category ${cat} ${CATEGORY_NAMES[cat] ?? ''} (${v.questions} q): J ${v.j} (${v.correct}/${v.questions})`),
+    ...Object.entries(report.byCategory).map(
+      ([cat, v]) => `  category ${cat} ${CATEGORY_NAMES[cat] ?? ''} (${v.questions} q): J ${v.j} (${v.correct}/${v.questions})`,
+    ),
     `tokens per question (answering calls, input+output): mean ${report.tokensPerQuestion.mean}, p95 ${report.tokensPerQuestion.p95}`,
     `latency per question (agent reply): mean ${report.latencyMsPerQuestion.mean} ms, p95 ${report.latencyMsPerQuestion.p95} ms`,
-    `sleep ${report.sleep.mode}: ${plural(report.sleep.nights, 'night')}, ${report.sleep.consolidations} with consolidation; `
-      + `ingest ${report.seconds.ingest} s, sleep ${report.seconds.sleep} s, questions ${report.seconds.questions} s`,
-    `model tokens by purpose: ${Object.entries(usage).map(([purpose, u]) => `${purpose} ${u.tokens} (${plural(u.calls, 'call')}${cacheNote(u)})`).join(', ') || 'none'}`,
+    `sleep ${report.sleep.mode}: ${plural(report.sleep.nights, 'night')}, ${report.sleep.consolidations} with consolidation; ` +
+      `ingest ${report.seconds.ingest} s, sleep ${report.seconds.sleep} s, questions ${report.seconds.questions} s`,
+    `model tokens by purpose: ${
+      Object.entries(usage)
+        .map(([purpose, u]) => `${purpose} ${u.tokens} (${plural(u.calls, 'call')}${cacheNote(u)})`)
+        .join(', ') || 'none'
+    }`,
   ];
 }
 
@@ -134,12 +152,25 @@ export async function runQaEval(ctx: CommandContext, file: string): Promise<numb
     const service = await startService(config, ctx.logger, { input: process.stdin, output: process.stderr }, { llm, clock: () => now });
     try {
       const { core } = service;
-      const report = await runLocomoQa(conversations, qaHarness(service, core.llm, (at) => { now = at; }), { sleep, onProgress: (line) => process.stderr.write(`${line}\n`) });
-      const header = `LoCoMo QA ${path.basename(file)}: ${plural(report.conversations, 'conversation')}, ${plural(report.turns, 'turn')}, ${plural(report.questions, 'question')} `
-        + `(categories ${[...new Set(conversations.flatMap((c) => c.qa.map((q) => q.category)))].sort().join(',')}); model ${llm.provider} ${llm.model}, embedder ${core.embedder.name}`;
+      const report = await runLocomoQa(
+        conversations,
+        qaHarness(service, core.llm, (at) => {
+          now = at;
+        }),
+        { sleep, onProgress: (line) => process.stderr.write(`${line}\n`) },
+      );
+      const header =
+        `LoCoMo QA ${path.basename(file)}: ${plural(report.conversations, 'conversation')}, ${plural(report.turns, 'turn')}, ${plural(report.questions, 'question')} ` +
+        `(categories ${[...new Set(conversations.flatMap((c) => c.qa.map((q) => q.category)))].sort().join(',')}); model ${llm.provider} ${llm.model}, embedder ${core.embedder.name}`;
       const { items, ...figures } = report;
       void items;
-      const json = { ...figures, model: `${llm.provider}:${llm.model}`, embedder: core.embedder.name, usage, reference: { mem0PaperJ: { fullContext: 72.9, mem0: 66.9, model: 'gpt-4o-mini' } } };
+      const json = {
+        ...figures,
+        model: `${llm.provider}:${llm.model}`,
+        embedder: core.embedder.name,
+        usage,
+        reference: { mem0PaperJ: { fullContext: 72.9, mem0: 66.9, model: 'gpt-4o-mini' } },
+      };
       ctx.out.write(ctx.json ? `${JSON.stringify(json)}\n` : `${textReport(report, header, usage).join('\n')}\n${JSON.stringify(json)}\n`);
       return 0;
     } finally {

@@ -23,7 +23,10 @@ const DEFAULT_CROWD_SCOPES = 1_000;
 const MAX_CROWD = 10_000_000;
 
 function usageError(message: string): ValidationError {
-  return new ValidationError(message, { code: 'cli.usage', hint: 'e.g. npm run cli -- eval locomo --data FILE --crowd 1000000 --crowd-scopes 1000 [--database postgres]' });
+  return new ValidationError(message, {
+    code: 'cli.usage',
+    hint: 'e.g. npm run cli -- eval locomo --data FILE --crowd 1000000 --crowd-scopes 1000 [--database postgres]',
+  });
 }
 
 /** A whole number as typed (`1000000` or `1_000_000`), or NaN. */
@@ -68,11 +71,17 @@ export interface EvalStore {
 export async function openEvalStore(config: Config, database: EvalDatabase): Promise<EvalStore> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'nocturne-eval-'));
   const vectors: Config['vectors'] =
-    config.vectors.store === 'sqlite-vec' ? { store: 'sqlite-vec', file: path.join(dir, 'vectors.db'), scanMemoryBytes: config.vectors.scanMemoryBytes } : config.vectors;
+    config.vectors.store === 'sqlite-vec'
+      ? { store: 'sqlite-vec', file: path.join(dir, 'vectors.db'), scanMemoryBytes: config.vectors.scanMemoryBytes }
+      : config.vectors;
   const removeDir = () => fs.rmSync(dir, { recursive: true, force: true });
   if (database === 'sqlite') {
     const file = path.join(dir, 'eval.db');
-    return { config: { ...config, dataDir: dir, database: { provider: 'sqlite', url: `file:${file}`, file }, vectors }, database, remove: async () => removeDir() };
+    return {
+      config: { ...config, dataDir: dir, database: { provider: 'sqlite', url: `file:${file}`, file }, vectors },
+      database,
+      remove: async () => removeDir(),
+    };
   }
   const server = await startLocalPostgres().catch((error: unknown) => {
     removeDir();

@@ -28,30 +28,50 @@ import { openEvalStore, parseCrowdOptions, parseEvalDatabase } from './eval-stor
 
 export const evalCommand: Command = {
   name: 'eval',
-  usage: 'eval locomo --data FILE [--k 5,10,25,50] [--cv] [--crowd N [--crowd-scopes S]] [--database sqlite|postgres] | --context [--budget N] [--conversations N|ids] [--questions N] | --qa [--conversations N|ids] [--questions N] [--categories 1,2,3,4] [--sleep nights|end|none]',
+  usage:
+    'eval locomo --data FILE [--k 5,10,25,50] [--cv] [--crowd N [--crowd-scopes S]] [--database sqlite|postgres] | --context [--budget N] [--conversations N|ids] [--questions N] | --qa [--conversations N|ids] [--questions N] [--categories 1,2,3,4] [--sleep nights|end|none]',
   summary: 'measure retrieval (LoCoMo evidence recall@k) or, with --qa, answers end to end (J, judged by the configured model), on a fresh temporary store',
   options: {
-    data: { type: 'string' }, k: { type: 'string' }, cv: { type: 'boolean' },
-    crowd: { type: 'string' }, 'crowd-scopes': { type: 'string' }, database: { type: 'string' },
-    qa: { type: 'boolean' }, context: { type: 'boolean' }, budget: { type: 'string' }, conversations: { type: 'string' }, questions: { type: 'string' }, categories: { type: 'string' }, sleep: { type: 'string' },
+    data: { type: 'string' },
+    k: { type: 'string' },
+    cv: { type: 'boolean' },
+    crowd: { type: 'string' },
+    'crowd-scopes': { type: 'string' },
+    database: { type: 'string' },
+    qa: { type: 'boolean' },
+    context: { type: 'boolean' },
+    budget: { type: 'string' },
+    conversations: { type: 'string' },
+    questions: { type: 'string' },
+    categories: { type: 'string' },
+    sleep: { type: 'string' },
   },
   async run(ctx) {
     if (ctx.positionals[0] !== 'locomo') throw new ValidationError('usage: npm run cli -- eval locomo --data FILE', { code: 'cli.usage' });
     const file = ctx.values.data as string | undefined;
-    if (!file || !fs.existsSync(file)) throw new ValidationError('eval needs --data FILE, e.g. ../shared/datasets/locomo/locomo-dev.json', { code: 'cli.usage' });
+    if (!file || !fs.existsSync(file))
+      throw new ValidationError('eval needs --data FILE, e.g. ../shared/datasets/locomo/locomo-dev.json', { code: 'cli.usage' });
     if (ctx.values.context) {
-      if (ctx.values.qa || ctx.values.crowd !== undefined || ctx.values.database !== undefined) throw new ValidationError('--context runs on its own (not with --qa, --crowd or --database)', { code: 'cli.usage' });
+      if (ctx.values.qa || ctx.values.crowd !== undefined || ctx.values.database !== undefined)
+        throw new ValidationError('--context runs on its own (not with --qa, --crowd or --database)', { code: 'cli.usage' });
       return runContextEval(ctx, file);
     }
     if (ctx.values.qa) {
-      if (ctx.values.crowd !== undefined || ctx.values.database !== undefined) throw new ValidationError('--crowd and --database go with the recall evaluation, not with --qa', { code: 'cli.usage' });
+      if (ctx.values.crowd !== undefined || ctx.values.database !== undefined)
+        throw new ValidationError('--crowd and --database go with the recall evaluation, not with --qa', { code: 'cli.usage' });
       return runQaEval(ctx, file);
     }
-    const k = String(ctx.values.k ?? '5,10,25,50').split(',').map(Number);
-    if (k.some((x) => !Number.isInteger(x) || x < 1 || x > 200)) throw new ValidationError('--k must be a comma-separated list of whole numbers from 1 to 200', { code: 'cli.usage' });
+    const k = String(ctx.values.k ?? '5,10,25,50')
+      .split(',')
+      .map(Number);
+    if (k.some((x) => !Number.isInteger(x) || x < 1 || x > 200))
+      throw new ValidationError('--k must be a comma-separated list of whole numbers from 1 to 200', { code: 'cli.usage' });
     const conversations = loadLocomo(file);
     if (ctx.values.cv && conversations.length < 2) {
-      throw new ValidationError(`--cv needs at least 2 conversations (one is held out while the others tune the weights); ${file} has ${conversations.length}`, { code: 'cli.usage' });
+      throw new ValidationError(
+        `--cv needs at least 2 conversations (one is held out while the others tune the weights); ${file} has ${conversations.length}`,
+        { code: 'cli.usage' },
+      );
     }
     const crowdOptions = parseCrowdOptions(ctx.values);
     const store = await openEvalStore(ctx.config, parseEvalDatabase(ctx.values));
@@ -82,13 +102,27 @@ export const evalCommand: Command = {
       const lines = [
         `LoCoMo ${path.basename(file)}: ${plural(report.conversations, 'conversation')}, ${plural(report.turns, 'turn')}, ${plural(report.questions, 'question')} with evidence`,
         `embedder ${core.embedder.name}, vectors ${config.vectors.store}, database ${store.database}`,
-        `recall ${Object.entries(report.recall).map(([x, v]) => `${x} ${v}`).join('  ')}`,
-        ...Object.entries(report.byCategory).map(([cat, v]) => `  category ${cat} (${v.questions} q): ${Object.entries(v.recall).map(([x, r]) => `${x} ${r}`).join('  ')}`),
+        `recall ${Object.entries(report.recall)
+          .map(([x, v]) => `${x} ${v}`)
+          .join('  ')}`,
+        ...Object.entries(report.byCategory).map(
+          ([cat, v]) =>
+            `  category ${cat} (${v.questions} q): ${Object.entries(v.recall)
+              .map(([x, r]) => `${x} ${r}`)
+              .join('  ')}`,
+        ),
         `ingest ${report.ingestSeconds.toFixed(1)} s, embedding ${report.embedSeconds.toFixed(1)} s, query p50 ${report.queryMs.p50} ms, p95 ${report.queryMs.p95} ms`,
         ...(crowdFigures ? crowdLines(crowdFigures) : []),
         ...(cv ? cvLines(cv) : []),
       ];
-      const json = { ...report, embedder: core.embedder.name, vectorStore: config.vectors.store, database: store.database, ...(crowdFigures && { crowd: crowdFigures }), ...(cv && { cv }) };
+      const json = {
+        ...report,
+        embedder: core.embedder.name,
+        vectorStore: config.vectors.store,
+        database: store.database,
+        ...(crowdFigures && { crowd: crowdFigures }),
+        ...(cv && { cv }),
+      };
       writeResult(ctx, json, lines.join('\n'));
       return 0;
     } finally {
@@ -98,7 +132,10 @@ export const evalCommand: Command = {
   },
 };
 
-const recallText = (recall: Record<string, number>) => Object.entries(recall).map(([x, v]) => `${x} ${v}`).join('  ');
+const recallText = (recall: Record<string, number>) =>
+  Object.entries(recall)
+    .map(([x, v]) => `${x} ${v}`)
+    .join('  ');
 
 /** The crowd's size and load time, and the same questions' figures before it was loaded. */
 function crowdLines(crowd: LocomoCrowdFigures & { foreignResults: number }): string[] {
@@ -110,7 +147,10 @@ function crowdLines(crowd: LocomoCrowdFigures & { foreignResults: number }): str
 
 /** The cross-validated figures, the folds' choices and the weights chosen on all conversations. */
 function cvLines(cv: CvReport): string[] {
-  const weights = (w: Record<string, number>) => Object.entries(w).map(([name, v]) => `${name} ${v}`).join(', ');
+  const weights = (w: Record<string, number>) =>
+    Object.entries(w)
+      .map(([name, v]) => `${name} ${v}`)
+      .join(', ');
   return [
     `cross-validated (leave one conversation out; weights tuned on the others): recall ${recallText(cv.recall)}`,
     ...Object.entries(cv.byCategory).map(([cat, v]) => `  category ${cat} (${v.questions} q): ${recallText(v.recall)}`),

@@ -20,7 +20,6 @@ import { plural } from '../../shared/plural';
 const formats = ['json', 'markdown'] as const;
 type Format = (typeof formats)[number];
 
-
 /** The `export` command. */
 export const exportCommand: Command = {
   name: 'export',
@@ -54,7 +53,11 @@ export const exportCommand: Command = {
 
     const dir = out ?? path.join(exportsDir, exportFolderName(scope));
     const files = renderMarkdownExport(doc, { defaultTimeZone: ctx.config.timeZone });
-    await recordExportFiles(exportsDir, scope.id, [...files.keys()].map((relative) => ({ file: path.join(dir, relative), kind: 'markdown' as const })));
+    await recordExportFiles(
+      exportsDir,
+      scope.id,
+      [...files.keys()].map((relative) => ({ file: path.join(dir, relative), kind: 'markdown' as const })),
+    );
     const written = await writeMarkdownExport(dir, files);
     writeResult(
       ctx,

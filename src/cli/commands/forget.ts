@@ -28,7 +28,8 @@ export const forgetCommand: Command = {
   async run(ctx) {
     const memoryId = ctx.values.memory as string | undefined;
     const words = ctx.values.words as string | undefined;
-    if ((memoryId === undefined) === (words === undefined)) throw new ValidationError('forget needs exactly one of --memory ID or --words "..."', { code: 'cli.usage' });
+    if ((memoryId === undefined) === (words === undefined))
+      throw new ValidationError('forget needs exactly one of --memory ID or --words "..."', { code: 'cli.usage' });
     const { core, scope } = await requireScope(ctx, 'forget');
     const service = core.forget;
     const reason = 'forgotten from the command line';
@@ -45,7 +46,12 @@ export const forgetCommand: Command = {
       writeResult(
         ctx,
         { scope: scope.key, applied: false, matches, episodes, counts },
-        [`would forget ${plural(matches.length, 'memory', 'memories')} in ${scope.key}:`, ...listMatches(matches), ...otherChanges(counts, 'and change'), 'run again with --yes to forget them'].join('\n'),
+        [
+          `would forget ${plural(matches.length, 'memory', 'memories')} in ${scope.key}:`,
+          ...listMatches(matches),
+          ...otherChanges(counts, 'and change'),
+          'run again with --yes to forget them',
+        ].join('\n'),
       );
       return 0;
     }

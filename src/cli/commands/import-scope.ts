@@ -27,7 +27,12 @@ async function openSource(file: string): Promise<ImportFile> {
 }
 
 /** Imports `source` streamed, as the admin API does: memory does not grow with the file. */
-async function importFrom(archive: () => Promise<ScopeArchive>, file: string, source: ImportFile, options: { mode: 'exact' | 'copy'; scopeKey?: string }): Promise<ImportResult> {
+async function importFrom(
+  archive: () => Promise<ScopeArchive>,
+  file: string,
+  source: ImportFile,
+  options: { mode: 'exact' | 'copy'; scopeKey?: string },
+): Promise<ImportResult> {
   try {
     return await (await archive()).importFile(source, options);
   } catch (error) {

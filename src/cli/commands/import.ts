@@ -105,7 +105,8 @@ export function lineIdentity(fileHead: string, lineNo: number, line: string): st
  */
 function lineScope(value: unknown, defaultScope: string | undefined): { scope: string } | { error: string } {
   const given = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as { scope?: unknown }).scope : undefined;
-  if (given !== undefined && given !== null && typeof given !== 'string') return { error: `scope must be a string (a scope key such as "telegram:private:42"), not ${Array.isArray(given) ? 'an array' : typeof given}` };
+  if (given !== undefined && given !== null && typeof given !== 'string')
+    return { error: `scope must be a string (a scope key such as "telegram:private:42"), not ${Array.isArray(given) ? 'an array' : typeof given}` };
   if (typeof given === 'string' && given !== '') return { scope: given };
   if (defaultScope) return { scope: defaultScope };
   return { error: given === '' ? 'no scope: the line\'s "scope" is empty and no --scope was given' : 'no scope: give --scope or a "scope" field on the line' };
@@ -174,17 +175,27 @@ export const importCommand: Command = {
       if (!(error instanceof AppError) || error.category === 'user') return error;
       return new StorageError(
         `${error.message} The import stopped at line ${lineNo}: ${imported === 1 ? 'the episode' : `the ${plural(imported, 'episode')}`} imported before ${imported === 1 ? 'stays' : 'stay'} stored; the lines of the failed batch (after line ${storedThrough}) were not stored, and the rest of the file was not read.`,
-        { code: error.code, cause: error, hint: `${error.hint ? `${error.hint} ` : ''}Run the same import again afterwards: the lines already stored are skipped (lines without an externalId are recognized by their place and text in the file).` },
+        {
+          code: error.code,
+          cause: error,
+          hint: `${error.hint ? `${error.hint} ` : ''}Run the same import again afterwards: the lines already stored are skipped (lines without an externalId are recognized by their place and text in the file).`,
+        },
       );
     };
     /** What names this file in the identity of its lines without externalId: its first line. */
     let fileHead = '';
     for await (const { text: line, bytes } of boundedLines(stream, maxLineBytes)) {
       lineNo += 1;
-      if (lineNo === 1) fileHead = createHash('sha256').update(line ?? `(a line of ${bytes} bytes)`).digest('hex');
+      if (lineNo === 1)
+        fileHead = createHash('sha256')
+          .update(line ?? `(a line of ${bytes} bytes)`)
+          .digest('hex');
       progress.update(bytesRead, plural(imported + pendingCount, 'episode'));
       if (line === null) {
-        reject(lineNo, `the line is ${formatBytes(bytes)}, longer than any valid episode can be (${formatBytes(maxLineBytes)}: ${ENCODED_LIMIT_RULE}); skipped without reading it`);
+        reject(
+          lineNo,
+          `the line is ${formatBytes(bytes)}, longer than any valid episode can be (${formatBytes(maxLineBytes)}: ${ENCODED_LIMIT_RULE}); skipped without reading it`,
+        );
         continue;
       }
       if (line.trim() === '') {

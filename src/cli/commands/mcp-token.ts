@@ -20,16 +20,28 @@ export const mcpTokenCommand: Command = {
     const { core, scope } = await requireScope(ctx, 'mcp-token');
     if (ctx.values.list === true) {
       const tokens = await core.scopeTokens.list(scope.id);
-      writeResult(ctx, { scope: scope.key, tokens }, tokens.length === 0 ? `no tokens for ${scope.key}` : tokens.map((t) => `${t.id}  ${t.createdAt}  ${t.label ?? ''}`).join('\n'));
+      writeResult(
+        ctx,
+        { scope: scope.key, tokens },
+        tokens.length === 0 ? `no tokens for ${scope.key}` : tokens.map((t) => `${t.id}  ${t.createdAt}  ${t.label ?? ''}`).join('\n'),
+      );
       return 0;
     }
     if (revoke !== undefined) {
       const removed = await core.scopeTokens.revoke(scope.id, revoke.trim(), { reason: 'revoked from the command line' });
-      writeResult(ctx, { scope: scope.key, revoked: removed }, removed === 0 ? `no token ${revoke} for ${scope.key}` : `revoked ${removed} token(s) of ${scope.key}`);
+      writeResult(
+        ctx,
+        { scope: scope.key, revoked: removed },
+        removed === 0 ? `no token ${revoke} for ${scope.key}` : `revoked ${removed} token(s) of ${scope.key}`,
+      );
       return removed === 0 && revoke.trim() !== 'all' ? 2 : 0;
     }
     const issued = await core.scopeTokens.issue(scope.id, { label: ctx.values.label as string | undefined, reason: 'issued from the command line' });
-    writeResult(ctx, { scope: scope.key, ...issued }, `${issued.token}\n(token ${issued.id} for ${scope.key}: shown once, stored only as a hash; revoke with \`npm run cli -- mcp-token --scope ${scope.key} --revoke ${issued.id}\`)`);
+    writeResult(
+      ctx,
+      { scope: scope.key, ...issued },
+      `${issued.token}\n(token ${issued.id} for ${scope.key}: shown once, stored only as a hash; revoke with \`npm run cli -- mcp-token --scope ${scope.key} --revoke ${issued.id}\`)`,
+    );
     return 0;
   },
 };

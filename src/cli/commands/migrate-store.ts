@@ -21,7 +21,10 @@ type DatabaseConfig = Config['database'];
 type VectorConfig = Config['vectors'];
 
 function usageError(message: string): ValidationError {
-  return new ValidationError(message, { code: 'cli.usage', hint: 'e.g. npm run cli -- migrate-store --to postgres --database-url postgresql://user:pass@host:5432/nocturne [--vectors qdrant --qdrant http://host:6333]' });
+  return new ValidationError(message, {
+    code: 'cli.usage',
+    hint: 'e.g. npm run cli -- migrate-store --to postgres --database-url postgresql://user:pass@host:5432/nocturne [--vectors qdrant --qdrant http://host:6333]',
+  });
 }
 
 /** The target database from --to and --database-url. */
@@ -47,7 +50,8 @@ export function targetDatabase(values: CommandContext['values']): DatabaseConfig
 export function targetVectors(values: CommandContext['values'], config: Config, database: DatabaseConfig): VectorConfig {
   const store = values.vectors as string | undefined;
   if (store === undefined) {
-    if (values.qdrant !== undefined) return { store: 'qdrant', url: values.qdrant as string, apiKey: config.vectors.store === 'qdrant' ? config.vectors.apiKey : undefined };
+    if (values.qdrant !== undefined)
+      return { store: 'qdrant', url: values.qdrant as string, apiKey: config.vectors.store === 'qdrant' ? config.vectors.apiKey : undefined };
     return config.vectors;
   }
   if (store === 'qdrant') {
@@ -56,7 +60,8 @@ export function targetVectors(values: CommandContext['values'], config: Config, 
     return { store: 'qdrant', url, apiKey: config.vectors.store === 'qdrant' ? config.vectors.apiKey : undefined };
   }
   if (store === 'sqlite-vec') {
-    const file = (values['vectors-file'] as string | undefined) ?? (database.provider === 'sqlite' ? path.join(path.dirname(database.file), 'vectors.db') : undefined);
+    const file =
+      (values['vectors-file'] as string | undefined) ?? (database.provider === 'sqlite' ? path.join(path.dirname(database.file), 'vectors.db') : undefined);
     if (!file) throw usageError('--vectors sqlite-vec with a PostgreSQL target needs --vectors-file PATH');
     return { store: 'sqlite-vec', file: path.resolve(file) };
   }
@@ -89,7 +94,13 @@ export const migrateStoreCommand: Command = {
   name: 'migrate-store',
   usage: 'migrate-store --to postgres --database-url URL [--vectors ...]',
   summary: 'copy every scope from the configured store to another one, verify the copy (safe to rerun)',
-  options: { to: { type: 'string' }, 'database-url': { type: 'string' }, vectors: { type: 'string' }, qdrant: { type: 'string' }, 'vectors-file': { type: 'string' } },
+  options: {
+    to: { type: 'string' },
+    'database-url': { type: 'string' },
+    vectors: { type: 'string' },
+    qdrant: { type: 'string' },
+    'vectors-file': { type: 'string' },
+  },
   async run(ctx) {
     const { config, logger } = ctx;
     const target = targetDatabase(ctx.values);
@@ -114,7 +125,11 @@ export const migrateStoreCommand: Command = {
 
     const next =
       `next: stop the service, set DB_PROVIDER=${target.provider} DATABASE_URL=<the target URL>` +
-      (sharedIndex ? '' : vectors.store === 'qdrant' ? ` VECTOR_STORE=qdrant QDRANT_URL=${vectors.url}` : ` VECTOR_STORE=sqlite-vec (vectors file ${vectors.file})`) +
+      (sharedIndex
+        ? ''
+        : vectors.store === 'qdrant'
+          ? ` VECTOR_STORE=qdrant QDRANT_URL=${vectors.url}`
+          : ` VECTOR_STORE=sqlite-vec (vectors file ${vectors.file})`) +
       ', and start it again';
     const text = [
       `vectors: ${report.vectors.plan} (${report.vectors.reason})`,

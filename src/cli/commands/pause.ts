@@ -15,7 +15,9 @@ function pauseCommandFor(paused: boolean): Command {
     options: { scope: { type: 'string' } },
     async run(ctx) {
       const { core, scope } = await requireScope(ctx, name);
-      const changed = paused ? await core.scheduler.pause(scope.id, 'paused from the command line') : await core.scheduler.resume(scope.id, 'resumed from the command line');
+      const changed = paused
+        ? await core.scheduler.pause(scope.id, 'paused from the command line')
+        : await core.scheduler.resume(scope.id, 'resumed from the command line');
       const text = changed ? `${paused ? 'paused' : 'resumed'} consolidation of ${scope.key}` : `${scope.key} was already ${paused ? 'paused' : 'running'}`;
       writeResult(ctx, { scope: scope.key, paused, changed }, text);
       return 0;

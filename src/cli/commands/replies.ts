@@ -15,7 +15,8 @@ export const repliesCommand: Command = {
   options: { scope: { type: 'string' } },
   async run(ctx) {
     const wanted = ctx.positionals[0]?.trim().toLowerCase();
-    if (wanted !== undefined && !isGroupReplies(wanted)) throw new ValidationError(`replies takes ${GROUP_REPLIES.join(' or ')}, not "${wanted}"`, { code: 'cli.usage' });
+    if (wanted !== undefined && !isGroupReplies(wanted))
+      throw new ValidationError(`replies takes ${GROUP_REPLIES.join(' or ')}, not "${wanted}"`, { code: 'cli.usage' });
     const { core, scope } = await requireScope(ctx, 'replies');
     if (scope.kind !== 'group') throw new ValidationError(`${scope.key} is not a group: the setting is for group chats`, { code: 'cli.usage' });
     const row = wanted ? await core.directory.setGroupReplies(scope.id, wanted) : scope;

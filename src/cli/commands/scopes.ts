@@ -28,7 +28,10 @@ export const scopesCommand: Command = {
         ? 'no scopes yet (import some episodes: npm run cli -- import --scope me FILE.jsonl)'
         : [
             `${'scope'.padEnd(32)} ${'channel'.padEnd(10)} ${'episodes'.padStart(9)} ${'memories'.padStart(9)}  last message`,
-            ...scopes.map((s) => `${s.key.padEnd(32)} ${s.channel.padEnd(10)} ${String(s.episodeCount).padStart(9)} ${String(s.memoryCount).padStart(9)}  ${s.lastMessageAt?.toISOString() ?? '-'}`),
+            ...scopes.map(
+              (s) =>
+                `${s.key.padEnd(32)} ${s.channel.padEnd(10)} ${String(s.episodeCount).padStart(9)} ${String(s.memoryCount).padStart(9)}  ${s.lastMessageAt?.toISOString() ?? '-'}`,
+            ),
           ].join('\n'),
     );
     return 0;

@@ -35,10 +35,14 @@ export const searchCommand: Command = {
     };
     const text = [
       ...notes.map((note) => `note: ${note}`),
-      ...(results.length === 0 ? ['no results'] : results.map((r, i) => {
-        const parts = Object.entries(r.parts).map(([k, v]) => `${k} ${v}`).join(', ');
-        return `${String(i + 1).padStart(2)}. [${r.kind}] ${r.score.toFixed(3)}  ${r.content.replace(/\s+/g, ' ').slice(0, 140)}\n      ${r.timestamp.toISOString().slice(0, 10)}${r.externalId ? `  ${r.externalId}` : ''}  (${parts})`;
-      })),
+      ...(results.length === 0
+        ? ['no results']
+        : results.map((r, i) => {
+            const parts = Object.entries(r.parts)
+              .map(([k, v]) => `${k} ${v}`)
+              .join(', ');
+            return `${String(i + 1).padStart(2)}. [${r.kind}] ${r.score.toFixed(3)}  ${r.content.replace(/\s+/g, ' ').slice(0, 140)}\n      ${r.timestamp.toISOString().slice(0, 10)}${r.externalId ? `  ${r.externalId}` : ''}  (${parts})`;
+          })),
     ].join('\n');
     writeResult(ctx, json, text);
     return 0;

@@ -25,7 +25,11 @@ export const sleepCommand: Command = {
       if (result.status === 'failed') throw result.error;
       const calls = result.responses.length;
       const tokens = result.responses.reduce((n, r) => n + r.usage.inputTokens, 0);
-      const text = result.plan ? `${renderPlanDiff(result.plan, result.shown)}\n\n(${plural(calls, 'model call')}, ${plural(tokens, 'input token')})` : result.status === 'empty' ? 'nothing to consolidate' : `not planned: ${result.status}`;
+      const text = result.plan
+        ? `${renderPlanDiff(result.plan, result.shown)}\n\n(${plural(calls, 'model call')}, ${plural(tokens, 'input token')})`
+        : result.status === 'empty'
+          ? 'nothing to consolidate'
+          : `not planned: ${result.status}`;
       writeResult(ctx, { status: result.status, plan: result.plan ?? null, llmCalls: calls, inputTokens: tokens }, text);
       return 0;
     }
@@ -43,9 +47,13 @@ export const sleepCommand: Command = {
     const head = [
       ctx.values.retry ? `${plural(retried, 'message')} given up on before ${retried === 1 ? 'is' : 'are'} tried again` : '',
       `${outcome.status}${outcome.detail ? `: ${outcome.detail}` : ''}`,
-      run && run.id === outcome.runId ? `${plural(run.episodeCount, 'episode')}, ${plural(run.llmCalls, 'model call')}, tokens in ${run.inputTokens} / out ${run.outputTokens}` : '',
+      run && run.id === outcome.runId
+        ? `${plural(run.episodeCount, 'episode')}, ${plural(run.llmCalls, 'model call')}, tokens in ${run.inputTokens} / out ${run.outputTokens}`
+        : '',
       outcome.status === 'succeeded' && sections.length === 0 ? 'nothing in them changed what is known' : '',
-      givenUp > 0 ? `${plural(givenUp, 'message')} could not be learned from after ${plural(ctx.config.sleep.maxAttempts, 'try', 'tries')}; \`sleep --scope ${scope.key} --retry\` tries them again` : '',
+      givenUp > 0
+        ? `${plural(givenUp, 'message')} could not be learned from after ${plural(ctx.config.sleep.maxAttempts, 'try', 'tries')}; \`sleep --scope ${scope.key} --retry\` tries them again`
+        : '',
     ].filter((line) => line !== '');
     const text = [...head, ...(sections.length > 0 ? ['', ...sections] : [])].join('\n').trimEnd();
     writeResult(ctx, { outcome, run, changes, ...(ctx.values.retry ? { retried } : {}), givenUp }, text);

@@ -11,7 +11,11 @@ export const soulCommand: Command = {
     const { core, scope } = await requireScope(ctx, 'soul');
     const soul = await core.profiles.soul(scope.id);
     const profile = ctx.json ? await core.profiles.profile(scope.id) : null;
-    writeResult(ctx, { scope: scope.key, soul, version: profile?.version ?? 0, data: profile?.data ?? null, updatedAt: profile?.updatedAt.toISOString() ?? null }, soul);
+    writeResult(
+      ctx,
+      { scope: scope.key, soul, version: profile?.version ?? 0, data: profile?.data ?? null, updatedAt: profile?.updatedAt.toISOString() ?? null },
+      soul,
+    );
     return 0;
   },
 };

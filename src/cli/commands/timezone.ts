@@ -15,7 +15,10 @@ export const timezoneCommand: Command = {
   async run(ctx) {
     const zone = ctx.positionals[0];
     const { core, scope } = await requireScope(ctx, 'timezone');
-    const schedule = zone === undefined ? await core.digestSchedule.get(scope.id) : await core.digestSchedule.set(scope.id, { timeZone: zone }, { reason: 'changed from the command line' });
+    const schedule =
+      zone === undefined
+        ? await core.digestSchedule.get(scope.id)
+        : await core.digestSchedule.set(scope.id, { timeZone: zone }, { reason: 'changed from the command line' });
     const text = `${schedule.scopeKey}: time zone ${schedule.timeZone}${schedule.timeZoneIsDefault ? ' (the default: TZ)' : ''}${schedule.enabled && schedule.next ? `; next digest ${schedule.next.toISOString()} (${schedule.time} local)` : ''}`;
     writeResult(ctx, scheduleJson(schedule), text);
     return 0;

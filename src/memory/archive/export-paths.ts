@@ -18,7 +18,11 @@ const SLUG_MAX_LENGTH = 48;
 const TAG_HEX_DIGITS = 16;
 
 function slugOf(scopeKey: string): string {
-  const slug = scopeKey.replace(/[^A-Za-z0-9_-]+/g, '-').replace(/^-+|-+$/g, '').slice(0, SLUG_MAX_LENGTH).replace(/-+$/, '');
+  const slug = scopeKey
+    .replace(/[^A-Za-z0-9_-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, SLUG_MAX_LENGTH)
+    .replace(/-+$/, '');
   return slug || 'scope';
 }
 

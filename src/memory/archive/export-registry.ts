@@ -50,7 +50,12 @@ async function resolvedTarget(file: string): Promise<string> {
  * Records that `files` of scope `scopeId` are about to be written, and returns their resolved
  * paths (write to those). Call it before writing them.
  */
-export async function recordExportFiles(exportsDir: string, scopeId: string, files: ReadonlyArray<{ file: string; kind: ExportFileKind }>, now = new Date()): Promise<string[]> {
+export async function recordExportFiles(
+  exportsDir: string,
+  scopeId: string,
+  files: ReadonlyArray<{ file: string; kind: ExportFileKind }>,
+  now = new Date(),
+): Promise<string[]> {
   const resolved: string[] = [];
   const lines: string[] = [];
   for (const { file, kind } of files) {

@@ -119,14 +119,28 @@ async function saveState(db: Db, memory: WorkingMemory): Promise<void> {
   });
 }
 
-function toMemory(row: { id: string; scopeId: string; startedAt: Date; lastActivityAt: Date; summary: string | null; state: unknown }, log: Logger): WorkingMemory {
+function toMemory(
+  row: { id: string; scopeId: string; startedAt: Date; lastActivityAt: Date; summary: string | null; state: unknown },
+  log: Logger,
+): WorkingMemory {
   const parsed = stateSchema.safeParse(row.state ?? {});
-  if (!parsed.success) log.warn('working state of a conversation is unreadable; starting from its summary alone', { conversationId: row.id, error: parsed.error.message });
-  return { conversationId: row.id, scopeId: row.scopeId, startedAt: row.startedAt, lastActivityAt: row.lastActivityAt, summary: row.summary, state: parsed.success ? parsed.data : emptyState() };
+  if (!parsed.success)
+    log.warn('working state of a conversation is unreadable; starting from its summary alone', { conversationId: row.id, error: parsed.error.message });
+  return {
+    conversationId: row.id,
+    scopeId: row.scopeId,
+    startedAt: row.startedAt,
+    lastActivityAt: row.lastActivityAt,
+    summary: row.summary,
+    state: parsed.success ? parsed.data : emptyState(),
+  };
 }
 
 function normalized(text: string): string {
-  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
 }
 
 export function createConversationStore(deps: { prisma: PrismaClient; logger: Logger }): ConversationStore {
@@ -143,33 +157,62 @@ export function createConversationStore(deps: { prisma: PrismaClient; logger: Lo
     async open(scopeId, now) {
       const existing = await find(scopeId);
       if (existing) return existing;
-      const row = await prisma.conversation.create({ data: { scopeId, status: 'open', startedAt: now, lastActivityAt: now, state: emptyState() as unknown as Prisma.InputJsonObject } });
+      const row = await prisma.conversation.create({
+        data: { scopeId, status: 'open', startedAt: now, lastActivityAt: now, state: emptyState() as unknown as Prisma.InputJsonObject },
+      });
       return toMemory(row, log);
     },
     save: (memory) => saveState(prisma, memory),
     async recordFlush({ memory, facts, origin }) {
-      const existing = facts.length === 0 ? [] : await prisma.memory.findMany({ where: { scopeId: memory.scopeId, active: true, validTo: null, content: { in: facts.map((f) => f.content) } }, select: { id: true, content: true } });
+      const existing =
+        facts.length === 0
+          ? []
+          : await prisma.memory.findMany({
+              where: { scopeId: memory.scopeId, active: true, validTo: null, content: { in: facts.map((f) => f.content) } },
+              select: { id: true, content: true },
+            });
       return prisma.$transaction(async (tx) => {
         const ids: string[] = [];
         for (const fact of facts) {
           const known = existing.find((m) => normalized(m.content) === normalized(fact.content));
           const stored = known
             ? await reinforceMemory(tx, memory.scopeId, known.id, fact.evidence, origin)
-            : await createMemory(tx, { scopeId: memory.scopeId, category: fact.category, content: fact.content, confidence: fact.confidence, sourceType: 'stated', sourceEpisodeIds: fact.evidence }, origin);
+            : await createMemory(
+                tx,
+                {
+                  scopeId: memory.scopeId,
+                  category: fact.category,
+                  content: fact.content,
+                  confidence: fact.confidence,
+                  sourceType: 'stated',
+                  sourceEpisodeIds: fact.evidence,
+                },
+                origin,
+              );
           ids.push(stored.id);
         }
         const pending = memory.state.compaction.pending;
-        await saveState(tx, pending ? { ...memory, state: { ...memory.state, compaction: { ...memory.state.compaction, pending: { ...pending, memoryIds: ids } } } } : memory);
+        await saveState(
+          tx,
+          pending ? { ...memory, state: { ...memory.state, compaction: { ...memory.state.compaction, pending: { ...pending, memoryIds: ids } } } } : memory,
+        );
         return ids;
       });
     },
     async lastTurns(memory, limit) {
-      const rows = await prisma.episode.findMany({ where: { scopeId: memory.scopeId, conversationId: memory.conversationId }, orderBy: [{ turn: 'desc' }], take: limit });
+      const rows = await prisma.episode.findMany({
+        where: { scopeId: memory.scopeId, conversationId: memory.conversationId },
+        orderBy: [{ turn: 'desc' }],
+        take: limit,
+      });
       return rows.reverse();
     },
     async turnsAmong(memory, episodeIds) {
       if (episodeIds.length === 0) return new Set();
-      const rows = await prisma.episode.findMany({ where: { scopeId: memory.scopeId, conversationId: memory.conversationId, id: { in: [...episodeIds] } }, select: { id: true } });
+      const rows = await prisma.episode.findMany({
+        where: { scopeId: memory.scopeId, conversationId: memory.conversationId, id: { in: [...episodeIds] } },
+        select: { id: true },
+      });
       return new Set(rows.map((e) => e.id));
     },
     async recentTurns(memory) {
@@ -186,7 +229,13 @@ export function createConversationStore(deps: { prisma: PrismaClient; logger: Lo
     async end(memory, reason, now) {
       await prisma.conversation.updateMany({
         where: { id: memory.conversationId, scopeId: memory.scopeId, status: 'open' },
-        data: { status: 'ended', endedAt: now, endReason: reason, summary: memory.summary, state: { ended: true, compaction: memory.state.compaction } as unknown as Prisma.InputJsonObject },
+        data: {
+          status: 'ended',
+          endedAt: now,
+          endReason: reason,
+          summary: memory.summary,
+          state: { ended: true, compaction: memory.state.compaction } as unknown as Prisma.InputJsonObject,
+        },
       });
     },
     async idleSince(before, limit = 100) {

@@ -54,13 +54,24 @@ function askedIn(digests: ReadonlyArray<Pick<Digest, 'items'>>): Set<string> {
 export async function conflictQuestions(db: Tx | PrismaClient, scopeId: string, firstN: number): Promise<DigestItem[]> {
   const conflicts = await openConflicts(db, scopeId);
   if (conflicts.length === 0) return [];
-  const earlier = await db.digest.findMany({ where: { scopeId, status: { not: 'empty' } }, orderBy: { periodEnd: 'desc' }, take: ASKED_LOOKBACK, select: { items: true } });
+  const earlier = await db.digest.findMany({
+    where: { scopeId, status: { not: 'empty' } },
+    orderBy: { periodEnd: 'desc' },
+    take: ASKED_LOOKBACK,
+    select: { items: true },
+  });
   const asked = askedIn(earlier);
   const items: DigestItem[] = [];
   let n = firstN;
   for (const c of conflicts.filter((c) => !asked.has(pairKey(c.current.id, c.other.id))).slice(0, MAX_QUESTIONS)) {
     const why = c.why === 'newer' ? 'newer' : 'you said it yourself';
-    items.push({ n: n++, memoryId: c.current.id, action: 'conflict', text: `${oneLine(c.current.content)} (${learned(c.current)}; ${why})`, refs: [c.other.id] });
+    items.push({
+      n: n++,
+      memoryId: c.current.id,
+      action: 'conflict',
+      text: `${oneLine(c.current.content)} (${learned(c.current)}; ${why})`,
+      refs: [c.other.id],
+    });
     items.push({ n: n++, memoryId: c.other.id, action: 'conflict', text: `or: ${oneLine(c.other.content)} (${learned(c.other)})`, refs: [c.current.id] });
   }
   return items;

@@ -46,7 +46,13 @@ export const DIGEST_MAX_ATTEMPTS = 5;
 const ACTIONS: readonly DigestAction[] = ['create', 'update', 'contradict', 'deactivate'];
 /** Every kind of item, in the order of the sections. */
 const SECTIONS: readonly DigestAction[] = [...ACTIONS, 'conflict'];
-const HEADINGS: Record<DigestAction, string> = { create: 'New', update: 'Updated', contradict: 'Contradicted', deactivate: 'Faded', conflict: 'Which is true?' };
+const HEADINGS: Record<DigestAction, string> = {
+  create: 'New',
+  update: 'Updated',
+  contradict: 'Contradicted',
+  deactivate: 'Faded',
+  conflict: 'Which is true?',
+};
 const REINFORCING = ['reinforce', 'revive'];
 /**
  * The audit action consolidation writes when it gives up on messages (the memory domain names it
@@ -72,7 +78,15 @@ const MAX_ISO_YEAR = 9999;
 function minuteFormat(timeZone: string): Intl.DateTimeFormat {
   let format = minuteFormats.get(timeZone);
   if (!format) {
-    format = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    format = new Intl.DateTimeFormat('en-CA', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
     if (minuteFormats.size >= MAX_CACHED_ZONES) minuteFormats.clear();
     minuteFormats.set(timeZone, format);
   }
@@ -98,19 +112,43 @@ export function formatLocalMinute(date: Date, timeZone: string | null): string {
 }
 
 /** The readable digest: a title with the period, one section per kind of change, the numbered items. */
-export function renderDigest(params: { periodStart: Date; periodEnd: Date; timeZone: string | null; items: readonly DigestItem[]; reinforced: number; deferred?: number; unlearned?: number; forgotten?: number }): string {
+export function renderDigest(params: {
+  periodStart: Date;
+  periodEnd: Date;
+  timeZone: string | null;
+  items: readonly DigestItem[];
+  reinforced: number;
+  deferred?: number;
+  unlearned?: number;
+  forgotten?: number;
+}): string {
   const { items } = params;
   const deferred = params.deferred ?? 0;
   const unlearned = params.unlearned ?? 0;
   const forgotten = params.forgotten ?? 0;
   if (items.length === 0 && deferred === 0 && unlearned === 0 && forgotten === 0) return '';
   const zone = params.timeZone ?? 'UTC';
-  const lines = [`# What I learned (${formatLocalMinute(params.periodStart, params.timeZone)} – ${formatLocalMinute(params.periodEnd, params.timeZone)}, ${zone})`, ''];
+  const lines = [
+    `# What I learned (${formatLocalMinute(params.periodStart, params.timeZone)} – ${formatLocalMinute(params.periodEnd, params.timeZone)}, ${zone})`,
+    '',
+  ];
   lines.push(...renderChangeSections(items, params.reinforced));
   // Forgotten memories are counted, never described: their text is gone on purpose.
-  if (forgotten > 0) lines.push(`Forgotten at your request: ${plural(forgotten, 'memory', 'memories')} (what ${forgotten === 1 ? 'it' : 'they'} said is gone, so it is not repeated here).`, '');
-  if (deferred > 0) lines.push(`I put off sorting through our conversations ${deferred === 1 ? 'once' : `${deferred} times`} because today's thinking budget was spent; I'll catch up tomorrow.`, '');
-  if (unlearned > 0) lines.push(`${plural(unlearned, 'message')} could not be learned from: my model gave no usable answer about ${unlearned === 1 ? 'it' : 'them'} after several tries.`, '');
+  if (forgotten > 0)
+    lines.push(
+      `Forgotten at your request: ${plural(forgotten, 'memory', 'memories')} (what ${forgotten === 1 ? 'it' : 'they'} said is gone, so it is not repeated here).`,
+      '',
+    );
+  if (deferred > 0)
+    lines.push(
+      `I put off sorting through our conversations ${deferred === 1 ? 'once' : `${deferred} times`} because today's thinking budget was spent; I'll catch up tomorrow.`,
+      '',
+    );
+  if (unlearned > 0)
+    lines.push(
+      `${plural(unlearned, 'message')} could not be learned from: my model gave no usable answer about ${unlearned === 1 ? 'it' : 'them'} after several tries.`,
+      '',
+    );
   const question = items.find((i) => i.action === 'conflict');
   if (question) lines.push(`To tell me which is true, answer /keep and its number (e.g. /keep ${question.n}); I set the other aside.`, '');
   if (items.length > 0) lines.push(`To make me forget an item, answer /forget and its number (e.g. /forget ${items[0]!.n}).`, '');
@@ -150,11 +188,13 @@ function numberField(value: Prisma.JsonValue | null, key: string): number {
 /** The items stored on a digest row (unknown shapes are dropped). */
 export function digestItems(digest: Pick<Digest, 'items'>): DigestItem[] {
   if (!Array.isArray(digest.items)) return [];
-  return digest.items.filter((i): i is Prisma.JsonObject => Boolean(i) && typeof i === 'object' && !Array.isArray(i)).flatMap((i) => {
-    if (typeof i.n !== 'number' || typeof i.memoryId !== 'string' || typeof i.text !== 'string' || !SECTIONS.includes(i.action as DigestAction)) return [];
-    const refs = Array.isArray(i.refs) ? i.refs.filter((r): r is string => typeof r === 'string') : [];
-    return [{ n: i.n, memoryId: i.memoryId, action: i.action as DigestAction, text: i.text, ...(refs.length > 0 ? { refs } : {}) }];
-  });
+  return digest.items
+    .filter((i): i is Prisma.JsonObject => Boolean(i) && typeof i === 'object' && !Array.isArray(i))
+    .flatMap((i) => {
+      if (typeof i.n !== 'number' || typeof i.memoryId !== 'string' || typeof i.text !== 'string' || !SECTIONS.includes(i.action as DigestAction)) return [];
+      const refs = Array.isArray(i.refs) ? i.refs.filter((r): r is string => typeof r === 'string') : [];
+      return [{ n: i.n, memoryId: i.memoryId, action: i.action as DigestAction, text: i.text, ...(refs.length > 0 ? { refs } : {}) }];
+    });
 }
 
 export interface PeriodEvents {
@@ -190,7 +230,10 @@ async function readChanges(db: Tx | PrismaClient, scopeId: string, where: Prisma
       if (id) ids.add(id);
     }
   }
-  const rows = await db.memory.findMany({ where: { scopeId, id: { in: [...ids] } }, select: { id: true, content: true, confidence: true, category: true, supersededById: true } });
+  const rows = await db.memory.findMany({
+    where: { scopeId, id: { in: [...ids] } },
+    select: { id: true, content: true, confidence: true, category: true, supersededById: true },
+  });
   const memories = new Map(rows.map((m) => [m.id, m]));
 
   let reinforced = 0;
@@ -211,7 +254,8 @@ async function readChanges(db: Tx | PrismaClient, scopeId: string, where: Prisma
     } else if (e.action === 'update') {
       const current = memories.get(stringField(e.after, 'supersededById') ?? '');
       // Only a correction to words that still hold: a later correction's line says what they became.
-      if (current && !current.supersededById) item = { memoryId: current.id, action: 'update', text: `${oneLine(current.content)} (was: ${oneLine(subject.content)})`, refs: [subject.id] };
+      if (current && !current.supersededById)
+        item = { memoryId: current.id, action: 'update', text: `${oneLine(current.content)} (was: ${oneLine(subject.content)})`, refs: [subject.id] };
     } else if (e.action === 'contradict') {
       const other = memories.get(stringField(e.after, 'contradictedBy') ?? '');
       item = other
@@ -237,7 +281,12 @@ function isUniqueViolation(error: unknown): boolean {
  * What a period's digest says besides its items, all counts: consolidation deferred by the
  * budget, messages consolidation gave up on, and memories forgotten at the owner's request.
  */
-async function readCounts(db: Tx | PrismaClient, scopeId: string, periodStart: Date, periodEnd: Date): Promise<{ deferred: number; unlearned: number; forgotten: number }> {
+async function readCounts(
+  db: Tx | PrismaClient,
+  scopeId: string,
+  periodStart: Date,
+  periodEnd: Date,
+): Promise<{ deferred: number; unlearned: number; forgotten: number }> {
   const inPeriod = { gte: periodStart, lt: periodEnd };
   const deferred = await db.sleepRun.count({ where: { scopeId, kind: 'consolidate', status: 'deferred', startedAt: inPeriod } });
   const gaveUp = await db.auditEvent.findMany({ where: { scopeId, action: GAVE_UP_ACTION, createdAt: inPeriod }, select: { after: true } });
@@ -320,11 +369,20 @@ export async function digestItem(prisma: PrismaClient, scopeId: string, n: numbe
  * the items whose text holds what is forgotten (forgetting by words reaches items about memories
  * it did not remove, e.g. one that quoted the words).
  */
-export async function scrubDigests(tx: Tx, scopeId: string, memoryIds: readonly string[], holds?: (text: string) => boolean, defaultTimeZone?: string): Promise<number> {
+export async function scrubDigests(
+  tx: Tx,
+  scopeId: string,
+  memoryIds: readonly string[],
+  holds?: (text: string) => boolean,
+  defaultTimeZone?: string,
+): Promise<number> {
   if (memoryIds.length === 0 && !holds) return 0;
   const gone = new Set(memoryIds);
   const digests = await tx.digest.findMany({ where: { scopeId, status: { not: 'empty' } } });
-  const timeZone = digests.length > 0 ? scopeTimeZone({ timezone: (await tx.scope.findUnique({ where: { id: scopeId }, select: { timezone: true } }))?.timezone ?? null }, defaultTimeZone) : null;
+  const timeZone =
+    digests.length > 0
+      ? scopeTimeZone({ timezone: (await tx.scope.findUnique({ where: { id: scopeId }, select: { timezone: true } }))?.timezone ?? null }, defaultTimeZone)
+      : null;
   let changed = 0;
   for (const digest of digests) {
     const items = digestItems(digest);
@@ -353,9 +411,16 @@ export async function scrubDigests(tx: Tx, scopeId: string, memoryIds: readonly 
  * `channel` keeps only the scopes of one channel (a sender must not be starved by digests that
  * another channel delivers).
  */
-export function pendingDigests(prisma: PrismaClient, options: { maxAttempts?: number; limit?: number; channel?: string } = {}): Promise<Array<Digest & { scope: Scope }>> {
+export function pendingDigests(
+  prisma: PrismaClient,
+  options: { maxAttempts?: number; limit?: number; channel?: string } = {},
+): Promise<Array<Digest & { scope: Scope }>> {
   return prisma.digest.findMany({
-    where: { status: { in: ['pending', 'failed'] }, attempts: { lt: options.maxAttempts ?? DIGEST_MAX_ATTEMPTS }, scope: { ownerId: { not: null }, ...(options.channel ? { channel: options.channel } : {}) } },
+    where: {
+      status: { in: ['pending', 'failed'] },
+      attempts: { lt: options.maxAttempts ?? DIGEST_MAX_ATTEMPTS },
+      scope: { ownerId: { not: null }, ...(options.channel ? { channel: options.channel } : {}) },
+    },
     include: { scope: true },
     orderBy: [{ periodEnd: 'asc' }, { id: 'asc' }],
     take: options.limit ?? 100,

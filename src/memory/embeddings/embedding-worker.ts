@@ -110,7 +110,13 @@ export function createEmbeddingWorker(deps: {
       take: batchSize,
     });
     // Embedded as "author: content", like the full-text index, so the speaker is part of the meaning.
-    const rows: PendingRow[] = episodes.map((e) => ({ id: e.id, scopeId: e.scopeId, content: e.author ? `${e.author}: ${e.content}` : e.content, kind: 'episode', version: e.contentHash }));
+    const rows: PendingRow[] = episodes.map((e) => ({
+      id: e.id,
+      scopeId: e.scopeId,
+      content: e.author ? `${e.author}: ${e.content}` : e.content,
+      kind: 'episode',
+      version: e.contentHash,
+    }));
     if (rows.length < batchSize) {
       const memories = await prisma.memory.findMany({
         where: pendingWhere,
@@ -129,10 +135,18 @@ export function createEmbeddingWorker(deps: {
     await flushTombstones(prisma, index);
     const batch = await nextBatch();
     if (batch.length === 0) return 0;
-    const { vectors, failures } = await embedIsolating(embedder, batch.map((row) => row.content));
+    const { vectors, failures } = await embedIsolating(
+      embedder,
+      batch.map((row) => row.content),
+    );
     if (failures.size > 0) await noteFailures(batch, failures);
     const rows = batch.filter((_, i) => vectors[i] !== undefined);
-    const records: VectorRecord[] = rows.map((row) => ({ id: row.id, kind: row.kind, scopeId: row.scopeId, vector: vectors[batch.indexOf(row)] as Float32Array }));
+    const records: VectorRecord[] = rows.map((row) => ({
+      id: row.id,
+      kind: row.kind,
+      scopeId: row.scopeId,
+      vector: vectors[batch.indexOf(row)] as Float32Array,
+    }));
     // A text with no words ("...", "!!!") embeds to a vector with no direction, which no index
     // takes: such a row is marked like the others but holds no vector (keywords still find it),
     // instead of failing every batch that reaches it and holding up every row after it.
@@ -149,7 +163,10 @@ export function createEmbeddingWorker(deps: {
           ? prisma.episode.updateMany({ where: { id: row.id, contentHash: row.version as string }, data: { embeddedWith: embedder.name } })
           : // updatedAt is given as it was: being embedded is bookkeeping, not a change to the memory
             // (Prisma would otherwise move it, and an export would differ after every embedding).
-            prisma.memory.updateMany({ where: { id: row.id, updatedAt: row.version as Date }, data: { embeddedWith: embedder.name, updatedAt: row.version as Date } }),
+            prisma.memory.updateMany({
+              where: { id: row.id, updatedAt: row.version as Date },
+              data: { embeddedWith: embedder.name, updatedAt: row.version as Date },
+            }),
       ),
     );
     await deleteVectorsOfChangedRows(rows.filter((_, i) => marked[i]!.count === 0));
@@ -170,14 +187,23 @@ export function createEmbeddingWorker(deps: {
       const reason = error instanceof AppError ? { code: error.code, status: error.details?.status } : { code: (error as Error)?.name ?? 'unknown' };
       if (times < maxRowFailures) {
         rowFailures.set(key, times);
-        log.warn('a row failed to embed on its own while the others were embedded; it is tried again', { kind: row.kind, id: row.id, scopeId: row.scopeId, failures: times, ...reason });
+        log.warn('a row failed to embed on its own while the others were embedded; it is tried again', {
+          kind: row.kind,
+          id: row.id,
+          scopeId: row.scopeId,
+          failures: times,
+          ...reason,
+        });
         continue;
       }
       rowFailures.delete(key);
       const marked =
         row.kind === 'episode'
           ? await prisma.episode.updateMany({ where: { id: row.id, contentHash: row.version as string }, data: { embeddedWith: setAsideWith } })
-          : await prisma.memory.updateMany({ where: { id: row.id, updatedAt: row.version as Date }, data: { embeddedWith: setAsideWith, updatedAt: row.version as Date } });
+          : await prisma.memory.updateMany({
+              where: { id: row.id, updatedAt: row.version as Date },
+              data: { embeddedWith: setAsideWith, updatedAt: row.version as Date },
+            });
       if (marked.count === 0) continue;
       await index.delete(row.scopeId, [row.id]);
       deps.metrics?.inc('nocturne_embedding_set_aside_total', { kind: row.kind });

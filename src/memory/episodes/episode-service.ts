@@ -8,7 +8,6 @@ import { explainStorageFailure } from '../../storage/storage-errors';
 import type { EpisodeRecord, EpisodeRepository, NewEpisode } from '../../storage/episode-repository';
 import type { ScopeDescriptor, ScopeRepository } from '../../storage/scope-repository';
 import type { Scope } from '../../storage/prisma';
-import { ValidationError } from '../../shared/errors';
 import { MAX_FUTURE_SKEW_MS, normalizeEpisode } from './normalize';
 import { normalizeScopeKey } from '../scopes/scope-key';
 
@@ -94,7 +93,8 @@ export function createEpisodeService(deps: EpisodeServiceDeps): EpisodeService {
   }
 
   return {
-    normalize: (input, defaultChannel, options) => normalizeEpisode(input, { maxBytes: deps.maxEpisodeBytes, defaultChannel, now: clock(), checkTime: options?.checkTime ?? false }),
+    normalize: (input, defaultChannel, options) =>
+      normalizeEpisode(input, { maxBytes: deps.maxEpisodeBytes, defaultChannel, now: clock(), checkTime: options?.checkTime ?? false }),
     async ingest(scope, input) {
       const episode = normalizeEpisode(input, { maxBytes: deps.maxEpisodeBytes, defaultChannel: scope.channel, now: clock() });
       const { row, result } = await store(scope, [episode]);

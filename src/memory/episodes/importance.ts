@@ -6,8 +6,35 @@
 
 const SELF_DISCLOSURE = /\b(i am|i'm|i was|i have|i've|my|mine|i like|i love|i hate|i prefer|i want|i need|i work|i live)\b/i;
 const COMMITMENT = /\b(remember|don't forget|do not forget|important|always|never|deadline|appointment|birthday|anniversary|plan|going to|will)\b/i;
-const TIME_OR_NUMBER = /\b(\d{1,4}([:./-]\d{1,4})*|monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|yesterday|today|tonight|next week|last week|january|february|march|april|may|june|july|august|september|october|november|december)\b/i;
-const SMALL_TALK = new Set(['ok', 'okay', 'k', 'thanks', 'thank', 'you', 'thx', 'lol', 'haha', 'yes', 'no', 'sure', 'cool', 'nice', 'hi', 'hello', 'hey', 'bye', 'good', 'night', 'gn', 'great', 'yeah', 'yep', 'nope']);
+const TIME_OR_NUMBER =
+  /\b(\d{1,4}([:./-]\d{1,4})*|monday|tuesday|wednesday|thursday|friday|saturday|sunday|tomorrow|yesterday|today|tonight|next week|last week|january|february|march|april|may|june|july|august|september|october|november|december)\b/i;
+const SMALL_TALK = new Set([
+  'ok',
+  'okay',
+  'k',
+  'thanks',
+  'thank',
+  'you',
+  'thx',
+  'lol',
+  'haha',
+  'yes',
+  'no',
+  'sure',
+  'cool',
+  'nice',
+  'hi',
+  'hello',
+  'hey',
+  'bye',
+  'good',
+  'night',
+  'gn',
+  'great',
+  'yeah',
+  'yep',
+  'nope',
+]);
 
 /** A short message made only of acknowledgements and greetings ("ok thanks!", "hi"). */
 function isSmallTalk(text: string): boolean {
@@ -24,7 +51,10 @@ export function estimateImportance(content: string, role: 'user' | 'agent' | 'sy
   if (COMMITMENT.test(text)) score += 0.15;
   if (TIME_OR_NUMBER.test(text)) score += 0.1;
   // Capitalized words after the first one suggest names of people, places, projects.
-  const names = text.split(/\s+/).slice(1).filter((word) => /^\p{Lu}\p{Ll}+/u.test(word)).length;
+  const names = text
+    .split(/\s+/)
+    .slice(1)
+    .filter((word) => /^\p{Lu}\p{Ll}+/u.test(word)).length;
   if (names > 0) score += Math.min(0.1, names * 0.03);
   if (text.length > 200) score += 0.05;
   if (role === 'agent') score *= 0.6;

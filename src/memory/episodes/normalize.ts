@@ -25,14 +25,18 @@ export const episodeInputSchema = z.object({
   role: z.enum(['user', 'agent', 'assistant', 'system']).optional(),
   author: z.string().max(256).nullish(),
   content: z.string({ error: 'content is required and must be a string' }),
-  timestamp: z.union([z.iso.datetime({ offset: true, local: true }), z.iso.date()], { error: 'timestamp must be an ISO 8601 date-time, e.g. 2024-05-08T13:56:00Z' }).optional(),
+  timestamp: z
+    .union([z.iso.datetime({ offset: true, local: true }), z.iso.date()], { error: 'timestamp must be an ISO 8601 date-time, e.g. 2024-05-08T13:56:00Z' })
+    .optional(),
   // A string only: a number would be confused with the string of its digits (12345 and "12345"
   // named one message), and JSON numbers past 2^53 lose digits, so two ids would become one.
   externalId: z
     .string({
       error: (issue) => {
         if (issue.code !== 'invalid_type') return undefined;
-        return typeof issue.input === 'number' ? `externalId must be a string (write ${JSON.stringify(String(issue.input))}): a number would be confused with the string of the same digits` : 'externalId must be a string';
+        return typeof issue.input === 'number'
+          ? `externalId must be a string (write ${JSON.stringify(String(issue.input))}): a number would be confused with the string of the same digits`
+          : 'externalId must be a string';
       },
     })
     .min(1)
@@ -89,13 +93,15 @@ export interface NormalizeOptions {
 
 /** Cleans message text: NFC, well-formed, no control characters but newline and tab, trimmed. */
 export function normalizeText(text: string): string {
-  return text
-    .toWellFormed()
-    .normalize('NFC')
-    .replace(/\r\n?/g, '\n')
-    // C0 controls except \t and \n, DEL, C1 controls, and the zero-width no-break space (BOM).
-    .replace(/[\u0000-\u0008\u000B-\u001F\u007F-\u009F\uFEFF]/g, '')
-    .trim();
+  return (
+    text
+      .toWellFormed()
+      .normalize('NFC')
+      .replace(/\r\n?/g, '\n')
+      // C0 controls except \t and \n, DEL, C1 controls, and the zero-width no-break space (BOM).
+      .replace(/[\u0000-\u0008\u000B-\u001F\u007F-\u009F\uFEFF]/g, '')
+      .trim()
+  );
 }
 
 /**
@@ -186,7 +192,8 @@ export function normalizeEpisode(input: unknown, options: NormalizeOptions): New
   const metadataProblem = metadataSizeProblem(metadata);
   if (metadataProblem) throw new ValidationError(`metadata ${metadataProblem}`, { code: 'episode.invalid' });
   const channel = raw.channel === undefined ? options.defaultChannel : normalizeText(raw.channel);
-  if (channel.length === 0) throw new ValidationError('channel is empty (after removing control characters and surrounding spaces)', { code: 'episode.invalid' });
+  if (channel.length === 0)
+    throw new ValidationError('channel is empty (after removing control characters and surrounding spaces)', { code: 'episode.invalid' });
   const author = raw.author ? normalizeText(raw.author) || null : null;
   const externalId = raw.externalId === undefined ? null : normalizeText(raw.externalId) || null;
   const conversationId = raw.conversationId ? normalizeText(raw.conversationId) || null : null;

@@ -254,7 +254,9 @@ async function scrubMarkdown(file: string, forgotten: ForgottenText, dryRun: boo
  * Takes forgotten text out of the scope's export files (see the module comment). With `dryRun`,
  * only says which files would be rewritten or deleted.
  */
-export async function scrubExportFiles(location: ExportLocation & ForgottenText & { readonly dryRun?: boolean; readonly files?: readonly ExportFile[] }): Promise<ExportScrub> {
+export async function scrubExportFiles(
+  location: ExportLocation & ForgottenText & { readonly dryRun?: boolean; readonly files?: readonly ExportFile[] },
+): Promise<ExportScrub> {
   const rewritten: string[] = [];
   const deleted: string[] = [];
   const dryRun = location.dryRun === true;

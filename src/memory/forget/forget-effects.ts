@@ -101,9 +101,10 @@ export async function startEffects(tx: Tx, scope: { id: string; key: string }, e
       for (const [id, print] of before.entities) if (after.entities.get(id) !== print) entities++;
       let changedFiles = 0;
       if (exports && files.length > 0) {
-        const gone = view && exports.readView
-          ? goneBetween(view, await exports.readView(tx2, scope.id, exports.defaultTimeZone))
-          : { goneLines: new Set<string>(), goneStrings: new Set<string>() };
+        const gone =
+          view && exports.readView
+            ? goneBetween(view, await exports.readView(tx2, scope.id, exports.defaultTimeZone))
+            : { goneLines: new Set<string>(), goneStrings: new Set<string>() };
         const scrub = await scrubExportFiles({ ...exports, scope, files, holds, ...gone, dryRun });
         changedFiles = scrub.rewritten.length + scrub.deleted.length;
       }

@@ -179,7 +179,8 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
   async function chainOf(scopeId: string, memoryId: string, db: Db = prisma): Promise<MemoryMatch[]> {
     const select = { id: true, category: true, content: true, confidence: true, active: true, validTo: true, supersededById: true } as const;
     const root = await db.memory.findFirst({ where: { scopeId, id: memoryId }, select });
-    if (!root) throw new NotFoundError(`Memory ${memoryId} is not among the memories kept here (it may have been forgotten already)`, { code: 'memory.not_found' });
+    if (!root)
+      throw new NotFoundError(`Memory ${memoryId} is not among the memories kept here (it may have been forgotten already)`, { code: 'memory.not_found' });
     const chain = new Map([[root.id, root]]);
     let frontier = [root.id];
     while (frontier.length > 0) {
@@ -262,12 +263,21 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
       }
       const unseen = request.shown ? [...chains].filter((id) => !request.shown!.has(id)) : [];
       if (unseen.length > 0) {
-        throw new ValidationError('what matches changed since it was shown (a memory got a new version): ask again to see the whole list', { code: 'forget.changed' });
+        throw new ValidationError('what matches changed since it was shown (a memory got a new version): ask again to see the whole list', {
+          code: 'forget.changed',
+        });
       }
       if (chains.size === 0 && !request.holds) return null;
       const scope = await tx.scope.findUniqueOrThrow({ where: { id: scopeId }, select: { id: true, key: true } });
       // Before any of the work: the counts and the export scrub compare the scope before and after.
-      const exports = deps.exportsDir ? { exportsDir: deps.exportsDir, protectedFiles: deps.protectedFiles, defaultTimeZone: deps.soul?.defaultTimeZone ?? 'UTC', readView: deps.readExportView } : undefined;
+      const exports = deps.exportsDir
+        ? {
+            exportsDir: deps.exportsDir,
+            protectedFiles: deps.protectedFiles,
+            defaultTimeZone: deps.soul?.defaultTimeZone ?? 'UTC',
+            readView: deps.readExportView,
+          }
+        : undefined;
       const effects = await startEffects(tx, scope, exports);
       // Read before the rows go: sources cascade with them.
       const removal = await describeRemoval(tx, scopeId, [...chains]);
@@ -291,9 +301,24 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
     if (!done) {
       if (marker) await fs.rm(marker, { force: true });
       const soulVersion = (await prisma.profile.findUnique({ where: { scopeId }, select: { version: true } }))?.version ?? 0;
-      return { removedIds: [], episodesRedacted: 0, digestsScrubbed: 0, exportFilesScrubbed: 0, vectorsDeleted: true, checkpointed: true, soulVersion, counts: NO_CHANGE };
+      return {
+        removedIds: [],
+        episodesRedacted: 0,
+        digestsScrubbed: 0,
+        exportFilesScrubbed: 0,
+        vectorsDeleted: true,
+        checkpointed: true,
+        soulVersion,
+        counts: NO_CHANGE,
+      };
     }
-    log.info('forgotten at the owner\u2019s request', { scopeId, count: done.removed.length, digestsScrubbed: done.scrubbed, episodesRedacted: done.redacted, exportFiles: done.files });
+    log.info('forgotten at the owner\u2019s request', {
+      scopeId,
+      count: done.removed.length,
+      digestsScrubbed: done.scrubbed,
+      episodesRedacted: done.redacted,
+      exportFiles: done.files,
+    });
     return {
       removedIds: done.removed,
       episodesRedacted: done.redacted,
@@ -367,14 +392,25 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
           const removal = await describeRemoval(tx, scopeId, ids);
           // Supersession references are NoAction foreign keys: break them before the rows go.
           await tx.memory.updateMany({ where: { scopeId }, data: { supersededById: null } });
-          await tx.auditEvent.updateMany({ where: { scopeId, subjectType: { in: ['memory', 'entity'] }, action: { not: 'forget' } }, data: redactionOf('AuditEvent') });
+          await tx.auditEvent.updateMany({
+            where: { scopeId, subjectType: { in: ['memory', 'entity'] }, action: { not: 'forget' } },
+            data: redactionOf('AuditEvent'),
+          });
           // Memories and the profiles of people and things go (scope-data-map.ts); the rest cascades.
           for (const model of PURGE_DELETED) await delegateOf(tx, model).deleteMany({ where: { scopeId } });
           await writeTombstones(tx, scopeId, 'memory', ids);
           await scrubDigests(tx, scopeId, ids, undefined, deps.soul?.defaultTimeZone);
           await redactDerived(tx, scopeId, removal, { now });
           await tx.auditEvent.create({
-            data: { scopeId, action: 'forget', subjectType: 'scope', subjectId: scopeId, after: { removed: ids.length }, reason: options.reason ?? 'every memory purged at the owner\u2019s request', createdAt: now },
+            data: {
+              scopeId,
+              action: 'forget',
+              subjectType: 'scope',
+              subjectId: scopeId,
+              after: { removed: ids.length },
+              reason: options.reason ?? 'every memory purged at the owner\u2019s request',
+              createdAt: now,
+            },
           });
           await regenerateSoulIn(tx, scopeId, { ...deps.soul, now });
           // Before the commit, as for a forget: the exports Nocturne wrote quote what was learned.

@@ -110,7 +110,8 @@ async function forgetEntityWords(tx: Tx, scopeId: string, holds: Holds): Promise
       changed.push(e.id);
     }
   }
-  if (changed.length > 0) await tx.auditEvent.updateMany({ where: { scopeId, subjectType: 'entity', subjectId: { in: changed } }, data: redactionOf('AuditEvent') });
+  if (changed.length > 0)
+    await tx.auditEvent.updateMany({ where: { scopeId, subjectType: 'entity', subjectId: { in: changed } }, data: redactionOf('AuditEvent') });
 }
 
 /**
@@ -133,7 +134,8 @@ export async function forgetWordsEverywhere(tx: Tx, scopeId: string, holds: Hold
       await tx.episode.update({ where: { id: e.id }, data });
     }
     const tags = await tx.episodeTag.findMany({ where: { scopeId, episodeId: { in: derived } }, select: { episodeId: true, kind: true, value: true } });
-    for (const t of tags.filter((tag) => holds(tag.value))) await tx.episodeTag.deleteMany({ where: { scopeId, episodeId: t.episodeId, kind: t.kind, value: t.value } });
+    for (const t of tags.filter((tag) => holds(tag.value)))
+      await tx.episodeTag.deleteMany({ where: { scopeId, episodeId: t.episodeId, kind: t.kind, value: t.value } });
   }
   await scrubAudit(tx, scopeId, holds);
   await scrubConversations(tx, scopeId, holds);

@@ -30,7 +30,10 @@ const CURRENT_FOLDER = /-[0-9a-f]{16}$/;
 const OLD_CHAT_EXPORT = /^(nocturne-.+)\.(json|md)$/;
 
 async function exists(file: string): Promise<boolean> {
-  return fs.lstat(file).then(() => true, () => false);
+  return fs.lstat(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 function groupBy(scopes: readonly ScopeName[], name: (key: string) => string): Map<string, ScopeName[]> {
@@ -92,7 +95,8 @@ export function onceAdoptingLegacyExports(exportsDir: string | undefined, listSc
     adopted ??= adoptLegacyExports(exportsDir, listScopes).then(
       ({ moved, shared }) => {
         if (moved.length > 0) log.info('export files of an earlier version moved into their scope\u2019s folder', { count: moved.length });
-        if (shared.length > 0) log.warn('old export files several scopes could have written are left in exports/ (forgetting cannot tell whose they are)', { names: shared.length });
+        if (shared.length > 0)
+          log.warn('old export files several scopes could have written are left in exports/ (forgetting cannot tell whose they are)', { names: shared.length });
       },
       (error: unknown) => {
         adopted = undefined;

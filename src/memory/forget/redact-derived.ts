@@ -83,7 +83,12 @@ export async function redactEpisodes(tx: Tx, scopeId: string, episodeIds: Iterab
   });
   await tx.episodeTag.deleteMany({ where: { scopeId, episodeId: { in: ids } } });
   const tombstoned = new Set((await tx.vectorTombstone.findMany({ where: { id: { in: ids } }, select: { id: true } })).map((t) => t.id));
-  await writeTombstones(tx, scopeId, 'episode', ids.filter((id) => !tombstoned.has(id)));
+  await writeTombstones(
+    tx,
+    scopeId,
+    'episode',
+    ids.filter((id) => !tombstoned.has(id)),
+  );
   return ids;
 }
 
@@ -182,7 +187,10 @@ async function repliesToSources(tx: Tx, scopeId: string, sourceIds: ReadonlySet<
 export async function redactDerived(tx: Tx, scopeId: string, removal: Removal, options: { now: Date; holds?: (text: string) => boolean }): Promise<number> {
   const episodes = new Set([...removal.sourceEpisodeIds, ...(await repliesToSources(tx, scopeId, removal.sourceEpisodeIds))]);
   if (removal.since) {
-    const replies = await tx.episode.findMany({ where: { scopeId, role: 'agent', timestamp: { gte: removal.since } }, select: { id: true, content: true, metadata: true } });
+    const replies = await tx.episode.findMany({
+      where: { scopeId, role: 'agent', timestamp: { gte: removal.since } },
+      select: { id: true, content: true, metadata: true },
+    });
     for (const r of replies) {
       const shown = jsonObject(r.metadata).injectedMemoryIds;
       const wasShown = Array.isArray(shown) && shown.some((id) => typeof id === 'string' && removal.ids.has(id));
@@ -197,7 +205,10 @@ export async function redactDerived(tx: Tx, scopeId: string, removal: Removal, o
   // Working state and running summaries of the conversations (ended ones keep theirs too).
   const states = await tx.conversation.findMany({ where: { scopeId }, select: { id: true, state: true, summary: true } });
   if (states.length > 0) {
-    const inConversation = await tx.episode.findMany({ where: { scopeId, id: { in: reached }, conversationId: { in: states.map((c) => c.id) } }, select: { id: true, conversationId: true } });
+    const inConversation = await tx.episode.findMany({
+      where: { scopeId, id: { in: reached }, conversationId: { in: states.map((c) => c.id) } },
+      select: { id: true, conversationId: true },
+    });
     for (const c of states) {
       const state = jsonObject(c.state);
       const data: { state?: Prisma.InputJsonObject; summary?: null } = {};

@@ -67,7 +67,19 @@ export async function rememberConversation(
   const episodes = takeWithin(conversation, (e) => transcriptLine(0, e), size.maxPromptChars - FRAMING_CHARS);
   const transcript = episodes.map((e) => transcriptLine(ids.add(e.id), e)).join('\n');
   const responses: LlmResponse[] = [];
-  const made = await completeStructured(deps.llm, { system: CREATE_SYSTEM, messages: [{ role: 'user', content: `Conversation:\n${transcript}\n\nCreate memory:` }], maxTokens: size.maxAnswerTokens, temperature: 0, purpose: 'capped-memory', scopeId, runId: origin.runId }, memorySchema);
+  const made = await completeStructured(
+    deps.llm,
+    {
+      system: CREATE_SYSTEM,
+      messages: [{ role: 'user', content: `Conversation:\n${transcript}\n\nCreate memory:` }],
+      maxTokens: size.maxAnswerTokens,
+      temperature: 0,
+      purpose: 'capped-memory',
+      scopeId,
+      runId: origin.runId,
+    },
+    memorySchema,
+  );
   responses.push(...made.responses);
   const content = made.value.content;
   // The person's own turns; one that tries to instruct the memory system was withheld from the model and is no evidence.
@@ -82,7 +94,11 @@ export async function rememberConversation(
     return { created: false, removedIds: [], responses };
   }
   const created = await prisma.$transaction(async (tx) => {
-    const memory = await createMemory(tx, { scopeId, category: 'fact', content, confidence: 0.8, sourceType: 'stated', sourceEpisodeIds: userEvidence }, { ...origin, reason: 'memory of an ended conversation (capped mode)' });
+    const memory = await createMemory(
+      tx,
+      { scopeId, category: 'fact', content, confidence: 0.8, sourceType: 'stated', sourceEpisodeIds: userEvidence },
+      { ...origin, reason: 'memory of an ended conversation (capped mode)' },
+    );
     await markConsolidated(tx);
     return memory;
   });
@@ -94,7 +110,11 @@ export async function rememberConversation(
   const decideSize = promptSizeFor({ contextWindow: deps.llm.contextWindow, system: compactionSystem(cap), maxAnswerTokens: DECISION_ANSWER_TOKENS });
   const memoryLine = (n: number, m: (typeof active)[number]) => `${n}. [${m.createdAt.toISOString().slice(0, 10)}] ${m.content}`;
   // The oldest memories that fit the window: the model chooses among those shown (FIFO removes the oldest anyway).
-  const candidates = takeWithin(active.filter((m) => m.id !== created.id), (m) => memoryLine(0, m), decideSize.maxPromptChars - created.content.length - FRAMING_CHARS);
+  const candidates = takeWithin(
+    active.filter((m) => m.id !== created.id),
+    (m) => memoryLine(0, m),
+    decideSize.maxPromptChars - created.content.length - FRAMING_CHARS,
+  );
   const list = candidates.map((m) => memoryLine(shortIds.add(m.id), m));
   const newest = shortIds.add(created.id);
   let compaction: CappedResult['compaction'] = 'fifo';
@@ -103,7 +123,15 @@ export async function rememberConversation(
   try {
     const decided = await completeStructured(
       deps.llm,
-      { system: compactionSystem(cap), messages: [{ role: 'user', content: `Existing memories:\n${list.join('\n')}\n\nNew memory:\n${newest}. ${created.content}` }], maxTokens: decideSize.maxAnswerTokens, temperature: 0, purpose: 'capped-compaction', scopeId, runId: origin.runId },
+      {
+        system: compactionSystem(cap),
+        messages: [{ role: 'user', content: `Existing memories:\n${list.join('\n')}\n\nNew memory:\n${newest}. ${created.content}` }],
+        maxTokens: decideSize.maxAnswerTokens,
+        temperature: 0,
+        purpose: 'capped-compaction',
+        scopeId,
+        runId: origin.runId,
+      },
       decisionSchema,
     );
     responses.push(...decided.responses);
@@ -111,14 +139,25 @@ export async function rememberConversation(
     const target = shortIds.real(d.targetMemoryId);
     if (!target) throw new Error(`the decision names memory ${d.targetMemoryId}, which does not exist`);
     if (d.action === 'delete') {
-      removed = await prisma.$transaction((tx) => forgetMemory(tx, scopeId, target, { ...origin, reason: `memory cap ${cap}: ${d.reason || 'deleted by the model'}` }));
+      removed = await prisma.$transaction((tx) =>
+        forgetMemory(tx, scopeId, target, { ...origin, reason: `memory cap ${cap}: ${d.reason || 'deleted by the model'}` }),
+      );
       compaction = 'delete';
     } else {
-      if (!d.newContent || looksLikeInjection(d.newContent) || target === created.id) throw new Error('an edit must merge the new memory into an existing one, with usable new content');
+      if (!d.newContent || looksLikeInjection(d.newContent) || target === created.id)
+        throw new Error('an edit must merge the new memory into an existing one, with usable new content');
       // The target gets the merged content (its old version stays as inactive history); the new
       // memory, now part of it, leaves.
       removed = await prisma.$transaction(async (tx) => {
-        memoryId = (await supersedeMemory(tx, scopeId, target, { content: d.newContent!, sourceEpisodeIds: userEvidence }, { ...origin, reason: `memory cap ${cap}: ${d.reason || 'merged'}` })).current.id;
+        memoryId = (
+          await supersedeMemory(
+            tx,
+            scopeId,
+            target,
+            { content: d.newContent!, sourceEpisodeIds: userEvidence },
+            { ...origin, reason: `memory cap ${cap}: ${d.reason || 'merged'}` },
+          )
+        ).current.id;
         return forgetMemory(tx, scopeId, created.id, { ...origin, reason: `memory cap ${cap}: merged into another memory` });
       });
       compaction = 'edit';
@@ -126,10 +165,15 @@ export async function rememberConversation(
   } catch (error) {
     log.warn('memory cap decision failed; deleting the oldest memory (FIFO)', { scopeId, error });
     const oldest = active[0]!;
-    removed = await prisma.$transaction((tx) => forgetMemory(tx, scopeId, oldest.id, { ...origin, reason: `memory cap ${cap}: oldest removed (FIFO fallback)` }));
+    removed = await prisma.$transaction((tx) =>
+      forgetMemory(tx, scopeId, oldest.id, { ...origin, reason: `memory cap ${cap}: oldest removed (FIFO fallback)` }),
+    );
     compaction = 'fifo';
   }
-  if (deps.index && removed.length > 0) await flushTombstones(prisma, deps.index).catch((error) => log.warn('vectors of removed memories will be deleted when the vector index answers', { scopeId, error }));
+  if (deps.index && removed.length > 0)
+    await flushTombstones(prisma, deps.index).catch((error) =>
+      log.warn('vectors of removed memories will be deleted when the vector index answers', { scopeId, error }),
+    );
   const count = await prisma.memory.count({ where: { scopeId, active: true, validTo: null } });
   if (count > cap) log.error('memory cap still exceeded after compaction', { scopeId, count, cap });
   if (memoryId && removed.includes(memoryId)) memoryId = undefined;

@@ -7,7 +7,20 @@
  */
 
 /** Categories of knowledge about the person and their world. */
-export const MEMORY_CATEGORIES = ['fact', 'preference', 'pattern', 'goal', 'relationship', 'skill', 'routine', 'emotional', 'project', 'schedule', 'interest', 'style'] as const;
+export const MEMORY_CATEGORIES = [
+  'fact',
+  'preference',
+  'pattern',
+  'goal',
+  'relationship',
+  'skill',
+  'routine',
+  'emotional',
+  'project',
+  'schedule',
+  'interest',
+  'style',
+] as const;
 export type MemoryCategory = (typeof MEMORY_CATEGORIES)[number];
 
 /** The category of the summary memory written when a conversation ends. */

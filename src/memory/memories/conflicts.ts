@@ -67,13 +67,26 @@ export async function openConflicts(db: ConflictStore, scopeId: string): Promise
   }
   if (pairs.size === 0) return [];
   const ids = [...new Set([...pairs.values()].flat())];
-  const rows = await db.memory.findMany({ where: { scopeId, id: { in: ids } }, select: { id: true, content: true, category: true, sourceType: true, validFrom: true } });
-  const sources = await db.memorySource.findMany({ where: { scopeId, memoryId: { in: ids } }, select: { memoryId: true, episode: { select: { timestamp: true } } } });
+  const rows = await db.memory.findMany({
+    where: { scopeId, id: { in: ids } },
+    select: { id: true, content: true, category: true, sourceType: true, validFrom: true },
+  });
+  const sources = await db.memorySource.findMany({
+    where: { scopeId, memoryId: { in: ids } },
+    select: { memoryId: true, episode: { select: { timestamp: true } } },
+  });
   const sides = new Map<string, ConflictSide>();
   for (const m of rows) {
     const mine = sources.filter((s) => s.memoryId === m.id);
     const newest = Math.max(0, ...mine.map((s) => s.episode.timestamp.getTime()));
-    sides.set(m.id, { id: m.id, content: m.content, category: m.category, sourceType: m.sourceType, saidAt: newest > 0 ? new Date(newest) : m.validFrom, sources: mine.length });
+    sides.set(m.id, {
+      id: m.id,
+      content: m.content,
+      category: m.category,
+      sourceType: m.sourceType,
+      saidAt: newest > 0 ? new Date(newest) : m.validFrom,
+      sources: mine.length,
+    });
   }
   const conflicts: Conflict[] = [];
   for (const [a, b] of pairs.values()) {

@@ -28,7 +28,16 @@ function round(value: number): number {
 }
 
 /** Records one change of a memory (`before`/`after` are snapshots; null when there is none). */
-export async function audit(tx: Tx, scopeId: string, origin: ChangeOrigin, action: string, subjectId: string, before: Prisma.InputJsonObject | null, after: Prisma.InputJsonObject | null, reason?: string): Promise<void> {
+export async function audit(
+  tx: Tx,
+  scopeId: string,
+  origin: ChangeOrigin,
+  action: string,
+  subjectId: string,
+  before: Prisma.InputJsonObject | null,
+  after: Prisma.InputJsonObject | null,
+  reason?: string,
+): Promise<void> {
   await tx.auditEvent.create({
     data: {
       scopeId,

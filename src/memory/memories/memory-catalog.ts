@@ -69,7 +69,10 @@ export interface MemoryCatalog {
    * `withFaded`: the faded memories follow the current ones (so a number means the same current
    * memory either way), most confident first.
    */
-  page(scopeId: string, query: { category: string | null; offset: number; limit: number; withFaded?: boolean }): Promise<{ total: number; lines: MemoryLine[] }>;
+  page(
+    scopeId: string,
+    query: { category: string | null; offset: number; limit: number; withFaded?: boolean },
+  ): Promise<{ total: number; lines: MemoryLine[] }>;
   /** Every category of the scope's current memories, alphabetically. */
   categories(scopeId: string): Promise<string[]>;
   /** Memories of a state, most confident first (admin API, CLI). */
@@ -112,7 +115,10 @@ export function createMemoryCatalog(prisma: PrismaClient): MemoryCatalog {
           select: { id: true, category: true, content: true, confidence: true, validFrom: true, active: true },
         }),
       ]);
-      const dates = await firstHeard(scopeId, rows.map((r) => r.id));
+      const dates = await firstHeard(
+        scopeId,
+        rows.map((r) => r.id),
+      );
       return {
         total,
         lines: rows.map(({ active, ...r }) => showStoredValue({ ...r, firstHeardAt: dates.get(r.id) ?? null, faded: !active })),

@@ -76,7 +76,8 @@ export function shownToModel(content: string): string {
  * Texts a model writes when it copies a format instead of filling it: ellipses, angle-bracket
  * slots, type names, "TBD", and the answer format's own slot names.
  */
-const PLACEHOLDER = /^(?:[.\u2026\s]*|<[^<>]*>|\[[^\[\]]*\]|\{[^{}]*\}|string|text|content|fact|value|example|tbd|todo|n\/a|none|null|undefined|corrected content|the conflicting new statement)[.\u2026\s]*$/i;
+const PLACEHOLDER =
+  /^(?:[.\u2026\s]*|<[^<>]*>|\[[^[\]]*\]|\{[^{}]*\}|string|text|content|fact|value|example|tbd|todo|n\/a|none|null|undefined|corrected content|the conflicting new statement)[.\u2026\s]*$/i;
 
 /** Whether a text is a placeholder copied from a format rather than something learned. */
 export function isPlaceholder(text: string): boolean {
@@ -93,9 +94,11 @@ export function isTranscript(text: string): boolean {
 
 /** Why a memory's text is refused (placeholder, transcript, injection or assistant subject), or undefined. */
 export function contentProblem(content: string): { code: GuardCode; reason: string } | undefined {
-  if (isOnlySecret(content)) return { code: 'memory.secret_only', reason: 'only says what a secret is, and secrets are not kept: with it redacted nothing is left to remember' };
+  if (isOnlySecret(content))
+    return { code: 'memory.secret_only', reason: 'only says what a secret is, and secrets are not kept: with it redacted nothing is left to remember' };
   if (isPlaceholder(content)) return { code: 'memory.placeholder', reason: 'is a placeholder copied from the answer format, not something learned' };
-  if (isTranscript(content)) return { code: 'memory.transcript', reason: 'only quotes a message; the message is kept already, a memory says what was learned from it' };
+  if (isTranscript(content))
+    return { code: 'memory.transcript', reason: 'only quotes a message; the message is kept already, a memory says what was learned from it' };
   if (looksLikeInjection(content)) return { code: 'memory.injection', reason: 'reads as an instruction (possible prompt injection); not stored' };
   if (ASSISTANT_SUBJECT.test(content.trim())) return { code: 'memory.about_assistant', reason: 'is about the assistant, not the person (persona protection)' };
   return undefined;
@@ -118,7 +121,11 @@ export function isOnlySecret(content: string): boolean {
   const text = redactSecrets(content.trim());
   if (!text.includes(REDACTED_MARK)) return false;
   if (SECRET_IS_THE_POINT.test(text)) return true;
-  const words = text.split(REDACTED_MARK).join(' ').match(/\p{L}[\p{L}\p{N}'’-]*/gu) ?? [];
+  const words =
+    text
+      .split(REDACTED_MARK)
+      .join(' ')
+      .match(/\p{L}[\p{L}\p{N}'’-]*/gu) ?? [];
   return words.length < MIN_WORDS_BESIDES_SECRET;
 }
 

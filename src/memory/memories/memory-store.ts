@@ -54,7 +54,10 @@ export interface MemoryStore {
    * Capped mode (seed 001): the model writes one memory of an ended conversation and the scope
    * is kept at `cap` memories (the model merges or deletes one; FIFO when it fails).
    */
-  rememberConversationCapped(params: { scopeId: string; episodes: readonly Episode[]; cap: number; llm: LanguageModel }, origin: ChangeOrigin): Promise<CappedResult>;
+  rememberConversationCapped(
+    params: { scopeId: string; episodes: readonly Episode[]; cap: number; llm: LanguageModel },
+    origin: ChangeOrigin,
+  ): Promise<CappedResult>;
 }
 
 /** Goals listed for a reply by default. */
@@ -86,9 +89,15 @@ export function createMemoryStore(deps: { prisma: PrismaClient; index?: VectorIn
     get: (scopeId, id) => prisma.memory.findFirst({ where: { scopeId, id } }),
     conflicts: async (scopeId) => showStoredValue(await openConflicts(prisma, scopeId)),
     async activeGoals(scopeId, limit = GOALS_SHOWN) {
-      const rows = await prisma.memory.findMany({ where: { scopeId, category: 'goal', active: true, validTo: null }, orderBy: [{ confidence: 'desc' }, { createdAt: 'desc' }], take: limit, select: { content: true } });
+      const rows = await prisma.memory.findMany({
+        where: { scopeId, category: 'goal', active: true, validTo: null },
+        orderBy: [{ confidence: 'desc' }, { createdAt: 'desc' }],
+        take: limit,
+        select: { content: true },
+      });
       return rows.map((r) => r.content);
     },
-    rememberConversationCapped: ({ scopeId, episodes, cap, llm }, origin) => rememberConversation({ prisma, llm, index: deps.index, logger: deps.logger }, scopeId, episodes, cap, origin),
+    rememberConversationCapped: ({ scopeId, episodes, cap, llm }, origin) =>
+      rememberConversation({ prisma, llm, index: deps.index, logger: deps.logger }, scopeId, episodes, cap, origin),
   };
 }

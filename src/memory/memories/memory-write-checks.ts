@@ -22,7 +22,13 @@ export async function checkScope(tx: Tx, scopeId: string): Promise<void> {
  * memory learned only from notes relaying the person cannot claim to be "stated" by them.
  * Returns the distinct evidence ids.
  */
-export async function checkEvidence(tx: Tx, scopeId: string, cited: readonly string[] | undefined, origin: ChangeOrigin, sourceType?: SourceType): Promise<string[]> {
+export async function checkEvidence(
+  tx: Tx,
+  scopeId: string,
+  cited: readonly string[] | undefined,
+  origin: ChangeOrigin,
+  sourceType?: SourceType,
+): Promise<string[]> {
   const ids = [...new Set(cited ?? [])];
   if (ids.length === 0) {
     if (origin.by === 'owner') return [];
@@ -30,11 +36,17 @@ export async function checkEvidence(tx: Tx, scopeId: string, cited: readonly str
   }
   const rows = await tx.episode.findMany({ where: { scopeId, id: { in: ids } }, select: { id: true, role: true, content: true, metadata: true } });
   const relayedIds = rows.map((r) => relayedFromOf(r)).filter((id): id is string => id !== undefined);
-  const relayed = relayedIds.length === 0 ? [] : await tx.episode.findMany({ where: { scopeId, id: { in: relayedIds } }, select: { id: true, role: true, content: true, metadata: true } });
+  const relayed =
+    relayedIds.length === 0
+      ? []
+      : await tx.episode.findMany({ where: { scopeId, id: { in: relayedIds } }, select: { id: true, role: true, content: true, metadata: true } });
   for (const id of ids) {
     const row = rows.find((r) => r.id === id);
     if (!row) throw new MemoryRefused('memory.bad_evidence', `episode ${id} is not in this scope`);
-    const problem = evidenceProblem(row, relayed.find((r) => r.id === relayedFromOf(row)));
+    const problem = evidenceProblem(
+      row,
+      relayed.find((r) => r.id === relayedFromOf(row)),
+    );
     if (problem) throw new MemoryRefused('memory.bad_evidence', `episode ${id} is no evidence: it ${problem}`);
   }
   if (sourceType === 'stated' && rows.every((r) => isRelayedNote(r))) {

@@ -119,7 +119,13 @@ export async function writeMemory(tx: Tx, input: NewMemory, origin: ChangeOrigin
     // A side of a contradiction said again settles it in favour of that side (settleRestated;
     // reinforceMemory does the same).
     if (addsInformation(content, known.content)) {
-      const { current } = await supersedeMemory(tx, input.scopeId, known.id, { content, sourceEpisodeIds: evidence }, { ...origin, reason: `${why}, adding detail` });
+      const { current } = await supersedeMemory(
+        tx,
+        input.scopeId,
+        known.id,
+        { content, sourceEpisodeIds: evidence },
+        { ...origin, reason: `${why}, adding detail` },
+      );
       await settleRestated(tx, input.scopeId, known.id, current.id, origin);
       return { action: 'revised', memory: current, restated: known.id };
     }
@@ -149,7 +155,13 @@ export async function writeMemory(tx: Tx, input: NewMemory, origin: ChangeOrigin
  * memory confirmed while one side of an open contradiction wins it (see settleRestated): the
  * person said it again, after the other side.
  */
-export async function reinforceMemory(tx: Tx, scopeId: string, id: string, sourceEpisodeIds: readonly string[] | undefined, origin: ChangeOrigin): Promise<Memory> {
+export async function reinforceMemory(
+  tx: Tx,
+  scopeId: string,
+  id: string,
+  sourceEpisodeIds: readonly string[] | undefined,
+  origin: ChangeOrigin,
+): Promise<Memory> {
   const before = await load(tx, scopeId, id);
   if (before.validTo) throw new ValidationError(`memory ${id} was superseded; reinforce its current version`, { code: 'memory.superseded' });
   const evidence = await checkEvidence(tx, scopeId, sourceEpisodeIds, origin);
@@ -227,7 +239,9 @@ export async function supersedeMemory(
   });
   const previous = await tx.memory.update({ where: { id }, data: { active: false, validTo: origin.now, supersededById: current.id } });
   await addSources(tx, scopeId, current.id, evidence);
-  await tx.memoryLink.create({ data: { scopeId, fromId: current.id, toId: id, kind: 'supersedes', reason: cleanReason(origin.reason), createdAt: origin.now } });
+  await tx.memoryLink.create({
+    data: { scopeId, fromId: current.id, toId: id, kind: 'supersedes', reason: cleanReason(origin.reason), createdAt: origin.now },
+  });
   await audit(tx, scopeId, origin, 'update', id, snapshot(before), { ...snapshot(previous), supersededBy: snapshot(current) });
   await audit(tx, scopeId, origin, 'create', current.id, null, { ...snapshot(current), supersedes: id });
   return { previous, current };
@@ -244,7 +258,12 @@ export async function mergeMemories(tx: Tx, scopeId: string, weakerId: string, s
   const stronger = await load(tx, scopeId, strongerId);
   if (weaker.validTo || stronger.validTo) throw new ValidationError('only current memories are merged', { code: 'memory.superseded' });
   const sources = await tx.memorySource.findMany({ where: { scopeId, memoryId: weakerId }, select: { episodeId: true } });
-  await addSources(tx, scopeId, strongerId, sources.map((s) => s.episodeId));
+  await addSources(
+    tx,
+    scopeId,
+    strongerId,
+    sources.map((s) => s.episodeId),
+  );
   const after = await tx.memory.update({
     where: { id: strongerId },
     data: {
@@ -293,14 +312,27 @@ export const SETTLED_CONFIDENCE = 0.9;
  * person said which is true). One `resolve` audit event on the side set aside, one `reinforce` on
  * the kept side naming it. Refused unless the two are current and linked as contradicting.
  */
-export async function resolveContradiction(tx: Tx, scopeId: string, keptId: string, otherId: string, origin: ChangeOrigin): Promise<{ kept: Memory; other: Memory }> {
+export async function resolveContradiction(
+  tx: Tx,
+  scopeId: string,
+  keptId: string,
+  otherId: string,
+  origin: ChangeOrigin,
+): Promise<{ kept: Memory; other: Memory }> {
   const kept = await load(tx, scopeId, keptId);
   const other = await load(tx, scopeId, otherId);
   if (kept.validTo || other.validTo || !kept.active || !other.active) {
     throw new ValidationError('only a contradiction between two current memories can be settled', { code: 'memory.superseded' });
   }
   const link = await tx.memoryLink.findFirst({
-    where: { scopeId, kind: 'contradicts', OR: [{ fromId: keptId, toId: otherId }, { fromId: otherId, toId: keptId }] },
+    where: {
+      scopeId,
+      kind: 'contradicts',
+      OR: [
+        { fromId: keptId, toId: otherId },
+        { fromId: otherId, toId: keptId },
+      ],
+    },
     select: { id: true },
   });
   if (!link) throw new ValidationError(`memories ${keptId} and ${otherId} are not in conflict`, { code: 'memory.no_conflict' });
@@ -342,7 +374,10 @@ async function settleRestated(tx: Tx, scopeId: string, restatedId: string, curre
         update: {},
       });
     }
-    await resolveContradiction(tx, scopeId, currentId, otherId, { ...origin, reason: `said again: ${restatedId === currentId ? 'the memory' : 'an earlier version'} was restated` });
+    await resolveContradiction(tx, scopeId, currentId, otherId, {
+      ...origin,
+      reason: `said again: ${restatedId === currentId ? 'the memory' : 'an earlier version'} was restated`,
+    });
     setAside.push(otherId);
   }
   return setAside;
@@ -356,13 +391,24 @@ export async function decayMemory(tx: Tx, scopeId: string, id: string, confidenc
   const before = await load(tx, scopeId, id);
   const next = clamp01(Math.min(before.confidence, confidence));
   const fades = before.active && next < DEACTIVATION_THRESHOLD;
-  const after = await tx.memory.update({ where: { id }, data: { confidence: next, active: fades ? false : before.active, decaySteps: step ? { increment: 1 } : undefined } });
+  const after = await tx.memory.update({
+    where: { id },
+    data: { confidence: next, active: fades ? false : before.active, decaySteps: step ? { increment: 1 } : undefined },
+  });
   await audit(tx, scopeId, origin, fades ? 'deactivate' : 'decay', id, snapshot(before), snapshot(after));
   return after;
 }
 
 /** A typed edge between two memories of one scope (related, causes, part-of, ...). */
-export async function linkMemories(tx: Tx, scopeId: string, fromId: string, toId: string, kind: string, score: number | null, origin: ChangeOrigin): Promise<boolean> {
+export async function linkMemories(
+  tx: Tx,
+  scopeId: string,
+  fromId: string,
+  toId: string,
+  kind: string,
+  score: number | null,
+  origin: ChangeOrigin,
+): Promise<boolean> {
   if (fromId === toId) return false;
   await load(tx, scopeId, fromId);
   await load(tx, scopeId, toId);
@@ -371,7 +417,16 @@ export async function linkMemories(tx: Tx, scopeId: string, fromId: string, toId
   if (existing) return false;
   await tx.memoryLink.create({ data: { scopeId, fromId: a, toId: b, kind, score, reason: cleanReason(origin.reason), createdAt: origin.now } });
   await tx.auditEvent.create({
-    data: { scopeId, runId: origin.runId ?? null, action: 'link', subjectType: 'memory', subjectId: a, after: { to: b, kind, score }, reason: cleanReason(origin.reason), createdAt: origin.now },
+    data: {
+      scopeId,
+      runId: origin.runId ?? null,
+      action: 'link',
+      subjectType: 'memory',
+      subjectId: a,
+      after: { to: b, kind, score },
+      reason: cleanReason(origin.reason),
+      createdAt: origin.now,
+    },
   });
   return true;
 }
@@ -389,7 +444,7 @@ export async function forgetMemory(tx: Tx, scopeId: string, id: string, origin: 
   let frontier = [root.id];
   while (frontier.length > 0) {
     const related = await tx.memory.findMany({
-      where: { scopeId, OR: [{ id: { in: frontier } , supersededById: { not: null } }, { supersededById: { in: frontier } }] },
+      where: { scopeId, OR: [{ id: { in: frontier }, supersededById: { not: null } }, { supersededById: { in: frontier } }] },
       select: { id: true, supersededById: true },
     });
     const next: string[] = [];
@@ -407,7 +462,10 @@ export async function forgetMemory(tx: Tx, scopeId: string, id: string, origin: 
   // Break the supersession references inside the chain first (they are NoAction foreign keys).
   await tx.memory.updateMany({ where: { scopeId, id: { in: ids } }, data: { supersededById: null } });
   // Scrub the text from earlier audit events of these memories: the audit keeps what happened, not what was said.
-  await tx.auditEvent.updateMany({ where: { scopeId, subjectType: 'memory', subjectId: { in: ids } }, data: { before: { redacted: true }, after: { redacted: true }, reason: null } });
+  await tx.auditEvent.updateMany({
+    where: { scopeId, subjectType: 'memory', subjectId: { in: ids } },
+    data: { before: { redacted: true }, after: { redacted: true }, reason: null },
+  });
   await tx.memory.deleteMany({ where: { scopeId, id: { in: ids } } });
   await writeTombstones(tx, scopeId, 'memory', ids);
   await tx.auditEvent.create({

@@ -35,10 +35,12 @@ export interface Neighbour {
 }
 
 const STOP_WORDS = new Set(
-  ('a an the and or but of to in on at for with by from as is are was were be been being has have had do does did it its this that these those ' +
+  (
+    'a an the and or but of to in on at for with by from as is are was were be been being has have had do does did it its this that these those ' +
     'user owner person they them their he him his she her really very quite just also so than then there who whom which what ' +
     // Framing around a value, not the value: "has a dog named Milo" is "owns a dog, Milo".
-    'into named called owns own').split(' '),
+    'into named called owns own'
+  ).split(' '),
 );
 /**
  * Verbs that frame the same relation in other words, compared as one: "enjoys pottery", "loves

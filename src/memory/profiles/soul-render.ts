@@ -131,7 +131,9 @@ function oneLine(text: string): string {
 }
 
 function byConfidence(a: SoulMemory, b: SoulMemory): number {
-  return b.confidence - a.confidence || b.importance - a.importance || b.validFrom.getTime() - a.validFrom.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+  return (
+    b.confidence - a.confidence || b.importance - a.importance || b.validFrom.getTime() - a.validFrom.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)
+  );
 }
 
 /**
@@ -183,7 +185,13 @@ export function renderSoul(source: SoulSource): RenderedSoul {
 
   const people: SoulPerson[] = source.entities
     .filter((e) => e.kind === 'person' || e.kind === 'pet')
-    .map((e) => ({ name: oneLine(e.name), kind: e.kind, state: relationshipState(e.favorability), favorability: Math.round(e.favorability * 100) / 100, attributes: attributesOf(e.attributes) }))
+    .map((e) => ({
+      name: oneLine(e.name),
+      kind: e.kind,
+      state: relationshipState(e.favorability),
+      favorability: Math.round(e.favorability * 100) / 100,
+      attributes: attributesOf(e.attributes),
+    }))
     .sort((a, b) => b.favorability - a.favorability || a.name.localeCompare(b.name))
     .slice(0, SOUL_MAX_ENTITIES);
 
@@ -211,7 +219,12 @@ export function renderSoul(source: SoulSource): RenderedSoul {
     if (lines.length > 0) body.push(`## ${section.title}`, '', ...lines, '');
   }
 
-  const header = [`# Soul of ${oneLine(source.name)}`, '', `_Last updated ${localMinute(source.updatedAt, source.timeZone)} from ${memoryCount} ${memoryCount === 1 ? 'memory' : 'memories'}._`, ''];
+  const header = [
+    `# Soul of ${oneLine(source.name)}`,
+    '',
+    `_Last updated ${localMinute(source.updatedAt, source.timeZone)} from ${memoryCount} ${memoryCount === 1 ? 'memory' : 'memories'}._`,
+    '',
+  ];
   const soul = [...header, ...(body.length > 0 ? body : [NOTHING_YET, ''])].join('\n');
   return {
     soul,
@@ -230,7 +243,9 @@ export function renderSoul(source: SoulSource): RenderedSoul {
 }
 
 function personLine(p: SoulPerson): string {
-  const attributes = Object.entries(p.attributes).map(([k, v]) => `${k}: ${v}`).join('; ');
+  const attributes = Object.entries(p.attributes)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join('; ');
   return `- ${p.name} (${p.kind}, ${p.state}, ${p.favorability.toFixed(2)})${attributes ? `: ${attributes}` : ''}`;
 }
 
@@ -269,7 +284,12 @@ export function keptWithinBudget(
 
   const now = source.updatedAt;
   const ranked = [...grouped.entries()]
-    .flatMap(([key, list]) => [...list].sort(byConfidence).slice(0, SOUL_MAX_LINES_PER_SECTION).map((m) => ({ key, m, rank: soulRank(m, now) })))
+    .flatMap(([key, list]) =>
+      [...list]
+        .sort(byConfidence)
+        .slice(0, SOUL_MAX_LINES_PER_SECTION)
+        .map((m) => ({ key, m, rank: soulRank(m, now) })),
+    )
     .sort((a, b) => b.rank - a.rank || byConfidence(a.m, b.m));
   const memories = new Set<string>();
   for (const { key, m } of ranked) {

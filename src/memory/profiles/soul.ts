@@ -24,7 +24,9 @@ export interface SoulResult {
 /** JSON with sorted keys (PostgreSQL's jsonb does not keep key order). */
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
   );
 }
 
@@ -58,7 +60,18 @@ export async function regenerateSoulIn(tx: SoulStore, scopeId: string, options: 
   if (!scope) throw new NotFoundError(`no scope ${scopeId}`, { code: 'scope.not_found' });
   const believed = await tx.memory.findMany({
     where: { scopeId, active: true, validTo: null, confidence: { gt: SOUL_MIN_CONFIDENCE }, ...KNOWLEDGE_ONLY },
-    select: { id: true, category: true, content: true, confidence: true, importance: true, active: true, validFrom: true, validTo: true, lastReinforcedAt: true, reinforcementCount: true },
+    select: {
+      id: true,
+      category: true,
+      content: true,
+      confidence: true,
+      importance: true,
+      active: true,
+      validFrom: true,
+      validTo: true,
+      lastReinforcedAt: true,
+      reinforcementCount: true,
+    },
   });
   // While two memories contradict, the soul states only the side most likely current (conflicts.ts).
   const unlikely = unlikelySides(await openConflicts(tx, scopeId));
@@ -84,7 +97,15 @@ export async function regenerateSoulIn(tx: SoulStore, scopeId: string, options: 
   const version = (existing?.version ?? 0) + 1;
   await tx.profile.upsert({ where: { scopeId }, create: { scopeId, soul: rendered.soul, data, version }, update: { soul: rendered.soul, data, version } });
   await tx.auditEvent.create({
-    data: { scopeId, runId: options.runId ?? null, action: 'soul', subjectType: 'profile', subjectId: scopeId, after: { version, memories: rendered.memoryCount }, createdAt: options.now },
+    data: {
+      scopeId,
+      runId: options.runId ?? null,
+      action: 'soul',
+      subjectType: 'profile',
+      subjectId: scopeId,
+      after: { version, memories: rendered.memoryCount },
+      createdAt: options.now,
+    },
   });
   return { soul: rendered.soul, version, changed: true };
 }

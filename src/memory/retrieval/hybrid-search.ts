@@ -128,7 +128,9 @@ export function createHybridSearch(deps: HybridSearchDeps): InspectableSearch {
     }
     const state = deps.guard.state();
     if (state.status === 'mismatch') {
-      notes.push(`vector search is off: the index holds ${state.stored.embedder} vectors but the embedder is ${state.configured.embedder}; run \`npm run cli -- reindex\``);
+      notes.push(
+        `vector search is off: the index holds ${state.stored.embedder} vectors but the embedder is ${state.configured.embedder}; run \`npm run cli -- reindex\``,
+      );
       return undefined;
     }
     if (state.status === 'unavailable') {
@@ -168,12 +170,20 @@ export function createHybridSearch(deps: HybridSearchDeps): InspectableSearch {
     // the embedder's thread; the vector side starts when the vector arrives.
     const keywordSide = (async () => {
       // Scored word by word: the sum is the turn's BM25, and the per-word scores give the passage coverage.
-      const termHits = useKeyword ? await deps.fullText.searchTerms({ scopeId: query.scopeId, kind: 'episode', query: text, limit: keywordCandidateCount }) : { terms: [], hits: [] };
+      const termHits = useKeyword
+        ? await deps.fullText.searchTerms({ scopeId: query.scopeId, kind: 'episode', query: text, limit: keywordCandidateCount })
+        : { terms: [], hits: [] };
       const kw = termHits.hits.map(({ id, scores }) => ({ id, score: scores.reduce((a, b) => a + b, 0) }));
       // Rows are read for the best keyword candidates only (the per-word lists of a long query add
       // up to thousands of ids in a large scope); every hit keeps its score for neighbours.
       const pool = kw.length <= keywordPoolSize ? kw : [...kw].sort((a, b) => b.score - a.score).slice(0, keywordPoolSize);
-      const rows = pool.length > 0 ? await deps.episodes.searchRows(query.scopeId, pool.map((h) => h.id)) : [];
+      const rows =
+        pool.length > 0
+          ? await deps.episodes.searchRows(
+              query.scopeId,
+              pool.map((h) => h.id),
+            )
+          : [];
       return { termHits, kw, rows };
     })();
     const vectorSide = (async () => (useVector ? vectorHits(query, await vector, 'episode', notes) : []))();
@@ -196,7 +206,10 @@ export function createHybridSearch(deps: HybridSearchDeps): InspectableSearch {
 
   async function scoreEpisodes(query: MemoryQuery, text: string, vector: Promise<Float32Array | undefined>, now: Date, notes: string[]): Promise<Scored[]> {
     const { evidence, rows } = await gatherTurns(query, text, vector, now, notes);
-    const tagged = await topicFilter(query, rows.map((e) => e.id));
+    const tagged = await topicFilter(
+      query,
+      rows.map((e) => e.id),
+    );
     const scored = await scoreTurns({ evidence, rows, weights, radius, atTurns: (positions) => deps.episodes.atTurns(query.scopeId, positions) });
     const taggedAll = tagged ? await topicFilter(query, [...scored.keys()]) : undefined;
     return [...scored.values()].filter((s) => episodePasses(query, s.episode!, taggedAll));
@@ -214,17 +227,24 @@ export function createHybridSearch(deps: HybridSearchDeps): InspectableSearch {
     const kwScore = normalizedScores(kw);
     const semScore = normalizedScores(vec);
     const rows = await deps.memories.getMany(query.scopeId, [...new Set([...kwScore.keys(), ...semScore.keys()])]);
-    return rows.filter((m) => memoryPasses(query, m) && (!recalledOnly(query, m) || kwScore.has(m.id))).map((m) => {
-      const parts: ScoreParts = {
-        semantic: semScore.get(m.id) ?? 0,
-        keyword: kwScore.get(m.id) ?? 0,
-        recency: recencyOf(m.lastReinforcedAt, now),
-        importance: m.importance,
-        confidence: m.confidence,
-      };
-      const score = weights.semantic * parts.semantic! + weights.keyword * parts.keyword! + weights.recency * parts.recency! + weights.importance * parts.importance! + weights.confidence * parts.confidence!;
-      return { kind: 'memory' as const, id: m.id, base: score, parts, memory: m };
-    });
+    return rows
+      .filter((m) => memoryPasses(query, m) && (!recalledOnly(query, m) || kwScore.has(m.id)))
+      .map((m) => {
+        const parts: ScoreParts = {
+          semantic: semScore.get(m.id) ?? 0,
+          keyword: kwScore.get(m.id) ?? 0,
+          recency: recencyOf(m.lastReinforcedAt, now),
+          importance: m.importance,
+          confidence: m.confidence,
+        };
+        const score =
+          weights.semantic * parts.semantic! +
+          weights.keyword * parts.keyword! +
+          weights.recency * parts.recency! +
+          weights.importance * parts.importance! +
+          weights.confidence * parts.confidence!;
+        return { kind: 'memory' as const, id: m.id, base: score, parts, memory: m };
+      });
   }
 
   async function temporal(query: MemoryQuery, now: Date, kinds: ResultKind[], limit: number): Promise<Scored[]> {
@@ -241,13 +261,27 @@ export function createHybridSearch(deps: HybridSearchDeps): InspectableSearch {
         orderBy: [{ timestamp: 'desc' }, { id: 'desc' }],
         take: limit * 4,
       });
-      const tagged = await topicFilter(query, rows.map((r) => r.id));
-      for (const e of rows) if (episodePasses(query, e, tagged)) out.push({ kind: 'episode', id: e.id, base: recencyOf(e.timestamp, now), parts: { recency: recencyOf(e.timestamp, now) }, episode: e });
+      const tagged = await topicFilter(
+        query,
+        rows.map((r) => r.id),
+      );
+      for (const e of rows)
+        if (episodePasses(query, e, tagged))
+          out.push({ kind: 'episode', id: e.id, base: recencyOf(e.timestamp, now), parts: { recency: recencyOf(e.timestamp, now) }, episode: e });
     }
     if (kinds.includes('memory')) {
-      const ids = await deps.prisma.memory.findMany({ where: { scopeId: query.scopeId, validFrom: range }, orderBy: { validFrom: 'desc' }, take: limit * 4, select: { id: true } });
-      for (const m of await deps.memories.getMany(query.scopeId, ids.map((r) => r.id))) {
-        if (memoryPasses(query, m) && !recalledOnly(query, m)) out.push({ kind: 'memory', id: m.id, base: recencyOf(m.validFrom, now), parts: { recency: recencyOf(m.validFrom, now) }, memory: m });
+      const ids = await deps.prisma.memory.findMany({
+        where: { scopeId: query.scopeId, validFrom: range },
+        orderBy: { validFrom: 'desc' },
+        take: limit * 4,
+        select: { id: true },
+      });
+      for (const m of await deps.memories.getMany(
+        query.scopeId,
+        ids.map((r) => r.id),
+      )) {
+        if (memoryPasses(query, m) && !recalledOnly(query, m))
+          out.push({ kind: 'memory', id: m.id, base: recencyOf(m.validFrom, now), parts: { recency: recencyOf(m.validFrom, now) }, memory: m });
       }
     }
     return out;
@@ -257,7 +291,18 @@ export function createHybridSearch(deps: HybridSearchDeps): InspectableSearch {
     const parts = Object.fromEntries(Object.entries(s.parts).map(([k, v]) => [k, round(v as number)])) as ScoreParts;
     if (s.episode) {
       const e = s.episode;
-      return { kind: 'episode', id: e.id, externalId: e.externalId, content: e.content, timestamp: e.timestamp, score: round(s.base), parts, conversationId: e.conversationId, role: e.role, author: e.author };
+      return {
+        kind: 'episode',
+        id: e.id,
+        externalId: e.externalId,
+        content: e.content,
+        timestamp: e.timestamp,
+        score: round(s.base),
+        parts,
+        conversationId: e.conversationId,
+        role: e.role,
+        author: e.author,
+      };
     }
     const m = s.memory!;
     return {

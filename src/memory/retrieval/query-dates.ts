@@ -17,8 +17,7 @@ export interface DateInterval {
 }
 
 const MONTH =
-  '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|' +
-  'oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)';
+  '(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|' + 'oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)';
 const MONTH_PREFIXES = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 const monthOf = (name: string) => MONTH_PREFIXES.indexOf(name.slice(0, 3).toLowerCase());
 

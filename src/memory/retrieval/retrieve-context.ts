@@ -175,7 +175,10 @@ export function createContextRetriever(deps: { prisma: PrismaClient; search: Hyb
             const relative = best > 0 ? Math.max(0, r.score) / best : 0;
             if (r.kind === 'memory') {
               const text = formatMemory(r.category ?? 'fact', r.content, r.confidence ?? 0, r.faded);
-              sourcesOf.set(r.id, (r.sourceEpisodes ?? []).map((src) => src.id));
+              sourcesOf.set(
+                r.id,
+                (r.sourceEpisodes ?? []).map((src) => src.id),
+              );
               candidates.push({ kind: 'memory', id: r.id, text, score: KIND_WEIGHT.memory * relative, tokens: estimateTokens(text), timestamp: r.timestamp });
             } else {
               const text = formatEpisode(r.role ?? 'user', r.author ?? null, r.timestamp, r.content, request.timeZone);
@@ -190,7 +193,11 @@ export function createContextRetriever(deps: { prisma: PrismaClient; search: Hyb
 
       const since = new Date(now.getTime() - (request.recentHours ?? 24) * 3_600_000);
       const recent = await deps.prisma.episode.findMany({
-        where: { scopeId: request.scopeId, timestamp: { gte: since, lte: now }, id: request.excludeEpisodeIds?.length ? { notIn: [...request.excludeEpisodeIds] } : undefined },
+        where: {
+          scopeId: request.scopeId,
+          timestamp: { gte: since, lte: now },
+          id: request.excludeEpisodeIds?.length ? { notIn: [...request.excludeEpisodeIds] } : undefined,
+        },
         orderBy: [{ timestamp: 'desc' }, { id: 'desc' }],
         take: request.recentLimit ?? 20,
       });
@@ -200,14 +207,24 @@ export function createContextRetriever(deps: { prisma: PrismaClient; search: Hyb
         if (found.has(e.id)) continue;
         const text = formatEpisode(e.role, e.author, e.timestamp, showStored(e.summary ?? e.content), request.timeZone);
         const freshness = 1 - (now.getTime() - e.timestamp.getTime()) / span;
-        candidates.push({ kind: 'episode', id: e.id, text, score: KIND_WEIGHT.episode * (0.5 + 0.5 * freshness), tokens: estimateTokens(text), timestamp: e.timestamp });
+        candidates.push({
+          kind: 'episode',
+          id: e.id,
+          text,
+          score: KIND_WEIGHT.episode * (0.5 + 0.5 * freshness),
+          tokens: estimateTokens(text),
+          timestamp: e.timestamp,
+        });
       }
       for (const x of request.extra ?? []) candidates.push({ ...x, score: KIND_WEIGHT[x.kind] * x.score, tokens: estimateTokens(x.text) });
 
       const packed = packIntoBudget(candidates, budgetTokens, sourcesOf);
       const memoryIds = packed.items.filter((i) => i.kind === 'memory').map((i) => i.id);
       if (memoryIds.length > 0) {
-        await deps.prisma.memory.updateMany({ where: { scopeId: request.scopeId, id: { in: memoryIds } }, data: { accessCount: { increment: 1 }, lastAccessedAt: now } });
+        await deps.prisma.memory.updateMany({
+          where: { scopeId: request.scopeId, id: { in: memoryIds } },
+          data: { accessCount: { increment: 1 }, lastAccessedAt: now },
+        });
       }
       return { items: packed.items, dropped: packed.dropped, usedTokens: packed.used, budgetTokens, memoryIds, notes: [...new Set(notes)] };
     },

@@ -15,11 +15,7 @@ import type { MemoryQuery } from './memory-query';
  * The ids among `ids` tagged with one of the query's topics or entities, or undefined when the
  * query names none (no filter).
  */
-export async function topicFilter(
-  prisma: PrismaClient,
-  query: MemoryQuery,
-  ids: readonly string[],
-): Promise<Set<string> | undefined> {
+export async function topicFilter(prisma: PrismaClient, query: MemoryQuery, ids: readonly string[]): Promise<Set<string> | undefined> {
   const tags = [
     ...(query.topics ?? []).map((v) => ({ kind: 'topic', value: v.toLowerCase().trim() })),
     ...(query.entities ?? []).map((v) => ({ kind: 'entity', value: v.toLowerCase().trim() })),

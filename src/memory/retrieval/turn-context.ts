@@ -82,7 +82,10 @@ export async function lendTurnContext(params: TurnContextParams): Promise<void> 
         const scores = neighbour && termScores.get(neighbour.id);
         if (scores) scores.forEach((v, t) => (best[t] = Math.max(best[t]!, v)));
       }
-      coverage.set(s.id, best.reduce((a, b) => a + b, 0));
+      coverage.set(
+        s.id,
+        best.reduce((a, b) => a + b, 0),
+      );
     }
     const top = Math.max(0, ...coverage.values());
     for (const [id, value] of coverage) {
@@ -94,11 +97,7 @@ export async function lendTurnContext(params: TurnContextParams): Promise<void> 
 }
 
 /** Adds the `session` part: the turn's conversation's best relevance, relative to the best conversation's. */
-export function addSessionRelevance(
-  scored: ReadonlyMap<string, Scored>,
-  relevance: ReadonlyMap<string, number>,
-  weights: SearchWeights,
-): void {
+export function addSessionRelevance(scored: ReadonlyMap<string, Scored>, relevance: ReadonlyMap<string, number>, weights: SearchWeights): void {
   if (!(weights.session > 0)) return;
   const bestOf = new Map<string, number>();
   for (const s of scored.values()) {

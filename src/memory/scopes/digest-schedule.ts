@@ -99,11 +99,21 @@ function settingsObject(value: Prisma.JsonValue | null): Record<string, unknown>
   return value && typeof value === 'object' && !Array.isArray(value) ? { ...(value as Record<string, unknown>) } : {};
 }
 
-export function createDigestScheduleService(prisma: PrismaClient, defaults: DigestScheduleDefaults, clock: () => Date = () => new Date()): DigestScheduleService {
+export function createDigestScheduleService(
+  prisma: PrismaClient,
+  defaults: DigestScheduleDefaults,
+  clock: () => Date = () => new Date(),
+): DigestScheduleService {
   function describe(scope: Scope, now: Date): DigestSchedule {
     const stored = settingsObject(scope.settings);
     // Only the digest's part of the policy is read here; the budgets are not shown.
-    const settings = requirePolicy(scope, { digestTime: defaults.digestTime, dailyTokenBudget: 0, idleMinutes: 0, timeZone: defaults.timeZone, consolidationAttempts: DEFAULT_CONSOLIDATION_ATTEMPTS });
+    const settings = requirePolicy(scope, {
+      digestTime: defaults.digestTime,
+      dailyTokenBudget: 0,
+      idleMinutes: 0,
+      timeZone: defaults.timeZone,
+      consolidationAttempts: DEFAULT_CONSOLIDATION_ATTEMPTS,
+    });
     const from = settings.digestFrom && settings.digestFrom.getTime() > now.getTime() ? settings.digestFrom : now;
     return {
       scopeId: scope.id,
@@ -180,7 +190,11 @@ export function createDigestScheduleService(prisma: PrismaClient, defaults: Dige
         settings.digestFrom = now.toISOString();
         // The stored document must stay readable by the scheduler: check it before writing.
         const checked = scopeSettingsSchema.safeParse(settings);
-        if (!checked.success) throw new ValidationError(`the scope's settings would be invalid: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, { code: 'scope.settings_invalid' });
+        if (!checked.success)
+          throw new ValidationError(
+            `the scope's settings would be invalid: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+            { code: 'scope.settings_invalid' },
+          );
         await tx.scope.update({
           where: { id: scopeId },
           data: { settings: settings as Prisma.InputJsonObject, ...(zoneChanged ? { timezone: wanted.timeZone } : {}) },

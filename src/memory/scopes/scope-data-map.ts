@@ -82,19 +82,9 @@ export interface ModelData {
 }
 
 /** The sections of a scope export that hold rows (the document's own names). */
-export type ExportSection =
-  | 'profile'
-  | 'conversations'
-  | 'episodes'
-  | 'memories'
-  | 'memoryLinks'
-  | 'entities'
-  | 'digests'
-  | 'sleepRuns'
-  | 'auditEvents';
+export type ExportSection = 'profile' | 'conversations' | 'episodes' | 'memories' | 'memoryLinks' | 'entities' | 'digests' | 'sleepRuns' | 'auditEvents';
 
-const INSTALLATION_INDEX =
-  'a fact about one installation\u2019s vector index; the embedding worker re-embeds after an import';
+const INSTALLATION_INDEX = 'a fact about one installation\u2019s vector index; the embedding worker re-embeds after an import';
 
 /** Every model of the schema, in the foreign-key order an import writes them. */
 export const SCOPE_DATA_MAP = [
@@ -103,9 +93,11 @@ export const SCOPE_DATA_MAP = [
     delegate: 'scope',
     table: 'scope',
     scope: { by: 'self' },
-    text: ['title'], json: ['settings'],
+    text: ['title'],
+    json: ['settings'],
     plain: ['id', 'key', 'channel', 'kind', 'ownerId', 'timezone'],
-    exportPlace: { as: 'scope' }, migrated: true,
+    exportPlace: { as: 'scope' },
+    migrated: true,
     // The owner is who digests are delivered to (the Telegram chat id of a private chat): a copy
     // is someone else's scope until its owner is set again by its own chat or terminal user.
     clearedInCopy: ['ownerId'],
@@ -120,9 +112,11 @@ export const SCOPE_DATA_MAP = [
     delegate: 'profile',
     table: 'profile',
     scope: { by: 'scopeId' },
-    text: ['soul'], json: ['data'],
+    text: ['soul'],
+    json: ['data'],
     plain: ['scopeId'],
-    exportPlace: { as: 'section', section: 'profile', single: true }, migrated: true,
+    exportPlace: { as: 'section', section: 'profile', single: true },
+    migrated: true,
     forget: { soul: 'rebuild', data: 'rebuild' },
     purge: 'rebuild',
   },
@@ -131,9 +125,11 @@ export const SCOPE_DATA_MAP = [
     delegate: 'conversation',
     table: 'conversations',
     scope: { by: 'scopeId' },
-    text: ['summary'], json: ['state'],
+    text: ['summary'],
+    json: ['state'],
     plain: ['id', 'scopeId', 'status', 'endReason'],
-    exportPlace: { as: 'section', section: 'conversations' }, migrated: true,
+    exportPlace: { as: 'section', section: 'conversations' },
+    migrated: true,
     forget: { summary: 'redact', state: 'redact' },
     purge: 'redact',
   },
@@ -142,15 +138,17 @@ export const SCOPE_DATA_MAP = [
     delegate: 'episode',
     table: 'episodes',
     scope: { by: 'scopeId' },
-    text: ['author', 'content', 'summary'], json: ['metadata'],
-    plain: ['id', 'scopeId', 'channel', 'role', 'conversationId', 'externalId', 'importanceSource', 'contentHash',
-      'embeddedWith'],
+    text: ['author', 'content', 'summary'],
+    json: ['metadata'],
+    plain: ['id', 'scopeId', 'channel', 'role', 'conversationId', 'externalId', 'importanceSource', 'contentHash', 'embeddedWith'],
     exportPlace: { as: 'section', section: 'episodes' },
     notExported: { embeddedWith: INSTALLATION_INDEX },
     migrated: true,
     forget: {
       author: { keep: 'who said it (a display name), not what was said' },
-      content: 'redact', summary: 'redact', metadata: 'redact',
+      content: 'redact',
+      summary: 'redact',
+      metadata: 'redact',
     },
     purge: 'redact',
   },
@@ -159,9 +157,11 @@ export const SCOPE_DATA_MAP = [
     delegate: 'episodeTag',
     table: 'episodeTags',
     scope: { by: 'scopeId' },
-    text: ['value'], json: [],
+    text: ['value'],
+    json: [],
     plain: ['scopeId', 'episodeId', 'kind'],
-    exportPlace: { as: 'nested', parent: 'Episode', field: 'tags', key: 'episodeId' }, migrated: true,
+    exportPlace: { as: 'nested', parent: 'Episode', field: 'tags', key: 'episodeId' },
+    migrated: true,
     forget: { value: 'delete' },
     purge: 'redact',
   },
@@ -170,7 +170,8 @@ export const SCOPE_DATA_MAP = [
     delegate: 'memory',
     table: 'memories',
     scope: { by: 'scopeId' },
-    text: ['content'], json: [],
+    text: ['content'],
+    json: [],
     plain: ['id', 'scopeId', 'category', 'sourceType', 'supersededById', 'embeddedWith'],
     exportPlace: { as: 'section', section: 'memories' },
     notExported: { embeddedWith: INSTALLATION_INDEX },
@@ -183,9 +184,11 @@ export const SCOPE_DATA_MAP = [
     delegate: 'memorySource',
     table: 'memorySources',
     scope: { by: 'scopeId' },
-    text: [], json: [],
+    text: [],
+    json: [],
     plain: ['scopeId', 'memoryId', 'episodeId'],
-    exportPlace: { as: 'nested', parent: 'Memory', field: 'sourceEpisodeIds', key: 'memoryId' }, migrated: true,
+    exportPlace: { as: 'nested', parent: 'Memory', field: 'sourceEpisodeIds', key: 'memoryId' },
+    migrated: true,
     forget: {},
     purge: 'cascade',
   },
@@ -194,9 +197,11 @@ export const SCOPE_DATA_MAP = [
     delegate: 'memoryLink',
     table: 'memoryLinks',
     scope: { by: 'scopeId' },
-    text: ['reason'], json: [],
+    text: ['reason'],
+    json: [],
     plain: ['id', 'scopeId', 'fromId', 'toId', 'kind'],
-    exportPlace: { as: 'section', section: 'memoryLinks' }, migrated: true,
+    exportPlace: { as: 'section', section: 'memoryLinks' },
+    migrated: true,
     forget: { reason: 'redact' },
     purge: 'cascade',
   },
@@ -205,9 +210,11 @@ export const SCOPE_DATA_MAP = [
     delegate: 'entity',
     table: 'entities',
     scope: { by: 'scopeId' },
-    text: ['key', 'name'], json: ['attributes'],
+    text: ['key', 'name'],
+    json: ['attributes'],
     plain: ['id', 'scopeId', 'kind'],
-    exportPlace: { as: 'section', section: 'entities' }, migrated: true,
+    exportPlace: { as: 'section', section: 'entities' },
+    migrated: true,
     forget: { key: 'delete', name: 'delete', attributes: 'redact' },
     purge: 'delete',
   },
@@ -216,9 +223,11 @@ export const SCOPE_DATA_MAP = [
     delegate: 'entityObservation',
     table: 'entityObservations',
     scope: { by: 'scopeId' },
-    text: ['content'], json: [],
+    text: ['content'],
+    json: [],
     plain: ['id', 'scopeId', 'entityId', 'episodeId'],
-    exportPlace: { as: 'nested', parent: 'Entity', field: 'observations', key: 'entityId' }, migrated: true,
+    exportPlace: { as: 'nested', parent: 'Entity', field: 'observations', key: 'entityId' },
+    migrated: true,
     forget: { content: 'delete' },
     purge: 'cascade',
   },
@@ -227,9 +236,11 @@ export const SCOPE_DATA_MAP = [
     delegate: 'digest',
     table: 'digests',
     scope: { by: 'scopeId' },
-    text: ['content'], json: ['items'],
+    text: ['content'],
+    json: ['items'],
     plain: ['id', 'scopeId', 'status'],
-    exportPlace: { as: 'section', section: 'digests' }, migrated: true,
+    exportPlace: { as: 'section', section: 'digests' },
+    migrated: true,
     forget: { content: 'rebuild', items: 'rebuild' },
     purge: 'rebuild',
   },
@@ -238,9 +249,11 @@ export const SCOPE_DATA_MAP = [
     delegate: 'sleepRun',
     table: 'sleepRuns',
     scope: { by: 'scopeId' },
-    text: ['error'], json: ['stats'],
+    text: ['error'],
+    json: ['stats'],
     plain: ['id', 'scopeId', 'kind', 'status'],
-    exportPlace: { as: 'section', section: 'sleepRuns' }, migrated: true,
+    exportPlace: { as: 'section', section: 'sleepRuns' },
+    migrated: true,
     forget: { error: { keep: 'the service\u2019s own failure message' }, stats: { keep: 'counts and token figures' } },
     purge: 'keep',
   },
@@ -249,9 +262,11 @@ export const SCOPE_DATA_MAP = [
     delegate: 'auditEvent',
     table: 'auditEvents',
     scope: { by: 'scopeId' },
-    text: ['reason'], json: ['before', 'after'],
+    text: ['reason'],
+    json: ['before', 'after'],
     plain: ['id', 'scopeId', 'runId', 'action', 'subjectType', 'subjectId'],
-    exportPlace: { as: 'section', section: 'auditEvents' }, migrated: true,
+    exportPlace: { as: 'section', section: 'auditEvents' },
+    migrated: true,
     forget: { reason: 'redact', before: 'redact', after: 'redact' },
     purge: 'redact',
   },
@@ -260,7 +275,8 @@ export const SCOPE_DATA_MAP = [
     delegate: 'llmCall',
     table: 'llmCalls',
     scope: { by: 'optionalScopeId' },
-    text: ['error'], json: [],
+    text: ['error'],
+    json: [],
     plain: ['id', 'scopeId', 'purpose', 'provider', 'model', 'status', 'runId'],
     exportPlace: { as: 'left out', why: 'operational telemetry of one installation (providers, models, vendor errors)' },
     migrated: true,
@@ -272,7 +288,8 @@ export const SCOPE_DATA_MAP = [
     delegate: 'vectorTombstone',
     table: 'vectorTombstones',
     scope: { by: 'scopeId' },
-    text: [], json: [],
+    text: [],
+    json: [],
     plain: ['id', 'scopeId', 'kind'],
     exportPlace: { as: 'left out', why: 'transient bookkeeping: a vector the embedding worker still has to delete' },
     migrated: { no: 'transient: the source\u2019s worker finishes its deletions in the source\u2019s own index' },
@@ -284,7 +301,8 @@ export const SCOPE_DATA_MAP = [
     delegate: 'lease',
     table: 'leases',
     scope: { by: 'none', why: 'a named lock of a job, with an expiry' },
-    text: [], json: [],
+    text: [],
+    json: [],
     plain: ['name', 'holder'],
     exportPlace: { as: 'left out', why: 'transient bookkeeping' },
     migrated: { no: 'locks of the running installation' },
@@ -296,7 +314,8 @@ export const SCOPE_DATA_MAP = [
     delegate: 'webhookNonce',
     table: 'webhookNonces',
     scope: { by: 'none', why: 'a webhook signature already accepted, pruned after the clock skew' },
-    text: [], json: [],
+    text: [],
+    json: [],
     plain: ['signature'],
     exportPlace: { as: 'left out', why: 'transient bookkeeping' },
     migrated: { no: 'replay protection of the running installation, pruned within minutes' },
@@ -308,7 +327,8 @@ export const SCOPE_DATA_MAP = [
     delegate: 'telegramUpdate',
     table: 'telegramUpdates',
     scope: { by: 'none', why: 'a Telegram update as received, keyed by chat; its text is emptied once it is handled' },
-    text: ['payload', 'calls'], json: [],
+    text: ['payload', 'calls'],
+    json: [],
     plain: ['chatKey', 'status'],
     exportPlace: { as: 'left out', why: 'the delivery queue of the running installation' },
     migrated: { no: 'the delivery queue of the running installation' },
@@ -337,10 +357,7 @@ export type ExportedTable = ExportedEntry['table'];
 /** The Prisma delegate of an exported model. */
 export type ExportedDelegate = ExportedEntry['delegate'];
 /** A map entry with a section of rows with ids (not nested, not the single profile). */
-export type SectionEntry = Extract<
-  ExportedEntry,
-  { exportPlace: { as: 'section'; section: Exclude<ExportSection, 'profile'> } }
->;
+export type SectionEntry = Extract<ExportedEntry, { exportPlace: { as: 'section'; section: Exclude<ExportSection, 'profile'> } }>;
 /** A section of a scope export that holds rows with ids. */
 export type RowSectionName = SectionEntry['exportPlace']['section'];
 

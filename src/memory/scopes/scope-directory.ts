@@ -66,7 +66,8 @@ export function createScopeDirectory(prisma: PrismaClient, repository: ScopeRepo
     setOwner: (scopeId, ownerId) => prisma.scope.update({ where: { id: scopeId }, data: { ownerId } }),
     touch: (scopeId, at) => repository.touch(scopeId, at),
     async setGroupReplies(scopeId, mode) {
-      if (!isGroupReplies(mode)) throw new ValidationError(`group replies are ${GROUP_REPLIES.join(' or ')}, not "${String(mode)}"`, { code: 'scope.group_replies_invalid' });
+      if (!isGroupReplies(mode))
+        throw new ValidationError(`group replies are ${GROUP_REPLIES.join(' or ')}, not "${String(mode)}"`, { code: 'scope.group_replies_invalid' });
       return prisma.$transaction(async (tx) => {
         const row = await tx.scope.findUnique({ where: { id: scopeId }, select: { settings: true } });
         if (!row) throw new NotFoundError(`no scope ${scopeId}`, { code: 'scope.not_found' });

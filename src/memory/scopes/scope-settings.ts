@@ -21,7 +21,10 @@ export const scopeSettingsSchema = z.object({
       durationHours: z.number().int().min(1).max(24),
     })
     .optional(),
-  digestTime: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time of day as HH:MM, 24-hour, e.g. 21:00').optional(),
+  digestTime: z
+    .string()
+    .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time of day as HH:MM, 24-hour, e.g. 21:00')
+    .optional(),
   dailyTokenBudget: z.number().int().min(0).optional(),
   idleMinutes: z.number().int().min(0).optional(),
   memoryCap: z.number().int().min(1).optional(),
@@ -32,7 +35,10 @@ export const scopeSettingsSchema = z.object({
    * passed that day is not due until its next occurrence (`/digest at 21:30` said at 22:00 means
    * tomorrow, not an immediate digest of a period that ended before the change).
    */
-  digestFrom: z.string().refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO date-time').optional(),
+  digestFrom: z
+    .string()
+    .refine((v) => !Number.isNaN(Date.parse(v)), 'must be an ISO date-time')
+    .optional(),
 });
 
 /** What a scope may override, as stored. */
@@ -84,14 +90,11 @@ export class ScopeSettingsError extends ValidationError {
   readonly problems: readonly { readonly field: string; readonly problem: string }[];
 
   constructor(scopeKey: string, problems: readonly { field: string; problem: string }[]) {
-    super(
-      `Scope "${scopeKey}" has invalid sleep settings: ${problems.map((p) => `${p.field}: ${p.problem}`).join('; ')}`,
-      {
-        code: 'scope.settings_invalid',
-        hint: 'Correct or remove these fields in the scope settings; until then the scope is not scheduled for sleep work.',
-        details: { scopeKey, fields: problems.map((p) => p.field) },
-      },
-    );
+    super(`Scope "${scopeKey}" has invalid sleep settings: ${problems.map((p) => `${p.field}: ${p.problem}`).join('; ')}`, {
+      code: 'scope.settings_invalid',
+      hint: 'Correct or remove these fields in the scope settings; until then the scope is not scheduled for sleep work.',
+      details: { scopeKey, fields: problems.map((p) => p.field) },
+    });
     this.name = 'ScopeSettingsError';
     this.scopeKey = scopeKey;
     this.problems = problems;

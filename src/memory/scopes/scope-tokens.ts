@@ -70,7 +70,11 @@ function withTokens(settings: Prisma.JsonValue | null, tokens: readonly StoredTo
 const infoOf = (t: StoredToken): ScopeTokenInfo => ({ id: t.id, label: t.label ?? null, createdAt: t.createdAt });
 
 export function createScopeTokens(prisma: PrismaClient, clock: () => Date = () => new Date()): ScopeTokens {
-  async function change(scopeId: string, edit: (tokens: StoredToken[]) => StoredToken[], audit: { action: string; after: Prisma.InputJsonObject; reason?: string }) {
+  async function change(
+    scopeId: string,
+    edit: (tokens: StoredToken[]) => StoredToken[],
+    audit: { action: string; after: Prisma.InputJsonObject; reason?: string },
+  ) {
     await prisma.$transaction(async (tx) => {
       const scope = await tx.scope.findUnique({ where: { id: scopeId } });
       if (!scope) throw new NotFoundError(`no scope ${scopeId}`, { code: 'scope.not_found' });
@@ -85,7 +89,8 @@ export function createScopeTokens(prisma: PrismaClient, clock: () => Date = () =
   return {
     async issue(scopeId, options = {}) {
       const label = options.label?.trim() || null;
-      if (label && label.length > MAX_TOKEN_LABEL) throw new ValidationError(`a token's label is at most ${MAX_TOKEN_LABEL} characters`, { code: 'token.label' });
+      if (label && label.length > MAX_TOKEN_LABEL)
+        throw new ValidationError(`a token's label is at most ${MAX_TOKEN_LABEL} characters`, { code: 'token.label' });
       const id = randomBytes(ID_BYTES).toString('hex');
       const token = `${SCOPE_TOKEN_PREFIX}_${scopeId}_${id}_${randomBytes(SECRET_BYTES).toString('base64url')}`;
       const entry: StoredToken = { id, label, createdAt: clock().toISOString(), hash: hashOf(token) };

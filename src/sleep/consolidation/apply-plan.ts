@@ -6,7 +6,17 @@
  * in another store); until then the rows' `embeddedWith` is empty, so the embedding worker
  * backfills them after a crash.
  */
-import { contradictMemory, createMemory, decayMemory, writeMemory, linkMemories, reinforceMemory, supersedeMemory, type ChangeOrigin, type Tx } from '../../memory/memories/memory-writer';
+import {
+  contradictMemory,
+  createMemory,
+  decayMemory,
+  writeMemory,
+  linkMemories,
+  reinforceMemory,
+  supersedeMemory,
+  type ChangeOrigin,
+  type Tx,
+} from '../../memory/memories/memory-writer';
 import type { PrismaClient } from '../../storage/prisma';
 import type { Plan } from './plan';
 import { redactSecrets } from '../../shared/redact';
@@ -55,7 +65,10 @@ function attributesOf(value: unknown): Record<string, string> {
 }
 
 function aliasesOf(attributes: Record<string, string>): string[] {
-  return (attributes[ALIASES_ATTRIBUTE] ?? '').split(',').map((a) => entityKey(a)).filter((a) => a !== '');
+  return (attributes[ALIASES_ATTRIBUTE] ?? '')
+    .split(',')
+    .map((a) => entityKey(a))
+    .filter((a) => a !== '');
 }
 
 /**
@@ -69,7 +82,10 @@ async function resolveEntity(tx: Tx, scopeId: string, entity: Plan['entities'][n
   const all = await tx.entity.findMany({ where: { scopeId } });
   let row = all.find((e) => e.key === key) ?? all.find((e) => aliasesOf(attributesOf(e.attributes)).includes(key));
   const aliases = [...new Set((entity.aliases ?? []).map(entityKey).filter((a) => a !== '' && a !== key))];
-  if (!row) row = await tx.entity.create({ data: { scopeId, key, name: entity.name.trim(), kind: entity.kind, favorability: 0.3, interactionCount: 0, createdAt: now } });
+  if (!row)
+    row = await tx.entity.create({
+      data: { scopeId, key, name: entity.name.trim(), kind: entity.kind, favorability: 0.3, interactionCount: 0, createdAt: now },
+    });
   if (aliases.length === 0) return row;
   let attributes = attributesOf(row.attributes);
   let interactions = row.interactionCount;
@@ -81,7 +97,18 @@ async function resolveEntity(tx: Tx, scopeId: string, entity: Plan['entities'][n
     attributes = { ...theirs, ...attributes, [ALIASES_ATTRIBUTE]: [...new Set([...aliasesOf(attributes), ...aliasesOf(theirs)])].join(', ') };
     interactions += other.interactionCount;
     await tx.entity.delete({ where: { id: other.id } });
-    await tx.auditEvent.create({ data: { scopeId, action: 'entity', subjectType: 'entity', subjectId: row.id, before: { merged: other.name }, after: { into: row.name }, reason: `"${other.name}" is ${row.name}`, createdAt: now } });
+    await tx.auditEvent.create({
+      data: {
+        scopeId,
+        action: 'entity',
+        subjectType: 'entity',
+        subjectId: row.id,
+        before: { merged: other.name },
+        after: { into: row.name },
+        reason: `"${other.name}" is ${row.name}`,
+        createdAt: now,
+      },
+    });
   }
   attributes[ALIASES_ATTRIBUTE] = [...new Set([...aliasesOf(attributes), ...aliases])].join(', ');
   return tx.entity.update({ where: { id: row.id }, data: { attributes, interactionCount: interactions } });
@@ -90,7 +117,9 @@ async function resolveEntity(tx: Tx, scopeId: string, entity: Plan['entities'][n
 async function applyEntities(tx: Tx, scopeId: string, plan: Plan, now: Date): Promise<number> {
   let observations = 0;
   const citedIds = [...new Set(plan.entities.flatMap((e) => e.episodeIds))];
-  const contents = new Map((await tx.episode.findMany({ where: { scopeId, id: { in: citedIds } }, select: { id: true, content: true } })).map((e) => [e.id, e.content]));
+  const contents = new Map(
+    (await tx.episode.findMany({ where: { scopeId, id: { in: citedIds } }, select: { id: true, content: true } })).map((e) => [e.id, e.content]),
+  );
   for (const entity of plan.entities) {
     const existing = await resolveEntity(tx, scopeId, entity, now);
     const favorability = Math.min(1, Math.max(0, existing.favorability + entity.favorability));
@@ -116,26 +145,42 @@ export async function applyPlanInTransaction(tx: Tx, scopeId: string, plan: Plan
     if (written.action !== 'reinforced') created.push(written.memory.id);
     if (written.restated) restated++;
   }
-  for (const r of plan.reinforce) await reinforceMemory(tx, scopeId, r.memoryId, r.sourceEpisodeIds, { ...origin, reason: r.reason || 'confirmed by new episodes' });
+  for (const r of plan.reinforce)
+    await reinforceMemory(tx, scopeId, r.memoryId, r.sourceEpisodeIds, { ...origin, reason: r.reason || 'confirmed by new episodes' });
   for (const u of plan.update) {
-    const { current } = await supersedeMemory(tx, scopeId, u.memoryId, { content: u.content, sourceEpisodeIds: u.sourceEpisodeIds }, { ...origin, reason: u.reason || 'corrected by new episodes' });
+    const { current } = await supersedeMemory(
+      tx,
+      scopeId,
+      u.memoryId,
+      { content: u.content, sourceEpisodeIds: u.sourceEpisodeIds },
+      { ...origin, reason: u.reason || 'corrected by new episodes' },
+    );
     created.push(current.id);
   }
   for (const c of plan.contradict) {
-    const statement = await createMemory(tx, { scopeId, ...c.statement, notRestating: c.memoryId }, { ...origin, reason: `conflicts with an existing memory: ${c.reason}` });
+    const statement = await createMemory(
+      tx,
+      { scopeId, ...c.statement, notRestating: c.memoryId },
+      { ...origin, reason: `conflicts with an existing memory: ${c.reason}` },
+    );
     created.push(statement.id);
     await contradictMemory(tx, scopeId, c.memoryId, statement.id, { ...origin, reason: c.reason || 'conflicting information' });
   }
   // Reflection's insights, through the same guarded write as every memory (restatements fold there too).
   let insights = 0;
   for (const m of plan.insights) {
-    const written = await writeMemory(tx, { scopeId, ...m }, { ...origin, reason: `reflection: an insight from ${plural(m.sourceEpisodeIds.length, 'episode')}` });
+    const written = await writeMemory(
+      tx,
+      { scopeId, ...m },
+      { ...origin, reason: `reflection: an insight from ${plural(m.sourceEpisodeIds.length, 'episode')}` },
+    );
     if (written.action !== 'reinforced') created.push(written.memory.id), insights++;
   }
   for (const d of plan.decay) await decayMemory(tx, scopeId, d.memoryId, d.confidence, { ...origin, reason: d.reason || 'less likely after new episodes' });
   let connected = 0;
   for (const c of plan.connect) if (await linkMemories(tx, scopeId, c.fromId, c.toId, 'related', null, { ...origin, reason: c.relationship })) connected++;
-  for (const i of plan.importance) await tx.episode.updateMany({ where: { scopeId, id: i.episodeId }, data: { importance: i.score, importanceSource: 'model' } });
+  for (const i of plan.importance)
+    await tx.episode.updateMany({ where: { scopeId, id: i.episodeId }, data: { importance: i.score, importanceSource: 'model' } });
   for (const s of plan.summaries) await tx.episode.updateMany({ where: { scopeId, id: s.episodeId }, data: { summary: s.summary } });
   const observations = await applyEntities(tx, scopeId, plan, origin.now);
   await tx.episode.updateMany({ where: { scopeId, id: { in: plan.episodeIds } }, data: { consolidated: true, consolidatedAt: origin.now } });
@@ -160,7 +205,13 @@ export async function applyPlanInTransaction(tx: Tx, scopeId: string, plan: Plan
 /** How often a batch is tried when PostgreSQL aborts it for a write conflict (a deadlock with another replica's writer). */
 const WRITE_CONFLICT_ATTEMPTS = 3;
 
-export async function applyPlan(prisma: PrismaClient, scopeId: string, plan: Plan, origin: ChangeOrigin, extra?: (tx: Tx) => Promise<void>): Promise<AppliedPlan> {
+export async function applyPlan(
+  prisma: PrismaClient,
+  scopeId: string,
+  plan: Plan,
+  origin: ChangeOrigin,
+  extra?: (tx: Tx) => Promise<void>,
+): Promise<AppliedPlan> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await prisma.$transaction(

@@ -45,7 +45,13 @@ export interface ConsolidatorOptions {
   readonly defaultTimeZone?: string;
 }
 
-export const DEFAULT_CONSOLIDATOR_OPTIONS: ConsolidatorOptions = { batchSize: 100, maxAttempts: DEFAULT_CONSOLIDATION_ATTEMPTS, memoriesPerPrompt: 30, packing: DEFAULT_PACKING, maxAnswerTokens: 4096 };
+export const DEFAULT_CONSOLIDATOR_OPTIONS: ConsolidatorOptions = {
+  batchSize: 100,
+  maxAttempts: DEFAULT_CONSOLIDATION_ATTEMPTS,
+  memoriesPerPrompt: 30,
+  packing: DEFAULT_PACKING,
+  maxAnswerTokens: 4096,
+};
 
 export interface BatchRequest {
   readonly scopeId: string;
@@ -99,7 +105,15 @@ const SUBSTANTIVE_WORDS = 4;
  * answer without saying `nothing`. Importance scores alone count as "read, nothing learned".
  */
 export function answerProblem(answer: ConsolidationAnswer, plan: Plan, episodes: readonly Episode[]): string | undefined {
-  const learned = plan.create.length + plan.reinforce.length + plan.update.length + plan.contradict.length + plan.decay.length + plan.connect.length + plan.entities.length + plan.insights.length;
+  const learned =
+    plan.create.length +
+    plan.reinforce.length +
+    plan.update.length +
+    plan.contradict.length +
+    plan.decay.length +
+    plan.connect.length +
+    plan.entities.length +
+    plan.insights.length;
   if (learned > 0 || (answer.nothing !== undefined && answer.nothing !== false)) return undefined;
   const substantive = episodes.some((e) => e.role === 'user' && !looksLikeInjection(e.content) && e.content.trim().split(/\s+/).length >= SUBSTANTIVE_WORDS);
   if (!substantive) return undefined;
@@ -189,7 +203,9 @@ export function createConsolidator(deps: {
       const rows = await prisma.memory.findMany({ where: { scopeId, id: { in: [...memoryIds] } }, select: { id: true, content: true, updatedAt: true } });
       const vectors = await deps.embedder.embed(rows.map((r) => r.content));
       await deps.index.upsert(rows.map((r, i) => ({ id: r.id, kind: 'memory' as const, scopeId, vector: vectors[i] as Float32Array })));
-      await prisma.$transaction(rows.map((r) => prisma.memory.updateMany({ where: { id: r.id, updatedAt: r.updatedAt }, data: { embeddedWith: deps.embedder!.name } })));
+      await prisma.$transaction(
+        rows.map((r) => prisma.memory.updateMany({ where: { id: r.id, updatedAt: r.updatedAt }, data: { embeddedWith: deps.embedder!.name } })),
+      );
     } catch (error) {
       // The rows are committed with an empty `embeddedWith`: the embedding worker backfills them.
       log.warn('could not write vectors of new memories now; the embedding worker will', { scopeId, error });
@@ -202,11 +218,19 @@ export function createConsolidator(deps: {
    */
   async function countAttempt(scopeId: string, ids: readonly string[], runId: string, now: Date): Promise<void> {
     await prisma.episode.updateMany({ where: { scopeId, id: { in: [...ids] } }, data: { consolidationAttempts: { increment: 1 } } });
-    const exhausted = await prisma.episode.findMany({ where: { scopeId, id: { in: [...ids] }, consolidated: false, consolidationAttempts: options.maxAttempts }, select: { id: true } });
+    const exhausted = await prisma.episode.findMany({
+      where: { scopeId, id: { in: [...ids] }, consolidated: false, consolidationAttempts: options.maxAttempts },
+      select: { id: true },
+    });
     if (exhausted.length === 0) return;
     await prisma.auditEvent.create({
       data: {
-        scopeId, runId, action: GAVE_UP_ACTION, subjectType: 'scope', subjectId: scopeId, createdAt: now,
+        scopeId,
+        runId,
+        action: GAVE_UP_ACTION,
+        subjectType: 'scope',
+        subjectId: scopeId,
+        createdAt: now,
         after: { episodes: exhausted.length, episodeIds: exhausted.map((e) => e.id) },
         reason: `no usable answer after ${options.maxAttempts} attempts; these messages are no longer consolidated`,
       },
@@ -227,7 +251,8 @@ export function createConsolidator(deps: {
       const timeZone = await timeZoneOf(scopeId);
       // Episodes that failed before are asked about in smaller prompts: halved once per attempt.
       const prompts = packGroups(groupEpisodes(episodes), options.packing).flatMap((groups) =>
-        splitForAttempts(groups, Math.max(...groups.flatMap((g) => g.episodes.map((e) => e.consolidationAttempts)))));
+        splitForAttempts(groups, Math.max(...groups.flatMap((g) => g.episodes.map((e) => e.consolidationAttempts)))),
+      );
       const plans: Plan[] = [];
       const responses: LlmResponse[] = [];
       const shownEpisodes: Episode[] = [];
@@ -256,7 +281,15 @@ export function createConsolidator(deps: {
         const memories = await relevantMemories(scopeId, groups, now);
         const insightsAsked = insightsWanted;
         const prompt = buildConsolidationPrompt({ memories, groups, memoryIds, episodeIds, timeZone, insights: insightsAsked });
-        const call = { system: CONSOLIDATION_SYSTEM_PROMPT, messages: [{ role: 'user' as const, content: prompt }], maxTokens: options.maxAnswerTokens, temperature: 0, purpose: 'consolidation', scopeId, runId };
+        const call = {
+          system: CONSOLIDATION_SYSTEM_PROMPT,
+          messages: [{ role: 'user' as const, content: prompt }],
+          maxTokens: options.maxAnswerTokens,
+          temperature: 0,
+          purpose: 'consolidation',
+          scopeId,
+          runId,
+        };
         if (estimateRequestTokens(call) > budget) return false;
         const promptEpisodes = groups.flatMap((g) => g.episodes);
         let structured;
@@ -268,7 +301,12 @@ export function createConsolidator(deps: {
           if (isBudgetError(error)) return false;
           if (!isCutOff(error)) throw error;
           const halves = halveGroups(groups);
-          log.warn('a consolidation answer was cut off; asking about half as much at once', { scopeId, runId, episodes: promptEpisodes.length, split: halves !== undefined });
+          log.warn('a consolidation answer was cut off; asking about half as much at once', {
+            scopeId,
+            runId,
+            episodes: promptEpisodes.length,
+            split: halves !== undefined,
+          });
           if (!halves) {
             unusable.push(...promptEpisodes);
             for (const e of promptEpisodes) handled.add(e.id);
@@ -280,7 +318,11 @@ export function createConsolidator(deps: {
         responses.push(...calls);
         budget -= calls.reduce((n, r) => n + r.usage.inputTokens + r.usage.outputTokens, 0);
         const relayed = await relayedTurns(scopeId, promptEpisodes);
-        const plan = withAbsoluteDates(makePlan({ answer: value, episodes: promptEpisodes, memories, episodeIds, memoryIds, relayed, insightsAsked }), promptEpisodes, timeZone);
+        const plan = withAbsoluteDates(
+          makePlan({ answer: value, episodes: promptEpisodes, memories, episodeIds, memoryIds, relayed, insightsAsked }),
+          promptEpisodes,
+          timeZone,
+        );
         for (const r of plan.rejected) log.warn('rejected a consolidation operation', { scopeId, runId, operation: r.operation, reason: r.reason });
         for (const e of promptEpisodes) handled.add(e.id);
         const problem = answerProblem(value, plan, promptEpisodes);
@@ -322,30 +364,62 @@ export function createConsolidator(deps: {
         const unavailable = error instanceof LlmError && ['timeout', 'rate_limited', 'server', 'network', 'aborted', 'auth'].includes(error.reason);
         if (!request.dryRun && !unavailable) await countAttempt(scopeId, ids, runId, now);
         log.error('consolidation batch failed; nothing applied, episodes stay for a later run', { scopeId, runId, episodes: ids.length, error });
-        return { status: 'failed', episodeCount: episodes.length, responses, error, leftOver: 0, shown: { episodes: shownEpisodes, memories: [...shownMemories.values()] } };
+        return {
+          status: 'failed',
+          episodeCount: episodes.length,
+          responses,
+          error,
+          leftOver: 0,
+          shown: { episodes: shownEpisodes, memories: [...shownMemories.values()] },
+        };
       }
-      if (unusable.length > 0 && !request.dryRun) await countAttempt(scopeId, unusable.map((e) => e.id), runId, now);
+      if (unusable.length > 0 && !request.dryRun)
+        await countAttempt(
+          scopeId,
+          unusable.map((e) => e.id),
+          runId,
+          now,
+        );
       const retryLater = unusable.length;
       if (plans.length === 0 && retryLater > 0) {
-        const error = new Error(`the model's answers taught nothing from ${plural(retryLater, 'episode')} with the person's words; they stay for a later run, in smaller prompts`);
-        return { status: 'failed', episodeCount: 0, responses, error, leftOver, retryLater, refused, shown: { episodes: shownEpisodes, memories: [...shownMemories.values()] } };
+        const error = new Error(
+          `the model's answers taught nothing from ${plural(retryLater, 'episode')} with the person's words; they stay for a later run, in smaller prompts`,
+        );
+        return {
+          status: 'failed',
+          episodeCount: 0,
+          responses,
+          error,
+          leftOver,
+          retryLater,
+          refused,
+          shown: { episodes: shownEpisodes, memories: [...shownMemories.values()] },
+        };
       }
       const shown = { episodes: shownEpisodes, memories: [...shownMemories.values()] };
       if (plans.length === 0) return { status: 'deferred', episodeCount: 0, responses, leftOver, shown };
       const merged = mergePlans(plans);
       // The writer folds restatements of current memories; their vectors are found here, before the transaction.
-      const near = await findNeighbours(deps, scopeId, [...merged.create, ...merged.insights].map((m) => m.content));
+      const near = await findNeighbours(
+        deps,
+        scopeId,
+        [...merged.create, ...merged.insights].map((m) => m.content),
+      );
       const plan: Plan = {
         ...merged,
         create: merged.create.map((m, i) => ({ ...m, neighbours: near[i] })),
         insights: merged.insights.map((m, i) => ({ ...m, neighbours: near[merged.create.length + i] })),
       };
       const reflectedInfo = reflected ? { accumulated: reflection.accumulated } : undefined;
-      if (request.dryRun) return { status: 'planned', episodeCount: plan.episodeIds.length, plan, responses, leftOver, retryLater, refused, shown, reflected: reflectedInfo };
+      if (request.dryRun)
+        return { status: 'planned', episodeCount: plan.episodeIds.length, plan, responses, leftOver, retryLater, refused, shown, reflected: reflectedInfo };
       let applied: AppliedPlan;
       try {
         // The reflection is recorded with its insights, in the batch's transaction.
-        const record = reflected ? (tx: Parameters<typeof recordReflection>[0]) => recordReflection(tx, scopeId, { runId, now }, { insights: plan.insights.length, accumulated: reflection.accumulated }) : undefined;
+        const record = reflected
+          ? (tx: Parameters<typeof recordReflection>[0]) =>
+              recordReflection(tx, scopeId, { runId, now }, { insights: plan.insights.length, accumulated: reflection.accumulated })
+          : undefined;
         applied = await applyPlan(prisma, scopeId, plan, { runId, now }, record);
       } catch (error) {
         await countAttempt(scopeId, plan.episodeIds, runId, now);
@@ -354,7 +428,18 @@ export function createConsolidator(deps: {
       }
       await writeVectors(scopeId, applied.createdMemoryIds);
       log.info('consolidated a batch', { scopeId, runId, episodes: plan.episodeIds.length, retryLater, calls: responses.length, ...applied.counts });
-      return { status: 'applied', episodeCount: plan.episodeIds.length, plan, applied, responses, leftOver, retryLater, refused, shown, reflected: reflectedInfo };
+      return {
+        status: 'applied',
+        episodeCount: plan.episodeIds.length,
+        plan,
+        applied,
+        responses,
+        leftOver,
+        retryLater,
+        refused,
+        shown,
+        reflected: reflectedInfo,
+      };
     },
   };
 }

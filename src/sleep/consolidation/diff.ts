@@ -19,11 +19,20 @@ export function renderPlanDiff(plan: Plan, shown: { episodes: readonly Episode[]
   const text = (id: string) => cut(memory.get(id)?.content ?? id);
   const conf = (id: string) => memory.get(id)?.confidence.toFixed(2) ?? '?';
   const lines: string[] = [`Plan for ${plural(plan.episodeIds.length, 'episode')} (dry run: nothing applied)`, ''];
-  for (const m of plan.create) lines.push(`+ [${m.category} ${m.confidence.toFixed(2)} ${m.sourceType}] ${cut(m.content)}   (from ${cite(m.sourceEpisodeIds)})`);
-  for (const r of plan.reinforce) lines.push(`= ${text(r.memoryId)}   (confidence ${conf(r.memoryId)} -> ${Math.min(1, (memory.get(r.memoryId)?.confidence ?? 0) + 0.05).toFixed(2)}; ${r.reason || 'confirmed'})`);
+  for (const m of plan.create)
+    lines.push(`+ [${m.category} ${m.confidence.toFixed(2)} ${m.sourceType}] ${cut(m.content)}   (from ${cite(m.sourceEpisodeIds)})`);
+  for (const r of plan.reinforce)
+    lines.push(
+      `= ${text(r.memoryId)}   (confidence ${conf(r.memoryId)} -> ${Math.min(1, (memory.get(r.memoryId)?.confidence ?? 0) + 0.05).toFixed(2)}; ${r.reason || 'confirmed'})`,
+    );
   for (const u of plan.update) lines.push(`~ ${text(u.memoryId)}`, `  -> ${cut(u.content)}   (${u.reason || 'corrected'}; from ${cite(u.sourceEpisodeIds)})`);
-  for (const c of plan.contradict) lines.push(`! ${text(c.memoryId)}   (confidence ${conf(c.memoryId)} -> ${Math.max(0.1, (memory.get(c.memoryId)?.confidence ?? 0) - 0.2).toFixed(2)})`, `  conflicts with: ${cut(c.statement.content)}   (${c.reason || 'conflict'})`);
-  for (const d of plan.decay) lines.push(`v ${text(d.memoryId)}   (confidence ${conf(d.memoryId)} -> ${d.confidence.toFixed(2)}; ${d.reason || 'less likely'})`);
+  for (const c of plan.contradict)
+    lines.push(
+      `! ${text(c.memoryId)}   (confidence ${conf(c.memoryId)} -> ${Math.max(0.1, (memory.get(c.memoryId)?.confidence ?? 0) - 0.2).toFixed(2)})`,
+      `  conflicts with: ${cut(c.statement.content)}   (${c.reason || 'conflict'})`,
+    );
+  for (const d of plan.decay)
+    lines.push(`v ${text(d.memoryId)}   (confidence ${conf(d.memoryId)} -> ${d.confidence.toFixed(2)}; ${d.reason || 'less likely'})`);
   for (const c of plan.connect) lines.push(`<> ${text(c.fromId)}  <->  ${text(c.toId)}   (${c.relationship})`);
   for (const m of plan.insights) lines.push(`* [insight ${m.confidence.toFixed(2)} inferred] ${cut(m.content)}   (from ${cite(m.sourceEpisodeIds)})`);
   for (const e of plan.entities) lines.push(`@ ${e.name} (${e.kind})${e.observations.length ? `: ${e.observations.map((o) => cut(o, 60)).join('; ')}` : ''}`);

@@ -62,7 +62,10 @@ export const consolidationAnswerSchema = z.object({
    * Reflection's insights (seed 003), only when the prompt asked for them (prompt.ts
    * `INSIGHTS_REQUEST`); the planner keeps at most three and holds them to every memory rule.
    */
-  insights: z.array(z.object({ content: z.string().trim().min(1).max(500), confidence: score.default(0.5), episodes: evidence })).max(20).default([]),
+  insights: z
+    .array(z.object({ content: z.string().trim().min(1).max(500), confidence: score.default(0.5), episodes: evidence }))
+    .max(20)
+    .default([]),
   /**
    * The model's explicit "nothing here is worth remembering" (a reason, or true): an answer
    * without a single operation is accepted only with it (see `answerProblem` in consolidator.ts).

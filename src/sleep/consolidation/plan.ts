@@ -74,7 +74,10 @@ export const MAX_INSIGHTS = 3;
 const INSIGHT_IMPORTANCE = 0.7;
 
 function normalized(text: string): string {
-  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
 }
 
 export function makePlan(params: {
@@ -136,7 +139,10 @@ export function makePlan(params: {
       return undefined;
     }
     if (ref.kind === null) {
-      reject(operation, `names memory "${ref.n}" without its kind; memories are M-ids (M${ref.n}) and a bare number may be an episode's; refused, no memory changed`);
+      reject(
+        operation,
+        `names memory "${ref.n}" without its kind; memories are M-ids (M${ref.n}) and a bare number may be an episode's; refused, no memory changed`,
+      );
       return undefined;
     }
     const id = params.memoryIds.real(ref.n);
@@ -172,9 +178,26 @@ export function makePlan(params: {
   };
 
   const known = new Map(params.memories.map((m) => [normalized(m.content), m]));
-  const plan: Plan = { create: [], reinforce: [], update: [], contradict: [], decay: [], connect: [], importance: [], summaries: [], entities: [], insights: [], episodeIds: params.episodes.map((e) => e.id), rejected };
+  const plan: Plan = {
+    create: [],
+    reinforce: [],
+    update: [],
+    contradict: [],
+    decay: [],
+    connect: [],
+    importance: [],
+    summaries: [],
+    entities: [],
+    insights: [],
+    episodeIds: params.episodes.map((e) => e.id),
+    rejected,
+  };
 
-  const planned = (operation: string, raw: { category: string; content: string; confidence: number; source: SourceType; importance?: number }, sources: string[]): PlannedMemory | undefined => {
+  const planned = (
+    operation: string,
+    raw: { category: string; content: string; confidence: number; source: SourceType; importance?: number },
+    sources: string[],
+  ): PlannedMemory | undefined => {
     const problem = contentProblem(raw.content);
     if (problem) {
       reject(operation, `"${raw.content.slice(0, 80)}" ${problem}`);
@@ -198,7 +221,8 @@ export function makePlan(params: {
     const problem = contentProblem(op.content);
     if (problem) reject('update', `"${op.content.slice(0, 80)}" ${problem}`);
     else if (sources.length === 0) reject('update', `memory ${refLabel(op.memory)}: no evidence from the person's own turns; not changed`);
-    else if (normalized(op.content) === normalized(memory.content)) plan.reinforce.push({ memoryId: memory.id, sourceEpisodeIds: sources, reason: op.reason || 'restated' }), touched.add(memory.id);
+    else if (normalized(op.content) === normalized(memory.content))
+      plan.reinforce.push({ memoryId: memory.id, sourceEpisodeIds: sources, reason: op.reason || 'restated' }), touched.add(memory.id);
     else if (claim('update', memory)) plan.update.push({ memoryId: memory.id, content: op.content, sourceEpisodeIds: sources, reason: op.reason });
   }
   for (const op of answer.contradict) {
@@ -220,7 +244,8 @@ export function makePlan(params: {
   for (const op of answer.decay) {
     const memory = memoryOf('decay', op.memory);
     if (!memory) continue;
-    if (op.confidence >= memory.confidence) reject('decay', `memory ${refLabel(op.memory)}: decay to ${op.confidence} is not lower than ${memory.confidence.toFixed(2)}`);
+    if (op.confidence >= memory.confidence)
+      reject('decay', `memory ${refLabel(op.memory)}: decay to ${op.confidence} is not lower than ${memory.confidence.toFixed(2)}`);
     else if (claim('decay', memory)) plan.decay.push({ memoryId: memory.id, confidence: op.confidence, reason: op.reason });
   }
   const seenNew = new Set<string>();
@@ -259,7 +284,8 @@ export function makePlan(params: {
     const id = episodeOf('summaries', op.episode);
     const label = idLabel('E', op.episode.n);
     if (!id) continue;
-    if (looksLikeInjection(episodeById.get(id)!.content)) reject('summaries', `episode ${label} tries to instruct the memory system; its summary is not stored`);
+    if (looksLikeInjection(episodeById.get(id)!.content))
+      reject('summaries', `episode ${label} tries to instruct the memory system; its summary is not stored`);
     else if (looksLikeInjection(op.summary)) reject('summaries', `summary of episode ${label} reads as an instruction; not stored`);
     else plan.summaries.push({ episodeId: id, summary: op.summary });
   }
@@ -273,7 +299,15 @@ export function makePlan(params: {
     });
     if (looksLikeInjection(op.name)) reject('entities', 'an entity name reads as an instruction; not stored');
     else if (episodeIds.length === 0) reject('entities', `${op.name}: no evidence from the person's own turns`);
-    else plan.entities.push({ name: op.name, kind: op.kind, observations, favorability: op.favorability ?? 0, episodeIds, aliases: op.aliases.filter((a) => !looksLikeInjection(a)) });
+    else
+      plan.entities.push({
+        name: op.name,
+        kind: op.kind,
+        observations,
+        favorability: op.favorability ?? 0,
+        episodeIds,
+        aliases: op.aliases.filter((a) => !looksLikeInjection(a)),
+      });
   }
   // Reflection (seed 003): insights are inferences held to every rule a new memory is, and they
   // never restate a memory already known (shown in the prompt) or learned in this answer.
@@ -293,7 +327,11 @@ export function makePlan(params: {
       reject('insight', `"${op.content.slice(0, 80)}" restates a known memory; not stored again`);
       continue;
     }
-    const insight = planned('insight', { category: 'insight', content: op.content, confidence: op.confidence, source: 'inferred', importance: INSIGHT_IMPORTANCE }, sources);
+    const insight = planned(
+      'insight',
+      { category: 'insight', content: op.content, confidence: op.confidence, source: 'inferred', importance: INSIGHT_IMPORTANCE },
+      sources,
+    );
     if (insight) {
       seenNew.add(key);
       plan.insights.push(insight);
@@ -309,7 +347,20 @@ export function makePlan(params: {
  */
 export function mergePlans(plans: readonly Plan[]): Plan {
   if (plans.length === 1) return plans[0]!;
-  const merged: Plan = { create: [], reinforce: [], update: [], contradict: [], decay: [], connect: [], importance: [], summaries: [], entities: [], insights: [], episodeIds: [], rejected: [] };
+  const merged: Plan = {
+    create: [],
+    reinforce: [],
+    update: [],
+    contradict: [],
+    decay: [],
+    connect: [],
+    importance: [],
+    summaries: [],
+    entities: [],
+    insights: [],
+    episodeIds: [],
+    rejected: [],
+  };
   const claimed = new Set<string>();
   const created = new Set<string>();
   const claim = (operation: string, id: string): boolean => {

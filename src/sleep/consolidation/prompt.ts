@@ -94,7 +94,14 @@ export function renderMemoryLine(short: number, m: Memory): string {
  * (the planner also refuses any operation that cites it).
  */
 export function renderEpisodeLine(short: number, e: Episode, timeZone: string | null = null): string {
-  const who = e.role === 'user' ? `user${e.author ? ` (${e.author})` : ''}` : isRelayedNote(e) ? 'agent note relaying the user' : e.role === 'agent' ? 'agent (context only)' : e.role;
+  const who =
+    e.role === 'user'
+      ? `user${e.author ? ` (${e.author})` : ''}`
+      : isRelayedNote(e)
+        ? 'agent note relaying the user'
+        : e.role === 'agent'
+          ? 'agent (context only)'
+          : e.role;
   const id = idLabel('E', short);
   if (looksLikeInjection(e.content)) return `${id} ${day(e.timestamp, timeZone)} ${who}: ${WITHHELD_INSTRUCTION}`;
   const long = e.content.length > VERBOSE_EPISODE_CHARS && !e.summary ? ' [long]' : '';

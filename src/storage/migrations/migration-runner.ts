@@ -28,7 +28,17 @@ export const DEFAULT_PRISMA_DIR = path.join(PROJECT_ROOT, 'prisma');
 
 /** Tables Prisma's models do not describe (full-text search), per provider. */
 const EXTERNAL_TABLES: Record<DatabaseProvider, string[]> = {
-  sqlite: ['search_scope', 'search_doc', 'search_fts', 'search_fts_data', 'search_fts_idx', 'search_fts_content', 'search_fts_docsize', 'search_fts_config', 'sqlite_sequence'],
+  sqlite: [
+    'search_scope',
+    'search_doc',
+    'search_fts',
+    'search_fts_data',
+    'search_fts_idx',
+    'search_fts_content',
+    'search_fts_docsize',
+    'search_fts_config',
+    'sqlite_sequence',
+  ],
   postgres: ['public.search_doc', 'public.search_scope'],
 };
 
@@ -77,7 +87,11 @@ export function schemaFiles(provider: DatabaseProvider, prismaDir?: string): Sch
 export function readMigrations(provider: DatabaseProvider, prismaDir?: string): MigrationList {
   const baseDir = migrationsDir(provider, prismaDir);
   const names = fs.existsSync(baseDir)
-    ? fs.readdirSync(baseDir, { withFileTypes: true }).filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort()
+    ? fs
+        .readdirSync(baseDir, { withFileTypes: true })
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => entry.name)
+        .sort()
     : [];
   const lockPath = path.join(baseDir, LOCK_FILE);
   return {
@@ -90,9 +104,7 @@ export function readMigrations(provider: DatabaseProvider, prismaDir?: string): 
         path: name,
         migrationFile: {
           path: 'migration.sql',
-          content: fs.existsSync(file)
-            ? { tag: 'ok' as const, value: fs.readFileSync(file, 'utf8') }
-            : { tag: 'error' as const, value: `${file} is missing` },
+          content: fs.existsSync(file) ? { tag: 'ok' as const, value: fs.readFileSync(file, 'utf8') } : { tag: 'error' as const, value: `${file} is missing` },
         },
       };
     }),
@@ -124,15 +136,17 @@ function trackConnections(factory: SqlMigrationAwareDriverAdapterFactory): {
 } {
   const open: SqlDriverAdapter[] = [];
   let timeout: DriverAdapterError | undefined;
-  const guard = <A extends unknown[], R>(call: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
-    try {
-      return await call(...args);
-    } catch (error) {
-      if (!isTimeout(error)) throw error;
-      timeout ??= error;
-      throw new Error(`the database did not answer in time: ${error.cause.originalMessage ?? error.message}`);
-    }
-  };
+  const guard =
+    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await call(...args);
+      } catch (error) {
+        if (!isTimeout(error)) throw error;
+        timeout ??= error;
+        throw new Error(`the database did not answer in time: ${error.cause.originalMessage ?? error.message}`);
+      }
+    };
   const readable = (adapter: SqlDriverAdapter): SqlDriverAdapter =>
     overrideMethods(adapter, {
       queryRaw: guard((query: SqlQuery) => adapter.queryRaw(query)),
@@ -267,7 +281,10 @@ export async function createMigration(params: {
     fs.writeFileSync(file, script);
     const lockPath = path.join(migrationsDir(provider, prismaDir), LOCK_FILE);
     if (!fs.existsSync(lockPath)) {
-      fs.writeFileSync(lockPath, `# Written by Nocturne's migration runner; keep it in version control.\nprovider = "${provider === 'postgres' ? 'postgresql' : 'sqlite'}"\n`);
+      fs.writeFileSync(
+        lockPath,
+        `# Written by Nocturne's migration runner; keep it in version control.\nprovider = "${provider === 'postgres' ? 'postgresql' : 'sqlite'}"\n`,
+      );
     }
     return { provider, name: path.basename(directory), file };
   } catch (error) {

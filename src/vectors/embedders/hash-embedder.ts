@@ -42,9 +42,7 @@ export function tokenize(text: string): string[] {
 
 function undouble(stem: string): string {
   const last = stem.at(-1);
-  return last !== undefined && last === stem.at(-2) && !'lsz'.includes(last) && /[a-z]/.test(last)
-    ? stem.slice(0, -1)
-    : stem;
+  return last !== undefined && last === stem.at(-2) && !'lsz'.includes(last) && /[a-z]/.test(last) ? stem.slice(0, -1) : stem;
 }
 
 function dropSilentE(stem: string): string {

@@ -69,7 +69,12 @@ function withDeadline(baseFetch: typeof fetch, timeoutMs: number): typeof fetch 
  */
 export function createOllamaEmbedder(options: OllamaEmbedderOptions): Embedder {
   const { host, model = 'nomic-embed-text', dimension = 768, timeoutMs = 30_000, maxRetries = 3, batchSize = 64 } = options;
-  for (const [setting, value, min] of [['dimension', dimension, 1], ['timeoutMs', timeoutMs, 1], ['maxRetries', maxRetries, 0], ['batchSize', batchSize, 1]] as const) {
+  for (const [setting, value, min] of [
+    ['dimension', dimension, 1],
+    ['timeoutMs', timeoutMs, 1],
+    ['maxRetries', maxRetries, 0],
+    ['batchSize', batchSize, 1],
+  ] as const) {
     if (!Number.isInteger(value) || value < min) throw new RangeError(`${setting} must be an integer >= ${min}, got ${value}`);
   }
   const logger = (options.logger ?? createSilentLogger()).child({ component: 'ollama-embedder', model });
@@ -85,7 +90,10 @@ export function createOllamaEmbedder(options: OllamaEmbedderOptions): Embedder {
       return {
         retryable: false,
         error: new AppError(`Ollama has no model "${model}": ${reason}`, {
-          code: 'embedder.model_not_found', category: 'third_party', cause: error, details: { ...details, status },
+          code: 'embedder.model_not_found',
+          category: 'third_party',
+          cause: error,
+          details: { ...details, status },
           hint: `Run \`ollama pull ${model}\` on the Ollama machine, or choose a model it has (\`ollama list\`).`,
         }),
       };
@@ -95,7 +103,10 @@ export function createOllamaEmbedder(options: OllamaEmbedderOptions): Embedder {
       return {
         retryable: transient,
         error: new AppError(`Ollama answered ${status} to an embedding request for "${model}": ${reason}`, {
-          code: 'embedder.failed', category: 'third_party', cause: error, details: { ...details, status },
+          code: 'embedder.failed',
+          category: 'third_party',
+          cause: error,
+          details: { ...details, status },
           hint: transient
             ? 'Ollama is overloaded or failing; check its logs (`ollama serve` output) and try again.'
             : 'Ollama rejected the request; check that the model is an embedding model and that Ollama is up to date.',
@@ -107,7 +118,10 @@ export function createOllamaEmbedder(options: OllamaEmbedderOptions): Embedder {
       return {
         retryable: true,
         error: new AppError(`Ollama at ${host} did not answer an embedding request for "${model}" within ${timeoutMs} ms`, {
-          code: 'embedder.timeout', category: 'third_party', cause: error, details: { ...details, timeoutMs },
+          code: 'embedder.timeout',
+          category: 'third_party',
+          cause: error,
+          details: { ...details, timeoutMs },
           hint: 'Ollama may still be loading the model or be overloaded; check it is running, or raise the timeout.',
         }),
       };
@@ -118,7 +132,10 @@ export function createOllamaEmbedder(options: OllamaEmbedderOptions): Embedder {
       return {
         retryable: true,
         error: new AppError(`Cannot reach Ollama at ${host} for embeddings: ${reason}${typeof cause === 'string' ? ` (${cause})` : ''}`, {
-          code: 'embedder.unreachable', category: 'third_party', cause: error, details,
+          code: 'embedder.unreachable',
+          category: 'third_party',
+          cause: error,
+          details,
           hint: 'Start Ollama (`ollama serve`) or point OLLAMA_HOST at a running server.',
         }),
       };
@@ -133,7 +150,9 @@ export function createOllamaEmbedder(options: OllamaEmbedderOptions): Embedder {
     const embeddings = (response as { embeddings?: unknown } | null)?.embeddings;
     if (!Array.isArray(embeddings) || embeddings.length !== batch.length) {
       throw new AppError(`Ollama returned ${Array.isArray(embeddings) ? embeddings.length : 'no'} embeddings for ${batch.length} texts`, {
-        code: 'embedder.failed', category: 'third_party', details: { model },
+        code: 'embedder.failed',
+        category: 'third_party',
+        details: { model },
         hint: 'Upgrade Ollama (the /api/embed endpoint needs version 0.3 or later).',
       });
     }
@@ -141,13 +160,17 @@ export function createOllamaEmbedder(options: OllamaEmbedderOptions): Embedder {
       const size = Array.isArray(values) ? values.length : 0;
       if (size !== dimension) {
         throw new AppError(`Ollama model "${model}" returned ${size}-dimensional vectors, but ${dimension} were expected`, {
-          code: 'embedder.dimension_mismatch', category: 'user', details: { model, expected: dimension, actual: size },
+          code: 'embedder.dimension_mismatch',
+          category: 'user',
+          details: { model, expected: dimension, actual: size },
           hint: `Use an embedding model with ${dimension} dimensions, or configure the embedder for ${size}; existing vectors must then be re-indexed.`,
         });
       }
       if (!(values as unknown[]).every((value) => typeof value === 'number' && Number.isFinite(value))) {
         throw new AppError(`Ollama model "${model}" returned a vector with non-numeric values`, {
-          code: 'embedder.failed', category: 'third_party', details: { model },
+          code: 'embedder.failed',
+          category: 'third_party',
+          details: { model },
         });
       }
       return normalizeVector(Float32Array.from(values as number[]));
@@ -163,7 +186,12 @@ export function createOllamaEmbedder(options: OllamaEmbedderOptions): Embedder {
         const failure = classify(error, batch.length);
         if (!failure.retryable || attempt >= maxRetries) throw failure.error;
         const delayMs = backoffDelayMs(attempt);
-        logger.warn('embedding request failed, retrying', { code: failure.error.code, attempt: attempt + 1, delayMs: Math.round(delayMs), error: failure.error });
+        logger.warn('embedding request failed, retrying', {
+          code: failure.error.code,
+          attempt: attempt + 1,
+          delayMs: Math.round(delayMs),
+          error: failure.error,
+        });
         await new Promise((resolve) => setTimeout(resolve, delayMs));
         continue;
       }

@@ -34,7 +34,10 @@ async function serve(port: MessagePort): Promise<void> {
       try {
         const rows = await model.embed(request.texts);
         const vectors = rows.map((row) => Float32Array.from(row));
-        send({ type: 'embedded', id: request.id, vectors }, vectors.map((v) => v.buffer as ArrayBuffer));
+        send(
+          { type: 'embedded', id: request.id, vectors },
+          vectors.map((v) => v.buffer as ArrayBuffer),
+        );
       } catch (error) {
         send({ type: 'failed', id: request.id, message: (error as Error)?.message ?? String(error) });
       }

@@ -54,9 +54,7 @@ export function createScanCache(source: ScanSource, budgetBytes: number): ScanCa
   function makeRoom(needed: number, keep?: string): boolean {
     let inUse = bytesInUse();
     if (needed > budgetBytes) return false;
-    const byAge = [...scans.entries()]
-      .filter(([scopeId]) => scopeId !== keep)
-      .sort((a, b) => a[1].lastUsed - b[1].lastUsed);
+    const byAge = [...scans.entries()].filter(([scopeId]) => scopeId !== keep).sort((a, b) => a[1].lastUsed - b[1].lastUsed);
     for (const [scopeId, scan] of byAge) {
       if (inUse + needed <= budgetBytes) break;
       inUse -= scan.bytes();

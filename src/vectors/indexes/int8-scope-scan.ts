@@ -220,4 +220,3 @@ export function createScopeScan(kernel: WasmModule, dimension: number, expectedS
   };
   return scan;
 }
-

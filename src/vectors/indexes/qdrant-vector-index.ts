@@ -260,7 +260,12 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
           for (const point of points) {
             // Point ids are derived from the scope, but the payload is checked too.
             if (point.payload?.scope_id !== scopeId || !Array.isArray(point.vector)) continue;
-            records.push({ id: String(point.payload.id), kind: point.payload.kind as VectorKind, scopeId, vector: Float32Array.from(point.vector as number[]) });
+            records.push({
+              id: String(point.payload.id),
+              kind: point.payload.kind as VectorKind,
+              scopeId,
+              vector: Float32Array.from(point.vector as number[]),
+            });
           }
         }
         return records;

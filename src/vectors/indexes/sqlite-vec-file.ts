@@ -103,25 +103,27 @@ export function openVectorFile(options: VectorFileOptions): {
     // 64 MiB of page cache (default 2 MiB): writes spread over many scopes touch the last
     // chunk of each, and re-ranking reads vectors all over the file.
     connection.pragma('cache_size = -65536');
-    const statements = connection.transaction(() => {
-      connection.exec(SCHEMA);
-      const stmts = prepareFixedStatements(connection);
-      const format = stmts.metaGet.get('format') as string | undefined;
-      if (format !== undefined && format !== FORMAT) {
-        throw new StorageError(`The vector index ${file} has format ${format}, this version reads format ${FORMAT}.`, {
-          code: 'vectors.format_unsupported',
-          hint: `Delete ${file} and run a reindex to rebuild it.`,
-        });
-      }
-      if (format === undefined) {
-        stmts.metaSet.run('format', FORMAT);
-        stmts.metaSet.run('dimension', String(options.dimension));
-        stmts.metaSet.run('epoch', '0');
-      }
-      const dimension = Number(stmts.metaGet.get('dimension'));
-      createVecTable(connection, dimension);
-      return stmts;
-    }).immediate();
+    const statements = connection
+      .transaction(() => {
+        connection.exec(SCHEMA);
+        const stmts = prepareFixedStatements(connection);
+        const format = stmts.metaGet.get('format') as string | undefined;
+        if (format !== undefined && format !== FORMAT) {
+          throw new StorageError(`The vector index ${file} has format ${format}, this version reads format ${FORMAT}.`, {
+            code: 'vectors.format_unsupported',
+            hint: `Delete ${file} and run a reindex to rebuild it.`,
+          });
+        }
+        if (format === undefined) {
+          stmts.metaSet.run('format', FORMAT);
+          stmts.metaSet.run('dimension', String(options.dimension));
+          stmts.metaSet.run('epoch', '0');
+        }
+        const dimension = Number(stmts.metaGet.get('dimension'));
+        createVecTable(connection, dimension);
+        return stmts;
+      })
+      .immediate();
     return { connection, statements };
   } catch (error) {
     connection.close();
@@ -152,9 +154,7 @@ function prepareFixedStatements(db: Database.Database) {
     dataVersion: db.prepare('PRAGMA data_version').pluck(),
     metaAll: db.prepare('SELECT key, value FROM meta'),
     metaGet: db.prepare('SELECT value FROM meta WHERE key = ?').pluck(),
-    metaSet: db.prepare(
-      'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-    ),
+    metaSet: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
     metaDelete: db.prepare('DELETE FROM meta WHERE key = ?'),
     anyItem: db.prepare('SELECT 1 FROM items LIMIT 1').pluck(),
     itemByKey: db.prepare('SELECT rowid FROM items WHERE scope_id = ? AND id = ?'),
@@ -166,15 +166,10 @@ function prepareFixedStatements(db: Database.Database) {
     scopeRowids: db.prepare('SELECT rowid FROM items WHERE scope_id = ?').pluck(),
     countScope: db.prepare('SELECT count(*) FROM items WHERE scope_id = ?').pluck(),
     countScopeKind: db.prepare('SELECT count(*) FROM items WHERE scope_id = ? AND kind = ?').pluck(),
-    loadScope: db
-      .prepare('SELECT rowid, kind, code, scale FROM items INDEXED BY items_scope_kind WHERE scope_id = ?')
-      .raw(),
+    loadScope: db.prepare('SELECT rowid, kind, code, scale FROM items INDEXED BY items_scope_kind WHERE scope_id = ?').raw(),
     readVersion: db.prepare('SELECT version FROM scope_versions WHERE scope_id = ?').pluck(),
     bumpVersion: db
-      .prepare(
-        'INSERT INTO scope_versions (scope_id, version) VALUES (?, 1) ' +
-          'ON CONFLICT (scope_id) DO UPDATE SET version = version + 1 RETURNING version',
-      )
+      .prepare('INSERT INTO scope_versions (scope_id, version) VALUES (?, 1) ' + 'ON CONFLICT (scope_id) DO UPDATE SET version = version + 1 RETURNING version')
       .pluck(),
   };
 }
@@ -217,18 +212,14 @@ export function toVectorError(error: unknown, what: string, file: string): AppEr
     return new StorageError(`Could not ${what}: the vector index is locked by another process.`, {
       code: 'vectors.busy',
       cause: error,
-      hint:
-        `Another Nocturne process holds ${file} (DATA_DIR/vectors.db) for too long; retry, or stop the other ` +
-        'process.',
+      hint: `Another Nocturne process holds ${file} (DATA_DIR/vectors.db) for too long; retry, or stop the other process.`,
     });
   }
   if (typeof code === 'string' && UNUSABLE_FILE_CODES.has(code)) {
     return new StorageError(`Could not ${what}: ${file} cannot be used as the vector index (${errorMessage(error)}).`, {
       code: 'vectors.unavailable',
       cause: error,
-      hint:
-        `Check that ${file} (DATA_DIR/vectors.db) is a writable SQLite file; if it is damaged, delete it and run ` +
-        'a reindex to rebuild it.',
+      hint: `Check that ${file} (DATA_DIR/vectors.db) is a writable SQLite file; if it is damaged, delete it and run a reindex to rebuild it.`,
     });
   }
   return new StorageError(`Could not ${what}: ${errorMessage(error)}`, {

@@ -32,9 +32,11 @@ function rerankCap(limit: number): number {
 /** The exact top `limit` of the scope by a vec0 KNN query (sqlite-vec reports cosine distance). */
 export function exactSearch(vec: VecStatements, query: VectorSearch, limit: number): VectorHit[] {
   const blob = floatBlob(query.vector);
-  const rows = (
-    query.kind ? vec.knnKind.all(blob, limit, query.scopeId, query.kind) : vec.knn.all(blob, limit, query.scopeId)
-  ) as { id: string; kind: VectorKind; distance: number }[];
+  const rows = (query.kind ? vec.knnKind.all(blob, limit, query.scopeId, query.kind) : vec.knn.all(blob, limit, query.scopeId)) as {
+    id: string;
+    kind: VectorKind;
+    distance: number;
+  }[];
   return rows.map((row) => ({ id: row.id, kind: row.kind, score: 1 - row.distance }));
 }
 
@@ -59,13 +61,7 @@ export function quantizedSearch({ vec, fixed, scan, query, limit }: QuantizedSea
 } {
   const exactTop = Math.max(1, Math.min(limit, query.exactTop ?? limit));
   const estimatedTop = exactTop < limit ? limit : 0;
-  const { rerank: rowids, estimated } = scan.candidates(
-    query.vector,
-    exactTop,
-    query.kind,
-    rerankCap(exactTop),
-    estimatedTop,
-  );
+  const { rerank: rowids, estimated } = scan.candidates(query.vector, exactTop, query.kind, rerankCap(exactTop), estimatedTop);
   const queryNorm = norm(query.vector);
   const scored: { rowid: number; score: number }[] = [];
   for (const rowid of rowids) {

@@ -25,14 +25,7 @@ import { pollUntil, SQLITE_BUSY_TIMEOUT_MS, waitWhileBusy } from '../../storage/
 import { float32View, floatBlob, norm } from './float-vectors';
 import { createScanCache } from './int8-scan-cache';
 import { quantize } from './int8-scope-scan';
-import {
-  createVecTable,
-  openVectorFile,
-  prepareVecStatements,
-  toVectorError,
-  type FixedStatements,
-  type VecStatements,
-} from './sqlite-vec-file';
+import { createVecTable, openVectorFile, prepareVecStatements, toVectorError, type FixedStatements, type VecStatements } from './sqlite-vec-file';
 import { exactSearch, quantizedSearch } from './sqlite-vec-search';
 import {
   checkDimension,
@@ -242,14 +235,16 @@ export function createSqliteVecVectorIndex(options: SqliteVecVectorIndexOptions)
         checkIdentityName(next?.embedder);
         checkDimension(next.dimension, MAX_DIMENSION);
         const connection = open();
-        connection.transaction(() => {
-          sync();
-          if (identity && identity.embedder === next.embedder && identity.dimension === next.dimension) return;
-          const empty = (fixed().anyItem.get() as number | undefined) === undefined;
-          if (!(identity === null && empty && tableDimension === next.dimension)) dropAll(connection, next.dimension);
-          fixed().metaSet.run('embedder', next.embedder);
-          fixed().metaSet.run('dimension', String(next.dimension));
-        }).immediate();
+        connection
+          .transaction(() => {
+            sync();
+            if (identity && identity.embedder === next.embedder && identity.dimension === next.dimension) return;
+            const empty = (fixed().anyItem.get() as number | undefined) === undefined;
+            if (!(identity === null && empty && tableDimension === next.dimension)) dropAll(connection, next.dimension);
+            fixed().metaSet.run('embedder', next.embedder);
+            fixed().metaSet.run('dimension', String(next.dimension));
+          })
+          .immediate();
         readMeta();
       }),
 
@@ -261,32 +256,34 @@ export function createSqliteVecVectorIndex(options: SqliteVecVectorIndexOptions)
         const latest = checkRecords(records, tableDimension, identity?.embedder);
         if (latest.size === 0) return;
         const changes = new Map<string, ScopeChange>();
-        connection.transaction(() => {
-          sync();
-          if (identity?.embedder !== current.embedder || identity.dimension !== current.dimension) {
-            requireSameIdentity(current, identity);
-          }
-          const s = fixed();
-          const v = vec();
-          for (const record of latest.values()) {
-            const { code, scale } = quantize(record.vector);
-            const blob = floatBlob(record.vector);
-            const existing = s.itemByKey.get(record.scopeId, record.id) as { rowid: number } | undefined;
-            let rowid: number;
-            if (existing) {
-              rowid = existing.rowid;
-              s.updateItem.run(record.kind, code, scale, rowid);
-              v.update.run(blob, record.kind, BigInt(rowid));
-            } else {
-              rowid = Number(s.insertItem.run(record.scopeId, record.id, record.kind, code, scale).lastInsertRowid);
-              v.insert.run(BigInt(rowid), record.scopeId, record.kind, blob);
+        connection
+          .transaction(() => {
+            sync();
+            if (identity?.embedder !== current.embedder || identity.dimension !== current.dimension) {
+              requireSameIdentity(current, identity);
             }
-            let change = changes.get(record.scopeId);
-            if (!change) changes.set(record.scopeId, (change = { version: 0, set: [] }));
-            change.set.push({ rowid, kind: record.kind, code, scale });
-          }
-          for (const [scopeId, change] of changes) change.version = bumpVersion(scopeId);
-        }).immediate();
+            const s = fixed();
+            const v = vec();
+            for (const record of latest.values()) {
+              const { code, scale } = quantize(record.vector);
+              const blob = floatBlob(record.vector);
+              const existing = s.itemByKey.get(record.scopeId, record.id) as { rowid: number } | undefined;
+              let rowid: number;
+              if (existing) {
+                rowid = existing.rowid;
+                s.updateItem.run(record.kind, code, scale, rowid);
+                v.update.run(blob, record.kind, BigInt(rowid));
+              } else {
+                rowid = Number(s.insertItem.run(record.scopeId, record.id, record.kind, code, scale).lastInsertRowid);
+                v.insert.run(BigInt(rowid), record.scopeId, record.kind, blob);
+              }
+              let change = changes.get(record.scopeId);
+              if (!change) changes.set(record.scopeId, (change = { version: 0, set: [] }));
+              change.set.push({ rowid, kind: record.kind, code, scale });
+            }
+            for (const [scopeId, change] of changes) change.version = bumpVersion(scopeId);
+          })
+          .immediate();
         for (const [scopeId, change] of changes) {
           scans.afterWrite(scopeId, change.version, (scan) => {
             for (const item of change.set) scan.set(item.rowid, item.kind, item.code, item.scale);
@@ -302,22 +299,24 @@ export function createSqliteVecVectorIndex(options: SqliteVecVectorIndexOptions)
         sync();
         if (ids.length === 0) return;
         const removed: number[] = [];
-        const version = connection.transaction(() => {
-          const v = vec();
-          for (let start = 0; start < ids.length; start += ID_BATCH) {
-            const batch = [...new Set(ids.slice(start, start + ID_BATCH))];
-            const rows = connection
-              .prepare(`SELECT rowid FROM items WHERE scope_id = ? AND id IN (${placeholders(batch)})`)
-              .pluck()
-              .all(scopeId, ...batch) as number[];
-            for (const rowid of rows) {
-              v.delete.run(BigInt(rowid));
-              fixed().deleteItem.run(rowid, scopeId);
-              removed.push(rowid);
+        const version = connection
+          .transaction(() => {
+            const v = vec();
+            for (let start = 0; start < ids.length; start += ID_BATCH) {
+              const batch = [...new Set(ids.slice(start, start + ID_BATCH))];
+              const rows = connection
+                .prepare(`SELECT rowid FROM items WHERE scope_id = ? AND id IN (${placeholders(batch)})`)
+                .pluck()
+                .all(scopeId, ...batch) as number[];
+              for (const rowid of rows) {
+                v.delete.run(BigInt(rowid));
+                fixed().deleteItem.run(rowid, scopeId);
+                removed.push(rowid);
+              }
             }
-          }
-          return removed.length > 0 ? bumpVersion(scopeId) : null;
-        }).immediate();
+            return removed.length > 0 ? bumpVersion(scopeId) : null;
+          })
+          .immediate();
         if (version !== null) {
           scans.afterWrite(scopeId, version, (scan) => removed.forEach((rowid) => scan.remove(rowid)));
         }
@@ -328,24 +327,28 @@ export function createSqliteVecVectorIndex(options: SqliteVecVectorIndexOptions)
         checkScope(scopeId);
         const connection = open();
         sync();
-        connection.transaction(() => {
-          const v = vec();
-          const rowids = fixed().scopeRowids.all(scopeId) as number[];
-          for (const rowid of rowids) v.delete.run(BigInt(rowid));
-          fixed().deleteScopeItems.run(scopeId);
-          if (rowids.length > 0) bumpVersion(scopeId);
-        }).immediate();
+        connection
+          .transaction(() => {
+            const v = vec();
+            const rowids = fixed().scopeRowids.all(scopeId) as number[];
+            for (const rowid of rowids) v.delete.run(BigInt(rowid));
+            fixed().deleteScopeItems.run(scopeId);
+            if (rowids.length > 0) bumpVersion(scopeId);
+          })
+          .immediate();
         scans.drop(scopeId);
       }),
 
     clear: () =>
       storageCall('clear the vector index', () => {
         const connection = open();
-        connection.transaction(() => {
-          sync();
-          dropAll(connection, tableDimension);
-          fixed().metaDelete.run('embedder');
-        }).immediate();
+        connection
+          .transaction(() => {
+            sync();
+            dropAll(connection, tableDimension);
+            fixed().metaDelete.run('embedder');
+          })
+          .immediate();
         scans.clear();
         readMeta();
       }),
@@ -456,15 +459,11 @@ export function createSqliteVecVectorIndex(options: SqliteVecVectorIndexOptions)
 /** Another process gave the index a new identity between this call's checks and its write. */
 function requireSameIdentity(expected: IndexIdentity, actual: IndexIdentity | null): never {
   const found = actual ? `${actual.embedder}/${actual.dimension}` : 'none';
-  throw new AppError(
-    `The vector index identity changed while storing (expected ${expected.embedder}/${expected.dimension}, ` +
-      `found ${found}).`,
-    {
-      code: 'vectors.identity_changed',
-      category: 'system',
-      hint: 'Another process started a reindex; retry after it finishes.',
-    },
-  );
+  throw new AppError(`The vector index identity changed while storing (expected ${expected.embedder}/${expected.dimension}, ` + `found ${found}).`, {
+    code: 'vectors.identity_changed',
+    category: 'system',
+    hint: 'Another process started a reindex; retry after it finishes.',
+  });
 }
 
 /** `?, ?, …` for an `IN (...)` list of these values. */

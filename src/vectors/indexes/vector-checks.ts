@@ -47,12 +47,7 @@ export function checkKind(kind: unknown): void {
  * Refuses a vector that is not a Float32Array of `dimension` finite values. A wrong dimension is a
  * system error with a reindex hint, because it means the embedder changed under the index.
  */
-export function checkVector(
-  vector: unknown,
-  dimension: number,
-  embedder: string | undefined,
-  what: string,
-): Float32Array {
+export function checkVector(vector: unknown, dimension: number, embedder: string | undefined, what: string): Float32Array {
   if (!(vector instanceof Float32Array)) {
     throw new ValidationError(`${what} must be a Float32Array.`, { code: 'vectors.invalid_vector' });
   }
@@ -83,11 +78,7 @@ export function checkVector(
  * and keeps the last record of each (scope, id): the records an upsert writes, by scope and id.
  * An all-zero vector is refused: it has no direction, so no cosine with it means anything.
  */
-export function checkRecords(
-  records: readonly VectorRecord[],
-  dimension: number,
-  embedder: string | undefined,
-): Map<string, VectorRecord> {
+export function checkRecords(records: readonly VectorRecord[], dimension: number, embedder: string | undefined): Map<string, VectorRecord> {
   const latest = new Map<string, VectorRecord>();
   for (const record of records) {
     checkScope(record.scopeId);

@@ -7,14 +7,22 @@ const estimator = createTokenEstimator('anthropic', 'claude');
 const settings = { memoryTokens: 200, summaryTokens: 150, goalTokens: 60, answerTokens: 200, recentTurns: 4 };
 
 function turns(count: number): PromptTurn[] {
-  return Array.from({ length: count }, (_, i) => ({ id: `t${i}`, role: i % 2 === 0 ? 'user' : 'agent', author: 'Ana', content: `turn ${i}: ${'words '.repeat(20)}` }));
+  return Array.from({ length: count }, (_, i) => ({
+    id: `t${i}`,
+    role: i % 2 === 0 ? 'user' : 'agent',
+    author: 'Ana',
+    content: `turn ${i}: ${'words '.repeat(20)}`,
+  }));
 }
 
 describe('buildPrompt', () => {
   const base = {
     systemPrompt: 'You are a test assistant.',
     soul: '# Soul of Ana\n- likes coffee',
-    memories: [{ id: 'm1', kind: 'memory' as const, text: '[preference, confidence 0.90] likes coffee' }, { id: 'e1', kind: 'episode' as const, text: '(earlier) Ana: hello' }],
+    memories: [
+      { id: 'm1', kind: 'memory' as const, text: '[preference, confidence 0.90] likes coffee' },
+      { id: 'e1', kind: 'episode' as const, text: '(earlier) Ana: hello' },
+    ],
     goals: ['run a marathon'],
     summary: 'They talked about the weather.',
     tools: MEMORY_TOOL_DEFINITIONS,
@@ -35,7 +43,7 @@ describe('buildPrompt', () => {
     expect(t.prompt).toBe(estimator.request({ system: built.system, messages: built.messages, tools: base.tools }));
   });
 
-  it('keeps the newest turns when they do not all fit, starting with a person\'s turn, within the window', () => {
+  it("keeps the newest turns when they do not all fit, starting with a person's turn, within the window", () => {
     const budget = resolveReplyBudget({ ...settings, contextTokens: 1_400 }, 100_000);
     const built = buildPrompt({ ...base, turns: turns(41), budget });
     expect(built.omittedTurns).toBeGreaterThan(0);
@@ -50,7 +58,14 @@ describe('buildPrompt', () => {
     const built = buildPrompt({ ...base, turns: [{ id: 'a', role: 'user', author: null, content: 'first' }, huge], budget });
     expect(built.tokens.total).toBeLessThanOrEqual(1_200);
     expect(built.messages.at(-1)!.content.endsWith('…')).toBe(true);
-    const merged = buildPrompt({ ...base, turns: [{ id: 'a', role: 'user', author: null, content: 'one' }, { id: 'b', role: 'user', author: null, content: 'two' }], budget });
+    const merged = buildPrompt({
+      ...base,
+      turns: [
+        { id: 'a', role: 'user', author: null, content: 'one' },
+        { id: 'b', role: 'user', author: null, content: 'two' },
+      ],
+      budget,
+    });
     expect(merged.messages).toEqual([{ role: 'user', content: 'one\n\ntwo' }]);
   });
 });

@@ -16,14 +16,27 @@ describe('token accounting', () => {
   it('counts a request: system, messages with framing, tool calls and tool schemas', () => {
     const e = createTokenEstimator('anthropic', 'claude');
     const bare = e.request({ system: 'sys', messages: [{ role: 'user', content: 'hello there' }] });
-    const withTools = e.request({ system: 'sys', messages: [{ role: 'user', content: 'hello there' }], tools: [{ name: 'memory_search', description: 'search', parameters: { type: 'object' } }] });
+    const withTools = e.request({
+      system: 'sys',
+      messages: [{ role: 'user', content: 'hello there' }],
+      tools: [{ name: 'memory_search', description: 'search', parameters: { type: 'object' } }],
+    });
     expect(withTools).toBeGreaterThan(bare);
-    expect(e.message({ role: 'assistant', content: '', toolCalls: [{ id: '1', name: 'memory_get', arguments: { id: 'abc' } }] })).toBeGreaterThan(e.message({ role: 'assistant', content: '' }));
+    expect(e.message({ role: 'assistant', content: '', toolCalls: [{ id: '1', name: 'memory_get', arguments: { id: 'abc' } }] })).toBeGreaterThan(
+      e.message({ role: 'assistant', content: '' }),
+    );
   });
 
   it('shrinks the configured budget to a small window, the answer to at most a quarter', () => {
     const settings = { memoryTokens: 2_000, summaryTokens: 1_000, goalTokens: 300, answerTokens: 1_024, recentTurns: 20 };
-    expect(resolveReplyBudget(settings, 200_000)).toEqual({ contextTokens: 200_000, answerTokens: 1_024, memoryTokens: 2_000, summaryTokens: 1_000, goalTokens: 300, recentTurns: 20 });
+    expect(resolveReplyBudget(settings, 200_000)).toEqual({
+      contextTokens: 200_000,
+      answerTokens: 1_024,
+      memoryTokens: 2_000,
+      summaryTokens: 1_000,
+      goalTokens: 300,
+      recentTurns: 20,
+    });
     const small = resolveReplyBudget({ ...settings, contextTokens: 2_000 }, 8_192);
     expect(small.contextTokens).toBe(2_000);
     expect(small.answerTokens).toBe(500);

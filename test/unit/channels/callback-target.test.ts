@@ -8,15 +8,43 @@ import { checkCallbackUrl, isInternalAddress } from '../../../src/channels/webho
 
 describe('webhook callback targets', () => {
   it('counts loopback, private, link-local, metadata, CGNAT, multicast and mapped addresses as internal', () => {
-    const internal = ['127.0.0.1', '127.255.0.9', '0.0.0.0', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '224.0.0.1', '255.255.255.255', '::1', '::', 'fe80::1', 'fd00::1', 'fc00::1', 'ff02::1', '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', 'not an address'];
+    const internal = [
+      '127.0.0.1',
+      '127.255.0.9',
+      '0.0.0.0',
+      '10.1.2.3',
+      '172.16.0.1',
+      '172.31.255.255',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '224.0.0.1',
+      '255.255.255.255',
+      '::1',
+      '::',
+      'fe80::1',
+      'fd00::1',
+      'fc00::1',
+      'ff02::1',
+      '::ffff:127.0.0.1',
+      '::ffff:7f00:1',
+      '::ffff:10.0.0.1',
+      'not an address',
+    ];
     const external = ['93.184.216.34', '8.8.8.8', '172.32.0.1', '100.128.0.1', '2606:4700::1111'];
     expect(internal.filter((a) => !isInternalAddress(a))).toEqual([]);
     expect(external.filter((a) => isInternalAddress(a))).toEqual([]);
   });
 
   it('refuses every callback when no host is configured, and hosts not listed', async () => {
-    expect(await checkCallbackUrl('https://hooks.example.com/cb', [])).toMatchObject({ ok: false, reason: expect.stringMatching(/WEBHOOK_CALLBACK_HOSTS is empty/) });
-    expect(await checkCallbackUrl('https://evil.example.net/cb', ['hooks.example.com', '*.example.org'])).toMatchObject({ ok: false, reason: expect.stringMatching(/not one of/) });
+    expect(await checkCallbackUrl('https://hooks.example.com/cb', [])).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/WEBHOOK_CALLBACK_HOSTS is empty/),
+    });
+    expect(await checkCallbackUrl('https://evil.example.net/cb', ['hooks.example.com', '*.example.org'])).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/not one of/),
+    });
     expect(await checkCallbackUrl('https://example.org/cb', ['*.example.org'])).toMatchObject({ ok: false });
   });
 

@@ -25,7 +25,7 @@ describe('telegram scopes', () => {
 });
 
 describe('messageTime', () => {
-  it('refines Telegram\'s whole second by the moment the message was taken in, within that second', () => {
+  it("refines Telegram's whole second by the moment the message was taken in, within that second", () => {
     expect(messageTime(1_700_000_000, new Date(1_700_000_000_640))).toEqual(new Date(1_700_000_000_640));
     // Taken in later (a backlog): the last millisecond of its second.
     expect(messageTime(1_700_000_000, new Date(1_700_000_042_000))).toEqual(new Date(1_700_000_000_999));
@@ -38,7 +38,11 @@ describe('toInboundMessage', () => {
   const scope = telegramScope(privateChat, ana)!;
 
   it('maps a text reply with ids, time and author', () => {
-    const m = toInboundMessage(message({ text: ' hi ', reply_to_message: { message_id: 3, date: 1, chat: privateChat, text: 'earlier' } as Message['reply_to_message'] }), scope, new Date(1_700_000_000_250));
+    const m = toInboundMessage(
+      message({ text: ' hi ', reply_to_message: { message_id: 3, date: 1, chat: privateChat, text: 'earlier' } as Message['reply_to_message'] }),
+      scope,
+      new Date(1_700_000_000_250),
+    );
     expect(m).toEqual({
       channel: 'telegram',
       scopeKey: 'telegram:private:42',

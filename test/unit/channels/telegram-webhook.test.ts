@@ -12,7 +12,8 @@ const SECRET = 'abcdefghijklmnop_0123';
 describe('secretMatches', () => {
   it('accepts the secret and nothing else', () => {
     expect(secretMatches(SECRET, SECRET)).toBe(true);
-    for (const header of [undefined, '', `${SECRET} `, SECRET.slice(1), SECRET.toUpperCase(), `${SECRET}${SECRET}`]) expect(secretMatches(header, SECRET)).toBe(false);
+    for (const header of [undefined, '', `${SECRET} `, SECRET.slice(1), SECRET.toUpperCase(), `${SECRET}${SECRET}`])
+      expect(secretMatches(header, SECRET)).toBe(false);
     // A header sent twice arrives as a list: refused, not joined.
     expect(secretMatches([SECRET, SECRET], SECRET)).toBe(false);
   });
@@ -24,7 +25,9 @@ describe('chatKeyOf', () => {
   it('orders messages, edits and button presses by their chat, inline queries by their sender', () => {
     expect(chatKeyOf({ update_id: 1, message: { message_id: 1, date: 0, chat, from, text: 'x' } } as Update)).toBe('-100123');
     expect(chatKeyOf({ update_id: 2, edited_message: { message_id: 1, date: 0, edit_date: 1, chat, from, text: 'x' } } as Update)).toBe('-100123');
-    expect(chatKeyOf({ update_id: 3, callback_query: { id: 'q', from, chat_instance: 'c', message: { message_id: 1, date: 0, chat, text: 'x' } } } as Update)).toBe('-100123');
+    expect(
+      chatKeyOf({ update_id: 3, callback_query: { id: 'q', from, chat_instance: 'c', message: { message_id: 1, date: 0, chat, text: 'x' } } } as Update),
+    ).toBe('-100123');
     expect(chatKeyOf({ update_id: 4, inline_query: { id: 'q', from, query: '', offset: '' } } as Update)).toBe('user:42');
     expect(chatKeyOf({ update_id: 5 } as Update)).toBe('-');
   });

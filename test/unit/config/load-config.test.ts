@@ -86,20 +86,40 @@ describe('loadConfig', () => {
     expect(config.telegram?.allowedUsers).toEqual([12, 34, 56]);
     expect(config.llm.provider).toBe('anthropic');
     expect(config.llm.model).toBe('claude-sonnet-4-6');
-    expect([...config.secrets].sort()).toEqual(['123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw', 'a-very-long-admin-token', 'p@ss-word', 'sk-ant-abcdefghijklmnop'].sort());
+    expect([...config.secrets].sort()).toEqual(
+      ['123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw', 'a-very-long-admin-token', 'p@ss-word', 'sk-ant-abcdefghijklmnop'].sort(),
+    );
   });
 
   it('reads Telegram webhook mode, requires its URL and secret, and registers the secret for redaction', () => {
     const token = '123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw';
     const secret = 'wh_secret-0123456789abcdef';
     expect(load({ TELEGRAM_BOT_TOKEN: token }).telegram?.mode).toEqual({ kind: 'polling' });
-    const config = load({ TELEGRAM_BOT_TOKEN: token, TELEGRAM_MODE: 'webhook', TELEGRAM_WEBHOOK_URL: 'https://bot.example.com/tg/in', TELEGRAM_WEBHOOK_SECRET: secret, API_HOST: '0.0.0.0', WEBHOOK_PORT: '9000' });
+    const config = load({
+      TELEGRAM_BOT_TOKEN: token,
+      TELEGRAM_MODE: 'webhook',
+      TELEGRAM_WEBHOOK_URL: 'https://bot.example.com/tg/in',
+      TELEGRAM_WEBHOOK_SECRET: secret,
+      API_HOST: '0.0.0.0',
+      WEBHOOK_PORT: '9000',
+    });
     expect(config.telegram?.mode).toEqual({ kind: 'webhook', url: 'https://bot.example.com/tg/in', path: '/tg/in', secret, host: '0.0.0.0', port: 9000 });
     expect(config.secrets).toContain(secret);
     const missing = problems({ TELEGRAM_BOT_TOKEN: token, TELEGRAM_MODE: 'webhook' });
-    expect(missing).toEqual([expect.stringMatching(/^TELEGRAM_WEBHOOK_URL: is required when TELEGRAM_MODE=webhook/), expect.stringMatching(/^TELEGRAM_WEBHOOK_SECRET: is required when TELEGRAM_MODE=webhook/)]);
-    const bad = problems({ TELEGRAM_BOT_TOKEN: token, TELEGRAM_MODE: 'webhook', TELEGRAM_WEBHOOK_URL: 'https://x.example/webhook/tg', TELEGRAM_WEBHOOK_SECRET: 'short secret!' });
-    expect(bad).toEqual([expect.stringMatching(/^TELEGRAM_WEBHOOK_SECRET: must be 16 to 256 characters/), expect.stringMatching(/^TELEGRAM_WEBHOOK_URL: its path must not be under \/webhook\//)]);
+    expect(missing).toEqual([
+      expect.stringMatching(/^TELEGRAM_WEBHOOK_URL: is required when TELEGRAM_MODE=webhook/),
+      expect.stringMatching(/^TELEGRAM_WEBHOOK_SECRET: is required when TELEGRAM_MODE=webhook/),
+    ]);
+    const bad = problems({
+      TELEGRAM_BOT_TOKEN: token,
+      TELEGRAM_MODE: 'webhook',
+      TELEGRAM_WEBHOOK_URL: 'https://x.example/webhook/tg',
+      TELEGRAM_WEBHOOK_SECRET: 'short secret!',
+    });
+    expect(bad).toEqual([
+      expect.stringMatching(/^TELEGRAM_WEBHOOK_SECRET: must be 16 to 256 characters/),
+      expect.stringMatching(/^TELEGRAM_WEBHOOK_URL: its path must not be under \/webhook\//),
+    ]);
     expect(bad.join('\n')).not.toContain('short secret!');
   });
 
@@ -110,7 +130,13 @@ describe('loadConfig', () => {
     expect(config.vectors).toMatchObject({ store: 'sqlite-vec', encryptionKey: key });
     expect(config.secrets).toContain(key);
     expect(problems({ DATABASE_ENCRYPTION_KEY: 'short' })).toEqual(['DATABASE_ENCRYPTION_KEY: must be at least 16 characters (a long passphrase)']);
-    const servers = problems({ DATABASE_ENCRYPTION_KEY: key, DB_PROVIDER: 'postgres', DATABASE_URL: 'postgresql://n@db/n', VECTOR_STORE: 'qdrant', QDRANT_URL: 'http://q:6333' });
+    const servers = problems({
+      DATABASE_ENCRYPTION_KEY: key,
+      DB_PROVIDER: 'postgres',
+      DATABASE_URL: 'postgresql://n@db/n',
+      VECTOR_STORE: 'qdrant',
+      QDRANT_URL: 'http://q:6333',
+    });
     expect(servers).toEqual([expect.stringMatching(/^DATABASE_ENCRYPTION_KEY: encrypts the embedded SQLite files/)]);
     expect(servers.join('\n')).not.toContain(key);
   });

@@ -44,7 +44,17 @@ describe('sleep settings', () => {
       SLEEP_DAILY_TOKEN_BUDGET: '0',
       DIGEST_TIME: '07:45',
     }).sleep;
-    expect(sleep).toMatchObject({ enabled: false, consolidateCron: '15 */2 * * *', decayCron: '0 4 * * SUN', idleMinutes: 0, minEpisodes: 3, maxWaitHours: 24, maxAttempts: 2, dailyTokenBudget: 0, digestTime: '07:45' });
+    expect(sleep).toMatchObject({
+      enabled: false,
+      consolidateCron: '15 */2 * * *',
+      decayCron: '0 4 * * SUN',
+      idleMinutes: 0,
+      minEpisodes: 3,
+      maxWaitHours: 24,
+      maxAttempts: 2,
+      dailyTokenBudget: 0,
+      digestTime: '07:45',
+    });
     expect(load({ SLEEP_ENABLED: 'yes' }).sleep.enabled).toBe(true);
   });
 
@@ -58,7 +68,9 @@ describe('sleep settings', () => {
       SLEEP_DAILY_TOKEN_BUDGET: '-1',
     });
     expect(found).toHaveLength(6);
-    expect(found.find((p) => p.startsWith('SLEEP_CONSOLIDATE_CRON'))).toMatch(/must be a cron expression such as "0 \*\/6 \* \* \*".*five, six, or seven.*\(got "every six hours"\)/);
+    expect(found.find((p) => p.startsWith('SLEEP_CONSOLIDATE_CRON'))).toMatch(
+      /must be a cron expression such as "0 \*\/6 \* \* \*".*five, six, or seven.*\(got "every six hours"\)/,
+    );
     expect(found.find((p) => p.startsWith('SLEEP_DECAY_CRON'))).toMatch(/Invalid value for minute: 61/);
     expect(found.find((p) => p.startsWith('DIGEST_TIME'))).toMatch(/HH:MM/);
     expect(found.find((p) => p.startsWith('SLEEP_ENABLED'))).toMatch(/true or false/);

@@ -40,18 +40,80 @@ function validDoc(): Record<string, unknown> {
   return {
     format: 'nocturne.scope-export',
     version: 1,
-    scope: { id: 'scope-1', key: 'import:one', channel: 'import', kind: 'private', title: null, ownerId: null, timezone: null, paused: false, settings: { digest: 'ep-1' }, lastMessageAt: at(9), createdAt: at(0), updatedAt: at(9) },
+    scope: {
+      id: 'scope-1',
+      key: 'import:one',
+      channel: 'import',
+      kind: 'private',
+      title: null,
+      ownerId: null,
+      timezone: null,
+      paused: false,
+      settings: { digest: 'ep-1' },
+      lastMessageAt: at(9),
+      createdAt: at(0),
+      updatedAt: at(9),
+    },
     profile: { soul: 'kind', data: { x: 1 }, version: 2, updatedAt: at(3) },
     conversations: [{ id: 'conv-1', status: 'open', startedAt: at(0), lastActivityAt: at(1), endedAt: null, endReason: null, summary: null, state: null }],
     episodes: Array.from({ length: 7 }, (_, i) => episode(i)),
     memories: [memory(0, { supersededById: 'mem-1' }), memory(1, { supersededById: 'mem-2' }), memory(2), memory(3)],
     memoryLinks: [{ id: 'link-1', fromId: 'mem-0', toId: 'mem-3', kind: 'related', score: 0.4, reason: null, createdAt: at(2) }],
     entities: [
-      { id: 'ent-1', key: 'ana', name: 'Ana', kind: 'person', attributes: null, favorability: 0.1, interactionCount: 2, createdAt: at(0), updatedAt: at(1), observations: [{ id: 'obs-1', episodeId: 'ep-1', content: 'likes tea', consolidated: false, createdAt: at(1) }] },
+      {
+        id: 'ent-1',
+        key: 'ana',
+        name: 'Ana',
+        kind: 'person',
+        attributes: null,
+        favorability: 0.1,
+        interactionCount: 2,
+        createdAt: at(0),
+        updatedAt: at(1),
+        observations: [{ id: 'obs-1', episodeId: 'ep-1', content: 'likes tea', consolidated: false, createdAt: at(1) }],
+      },
     ],
-    digests: [{ id: 'dig-1', periodStart: at(0), periodEnd: at(5), content: 'a day', items: [{ id: 'mem-1' }], status: 'sent', attempts: 1, sentAt: at(6), createdAt: at(6) }],
-    sleepRuns: [{ id: 'run-1', kind: 'consolidation', status: 'done', startedAt: at(4), finishedAt: at(5), episodeCount: 3, llmCalls: 1, inputTokens: 10, outputTokens: 5, stats: null, error: null }],
-    auditEvents: [{ id: 'aud-1', runId: 'run-1', action: 'create', subjectType: 'memory', subjectId: 'mem-1', before: null, after: { content: 'x' }, reason: null, createdAt: at(5) }],
+    digests: [
+      {
+        id: 'dig-1',
+        periodStart: at(0),
+        periodEnd: at(5),
+        content: 'a day',
+        items: [{ id: 'mem-1' }],
+        status: 'sent',
+        attempts: 1,
+        sentAt: at(6),
+        createdAt: at(6),
+      },
+    ],
+    sleepRuns: [
+      {
+        id: 'run-1',
+        kind: 'consolidation',
+        status: 'done',
+        startedAt: at(4),
+        finishedAt: at(5),
+        episodeCount: 3,
+        llmCalls: 1,
+        inputTokens: 10,
+        outputTokens: 5,
+        stats: null,
+        error: null,
+      },
+    ],
+    auditEvents: [
+      {
+        id: 'aud-1',
+        runId: 'run-1',
+        action: 'create',
+        subjectType: 'memory',
+        subjectId: 'mem-1',
+        before: null,
+        after: { content: 'x' },
+        reason: null,
+        createdAt: at(5),
+      },
+    ],
   };
 }
 
@@ -116,31 +178,84 @@ const variants: Array<[string, (doc: Record<string, unknown>) => unknown]> = [
   ['not an object', () => [1, 2, 3]],
   ['a string', () => 'hello'],
   ['null', () => null],
-  ['bad fields in rows', (d) => ({ ...d, episodes: [episode(0, { importance: 'high' }), episode(1, { role: '', bogus: 1 })], memories: [memory(0, { confidence: null, sourceEpisodeIds: ['ep-0'] })] })],
-  ['a NUL and a lone surrogate', (d) => ({ ...d, scope: { ...(d.scope as object), title: 'a\u0000b' }, episodes: [episode(0, { content: 'x\ud800', metadata: { 'k\u0000': 1 } }), ...(d.episodes as unknown[]).slice(1)] })],
+  [
+    'bad fields in rows',
+    (d) => ({
+      ...d,
+      episodes: [episode(0, { importance: 'high' }), episode(1, { role: '', bogus: 1 })],
+      memories: [memory(0, { confidence: null, sourceEpisodeIds: ['ep-0'] })],
+    }),
+  ],
+  [
+    'a NUL and a lone surrogate',
+    (d) => ({
+      ...d,
+      scope: { ...(d.scope as object), title: 'a\u0000b' },
+      episodes: [episode(0, { content: 'x\ud800', metadata: { 'k\u0000': 1 } }), ...(d.episodes as unknown[]).slice(1)],
+    }),
+  ],
   ['control characters', (d) => ({ ...d, episodes: [episode(0, { content: 'bell\u0007', author: 'tab\u000b' }), ...(d.episodes as unknown[]).slice(1)] })],
   [
     'duplicates everywhere',
     (d) => ({
       ...d,
-      episodes: [...(d.episodes as unknown[]), episode(1, { tags: [{ kind: 'a', value: 'b' }, { kind: 'a', value: 'b' }] }), episode(9, { externalId: 'x-2' })],
+      episodes: [
+        ...(d.episodes as unknown[]),
+        episode(1, {
+          tags: [
+            { kind: 'a', value: 'b' },
+            { kind: 'a', value: 'b' },
+          ],
+        }),
+        episode(9, { externalId: 'x-2' }),
+      ],
       conversations: [...(d.conversations as unknown[]), ...(d.conversations as unknown[])],
       entities: [...(d.entities as unknown[]), { ...(d.entities as Array<Record<string, unknown>>)[0], id: 'ent-2' }],
       digests: [...(d.digests as unknown[]), ...(d.digests as unknown[])],
     }),
   ],
-  ['dangling references and a cycle', (d) => ({ ...d, memories: [memory(0, { supersededById: 'mem-1' }), memory(1, { supersededById: 'mem-0', sourceEpisodeIds: ['ep-99', 'ep-1', 'ep-1'] }), memory(2, { supersededById: 'mem-2' }), memory(3, { supersededById: 'nope' })], memoryLinks: [{ id: 'l', fromId: 'mem-0', toId: 'gone', kind: 'k', score: null, reason: null, createdAt: at(0) }] })],
+  [
+    'dangling references and a cycle',
+    (d) => ({
+      ...d,
+      memories: [
+        memory(0, { supersededById: 'mem-1' }),
+        memory(1, { supersededById: 'mem-0', sourceEpisodeIds: ['ep-99', 'ep-1', 'ep-1'] }),
+        memory(2, { supersededById: 'mem-2' }),
+        memory(3, { supersededById: 'nope' }),
+      ],
+      memoryLinks: [{ id: 'l', fromId: 'mem-0', toId: 'gone', kind: 'k', score: null, reason: null, createdAt: at(0) }],
+    }),
+  ],
   [
     'an observation of another scope\u2019s episode, a year-9999 time and invisible content',
     (d) => ({
       ...d,
-      episodes: [episode(0, { timestamp: '9999-12-31T00:00:00.000Z' }), episode(1, { createdAt: '1969-12-31T23:59:59.000Z', content: '\u200b\u200c\u2060\u00ad \u3164' }), ...Array.from({ length: 5 }, (_, i) => episode(i + 2))],
-      entities: [{ ...(d.entities as Array<Record<string, unknown>>)[0], observations: [{ id: 'obs-1', episodeId: 'ep-elsewhere', content: 'likes tea', consolidated: false, createdAt: at(1) }, { id: 'obs-2', episodeId: 'ep-2', content: 'x', consolidated: false, createdAt: at(1) }] }],
+      episodes: [
+        episode(0, { timestamp: '9999-12-31T00:00:00.000Z' }),
+        episode(1, { createdAt: '1969-12-31T23:59:59.000Z', content: '\u200b\u200c\u2060\u00ad \u3164' }),
+        ...Array.from({ length: 5 }, (_, i) => episode(i + 2)),
+      ],
+      entities: [
+        {
+          ...(d.entities as Array<Record<string, unknown>>)[0],
+          observations: [
+            { id: 'obs-1', episodeId: 'ep-elsewhere', content: 'likes tea', consolidated: false, createdAt: at(1) },
+            { id: 'obs-2', episodeId: 'ep-2', content: 'x', consolidated: false, createdAt: at(1) },
+          ],
+        },
+      ],
     }),
   ],
   ['more than 20 issues', (d) => ({ ...d, episodes: Array.from({ length: 30 }, (_, i) => episode(i, { importance: 'x' })) })],
-  ['metadata nested too deep', (d) => ({ ...d, episodes: [episode(0, { metadata: JSON.parse(`${'['.repeat(80)}${']'.repeat(80)}`) as unknown }), episode(1, { importance: 'x' })] })],
-  ['settings nested too deep', (d) => ({ ...d, scope: { ...(d.scope as object), settings: JSON.parse(`${'{"a":'.repeat(75)}1${'}'.repeat(75)}`) as unknown } })],
+  [
+    'metadata nested too deep',
+    (d) => ({ ...d, episodes: [episode(0, { metadata: JSON.parse(`${'['.repeat(80)}${']'.repeat(80)}`) as unknown }), episode(1, { importance: 'x' })] }),
+  ],
+  [
+    'settings nested too deep',
+    (d) => ({ ...d, scope: { ...(d.scope as object), settings: JSON.parse(`${'{"a":'.repeat(75)}1${'}'.repeat(75)}`) as unknown } }),
+  ],
   ['a __proto__ key', (d) => JSON.parse(JSON.stringify(d).replace('{"format"', '{"__proto__":{"x":1},"format"')) as unknown],
   ['metadata over 64 KiB', (d) => ({ ...d, episodes: [episode(0, { metadata: { blob: 'x'.repeat(70_000) } }), ...(d.episodes as unknown[]).slice(1)] })],
   ['a __proto__ key in a row', (d) => JSON.parse(JSON.stringify(d).replace('{"id":"conv-1"', '{"__proto__":{"x":1},"id":"conv-1"')) as unknown],
@@ -166,7 +281,18 @@ describe('the streamed import reads what the whole-document import reads', () =>
 
   it('finds a syntax error anywhere, naming its line and column', () => {
     const good = JSON.stringify(validDoc(), null, 2);
-    const bad = [good.replace('"kind": "person"', '"kind": person'), good.replace(/\}\s*$/, ''), `${good} x`, good.replace('"ana"', '"a\\qna"'), good.replace('0.8', '08'), good.replace('"sent"', '"se\nnt"'), '', '{', '{"a":1,}', '[1,]'];
+    const bad = [
+      good.replace('"kind": "person"', '"kind": person'),
+      good.replace(/\}\s*$/, ''),
+      `${good} x`,
+      good.replace('"ana"', '"a\\qna"'),
+      good.replace('0.8', '08'),
+      good.replace('"sent"', '"se\nnt"'),
+      '',
+      '{',
+      '{"a":1,}',
+      '[1,]',
+    ];
     for (const text of bad) {
       expect(() => JSON.parse(text)).toThrow();
       expect(() => scanScopeExport(chunks(Buffer.from(text), 3), LIMITS)).toThrow(JsonSyntaxError);
@@ -210,13 +336,20 @@ describe('a value too large to hold', () => {
       /profile\.soul: is 20\.0 MiB; the limit is 4\.0 MiB \(EPISODE_MAX_BYTES\)\n {2}memories\[0\]\.content: is 20\.0 MiB/,
     );
     // 18 MiB of JSON escapes decode to 3 MiB: under the limit, but more JSON than any row can take.
-    expect(errorOf(bytesOf((d) => ({ ...d, episodes: [episode(0, { content: '\u0001'.repeat(3 * MIB) })] })))).toMatch(/episodes\[0\]: is 18\.\d MiB of JSON; no row of an export can be larger than 17\.0 MiB \(4 x EPISODE_MAX_BYTES \+ 1 MiB\)/);
+    expect(errorOf(bytesOf((d) => ({ ...d, episodes: [episode(0, { content: '\u0001'.repeat(3 * MIB) })] })))).toMatch(
+      /episodes\[0\]: is 18\.\d MiB of JSON; no row of an export can be larger than 17\.0 MiB \(4 x EPISODE_MAX_BYTES \+ 1 MiB\)/,
+    );
   });
 
   it('an episode over EPISODE_MAX_BYTES but small enough to read: the same error as the whole-document import', () => {
-    const text = JSON.stringify({ ...validDoc(), episodes: [episode(0), episode(1, { content: '\u00e9\n'.repeat(1_600_000) }), episode(2, { importance: 'x' })] });
+    const text = JSON.stringify({
+      ...validDoc(),
+      episodes: [episode(0), episode(1, { content: '\u00e9\n'.repeat(1_600_000) }), episode(2, { importance: 'x' })],
+    });
     const expected = whole(text);
-    expect(expected).toEqual({ error: 'The scope export is not valid; nothing was imported:\n  episodes[1].content: is 4.6 MiB; the limit is 4.0 MiB (EPISODE_MAX_BYTES)' });
+    expect(expected).toEqual({
+      error: 'The scope export is not valid; nothing was imported:\n  episodes[1].content: is 4.6 MiB; the limit is 4.0 MiB (EPISODE_MAX_BYTES)',
+    });
     for (const size of [7, 4096]) expect(streamed(text, size)).toEqual(expected);
   });
 
@@ -229,7 +362,9 @@ describe('a value too large to hold', () => {
     expect(capture.largest).toEqual({ bytes: 100, field: 'b' });
     const small = new JsonScanner(chunks(Buffer.from(text), 3)).captureBounded(1_000);
     expect(small.bytes?.toString()).toBe(text);
-    expect(new JsonScanner(chunks(Buffer.from('"\\u00e9\\n\\u4e2d\\ud83d\\ude00xy"'), 2)).captureBounded(1).largest).toEqual({ bytes: Buffer.byteLength('\u00e9\n\u4e2d\ud83d\ude00xy') });
+    expect(new JsonScanner(chunks(Buffer.from('"\\u00e9\\n\\u4e2d\\ud83d\\ude00xy"'), 2)).captureBounded(1).largest).toEqual({
+      bytes: Buffer.byteLength('\u00e9\n\u4e2d\ud83d\ude00xy'),
+    });
   });
 });
 
@@ -244,7 +379,13 @@ describe('a spooled body', () => {
     expect(onDisk.length).toBe(text.length);
     expect(onDisk.toString('latin1')).not.toContain('nocturne.scope-export');
     const reader = openImportFile(file);
-    for (const [start, end] of [[0, 10], [17, 333], [4095, 4097], [text.length - 5, text.length]] as const) expect(reader.range(start, end)).toEqual(text.subarray(start, end));
+    for (const [start, end] of [
+      [0, 10],
+      [17, 333],
+      [4095, 4097],
+      [text.length - 5, text.length],
+    ] as const)
+      expect(reader.range(start, end)).toEqual(text.subarray(start, end));
     const chunks: Buffer[] = [];
     const from = reader.from(31);
     for (let chunk = from.read(); chunk; chunk = from.read()) chunks.push(chunk);

@@ -30,10 +30,22 @@ describe('hash embedder', () => {
   });
 
   it.each([
-    ['adopted', 'adopt'], ['adopting', 'adopt'], ['adopts', 'adopt'],
-    ['running', 'run'], ['puppies', 'puppy'], ['boxes', 'box'], ['sharply', 'sharp'],
-    ['loved', 'lov'], ['love', 'lov'], ['loving', 'lov'],
-    ['glass', 'glass'], ['status', 'status'], ['this', 'this'], ['string', 'string'], ['dog', 'dog'], ['straße', 'straße'],
+    ['adopted', 'adopt'],
+    ['adopting', 'adopt'],
+    ['adopts', 'adopt'],
+    ['running', 'run'],
+    ['puppies', 'puppy'],
+    ['boxes', 'box'],
+    ['sharply', 'sharp'],
+    ['loved', 'lov'],
+    ['love', 'lov'],
+    ['loving', 'lov'],
+    ['glass', 'glass'],
+    ['status', 'status'],
+    ['this', 'this'],
+    ['string', 'string'],
+    ['dog', 'dog'],
+    ['straße', 'straße'],
   ])('stems %s to %s', (word, expected) => {
     expect(stem(word)).toBe(expected);
   });

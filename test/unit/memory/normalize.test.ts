@@ -30,14 +30,28 @@ describe('normalizeText', () => {
 describe('normalizeEpisode', () => {
   it('fills defaults and hashes the normalized content', () => {
     const episode = normalizeEpisode({ content: 'Hello there' }, options);
-    expect(episode).toMatchObject({ channel: 'import', role: 'user', author: null, timestamp: options.now, externalId: null, conversationId: null, metadata: null });
+    expect(episode).toMatchObject({
+      channel: 'import',
+      role: 'user',
+      author: null,
+      timestamp: options.now,
+      externalId: null,
+      conversationId: null,
+      metadata: null,
+    });
     expect(episode.contentHash).toMatch(/^[0-9a-f]{64}$/);
     expect(normalizeEpisode({ content: ' Hello there\u0000' }, options).contentHash).toBe(episode.contentHash);
   });
 
   it('maps assistant to agent, and keeps metadata tags lower-cased', () => {
     const episode = normalizeEpisode(
-      { content: 'x', role: 'assistant', externalId: '42', timestamp: '2024-05-08T13:56:00+02:00', metadata: { topics: ['Hiking', 'hiking '], entities: ['Alice'], importance: 0.9, custom: 1 } },
+      {
+        content: 'x',
+        role: 'assistant',
+        externalId: '42',
+        timestamp: '2024-05-08T13:56:00+02:00',
+        metadata: { topics: ['Hiking', 'hiking '], entities: ['Alice'], importance: 0.9, custom: 1 },
+      },
       options,
     );
     expect(episode.role).toBe('agent');
@@ -51,7 +65,11 @@ describe('normalizeEpisode', () => {
 
   it('cleans the channel and every key and string of the metadata like the content (NUL, control characters, lone surrogates)', () => {
     const episode = normalizeEpisode(
-      { content: 'x', channel: 'tele\u0000gram\u0007', metadata: { note: 'a\u0000b\uD800c\u0007', 'k\u0000ey': ['\u0001v', { deep: 'cafe\u0301\r\nok' }], topics: ['t\u0000ea'] } },
+      {
+        content: 'x',
+        channel: 'tele\u0000gram\u0007',
+        metadata: { note: 'a\u0000b\uD800c\u0007', 'k\u0000ey': ['\u0001v', { deep: 'cafe\u0301\r\nok' }], topics: ['t\u0000ea'] },
+      },
       options,
     );
     expect(episode.channel).toBe('telegram');
@@ -76,7 +94,9 @@ describe('normalizeEpisode', () => {
   });
 
   it('refuses a numeric externalId (12345 and "12345" would name one message)', () => {
-    expect(refusal({ content: 'x', externalId: 12345 }).message).toBe('externalId must be a string (write "12345"): a number would be confused with the string of the same digits');
+    expect(refusal({ content: 'x', externalId: 12345 }).message).toBe(
+      'externalId must be a string (write "12345"): a number would be confused with the string of the same digits',
+    );
   });
 
   it('with checkTime, refuses timestamps more than 5 minutes ahead or before 1970', () => {
@@ -114,6 +134,8 @@ describe('estimateImportance', () => {
     const smallTalk = estimateImportance('ok thanks!', 'user');
     expect(disclosure).toBeGreaterThan(0.6);
     expect(smallTalk).toBeLessThan(0.1);
-    expect(estimateImportance("My sister Anna's wedding is on 3 May", 'agent')).toBeLessThan(estimateImportance("My sister Anna's wedding is on 3 May", 'user'));
+    expect(estimateImportance("My sister Anna's wedding is on 3 May", 'agent')).toBeLessThan(
+      estimateImportance("My sister Anna's wedding is on 3 May", 'user'),
+    );
   });
 });

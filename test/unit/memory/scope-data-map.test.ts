@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { PrismaBetterSqlite3 } from '@prisma/adapter-better-sqlite3';
 import { PrismaPg } from '@prisma/adapter-pg';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { scopeBatches } from '../../../src/export/insert-scope';
 import { countScopeExport, scopeExportSchema, type ScopeExport } from '../../../src/export/scope-document';
 import { PrismaClient as PostgresClient } from '../../../src/generated/postgres/client';
@@ -106,19 +106,24 @@ function uncovered(model: DataModel, map: readonly ModelData[] = SCOPE_DATA_MAP)
     for (const column of jsons) if (!entry.json.includes(column)) problems.push(`${entry.model}.${column} (Json) is not among the map's JSON columns`);
     for (const column of listed) if (!strings.includes(column)) problems.push(`${entry.model}.${column} of the map is not a String column`);
     for (const column of entry.json) if (!jsons.includes(column)) problems.push(`${entry.model}.${column} of the map is not a Json column`);
-    for (const column of [...entry.text, ...entry.json]) if (!(column in entry.forget)) problems.push(`${entry.model}.${column}: the map does not say what forgetting does to it`);
-    for (const column of Object.keys(entry.forget)) if (![...entry.text, ...entry.json].includes(column)) problems.push(`${entry.model}.${column}: forget entry for a column that is not text or JSON`);
+    for (const column of [...entry.text, ...entry.json])
+      if (!(column in entry.forget)) problems.push(`${entry.model}.${column}: the map does not say what forgetting does to it`);
+    for (const column of Object.keys(entry.forget))
+      if (![...entry.text, ...entry.json].includes(column)) problems.push(`${entry.model}.${column}: forget entry for a column that is not text or JSON`);
     const scopeId = scalar.get('scopeId');
     const keyed = entry.scope.by;
-    if ((keyed === 'scopeId' || keyed === 'optionalScopeId') !== (scopeId !== undefined)) problems.push(`${entry.model}: keyed ${keyed} but ${scopeId ? 'has' : 'has no'} scopeId`);
-    if (scopeId?.optional !== undefined && scopeId.optional !== (keyed === 'optionalScopeId')) problems.push(`${entry.model}: scopeId nullability differs from ${keyed}`);
+    if ((keyed === 'scopeId' || keyed === 'optionalScopeId') !== (scopeId !== undefined))
+      problems.push(`${entry.model}: keyed ${keyed} but ${scopeId ? 'has' : 'has no'} scopeId`);
+    if (scopeId?.optional !== undefined && scopeId.optional !== (keyed === 'optionalScopeId'))
+      problems.push(`${entry.model}: scopeId nullability differs from ${keyed}`);
     // Every column of an exported model is in the document, unless the map says why not.
     const keys = documentKeys(entry);
     if (keys !== null) {
       const skipped = new Set(['scopeId', ...Object.keys(entry.notExported ?? {}), ...(entry.exportPlace.as === 'nested' ? [entry.exportPlace.key] : [])]);
       const idList = entry.exportPlace.as === 'nested' && keys.length === 0;
       for (const column of scalar.keys()) {
-        if (!skipped.has(column) && !idList && !keys.includes(column)) problems.push(`${entry.model}.${column} is not in the export document and the map does not say why`);
+        if (!skipped.has(column) && !idList && !keys.includes(column))
+          problems.push(`${entry.model}.${column} is not in the export document and the map does not say why`);
       }
     }
   }
@@ -152,7 +157,13 @@ describe('the map of a scope\u2019s data against the schema', () => {
       'Episode.mood is not in the export document and the map does not say why',
       'Episode.feelings is not in the export document and the map does not say why',
     ]);
-    const withModel = { ...sqlite, Reminder: [{ name: 'id', kind: 'scalar', type: 'String' }, { name: 'scopeId', kind: 'scalar', type: 'String' }] };
+    const withModel = {
+      ...sqlite,
+      Reminder: [
+        { name: 'id', kind: 'scalar', type: 'String' },
+        { name: 'scopeId', kind: 'scalar', type: 'String' },
+      ],
+    };
     expect(uncovered(withModel)).toEqual(['model Reminder is not in the map']);
   });
 

@@ -5,7 +5,16 @@
  */
 import { describe, expect, it } from '@jest/globals';
 import { loadConfig } from '../../../src/config/load-config';
-import { DEFAULT_CONSOLIDATION_ATTEMPTS, eligibleEpisodes, exhaustedEpisodes, policyDefaults, requirePolicy, resolvePolicy, scopeTimeZone, type PolicyDefaults } from '../../../src/memory/scopes/scope-policy';
+import {
+  DEFAULT_CONSOLIDATION_ATTEMPTS,
+  eligibleEpisodes,
+  exhaustedEpisodes,
+  policyDefaults,
+  requirePolicy,
+  resolvePolicy,
+  scopeTimeZone,
+  type PolicyDefaults,
+} from '../../../src/memory/scopes/scope-policy';
 import { ScopeSettingsError } from '../../../src/memory/scopes/scope-settings';
 import { estimateTokens } from '../../../src/shared/tokens';
 
@@ -24,7 +33,16 @@ function errorOf(settings: unknown, timezone: string | null = null): ScopeSettin
 describe('resolvePolicy', () => {
   it('gives the service defaults when the scope stores nothing', () => {
     const policy = resolvePolicy({ key: 'k', settings: null, timezone: null }, defaults);
-    expect(policy).toMatchObject({ digestTime: '21:00', dailyTokenBudget: 200_000, idleMinutes: 30, timeZone: 'UTC', timeZoneIsDefault: true, digestEnabled: true, consolidationAttempts: 5, problems: [] });
+    expect(policy).toMatchObject({
+      digestTime: '21:00',
+      dailyTokenBudget: 200_000,
+      idleMinutes: 30,
+      timeZone: 'UTC',
+      timeZoneIsDefault: true,
+      digestEnabled: true,
+      consolidationAttempts: 5,
+      problems: [],
+    });
     expect(policy.sleepWindow).toBeUndefined();
     expect(policy.memoryCap).toBeUndefined();
     expect(policy.digestFrom).toBeUndefined();
@@ -41,7 +59,15 @@ describe('resolvePolicy', () => {
     const policy = requirePolicy(
       {
         key: 'k',
-        settings: { sleepWindow: { startHour: 23, durationHours: 8 }, digestTime: '08:30', dailyTokenBudget: 0, idleMinutes: 5, memoryCap: 500, digestEnabled: false, digestFrom: '2026-11-26T17:02:00.000Z' },
+        settings: {
+          sleepWindow: { startHour: 23, durationHours: 8 },
+          digestTime: '08:30',
+          dailyTokenBudget: 0,
+          idleMinutes: 5,
+          memoryCap: 500,
+          digestEnabled: false,
+          digestFrom: '2026-11-26T17:02:00.000Z',
+        },
         timezone: 'Europe/Madrid',
       },
       defaults,
@@ -60,7 +86,10 @@ describe('resolvePolicy', () => {
   });
 
   it('overrides field by field and ignores keys other components keep in the document', () => {
-    const policy = resolvePolicy({ key: 'k', settings: { idleMinutes: 90, persona: { tone: 'warm' }, groupReplies: 'mentions' }, timezone: null }, { ...defaults, memoryCap: 1000 });
+    const policy = resolvePolicy(
+      { key: 'k', settings: { idleMinutes: 90, persona: { tone: 'warm' }, groupReplies: 'mentions' }, timezone: null },
+      { ...defaults, memoryCap: 1000 },
+    );
     expect(policy.idleMinutes).toBe(90);
     expect(policy.digestTime).toBe('21:00');
     expect(policy.memoryCap).toBe(1000);
@@ -69,7 +98,10 @@ describe('resolvePolicy', () => {
   });
 
   it('falls back to the default for each invalid stored field, keeps the valid ones, and names the bad ones', () => {
-    const policy = resolvePolicy({ key: 'k', settings: { digestTime: '9pm', idleMinutes: 12, memoryCap: 0 }, timezone: 'Mars/Olympus' }, { ...defaults, timeZone: 'Europe/Lisbon' });
+    const policy = resolvePolicy(
+      { key: 'k', settings: { digestTime: '9pm', idleMinutes: 12, memoryCap: 0 }, timezone: 'Mars/Olympus' },
+      { ...defaults, timeZone: 'Europe/Lisbon' },
+    );
     expect(policy).toMatchObject({ digestTime: '21:00', idleMinutes: 12, memoryCap: undefined, timeZone: 'Europe/Lisbon', timeZoneIsDefault: true });
     expect(policy.problems.map((p) => p.field).sort()).toEqual(['digestTime', 'memoryCap', 'timezone']);
   });

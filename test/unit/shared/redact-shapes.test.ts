@@ -26,7 +26,7 @@ describe('credential shapes', () => {
   });
 
   it('a private key cut off before its END line goes to the end of the text', () => {
-    const body = 'MIIEow' + 'Zx9'.repeat(40);
+    const body = `MIIEow${'Zx9'.repeat(40)}`;
     expect(redactSecrets(`key:\n-----BEGIN OPENSSH PRIVATE KEY-----\n${body}`)).toBe('key:\n[REDACTED]');
   });
 
@@ -81,15 +81,18 @@ describe('prompts', () => {
   it('redacts the system prompt, every message and earlier tool-call arguments', () => {
     registerSecrets(['own-admin-token-123456']);
     const key = `sk-ant-api03-${'Q7x_zR2k9LmN'.repeat(8)}AA`;
-    const request = redactRequest({
-      purpose: 'reply',
-      system: `Known: ${key}`,
-      messages: [
-        { role: 'user', content: `token own-admin-token-123456` },
-        { role: 'assistant', content: 'searching', toolCalls: [{ id: 't1', name: 'memory_search', arguments: { query: key, nested: [{ v: key }] } }] },
-        { role: 'tool', toolCallId: 't1', name: 'memory_search', content: `found ${key}` },
-      ],
-    }, redactSecrets);
+    const request = redactRequest(
+      {
+        purpose: 'reply',
+        system: `Known: ${key}`,
+        messages: [
+          { role: 'user', content: `token own-admin-token-123456` },
+          { role: 'assistant', content: 'searching', toolCalls: [{ id: 't1', name: 'memory_search', arguments: { query: key, nested: [{ v: key }] } }] },
+          { role: 'tool', toolCallId: 't1', name: 'memory_search', content: `found ${key}` },
+        ],
+      },
+      redactSecrets,
+    );
     const text = JSON.stringify(request);
     expect(text).not.toContain('own-admin-token-123456');
     expect(charactersShown(key, text)).toBe(0);

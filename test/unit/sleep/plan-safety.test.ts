@@ -21,29 +21,72 @@ let n = 0;
 function episode(content: string, role = 'user'): Episode {
   n++;
   return {
-    id: `e${n}`, scopeId: 's', channel: 'telegram', role, author: 'Ana', content, summary: null, timestamp: new Date(Date.UTC(2026, 0, 1, 10, n)),
-    conversationId: 'c', turn: n, externalId: null, metadata: null, importance: 0.5, importanceSource: 'heuristic', consolidated: false,
-    consolidationAttempts: 0, consolidatedAt: null, contentHash: 'h', embeddedWith: null, createdAt: new Date(),
+    id: `e${n}`,
+    scopeId: 's',
+    channel: 'telegram',
+    role,
+    author: 'Ana',
+    content,
+    summary: null,
+    timestamp: new Date(Date.UTC(2026, 0, 1, 10, n)),
+    conversationId: 'c',
+    turn: n,
+    externalId: null,
+    metadata: null,
+    importance: 0.5,
+    importanceSource: 'heuristic',
+    consolidated: false,
+    consolidationAttempts: 0,
+    consolidatedAt: null,
+    contentHash: 'h',
+    embeddedWith: null,
+    createdAt: new Date(),
   };
 }
 
 function memory(content: string): Memory {
   return {
-    id: `m-${content}`, scopeId: 's', category: 'fact', content, confidence: 0.9, importance: 0.5, active: true, reinforcementCount: 1, lastReinforcedAt: new Date(),
-    sourceType: 'stated', sourceTrust: 1, validFrom: new Date(), validTo: null, supersededById: null, embeddedWith: null, linkedAt: null, decaySteps: 0,
-    accessCount: 0, lastAccessedAt: null, createdAt: new Date(), updatedAt: new Date(),
+    id: `m-${content}`,
+    scopeId: 's',
+    category: 'fact',
+    content,
+    confidence: 0.9,
+    importance: 0.5,
+    active: true,
+    reinforcementCount: 1,
+    lastReinforcedAt: new Date(),
+    sourceType: 'stated',
+    sourceTrust: 1,
+    validFrom: new Date(),
+    validTo: null,
+    supersededById: null,
+    embeddedWith: null,
+    linkedAt: null,
+    decaySteps: 0,
+    accessCount: 0,
+    lastAccessedAt: null,
+    createdAt: new Date(),
+    updatedAt: new Date(),
   };
 }
 
 describe('a consolidation answer cut mid-object', () => {
-  const whole = JSON.stringify({ new: [{ category: 'fact', content: 'The user likes tea', confidence: 0.9, source: 'stated', episodes: [1] }, { category: 'fact', content: 'The user likes jazz', confidence: 0.9, source: 'stated', episodes: [2] }] });
+  const whole = JSON.stringify({
+    new: [
+      { category: 'fact', content: 'The user likes tea', confidence: 0.9, source: 'stated', episodes: [1] },
+      { category: 'fact', content: 'The user likes jazz', confidence: 0.9, source: 'stated', episodes: [2] },
+    ],
+  });
 
   it('is reported as incomplete, never read as one of its inner objects (which would parse as an empty plan)', () => {
     const cut = whole.slice(0, whole.indexOf('The user likes jazz'));
     expect(() => extractJson(cut)).toThrow(/incomplete/);
     expect(() => extractJson(`Here it is: ${cut}`)).toThrow(/incomplete/);
     // The old reading: the first inner object, which the (lenient) schema turns into nothing to do.
-    expect(consolidationAnswerSchema.parse(JSON.parse(whole.slice(whole.indexOf('{"category"'), whole.indexOf('},') + 1)))).toMatchObject({ new: [], update: [] });
+    expect(consolidationAnswerSchema.parse(JSON.parse(whole.slice(whole.indexOf('{"category"'), whole.indexOf('},') + 1)))).toMatchObject({
+      new: [],
+      update: [],
+    });
   });
 
   it('still finds a whole answer after prose, in a fence, or after a balanced but invalid candidate', () => {
@@ -107,7 +150,15 @@ describe('memory and episode ids are of distinct kinds (issue 15)', () => {
 
   it('reads ids with their kind; a word is no id (the answer fails and gets its repair turn)', () => {
     const parsed = consolidationAnswerSchema.parse({ reinforce: [{ memory: 'm1', episodes: ['E-2', ' e 1 ', 2, '2'] }] });
-    expect(parsed.reinforce[0]).toMatchObject({ memory: { kind: 'M', n: 1 }, episodes: [{ kind: 'E', n: 2 }, { kind: 'E', n: 1 }, { kind: null, n: 2 }, { kind: null, n: 2 }] });
+    expect(parsed.reinforce[0]).toMatchObject({
+      memory: { kind: 'M', n: 1 },
+      episodes: [
+        { kind: 'E', n: 2 },
+        { kind: 'E', n: 1 },
+        { kind: null, n: 2 },
+        { kind: null, n: 2 },
+      ],
+    });
     expect(consolidationAnswerSchema.safeParse({ reinforce: [{ memory: 'memory 1', episodes: ['E1'] }] }).success).toBe(false);
   });
 
@@ -120,12 +171,14 @@ describe('memory and episode ids are of distinct kinds (issue 15)', () => {
     });
     expect([p.update, p.reinforce, p.decay, p.connect]).toEqual([[], [], [], []]);
     const reasons = p.rejected.map((r) => `${r.operation}: ${r.reason}`);
-    expect(reasons).toEqual(expect.arrayContaining([
-      expect.stringMatching(/^update: names E2 as its memory, but E-ids name episodes/),
-      expect.stringMatching(/^reinforce: names memory "2" without its kind/),
-      expect.stringMatching(/^decay: names E1 as its memory/),
-      expect.stringMatching(/^connect: names E2 as its memory/),
-    ]));
+    expect(reasons).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^update: names E2 as its memory, but E-ids name episodes/),
+        expect.stringMatching(/^reinforce: names memory "2" without its kind/),
+        expect.stringMatching(/^decay: names E1 as its memory/),
+        expect.stringMatching(/^connect: names E2 as its memory/),
+      ]),
+    );
   });
 
   it('refuses a memory id where episodes belong; a bare number there is read as an episode', () => {
@@ -134,7 +187,10 @@ describe('memory and episode ids are of distinct kinds (issue 15)', () => {
         { category: 'fact', content: 'The user lives in Porto', confidence: 0.9, source: 'stated', episodes: ['E2', 'M1'] },
         { category: 'preference', content: 'The user enjoys green tea daily', confidence: 0.9, source: 'stated', episodes: [1] },
       ],
-      importance: [{ episode: 'M2', score: 0.9 }, { episode: 'E2', score: 0.8 }],
+      importance: [
+        { episode: 'M2', score: 0.9 },
+        { episode: 'E2', score: 0.8 },
+      ],
       update: [{ memory: 'M2', content: 'The user lives in Porto', episodes: ['E2'], reason: 'moved' }],
     });
     expect(p.create).toEqual([expect.objectContaining({ content: 'The user enjoys green tea daily', sourceEpisodeIds: [tea.id] })]);
@@ -160,16 +216,20 @@ describe('notes relaying the person (memory_save)', () => {
   function plan(relayedTurns: Map<string, Episode> | undefined) {
     const episodeIds = new ShortIds();
     [relayed, reply].forEach((e) => episodeIds.add(e.id));
-    const answer = consolidationAnswerSchema.parse({ new: [
-      { category: 'schedule', content: 'Ana has a dentist appointment at 17:00', confidence: 0.9, source: 'stated', episodes: [1] },
-      { category: 'fact', content: 'The user was told ok', confidence: 0.9, source: 'stated', episodes: [2] },
-    ] });
+    const answer = consolidationAnswerSchema.parse({
+      new: [
+        { category: 'schedule', content: 'Ana has a dentist appointment at 17:00', confidence: 0.9, source: 'stated', episodes: [1] },
+        { category: 'fact', content: 'The user was told ok', confidence: 0.9, source: 'stated', episodes: [2] },
+      ],
+    });
     return makePlan({ answer, episodes: [relayed, reply], memories: [], episodeIds, memoryIds: new ShortIds(), relayed: relayedTurns });
   }
 
   it('are evidence when the relayed turn exists, learned as observed; other agent turns never are', () => {
     const p = plan(new Map([[said.id, said]]));
-    expect(p.create).toEqual([expect.objectContaining({ content: 'Ana has a dentist appointment at 17:00', sourceType: 'observed', sourceEpisodeIds: [relayed.id] })]);
+    expect(p.create).toEqual([
+      expect.objectContaining({ content: 'Ana has a dentist appointment at 17:00', sourceType: 'observed', sourceEpisodeIds: [relayed.id] }),
+    ]);
     expect(p.rejected.some((r) => /an agent turn/.test(r.reason))).toBe(true);
     expect(renderEpisodeLine(1, relayed)).toContain('agent note relaying the user');
   });
@@ -182,11 +242,31 @@ describe('notes relaying the person (memory_save)', () => {
 });
 
 describe('a sleep job\u2019s token budget', () => {
-  const request = (chars: number): LlmRequest => ({ system: 'x'.repeat(chars), messages: [{ role: 'user', content: 'hi' }], maxTokens: 400, purpose: 'consolidation' });
+  const request = (chars: number): LlmRequest => ({
+    system: 'x'.repeat(chars),
+    messages: [{ role: 'user', content: 'hi' }],
+    maxTokens: 400,
+    purpose: 'consolidation',
+  });
   const model = (cost: number): LanguageModel & { sent: number } => {
     const m = {
-      provider: 'anthropic' as const, model: 'm', contextWindow: 1000, sent: 0, close: async () => undefined,
-      complete: async () => (m.sent++, { text: '{}', toolCalls: [], stopReason: 'end' as const, usage: { inputTokens: cost, outputTokens: 0 }, model: 'm', provider: 'anthropic' as const, durationMs: 1 }),
+      provider: 'anthropic' as const,
+      model: 'm',
+      contextWindow: 1000,
+      sent: 0,
+      close: async () => undefined,
+      complete: async () => (
+        m.sent++,
+        {
+          text: '{}',
+          toolCalls: [],
+          stopReason: 'end' as const,
+          usage: { inputTokens: cost, outputTokens: 0 },
+          model: 'm',
+          provider: 'anthropic' as const,
+          durationMs: 1,
+        }
+      ),
     };
     return m;
   };
@@ -217,7 +297,14 @@ describe("reflection's insights in a consolidation answer", () => {
     const memoryIds = new ShortIds();
     [said, agent].forEach((e) => episodeIds.add(e.id));
     memoryIds.add(known.id);
-    return makePlan({ answer: consolidationAnswerSchema.parse({ insights }), episodes: [said, agent], memories: [known], episodeIds, memoryIds, insightsAsked });
+    return makePlan({
+      answer: consolidationAnswerSchema.parse({ insights }),
+      episodes: [said, agent],
+      memories: [known],
+      episodeIds,
+      memoryIds,
+      insightsAsked,
+    });
   };
 
   it('keeps an insight with evidence from the person as an inference at confidence 0.6 at most', () => {
@@ -245,7 +332,12 @@ describe("reflection's insights in a consolidation answer", () => {
   it('takes the low end of the source range for a new memory whose confidence was left out (no repair turn)', () => {
     const episodeIds = new ShortIds();
     episodeIds.add(said.id);
-    const answer = consolidationAnswerSchema.parse({ new: [{ category: 'fact', content: 'The user lives in Porto', source: 'stated', episodes: ['E1'] }, { category: 'pattern', content: 'The user moves often', source: 'inferred', episodes: ['E1'] }] });
+    const answer = consolidationAnswerSchema.parse({
+      new: [
+        { category: 'fact', content: 'The user lives in Porto', source: 'stated', episodes: ['E1'] },
+        { category: 'pattern', content: 'The user moves often', source: 'inferred', episodes: ['E1'] },
+      ],
+    });
     const p = makePlan({ answer, episodes: [said], memories: [], episodeIds, memoryIds: new ShortIds() });
     expect(p.create.map((m) => m.confidence)).toEqual([0.8, 0.5]);
   });

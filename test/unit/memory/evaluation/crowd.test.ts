@@ -57,7 +57,11 @@ describe('loadCrowd', () => {
       sizes,
     });
     expect(report).toMatchObject({ episodes: 4_511, scopes: 3, largestScope: 4_500 });
-    expect(scopes.map((s) => [s.key, s.size])).toEqual([['crowd:0', 4_500], ['crowd:1', 10], ['crowd:2', 1]]);
+    expect(scopes.map((s) => [s.key, s.size])).toEqual([
+      ['crowd:0', 4_500],
+      ['crowd:1', 10],
+      ['crowd:2', 1],
+    ]);
     expect(batches).toBe(5 + 1 + 1);
     const all = [...stored.values()].flat();
     expect(new Set(all.map((e) => e.externalId)).size).toBe(4_511);

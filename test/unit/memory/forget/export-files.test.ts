@@ -35,7 +35,8 @@ describe('export folders', () => {
 
   it('hold only the names Nocturne writes', () => {
     for (const ok of ['MEMORY.md', 'memory/2026-01-05.md', 'nocturne-terminal-ana.json', 'nocturne-x.md']) expect(isExportFileName(ok)).toBe(true);
-    for (const no of ['nocturne.db', 'nocturne.db-wal', 'memory/notes.md', 'other/MEMORY.md', '../MEMORY.md', 'memory/../MEMORY.md', 'nocturne-.json']) expect(isExportFileName(no)).toBe(false);
+    for (const no of ['nocturne.db', 'nocturne.db-wal', 'memory/notes.md', 'other/MEMORY.md', '../MEMORY.md', 'memory/../MEMORY.md', 'nocturne-.json'])
+      expect(isExportFileName(no)).toBe(false);
   });
 });
 

@@ -9,7 +9,7 @@ import { embeddingText } from '../../../../src/memory/retrieval/hybrid-search';
 describe('embeddingText', () => {
   it("keeps a question's content words, lower-cased, in order, without punctuation", () => {
     expect(embeddingText('What activities does Melanie partake in?')).toBe('activities melanie partake');
-    expect(embeddingText("Would Caroline likely have Dr. Seuss books on her bookshelf?")).toBe('caroline likely dr seuss books bookshelf');
+    expect(embeddingText('Would Caroline likely have Dr. Seuss books on her bookshelf?')).toBe('caroline likely dr seuss books bookshelf');
   });
 
   it('keeps a query made of function words only as it is read, not empty', () => {

@@ -23,7 +23,7 @@ describe('asksToRecall', () => {
   it.each([
     'I remembered the keys this time',
     'Please remember to buy milk',
-    'My sister\'s cat was at the vet today',
+    "My sister's cat was at the vet today",
     'Me recuerdas a tu padre',
     'What should I cook tonight?',
     '',

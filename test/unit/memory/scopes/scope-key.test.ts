@@ -22,9 +22,12 @@ describe('scope keys', () => {
     expect(() => normalizeScopeKey(key)).toThrow(/is not a valid scope key/);
   });
 
-  it.each(['telegram:private:42', 'webhook:crm:ana@example.com', 'kim:lee', 'a/../b', 'terminal:..', 'x'.repeat(SCOPE_KEY_MAX_LENGTH), 'Mercè'])('accepts %j', (key) => {
-    expect(scopeKeyProblem(key)).toBeNull();
-  });
+  it.each(['telegram:private:42', 'webhook:crm:ana@example.com', 'kim:lee', 'a/../b', 'terminal:..', 'x'.repeat(SCOPE_KEY_MAX_LENGTH), 'Mercè'])(
+    'accepts %j',
+    (key) => {
+      expect(scopeKeyProblem(key)).toBeNull();
+    },
+  );
 
   it('normalizes to NFC, so one name typed two ways is one scope', () => {
     expect(normalizeScopeKey('webhook:crm:Merce\u0300')).toBe('webhook:crm:Merc\u00e8');

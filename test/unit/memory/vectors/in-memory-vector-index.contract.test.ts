@@ -3,10 +3,7 @@
  * tests and evaluations that use it see what production sees. Its "storage" is a shared object:
  * every instance created on it sees the same vectors and identity, like processes on one file.
  */
-import {
-  createInMemoryVectorIndex,
-  createInMemoryVectorStorage,
-} from '../../../../src/vectors/indexes/in-memory-vector-index';
+import { createInMemoryVectorIndex, createInMemoryVectorStorage } from '../../../../src/vectors/indexes/in-memory-vector-index';
 import { describeVectorIndexContract } from '../../../contracts/vector-index-contract';
 
 const storage = createInMemoryVectorStorage();
