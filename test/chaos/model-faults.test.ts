@@ -561,7 +561,12 @@ async function runChaos(provider: Provider): Promise<Figures> {
     /** Everything the scope's LlmCall rows say it spent today, and the largest single call since `since`. */
     async function spentToday(scopeId: string, since?: Date): Promise<{ spent: number; maxCall: number }> {
       const rows = await prisma.llmCall.findMany({
-        where: { scopeId, createdAt: { gte: startOfLocalDay(new Date(), 'UTC') } },
+        // The sleep budget is sleep's own: replies have their own limits and never spend it.
+        where: {
+          scopeId,
+          createdAt: { gte: startOfLocalDay(new Date(), 'UTC') },
+          purpose: { in: ['consolidation', 'entities', 'capped-memory', 'capped-compaction'] },
+        },
         select: { inputTokens: true, outputTokens: true, createdAt: true },
       });
       return {
@@ -720,7 +725,7 @@ async function runChaos(provider: Provider): Promise<Figures> {
         .map(([k, v]) => `${k} ${v}`)
         .join(', ')}`,
       `  episodes consolidated ${consolidated}, pending ${pending}; memories ${memories}`,
-      `  tokens per scope today (budget ${DAILY_BUDGET}, replies included): ${spent.join(', ')}; largest run overshoot of what was left ${Math.max(0, figures.maxOvershoot)} tokens (allowed: one call)`,
+      `  tokens per scope today (budget ${DAILY_BUDGET}, sleep's own calls): ${spent.join(', ')}; largest run overshoot of what was left ${Math.max(0, figures.maxOvershoot)} tokens (allowed: one call)`,
       `  violations ${figures.violations.length}${figures.violations.length > 0 ? `:\n    ${figures.violations.slice(0, 20).join('\n    ')}` : ''}`,
     ];
     // eslint-disable-next-line no-console

@@ -107,7 +107,7 @@ describe('local embedder (USE-lite)', () => {
   });
 
   it('leaves stdout to the program, and lets it exit without close(): a process that loads the model prints only its own output', async () => {
-    const source = path.join(ROOT, 'src', 'memory', 'embeddings', 'local-embedder.ts');
+    const source = path.join(ROOT, 'src', 'vectors', 'embedders', 'local-embedder.ts');
     const script = [
       `const { createLocalEmbedder } = require(${JSON.stringify(source)});`,
       'createLocalEmbedder().embed(["hello there"]).then((vectors) => process.stdout.write(JSON.stringify({ length: vectors[0].length }) + "\\n"));',

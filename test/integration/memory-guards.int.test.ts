@@ -81,9 +81,11 @@ describe('memory writer guards', () => {
     const owner = await create('The user keeps a diary', undefined, {}, { ...origin, by: 'owner' });
     expect((await db.prisma.memorySource.findMany({ where: { memoryId: relayed.id } })).map((s) => s.episodeId)).toEqual([ep.relayed]);
     expect(owner.content).toBe('The user keeps a diary');
-    // A secret is redacted, not refused.
-    const secret = await create('The user API key is sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345', [ep.user!]);
+    // A secret in a memory that says more is redacted, not refused; one that only says what the secret is goes.
+    const secret = await create('The user rotates the API key sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345 every Monday', [ep.user!]);
     expect(secret.content).not.toContain('abcdefghijklmnop');
+    expect(secret.content).toContain('every Monday');
+    expect(await refusal(create('The user API key is sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345', [ep.user!]))).toBe('memory.secret_only');
 
     // Reinforce and supersede add evidence: the same rules.
     expect(await refusal(db.prisma.$transaction((tx) => reinforceMemory(tx, scopeId, stated.id, undefined, origin)))).toBe('memory.no_evidence');

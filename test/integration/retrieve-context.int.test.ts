@@ -93,13 +93,17 @@ describe('retrieveContext', () => {
     ]);
     const cara = (await core.scopes.findByKey('cara'))!.id;
     await core.db.prisma.$transaction((tx) =>
-      createMemory(tx, { scopeId: cara, category: 'fact', content: `Cara's deploy key is ${key}`, confidence: 0.9 }, { now, by: 'owner' }),
+      createMemory(
+        tx,
+        { scopeId: cara, category: 'fact', content: `Cara keeps the deploy key ${key} in the team vault`, confidence: 0.9 },
+        { now, by: 'owner' },
+      ),
     );
     await core.embeddingWorker.drain();
     const ctx = await core.context.retrieveContext({ scopeId: cara, message: 'what is the deploy key?', now });
     const texts = ctx.items.map((i) => i.text).join('\n');
     expect(ctx.items.map((i) => i.kind).sort()).toEqual(['episode', 'memory']);
-    expect(texts).toContain("Cara's deploy key is [REDACTED]");
+    expect(texts).toContain('Cara keeps the deploy key [REDACTED] in the team vault');
     expect(texts).toContain('the deploy key is [REDACTED]');
     expect(texts).not.toContain('Zq7Zq7');
   });

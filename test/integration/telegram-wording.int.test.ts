@@ -26,7 +26,8 @@ describe('Telegram wording', () => {
     await converse(h.fake, ANA, '/forget red bicycle');
     const question = lastSent();
     process.stderr.write(`telegram-wording: buttons ${JSON.stringify(buttons(question))}\n`);
-    expect(question.text).toContain('mentions it too');
+    expect(question.text).toContain('No memory mentions “red bicycle”');
+    expect(question.text).toContain('1 message of our conversations goes with it');
     expect(buttons(question)).not.toContain('Forget all 0');
     expect(buttons(question)[0]).toBe('Forget it');
   }, 60_000);

@@ -300,6 +300,9 @@ export function createConsolidator(deps: {
           // it and the rest wait for another day; what earlier prompts planned is applied.
           if (isBudgetError(error)) return false;
           if (!isCutOff(error)) throw error;
+          // The cut-off answers were paid for: the halves are asked on what is left after them.
+          const details = (error as LlmError).details ?? {};
+          budget -= Number(details.inputTokens ?? 0) + Number(details.outputTokens ?? 0);
           const halves = halveGroups(groups);
           log.warn('a consolidation answer was cut off; asking about half as much at once', {
             scopeId,
