@@ -585,7 +585,13 @@ describe(`isolation across ${SCOPES} scopes (seeded chaos)`, () => {
       const chatId = Number(call.payload.chat_id);
       if (asked.has(chatId)) continue;
       const owner = scopes.find((s) => s.kind === 'tg-private' && s.user!.id === chatId);
-      const sentDigests = owner ? await core.db.prisma.digest.count({ where: { scopeId: owner.id, status: 'sent' } }) : 0;
+      const digests = (status: string) => (owner ? core.db.prisma.digest.count({ where: { scopeId: owner.id, status } }) : Promise.resolve(0));
+      // The sender marks a digest sent once Telegram has answered: one still in flight gets a moment.
+      let sentDigests = await digests('sent');
+      for (let wait = 0; wait < 50 && sentDigests === 0 && (await digests('sending')) > 0; wait++) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        sentDigests = await digests('sent');
+      }
       expect({ chatId, method: call.method, ownDigest: sentDigests > 0 }).toEqual({ chatId, method: 'sendMessage', ownDigest: true });
       figures.botMessages++;
       check(owner!, 'delivered digest', String(call.payload.text ?? ''));
