@@ -9,15 +9,15 @@
  */
 import { dot, norm } from './float-vectors';
 import {
-  checkDimension,
-  checkId,
-  checkIdentityName,
-  checkKind,
-  checkLimit,
+  checkIdentity,
   checkRecords,
   checkScope,
+  checkScopeIds,
+  checkScopeKind,
+  checkSearchInput,
   checkVector,
   identityMissingError,
+  sameIdentity,
 } from './vector-checks';
 import type { IndexIdentity, VectorHit, VectorIndex, VectorKind, VectorRecord } from '../../memory/vectors/vector-index';
 
@@ -57,10 +57,8 @@ export function createInMemoryVectorIndex(options: { storage?: InMemoryVectorSto
     init: async () => storage.identity,
 
     async setIdentity(next) {
-      checkIdentityName(next?.embedder);
-      checkDimension(next.dimension, MAX_DIMENSION);
-      const current = storage.identity;
-      if (current?.embedder === next.embedder && current.dimension === next.dimension) return;
+      checkIdentity(next, MAX_DIMENSION);
+      if (sameIdentity(storage.identity, next)) return;
       scopes.clear();
       storage.identity = { embedder: next.embedder, dimension: next.dimension };
     },
@@ -75,8 +73,7 @@ export function createInMemoryVectorIndex(options: { storage?: InMemoryVectorSto
     },
 
     async delete(scopeId, ids) {
-      checkScope(scopeId);
-      ids.forEach(checkId);
+      checkScopeIds(scopeId, ids);
       const scope = scopes.get(scopeId);
       for (const id of ids) scope?.delete(id);
     },
@@ -91,10 +88,9 @@ export function createInMemoryVectorIndex(options: { storage?: InMemoryVectorSto
       storage.identity = null;
     },
 
-    async search({ scopeId, vector, limit, kind }) {
-      checkScope(scopeId);
-      if (kind !== undefined) checkKind(kind);
-      checkLimit(limit);
+    async search(query) {
+      checkSearchInput(query);
+      const { scopeId, vector, limit, kind } = query;
       const identity = storage.identity;
       if (!identity) return [];
       checkVector(vector, identity.dimension, identity.embedder, 'The query vector');
@@ -110,16 +106,14 @@ export function createInMemoryVectorIndex(options: { storage?: InMemoryVectorSto
     },
 
     async count(scopeId, kind?: VectorKind) {
-      checkScope(scopeId);
-      if (kind !== undefined) checkKind(kind);
+      checkScopeKind(scopeId, kind);
       let n = 0;
       for (const record of scopes.get(scopeId)?.values() ?? []) if (!kind || record.kind === kind) n += 1;
       return n;
     },
 
     async get(scopeId, ids) {
-      checkScope(scopeId);
-      ids.forEach(checkId);
+      checkScopeIds(scopeId, ids);
       const scope = scopes.get(scopeId);
       return [...new Set(ids)].flatMap((id) => {
         const record = scope?.get(id);

@@ -26,15 +26,18 @@ import { createHash } from 'node:crypto';
 import { QdrantClient } from '@qdrant/js-client-rest';
 import { AppError, StorageError, ValidationError } from '../../shared/errors';
 import {
-  checkDimension,
-  checkId,
-  checkIdentityName,
-  checkKind,
-  checkLimit,
+  checkIdentity,
+  checkNotClosed,
   checkRecords,
   checkScope,
+  checkScopeIds,
+  checkScopeKind,
+  checkSearchInput,
   checkVector,
+  hasNoDirection,
   identityMissingError,
+  requireOpen,
+  sameIdentity,
 } from './vector-checks';
 import type { IndexIdentity, VectorHit, VectorIndex, VectorKind, VectorRecord, VectorSearch } from '../../memory/vectors/vector-index';
 
@@ -71,15 +74,7 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
   let collection: string | null = null;
 
   function api(): QdrantClient {
-    if (closed) throw new AppError('The vector index is closed.', { code: 'vectors.closed', category: 'system' });
-    if (!client) {
-      throw new AppError('The vector index is used before init().', {
-        code: 'vectors.not_initialized',
-        category: 'system',
-        hint: 'Call init() once before any other method.',
-      });
-    }
-    return client;
+    return requireOpen(closed, client);
   }
 
   async function call<T>(what: string, work: () => Promise<T>): Promise<T> {
@@ -126,7 +121,7 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
   return {
     init: () =>
       call('open the Qdrant index', async () => {
-        if (closed) throw new AppError('The vector index is closed.', { code: 'vectors.closed', category: 'system' });
+        checkNotClosed(closed);
         client ??= new QdrantClient({ url: options.url, apiKey: options.apiKey, timeout: options.timeoutMs, checkCompatibility: false });
         await ensureCollection(metaCollection, { size: 1, distance: 'Dot' }, []);
         const [point] = await api().retrieve(metaCollection, { ids: [META_POINT_ID], with_payload: true, with_vector: false });
@@ -144,11 +139,10 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
 
     setIdentity: (next) =>
       call('record the index identity', async () => {
-        checkIdentityName(next?.embedder);
-        checkDimension(next.dimension, MAX_DIMENSION);
+        checkIdentity(next, MAX_DIMENSION);
         api();
         const name = collectionName(prefix, next);
-        const same = identity !== null && identity.embedder === next.embedder && identity.dimension === next.dimension;
+        const same = sameIdentity(identity, next);
         if (!same) {
           if (collection) await deleteCollectionIfExists(collection);
           // A collection of that name can be left over from an earlier identity: start empty.
@@ -183,8 +177,7 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
 
     delete: (scopeId, ids) =>
       call('delete vectors', async () => {
-        checkScope(scopeId);
-        ids.forEach(checkId);
+        checkScopeIds(scopeId, ids);
         api();
         if (!collection || ids.length === 0) return;
         await api().delete(collection, {
@@ -212,13 +205,11 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
 
     search: (query: VectorSearch) =>
       call('search vectors', async (): Promise<VectorHit[]> => {
-        checkScope(query.scopeId);
-        if (query.kind !== undefined) checkKind(query.kind);
-        checkLimit(query.limit);
+        checkSearchInput(query);
         api();
         if (!identity || !collection) return [];
         checkVector(query.vector, identity.dimension, identity.embedder, 'The query vector');
-        if (query.limit === 0 || query.vector.every((value) => value === 0)) return [];
+        if (query.limit === 0 || hasNoDirection(query.vector)) return [];
         const must = [scopeCondition(query.scopeId), ...(query.kind ? [{ key: 'kind', match: { value: query.kind } }] : [])];
         const { points } = await api().query(collection, {
           query: Array.from(query.vector),
@@ -234,8 +225,7 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
 
     count: (scopeId, kind) =>
       call('count vectors', async () => {
-        checkScope(scopeId);
-        if (kind !== undefined) checkKind(kind);
+        checkScopeKind(scopeId, kind);
         api();
         if (!collection) return 0;
         const must = [scopeCondition(scopeId), ...(kind ? [{ key: 'kind', match: { value: kind } }] : [])];
@@ -245,8 +235,7 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
 
     get: (scopeId, ids) =>
       call('read vectors', async (): Promise<VectorRecord[]> => {
-        checkScope(scopeId);
-        ids.forEach(checkId);
+        checkScopeIds(scopeId, ids);
         api();
         if (!collection || ids.length === 0) return [];
         const records: VectorRecord[] = [];

@@ -94,7 +94,7 @@ export function openVectorFile(options: VectorFileOptions): {
       });
     }
     // Busy timeout 0: a lock of another process is waited for on timers by the caller (see
-    // storageCall in sqlite-vec-vector-index.ts), never by sleeping in SQLite on the event loop.
+    // VecSession.call in sqlite-vec-session.ts), never by sleeping in SQLite on the event loop.
     connection.pragma('busy_timeout = 0');
     connection.pragma('journal_mode = WAL');
     connection.pragma('synchronous = NORMAL');
@@ -197,6 +197,14 @@ export function prepareVecStatements(db: Database.Database) {
 
 /** The statements on `vec_items`. */
 export type VecStatements = ReturnType<typeof prepareVecStatements>;
+
+/** Ids per `IN (...)` query of delete and get, well under SQLite's limit of bound parameters. */
+export const ID_BATCH = 500;
+
+/** `?, ?, …` for an `IN (...)` list of these values. */
+export function placeholders(values: readonly unknown[]): string {
+  return values.map(() => '?').join(',');
+}
 
 /** SQLite codes that mean the file itself cannot serve as the index (not a lock, not a disk error). */
 const UNUSABLE_FILE_CODES = new Set(['SQLITE_NOTADB', 'SQLITE_CORRUPT', 'SQLITE_CANTOPEN', 'SQLITE_READONLY']);

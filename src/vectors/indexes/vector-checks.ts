@@ -7,7 +7,7 @@
  * another; a rule written once cannot drift between them.
  */
 import { AppError, ValidationError } from '../../shared/errors';
-import type { VectorRecord } from '../../memory/vectors/vector-index';
+import type { IndexIdentity, VectorRecord, VectorSearch } from '../../memory/vectors/vector-index';
 
 /** Refuses a dimension that is not a whole number from 1 to `max` (the adapter's storage limit). */
 export function checkDimension(dimension: unknown, max: number): void {
@@ -86,7 +86,7 @@ export function checkRecords(records: readonly VectorRecord[], dimension: number
     checkKind(record.kind);
     const what = `The vector of ${record.kind} ${record.id}`;
     const vector = checkVector(record.vector, dimension, embedder, what);
-    if (vector.every((value) => value === 0)) {
+    if (hasNoDirection(vector)) {
       throw new ValidationError(`${what} is all zeros; it has no direction to compare.`, {
         code: 'vectors.invalid_vector',
       });
@@ -124,4 +124,62 @@ export function checkIdentityName(embedder: unknown): void {
   if (typeof embedder !== 'string' || embedder.trim() === '') {
     throw new ValidationError('An index identity needs the embedder name.', { code: 'vectors.invalid_identity' });
   }
+}
+
+/** Refuses an identity the adapter cannot hold: no embedder name, or a dimension past `maxDimension`. */
+export function checkIdentity(next: IndexIdentity, maxDimension: number): void {
+  checkIdentityName(next?.embedder);
+  checkDimension(next.dimension, maxDimension);
+}
+
+/** True when `next` is the identity the index already has: setting it again keeps every vector. */
+export function sameIdentity(current: IndexIdentity | null, next: IndexIdentity): boolean {
+  return current !== null && current.embedder === next.embedder && current.dimension === next.dimension;
+}
+
+/** The checks of a delete or a read by ids: one scope, and every id non-empty. */
+export function checkScopeIds(scopeId: unknown, ids: readonly unknown[]): void {
+  checkScope(scopeId);
+  ids.forEach(checkId);
+}
+
+/** The checks of a count (and of a search's filter): one scope, and the kind when one is named. */
+export function checkScopeKind(scopeId: unknown, kind: unknown): void {
+  checkScope(scopeId);
+  if (kind !== undefined) checkKind(kind);
+}
+
+/**
+ * The checks of a search that come before its vector (which is checked against the identity, when
+ * there is one): one scope, the kind when named, a limit of 0 or more.
+ */
+export function checkSearchInput(query: VectorSearch): void {
+  checkScopeKind(query.scopeId, query.kind);
+  checkLimit(query.limit);
+}
+
+/** An all-zero vector: it has no direction, so it is like nothing and nothing is like it. */
+export function hasNoDirection(vector: Float32Array): boolean {
+  return vector.every((value) => value === 0);
+}
+
+/**
+ * The open handle of an adapter (a connection, a client), or the error every method gives after
+ * `close()` or before `init()`.
+ */
+export function requireOpen<T>(closed: boolean, handle: T | null): T {
+  checkNotClosed(closed);
+  if (handle === null) {
+    throw new AppError('The vector index is used before init().', {
+      code: 'vectors.not_initialized',
+      category: 'system',
+      hint: 'Call init() once before any other method.',
+    });
+  }
+  return handle;
+}
+
+/** Refuses any use of an index after `close()`, `init()` included: a closed index stays closed. */
+export function checkNotClosed(closed: boolean): void {
+  if (closed) throw new AppError('The vector index is closed.', { code: 'vectors.closed', category: 'system' });
 }
