@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ByteReader } from './json-scanner';
+import type { ByteReader } from './json-byte-cursor';
 
 /** An export on disk, and the key of its encryption when it was spooled. */
 export interface ImportFile {

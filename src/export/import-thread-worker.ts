@@ -9,7 +9,7 @@ import { parentPort, type MessagePort } from 'node:worker_threads';
 import { AppError } from '../shared/errors';
 import { openImportFile, type ImportFileReader } from './import-file';
 import type { FromThread, ThreadError, ToThread } from './import-thread';
-import { JsonSyntaxError } from './json-scanner';
+import { JsonSyntaxError } from './json-byte-cursor';
 import { createIdMapper } from './scope-copy';
 import { planBatches } from './stream-rows';
 import { scanScopeExport, type ScanOutcome } from './stream-validation';

@@ -11,25 +11,12 @@
  * A capture can be bounded ({@link JsonScanner.captureBounded}): past its bound the value is
  * still read to its end (its grammar checked, its largest string measured) but no longer kept, so
  * a 200 MiB string in an export costs one chunk of memory, not 200 MiB three times over.
+ *
+ * The chunks, positions, error locations and captures are the cursor's (`json-byte-cursor.ts`);
+ * this file is the grammar.
  */
+import { JsonByteCursor } from './json-byte-cursor';
 
-/** Where the scanner's bytes come from: the next chunk (never reused afterwards), or null at the end. */
-export interface ByteReader {
-  read(): Buffer | null;
-}
-
-/** Bad JSON: what was found, and where (line and column count bytes, from 1). */
-export class JsonSyntaxError extends Error {
-  constructor(
-    message: string,
-    readonly offset: number,
-  ) {
-    super(message);
-    this.name = 'JsonSyntaxError';
-  }
-}
-
-const EMPTY = Buffer.alloc(0);
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 /** Longest field name a bounded capture decodes to name where its largest string is. */
@@ -67,79 +54,14 @@ function isDigit(c: number): boolean {
   return c >= 0x30 && c <= 0x39;
 }
 
-export class JsonScanner {
-  private buf: Buffer = EMPTY;
-  private pos = 0;
-  /** Absolute offset of buf[0]. */
-  private base: number;
-  private line = 1;
-  private lineStart: number;
-  private parts: Buffer[] | null = null;
-  private captureFrom = 0;
-  /** Bytes of the capture in progress kept in `parts`, and how many it may keep. */
-  private kept = 0;
-  private keepAtMost = Infinity;
-  /** The capture in progress passed its bound: nothing more is kept. */
-  private dropped = false;
+/** The JSON grammar over a {@link JsonByteCursor}: values skipped, captured or measured, and strings read. */
+export class JsonScanner extends JsonByteCursor {
   /** Measuring strings (a bounded capture): the largest so far and the current field. */
   private measuring = false;
   private largest: LargestString = { bytes: 0 };
   private field: string | undefined;
   /** One bit per open container: 1 for an object, 0 for an array. */
   private kinds = new Uint8Array(16);
-
-  constructor(
-    private readonly reader: ByteReader,
-    startOffset = 0,
-  ) {
-    this.base = startOffset;
-    this.lineStart = startOffset;
-  }
-
-  /** Absolute offset of the next byte. */
-  offset(): number {
-    return this.base + this.pos;
-  }
-
-  /** The next byte without consuming it; -1 at the end of the input. */
-  peek(): number {
-    if (this.pos >= this.buf.length && !this.fill()) return -1;
-    return this.buf[this.pos]!;
-  }
-
-  /** Skips JSON whitespace. */
-  skipWhitespace(): void {
-    for (;;) {
-      const c = this.peek();
-      if (c === 0x20 || c === 0x09 || c === 0x0d) this.pos++;
-      else if (c === 0x0a) {
-        this.pos++;
-        this.line++;
-        this.lineStart = this.offset();
-      } else return;
-    }
-  }
-
-  /** Consumes `byte` (after whitespace) or throws a syntax error. */
-  expect(byte: number): void {
-    this.skipWhitespace();
-    if (this.peek() !== byte) throw this.unexpected();
-    this.pos++;
-  }
-
-  /** True (and consumed) when the next byte after whitespace is `byte`. */
-  take(byte: number): boolean {
-    this.skipWhitespace();
-    if (this.peek() !== byte) return false;
-    this.pos++;
-    return true;
-  }
-
-  /** Throws unless only whitespace is left. */
-  expectEnd(): void {
-    this.skipWhitespace();
-    if (this.peek() !== -1) throw this.unexpected();
-  }
 
   /** A string (an object key), decoded; null (read, not kept) when it takes more than `maxBytes` as JSON. */
   readString(maxBytes = Infinity): string | null {
@@ -152,9 +74,7 @@ export class JsonScanner {
       const bytes = this.endCapture();
       return bytes === null || this.offset() - start > maxBytes ? null : (JSON.parse(bytes.toString('utf8')) as string);
     } finally {
-      this.parts = null;
-      this.dropped = false;
-      this.keepAtMost = Infinity;
+      this.abandonCapture();
     }
   }
 
@@ -178,9 +98,7 @@ export class JsonScanner {
       return { bytes: bytes !== null && size <= maxBytes ? bytes : null, depth, start, size, largest: this.largest };
     } finally {
       this.measuring = false;
-      this.parts = null;
-      this.dropped = false;
-      this.keepAtMost = Infinity;
+      this.abandonCapture();
     }
   }
 
@@ -361,59 +279,5 @@ export class JsonScanner {
       if (this.peek() !== word.charCodeAt(k)) throw this.unexpected();
       this.pos++;
     }
-  }
-
-  private startCapture(keepAtMost = Infinity): void {
-    this.parts = [];
-    this.captureFrom = this.pos;
-    this.kept = 0;
-    this.keepAtMost = keepAtMost;
-    this.dropped = false;
-  }
-
-  /** The captured bytes, or null when the capture passed its bound. */
-  private endCapture(): Buffer | null {
-    const parts = this.parts;
-    this.parts = null;
-    if (this.dropped || !parts) return null;
-    parts.push(this.buf.subarray(this.captureFrom, this.pos));
-    return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-  }
-
-  /** Moves to the next non-empty chunk; false at the end of the input. */
-  private fill(): boolean {
-    if (this.pos < this.buf.length) return true;
-    if (this.parts && this.captureFrom < this.buf.length) {
-      const part = this.buf.subarray(this.captureFrom);
-      this.parts.push(part);
-      this.kept += part.length;
-      if (this.kept > this.keepAtMost) {
-        // Past the bound: what was kept goes, and nothing more is.
-        this.parts = null;
-        this.dropped = true;
-      }
-    }
-    this.captureFrom = 0;
-    for (;;) {
-      const next = this.reader.read();
-      this.base += this.buf.length;
-      this.pos = 0;
-      if (next === null) {
-        this.buf = EMPTY;
-        return false;
-      }
-      this.buf = next;
-      if (next.length > 0) return true;
-    }
-  }
-
-  /** The error for the byte at the current position (or the end of the input). */
-  unexpected(reason?: string): JsonSyntaxError {
-    const c = this.peek();
-    const offset = this.offset();
-    const where = `line ${this.line}, column ${offset - this.lineStart + 1}`;
-    if (c === -1) return new JsonSyntaxError(`${reason ?? 'Unexpected end of JSON input'} at the end of the input (${where})`, offset);
-    const shown = c >= 0x20 && c < 0x7f ? JSON.stringify(String.fromCharCode(c)) : `byte 0x${c.toString(16).padStart(2, '0')}`;
-    return new JsonSyntaxError(`${reason ? `${reason}: ` : ''}unexpected ${shown} at ${where}`, offset);
   }
 }

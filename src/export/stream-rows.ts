@@ -14,7 +14,7 @@ import type { RowBatch, RowTable } from './insert-scope';
 import { JsonScanner } from './json-scanner';
 import type { IdMapper } from './scope-copy';
 import { scopeExportSchema, type ScopeExport } from './scope-document';
-import type { ImportPlan, RowSection, Span } from './stream-validation';
+import type { ImportPlan, RowSection, Span } from './stream-plan';
 
 type Row<S extends RowSection> = ScopeExport[S][number];
 
