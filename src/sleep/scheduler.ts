@@ -25,21 +25,23 @@
  *
  * The scheduler owns the SleepRun row of every job it starts: created as `running` with id
  * ctx.runId before the job, given its final status (and the outcome's detail) after
- * (`job-runner.ts`). The rules that make a scope due are in `due-rules.ts`; what a tick reports
- * is in `tick-report.ts`.
+ * (`job-runner.ts`). The rules that make a scope due are in `due-rules.ts`; what each tick does
+ * with them is in `scheduler-ticks.ts`; what a tick reports is in `tick-report.ts`; pausing and
+ * resuming a scope is `consolidation-pause.ts`.
  */
 import { Cron } from 'croner';
 import { NotFoundError } from '../shared/errors';
 import type { Logger } from '../shared/logger';
 import type { PrismaClient, Scope } from '../storage/prisma';
 import { createLeases, type Leases } from './lease';
-import { ScopeSettingsError, type ScopeSettings } from '../memory/scopes/scope-settings';
-import { DEFAULT_CONSOLIDATION_ATTEMPTS, eligibleEpisodes, exhaustedEpisodes, requirePolicy } from '../memory/scopes/scope-policy';
-import { consolidationDecision, digestDecision, idleDecision, type PendingEpisodes } from './due-rules';
+import type { ScopeSettings } from '../memory/scopes/scope-settings';
+import { DEFAULT_CONSOLIDATION_ATTEMPTS, requirePolicy, type PolicyDefaults } from '../memory/scopes/scope-policy';
+import { setConsolidationPaused } from './consolidation-pause';
 import { createJobRunner } from './job-runner';
+import { consolidationTick, decayTick, digestTick, type TickContext, type TickResult } from './scheduler-ticks';
 import type { SleepJobKind, SleepJobs } from './sleep-jobs';
-import type { ScopeRunReport, SleepTickReport } from './tick-report';
-import { digestInstant, type SleepWindow } from '../shared/local-time';
+import type { SleepTickReport } from './tick-report';
+import type { SleepWindow } from '../shared/local-time';
 import { createTokenBudget } from './token-budget';
 import type { ConsolidationControl, ConsolidationOutcome } from '../memory/scopes/consolidation-control';
 
@@ -147,7 +149,30 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
     wakeCheckMs: options.wakeCheckMs,
     isStopping: () => stopping,
   });
-  const digestDue = (scopeId: string, periodEnd: Date) => digestDecision(prisma, scopeId, periodEnd, options.maxAttempts);
+  const policyDefaults: PolicyDefaults = {
+    digestTime: options.digestTime,
+    dailyTokenBudget: options.dailyTokenBudget,
+    idleMinutes: options.idleMinutes,
+    timeZone: options.defaultTimeZone,
+    consolidationAttempts: options.maxAttempts,
+    ...(options.defaultSleepWindow && { sleepWindow: options.defaultSleepWindow }),
+  };
+  const settingsOf = (scope: Scope): ScopeSettings => requirePolicy(scope, policyDefaults);
+  const ticks: TickContext = {
+    prisma,
+    logger,
+    runJob,
+    isStopping: () => stopping,
+    settingsOf,
+    maxAttempts: options.maxAttempts,
+    thresholds: { minEpisodes: options.minEpisodes, maxWaitHours: options.maxWaitHours },
+    digestListeners,
+  };
+  const bodies: Record<SleepJobKind, (now: Date) => Promise<TickResult>> = {
+    consolidate: (now) => consolidationTick(ticks, now),
+    decay: (now) => decayTick(ticks, now),
+    digest: (now) => digestTick(ticks, now),
+  };
 
   /** Remembers running work until it settles, so stop() can wait for it. */
   function track<T>(work: Promise<T>): Promise<T> {
@@ -156,26 +181,15 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
     return tracked;
   }
 
-  function settingsOf(scope: Scope): ScopeSettings {
-    return requirePolicy(scope, {
-      digestTime: options.digestTime,
-      dailyTokenBudget: options.dailyTokenBudget,
-      idleMinutes: options.idleMinutes,
-      timeZone: options.defaultTimeZone,
-      consolidationAttempts: options.maxAttempts,
-      ...(options.defaultSleepWindow && { sleepWindow: options.defaultSleepWindow }),
-    });
-  }
-
   /** Runs `body` unless a tick of the same kind is running; one failing scope never ends the tick. */
-  function tick(kind: SleepJobKind, now: Date, body: (now: Date) => Promise<Omit<SleepTickReport, 'kind' | 'startedAt' | 'busy'>>): Promise<SleepTickReport> {
+  function tick(kind: SleepJobKind, now: Date): Promise<SleepTickReport> {
     const idle: SleepTickReport = { kind, startedAt: now, busy: true, scopes: [], exhausted: [] };
     if (stopping) return Promise.resolve(idle);
     if (runningTicks.has(kind)) {
       logger.debug(`${kind} tick skipped: the previous one is still running`);
       return Promise.resolve(idle);
     }
-    const work = body(now)
+    const work = bodies[kind](now)
       .then((result): SleepTickReport => ({ kind, startedAt: now, busy: false, ...result }))
       .catch((error: unknown): SleepTickReport => {
         logger.error(`${kind} tick failed`, { error });
@@ -186,163 +200,17 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
     return track(work);
   }
 
-  /** Walks scopes one at a time; a scope whose planning or job throws is logged and skipped. */
-  async function forEachScope(
-    kind: SleepJobKind,
-    scopes: Scope[],
-    visit: (scope: Scope, settings: ScopeSettings) => Promise<ScopeRunReport | undefined>,
-  ): Promise<ScopeRunReport[]> {
-    const reports: ScopeRunReport[] = [];
-    for (const scope of scopes) {
-      if (stopping) break;
-      let settings: ScopeSettings;
-      try {
-        settings = settingsOf(scope);
-      } catch (error) {
-        if (!(error instanceof ScopeSettingsError)) throw error;
-        logger.error(`${kind} skipped a scope with invalid settings`, { scopeId: scope.id, scope: scope.key, error: error.message });
-        reports.push({ scopeId: scope.id, scopeKey: scope.key, status: 'invalid-settings', detail: error.message });
-        continue;
-      }
-      try {
-        const report = await visit(scope, settings);
-        if (report) reports.push(report);
-      } catch (error) {
-        logger.error(`${kind} failed for a scope; continuing with the others`, { scopeId: scope.id, scope: scope.key, error });
-        reports.push({ scopeId: scope.id, scopeKey: scope.key, status: 'failed', detail: error instanceof Error ? error.message : String(error) });
-      }
-    }
-    return reports;
-  }
-
-  async function consolidationTick(now: Date) {
-    const scopes = await prisma.scope.findMany({ where: { paused: false }, orderBy: { createdAt: 'asc' } });
-    const countBy = async (which: ReturnType<typeof eligibleEpisodes> | ReturnType<typeof exhaustedEpisodes>, role?: string) => {
-      const groups = await prisma.episode.groupBy({
-        by: ['scopeId'],
-        where: { ...which, ...(role && { role }) },
-        _count: { _all: true },
-        _min: { timestamp: true },
-      });
-      return new Map(groups.map((g) => [g.scopeId, { count: g._count._all, oldest: g._min.timestamp }]));
-    };
-    const pending = await countBy(eligibleEpisodes(options.maxAttempts));
-    const fromPerson = await countBy(eligibleEpisodes(options.maxAttempts), 'user');
-    const stuck = await countBy(exhaustedEpisodes(options.maxAttempts));
-    const thresholds = { minEpisodes: options.minEpisodes, maxWaitHours: options.maxWaitHours };
-
-    const exhausted: { scopeId: string; scopeKey: string; episodes: number }[] = [];
-    for (const scope of scopes) {
-      const episodes = stuck.get(scope.id)?.count;
-      if (!episodes) continue;
-      exhausted.push({ scopeId: scope.id, scopeKey: scope.key, episodes });
-      logger.warn('episodes left unconsolidated after too many failed attempts', {
-        scopeId: scope.id,
-        scope: scope.key,
-        episodes,
-        maxAttempts: options.maxAttempts,
-      });
-    }
-
-    const reports = await forEachScope('consolidate', scopes, async (scope, settings) => {
-      const notDue = (reason: string): ScopeRunReport => ({ scopeId: scope.id, scopeKey: scope.key, status: 'not-due', detail: reason });
-      const waiting: PendingEpisodes = {
-        count: pending.get(scope.id)?.count ?? 0,
-        oldestFromPerson: fromPerson.get(scope.id)?.oldest ?? null,
-      };
-      const worth = consolidationDecision(waiting, settings, thresholds, now);
-      if (!worth.due) return notDue(worth.reason);
-      const idle = idleDecision(scope, settings, now);
-      if (!idle.due) return notDue(idle.reason);
-      return runJob({
-        kind: 'consolidate',
-        scope,
-        settings,
-        now,
-        recheck: (fresh) => (fresh.paused ? { due: false, reason: 'paused' } : idleDecision(fresh, settings, now)),
-      });
-    });
-    return { scopes: reports, exhausted };
-  }
-
-  async function decayTick(now: Date) {
-    // Paused scopes included on purpose: see the module comment.
-    const scopes = await prisma.scope.findMany({ orderBy: { createdAt: 'asc' } });
-    const reports = await forEachScope('decay', scopes, (scope, settings) => runJob({ kind: 'decay', scope, settings, now, recheck: () => ({ due: true }) }));
-    return { scopes: reports, exhausted: [] };
-  }
-
-  async function digestTick(now: Date) {
-    const scopes = await prisma.scope.findMany({ where: { ownerId: { not: null } }, orderBy: { createdAt: 'asc' } });
-    const reports = await forEachScope('digest', scopes, async (scope, settings) => {
-      if (!settings.digestEnabled) return undefined;
-      const periodEnd = digestInstant(now, settings.digestTime, settings.timeZone);
-      if (now.getTime() < periodEnd.getTime()) return undefined;
-      // Set (or moved by a new zone) after today's instant: due at the next one.
-      if (settings.digestFrom && periodEnd.getTime() < settings.digestFrom.getTime()) return undefined;
-      const decision = await digestDue(scope.id, periodEnd);
-      if (!decision.due) return undefined;
-      return runJob({ kind: 'digest', scope, settings, now, periodEnd, recheck: () => digestDue(scope.id, periodEnd) });
-    });
-    if (reports.some((r) => r.status === 'succeeded')) {
-      for (const listener of digestListeners) {
-        try {
-          await listener();
-        } catch (error) {
-          logger.error('a digest listener failed', { error });
-        }
-      }
-    }
-    return { scopes: reports, exhausted: [] };
-  }
-
-  async function setPaused(scopeId: string, paused: boolean, reason: string | undefined): Promise<boolean> {
-    const changed = await prisma.$transaction(async (tx) => {
-      const updated = await tx.scope.updateMany({ where: { id: scopeId, paused: !paused }, data: { paused } });
-      if (updated.count === 0) return false;
-      await tx.auditEvent.create({
-        data: {
-          scopeId,
-          action: paused ? 'pause' : 'resume',
-          subjectType: 'scope',
-          subjectId: scopeId,
-          before: { paused: !paused },
-          after: { paused },
-          reason: reason ?? null,
-          createdAt: clock(),
-        },
-      });
-      return true;
-    });
-    if (!changed && !(await prisma.scope.findUnique({ where: { id: scopeId }, select: { id: true } }))) {
-      throw new NotFoundError(`No scope with id ${scopeId}`, { code: 'scope.not_found' });
-    }
-    if (changed) logger.info(paused ? 'consolidation paused' : 'consolidation resumed', { scopeId, reason });
-    return changed;
-  }
-
-  function scheduleCron(kind: SleepJobKind, pattern: string, run: () => Promise<SleepTickReport>): Cron {
-    return new Cron(
-      pattern,
-      {
-        protect: () => logger.debug(`${kind} cron skipped a firing: the previous run is still going`),
-        catch: (error) => logger.error(`${kind} cron failed`, { error }),
-        timezone: options.defaultTimeZone,
-      },
-      async () => {
-        await run();
-      },
-    );
-  }
+  const scheduleCron = (kind: SleepJobKind, pattern: string, run: () => Promise<SleepTickReport>): Cron =>
+    cronOf(kind, pattern, options.defaultTimeZone, logger, run);
 
   return {
     start() {
       if (crons.length > 0) return;
       stopping = false;
       crons = [
-        scheduleCron('consolidate', options.consolidateCron, () => tick('consolidate', clock(), consolidationTick)),
-        scheduleCron('decay', options.decayCron, () => tick('decay', clock(), decayTick)),
-        scheduleCron('digest', options.digestCheckCron, () => tick('digest', clock(), digestTick)),
+        scheduleCron('consolidate', options.consolidateCron, () => tick('consolidate', clock())),
+        scheduleCron('decay', options.decayCron, () => tick('decay', clock())),
+        scheduleCron('digest', options.digestCheckCron, () => tick('digest', clock())),
       ];
       logger.info('sleep scheduler started', {
         consolidate: options.consolidateCron,
@@ -361,9 +229,9 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
       if (wasRunning) logger.info('sleep scheduler stopped');
     },
 
-    runConsolidation: (now) => tick('consolidate', now ?? clock(), consolidationTick),
-    runDecay: (now) => tick('decay', now ?? clock(), decayTick),
-    runDigests: (now) => tick('digest', now ?? clock(), digestTick),
+    runConsolidation: (now) => tick('consolidate', now ?? clock()),
+    runDecay: (now) => tick('decay', now ?? clock()),
+    runDigests: (now) => tick('digest', now ?? clock()),
 
     consolidateNow(scopeId) {
       const work = (async (): Promise<ConsolidateNowOutcome> => {
@@ -386,12 +254,27 @@ export function createSleepScheduler(deps: SleepSchedulerDeps): SleepScheduler {
       return track(work);
     },
 
-    pause: (scopeId, reason) => setPaused(scopeId, true, reason),
-    resume: (scopeId, reason) => setPaused(scopeId, false, reason),
+    pause: (scopeId, reason) => setConsolidationPaused({ prisma, clock, logger }, scopeId, true, reason),
+    resume: (scopeId, reason) => setConsolidationPaused({ prisma, clock, logger }, scopeId, false, reason),
 
     onDigestsBuilt(listener) {
       digestListeners.add(listener);
       return () => void digestListeners.delete(listener);
     },
   };
+}
+
+/** A croner job that runs one kind of tick; a firing while the previous run goes on is skipped. */
+function cronOf(kind: SleepJobKind, pattern: string, timezone: string, logger: Logger, run: () => Promise<SleepTickReport>): Cron {
+  return new Cron(
+    pattern,
+    {
+      protect: () => logger.debug(`${kind} cron skipped a firing: the previous run is still going`),
+      catch: (error) => logger.error(`${kind} cron failed`, { error }),
+      timezone,
+    },
+    async () => {
+      await run();
+    },
+  );
 }
