@@ -81,7 +81,9 @@ export interface ScopeControls {
 export function formatSleepWindow(window: SleepWindow): string {
   const end = window.startHour + window.durationHours;
   const clock = (hour: number) => `${String(hour).padStart(2, '0')}:00`;
-  return `${clock(window.startHour)}-${clock(end === HOURS_PER_DAY ? HOURS_PER_DAY : end % HOURS_PER_DAY)}`;
+  // A 24-hour window is open all day whatever its start; any other window ending at midnight ends at 00:00.
+  if (window.durationHours >= HOURS_PER_DAY) return `${clock(0)}-${clock(HOURS_PER_DAY)}`;
+  return `${clock(window.startHour)}-${clock(end % HOURS_PER_DAY)}`;
 }
 
 /** How a window is written, for error messages. */
