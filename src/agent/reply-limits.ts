@@ -50,10 +50,7 @@ function localTime(at: Date, now: Date, timeZone: string): string {
   return `${day(at) === day(now) ? '' : `${day(at)} `}${time} (${timeZone})`;
 }
 
-export function createReplyLimits(deps: {
-  episodes: Pick<EpisodeService, 'turnTimesSince'>;
-  settings: Pick<AgentConfig, 'replyRatePerMinute'>;
-}): ReplyLimits {
+export function createReplyLimits(deps: { episodes: Pick<EpisodeService, 'turnTimesSince'>; settings: Pick<AgentConfig, 'replyRatePerMinute'> }): ReplyLimits {
   const { replyRatePerMinute: rate } = deps.settings;
   /** Scope id -> the end of the limit the person was told about. */
   const told = new Map<string, number>();

@@ -92,7 +92,20 @@ describe('scope settings from the CLI and the admin API', () => {
     // Before: at noon the default window is closed.
     expect(await tick(noon)).toMatchObject({ status: 'not-due', detail: expect.stringContaining('outside the sleep window (2:00 for 4 h, UTC)') });
 
-    const set = await cli('settings', '--scope', KEY, '--capped', 'on', '--sleep-window', '11:00-14:00', '--sleep-budget', '50000', '--reply-budget', '40', '--json');
+    const set = await cli(
+      'settings',
+      '--scope',
+      KEY,
+      '--capped',
+      'on',
+      '--sleep-window',
+      '11:00-14:00',
+      '--sleep-budget',
+      '50000',
+      '--reply-budget',
+      '40',
+      '--json',
+    );
     expect(set.code).toBe(0);
     expect(set.json).toMatchObject({ cappedMode: true, memoryCap: 10, sleepWindow: '11:00-14:00', sleepDailyTokenBudget: 50_000, replyDailyBudget: 40 });
     expect((await call('GET', settingsPath)).json).toMatchObject({
@@ -107,7 +120,13 @@ describe('scope settings from the CLI and the admin API', () => {
       replyDailyBudgetIsDefault: false,
       digestTime: '21:00',
     });
-    expect(await policy()).toMatchObject({ memoryCap: 10, sleepWindow: { startHour: 11, durationHours: 3 }, dailyTokenBudget: 50_000, replyDailyBudget: 40, problems: [] });
+    expect(await policy()).toMatchObject({
+      memoryCap: 10,
+      sleepWindow: { startHour: 11, durationHours: 3 },
+      dailyTokenBudget: 50_000,
+      replyDailyBudget: 40,
+      problems: [],
+    });
     // After: the scheduler that was running all along now finds noon inside the window.
     const moved = await tick(noon);
     expect(moved?.detail ?? '').not.toContain('outside the sleep window');
@@ -179,7 +198,14 @@ describe('scope settings from the CLI and the admin API', () => {
     const patched = await call('PATCH', settingsPath, { cappedMode: false, sleepWindow: '23:00-07:00', sleepDailyTokenBudget: 0, replyDailyBudget: null });
     expect(patched).toMatchObject({
       status: 200,
-      json: { cappedMode: false, memoryCap: null, sleepWindow: '23:00-07:00', sleepDailyTokenBudget: 0, replyDailyBudget: 500, replyDailyBudgetIsDefault: true },
+      json: {
+        cappedMode: false,
+        memoryCap: null,
+        sleepWindow: '23:00-07:00',
+        sleepDailyTokenBudget: 0,
+        replyDailyBudget: 500,
+        replyDailyBudgetIsDefault: true,
+      },
     });
     expect((await cli('settings', '--scope', scopeId, '--json')).json).toMatchObject({
       cappedMode: false,
@@ -188,7 +214,12 @@ describe('scope settings from the CLI and the admin API', () => {
       replyDailyBudget: 500,
       replyDailyBudgetIsDefault: true,
     });
-    expect(await policy()).toMatchObject({ memoryCap: undefined, sleepWindow: { startHour: 23, durationHours: 8 }, dailyTokenBudget: 0, replyDailyBudget: 500 });
+    expect(await policy()).toMatchObject({
+      memoryCap: undefined,
+      sleepWindow: { startHour: 23, durationHours: 8 },
+      dailyTokenBudget: 0,
+      replyDailyBudget: 500,
+    });
     const last = (await audits()).at(-1)!;
     expect(last).toMatchObject({
       before: { memoryCap: 25, sleepWindow: { startHour: 11, durationHours: 3 }, dailyTokenBudget: 50_000, replyDailyBudget: 40 },
@@ -198,6 +229,10 @@ describe('scope settings from the CLI and the admin API', () => {
     // The window moved again: noon is outside it, midnight inside.
     expect(await tick(noon)).toMatchObject({ status: 'not-due', detail: expect.stringContaining('23:00 for 8 h') });
     expect((await call('PATCH', settingsPath, { cappedMode: true })).json).toMatchObject({ cappedMode: true, memoryCap: 10 });
-    expect((await call('PATCH', settingsPath, { memoryCap: 3, sleepWindow: null })).json).toMatchObject({ memoryCap: 3, sleepWindow: '02:00-06:00', sleepWindowIsDefault: true });
+    expect((await call('PATCH', settingsPath, { memoryCap: 3, sleepWindow: null })).json).toMatchObject({
+      memoryCap: 3,
+      sleepWindow: '02:00-06:00',
+      sleepWindowIsDefault: true,
+    });
   }, 480_000);
 });

@@ -20,8 +20,7 @@ describe('/settings in Telegram', () => {
 
   const scopeRow = (key: string) => h.core.db.prisma.scope.findUniqueOrThrow({ where: { key } });
   const policyOf = async (key: string) => resolvePolicy(await scopeRow(key), policyDefaults(h.core.config));
-  const audits = async (key: string) =>
-    h.core.db.prisma.auditEvent.findMany({ where: { action: 'settings', scope: { key } }, orderBy: { createdAt: 'asc' } });
+  const audits = async (key: string) => h.core.db.prisma.auditEvent.findMany({ where: { action: 'settings', scope: { key } }, orderBy: { createdAt: 'asc' } });
 
   /** Sends to the group and returns the bot's answer there. */
   async function inGroup(from: typeof ANA, text: string): Promise<string> {
@@ -73,7 +72,13 @@ describe('/settings in Telegram', () => {
     // Another door, another process, the same database.
     const read = await runCli(['settings', '--scope', PRIVATE_KEY, '--json'], env);
     expect(read.code).toBe(0);
-    expect(JSON.parse(read.stdout)).toMatchObject({ cappedMode: true, memoryCap: 10, sleepWindow: '23:00-07:00', sleepDailyTokenBudget: 50_000, replyDailyBudget: 3 });
+    expect(JSON.parse(read.stdout)).toMatchObject({
+      cappedMode: true,
+      memoryCap: 10,
+      sleepWindow: '23:00-07:00',
+      sleepDailyTokenBudget: 50_000,
+      replyDailyBudget: 3,
+    });
     const changed = await runCli(['settings', '--scope', PRIVATE_KEY, '--capped', 'off', '--reply-budget', 'default'], env);
     expect(changed.code).toBe(0);
     const after = await say('/settings');

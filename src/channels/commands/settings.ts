@@ -40,7 +40,10 @@ function readCount(word: string | undefined): number | 'default' | undefined {
 /** Reads `/settings`'s argument. */
 export function parseSettingsArgument(argument: string): SettingsRequest {
   const said = argument.trim().replace(/\s+/g, ' ');
-  const words = said.toLowerCase().split(' ').filter((w) => w !== '');
+  const words = said
+    .toLowerCase()
+    .split(' ')
+    .filter((w) => w !== '');
   const [key, ...rest] = words;
   if (key === undefined) return { kind: 'show' };
   const change = (c: ScopeControlsChange): SettingsRequest => ({ kind: 'change', change: c, said });

@@ -39,7 +39,15 @@ const WHERE = 'the terminal';
 /** The `/help` answer on the terminal. */
 export const TERMINAL_HELP_TEXT = helpText({
   about: 'When I have a digest of what I learned, I show it here when you come back (or now, with /digest).',
-  usage: { memories: '[--all] [category | next | prev | N]', forget: 'N | words', why: 'N', keep: 'N', digest: '[at HH:MM | off | on]', timezone: '[Zone]', settings: '[capped … | sleep … | budget …]' },
+  usage: {
+    memories: '[--all] [category | next | prev | N]',
+    forget: 'N | words',
+    why: 'N',
+    keep: 'N',
+    digest: '[at HH:MM | off | on]',
+    timezone: '[Zone]',
+    settings: '[capped … | sleep … | budget …]',
+  },
   footer: `${NUMBERS_NOTE} /quit (or Ctrl-D) leaves; the conversation stays open until /end.`,
 });
 

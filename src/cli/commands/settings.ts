@@ -6,13 +6,7 @@
  * nothing changed), then applied in one audited change that a running service reads at its next
  * turn or tick.
  */
-import {
-  formatSleepWindow,
-  parseSleepWindow,
-  scopeControlsJson,
-  type ScopeControlsChange,
-  type ScopeControlsView,
-} from '../../memory/scopes/scope-controls';
+import { formatSleepWindow, parseSleepWindow, scopeControlsJson, type ScopeControlsChange, type ScopeControlsView } from '../../memory/scopes/scope-controls';
 import { ValidationError } from '../../shared/errors';
 import { writeResult, type Command, type CommandContext } from '../command';
 import { requireScope } from './scope-option';

@@ -96,7 +96,10 @@ export const SLEEP_WINDOW_FORMAT = 'a span of whole hours as HH:00-HH:00 in your
 export function parseSleepWindow(text: string): SleepWindow {
   const match = /^\s*(\d{1,2})(?::(\d{2}))?\s*(?:-|–|to)\s*(\d{1,2})(?::(\d{2}))?\s*$/i.exec(text);
   const refuse = (why: string) =>
-    new ValidationError(`sleep window: "${text.trim()}" ${why}; write ${SLEEP_WINDOW_FORMAT}`, { code: 'scope.settings_invalid', details: { field: 'sleepWindow' } });
+    new ValidationError(`sleep window: "${text.trim()}" ${why}; write ${SLEEP_WINDOW_FORMAT}`, {
+      code: 'scope.settings_invalid',
+      details: { field: 'sleepWindow' },
+    });
   if (!match) throw refuse('is not a window');
   const [, startText, startMinutes, endText, endMinutes] = match;
   if ((startMinutes ?? '00') !== '00' || (endMinutes ?? '00') !== '00') throw refuse('does not start and end on the hour');

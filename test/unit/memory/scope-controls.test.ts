@@ -36,9 +36,9 @@ describe('sleep windows as people write them', () => {
   });
 
   it('checks every field of a change and names each bad one', () => {
-    expect(() => checkControlsChange({ memoryCap: 0, replyDailyBudget: -1, sleepDailyTokenBudget: 1.5, sleepWindow: { startHour: 24, durationHours: 0 } })).toThrow(
-      /memory cap: 0 .*; sleep window: .*; sleep budget: 1.5 .*; reply budget: -1 /,
-    );
+    expect(() =>
+      checkControlsChange({ memoryCap: 0, replyDailyBudget: -1, sleepDailyTokenBudget: 1.5, sleepWindow: { startHour: 24, durationHours: 0 } }),
+    ).toThrow(/memory cap: 0 .*; sleep window: .*; sleep budget: 1.5 .*; reply budget: -1 /);
     expect(() => checkControlsChange({ memoryCap: 'on', replyDailyBudget: 0, sleepDailyTokenBudget: null, sleepWindow: null })).not.toThrow();
   });
 });
