@@ -36,6 +36,8 @@ import { createMemoryCatalog, type MemoryCatalog } from './memory/memories/memor
 import { createProfileReader, type ProfileReader } from './memory/profiles/profile-reader';
 import { createScopeDirectory, type ScopeDirectory } from './memory/scopes/scope-directory';
 import { createDigestScheduleService, type DigestScheduleService } from './memory/scopes/digest-schedule';
+import { createScopeControls, type ScopeControls } from './memory/scopes/scope-controls';
+import { policyDefaults } from './memory/scopes/scope-policy';
 import { createScopeTokens, type ScopeTokens } from './memory/scopes/scope-tokens';
 import { showSearchResults } from './memory/output-filter';
 import type { Logger } from './shared/logger';
@@ -86,6 +88,8 @@ export interface Core {
   readonly digestBook: DigestBook;
   /** A scope's digest time, on/off and time zone, as its person or an operator sets them (audited). */
   readonly digestSchedule: DigestScheduleService;
+  /** A scope's capped mode, sleep window and daily budgets, as its person or an operator sets them (audited). */
+  readonly scopeControls: ScopeControls;
   readonly auditLog: AuditLog;
   /** A person's own tokens for the MCP endpoint: each opens one scope (issued, listed, revoked, verified). */
   readonly scopeTokens: ScopeTokens;
@@ -248,6 +252,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
       { digestTime: config.sleep.digestTime, timeZone: config.timeZone, soulMaxTokens: config.sleep.soulMaxTokens },
       overrides.clock,
     ),
+    scopeControls: createScopeControls(db.prisma, policyDefaults(config), overrides.clock),
     auditLog: createAuditLog(db.prisma),
     scopeTokens: createScopeTokens(db.prisma),
     profiles: createProfileReader(db.prisma),

@@ -102,8 +102,8 @@ export function agentServices(core: Core): AgentServices {
 
 /** The domain services a chat channel's commands use (/memories, /why, /forget, /digest, /export, /sleep). */
 export function channelServices(core: Core) {
-  const { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts } = core;
-  return { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts };
+  const { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts } = core;
+  return { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts };
 }
 
 /**
@@ -190,6 +190,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
         scheduler: core.scheduler,
         givenUp: core.givenUp,
         digestSchedule: core.digestSchedule,
+        scopeControls: core.scopeControls,
         storeStats: core.storeStats,
         indexGuard: core.indexGuard,
         metrics: core.metrics,

@@ -198,7 +198,8 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
    * invalid stored field falls back to the service default, with a log line naming it.
    */
   function policyOf(scope: Scope): ScopePolicy {
-    const policy = resolvePolicy(scope, policyDefaults(config));
+    // The agent's settings (AgentOptions may override REPLY_DAILY_BUDGET) are the reply budget's default.
+    const policy = resolvePolicy(scope, { ...policyDefaults(config), replyDailyBudget: settings.replyDailyBudget });
     if (policy.problems.length > 0)
       log.warn('scope settings are invalid; the service defaults stand in for them', { scope: scope.key, problems: policy.problems });
     return policy;

@@ -1,6 +1,7 @@
 /**
  * How many replies one person (one scope) may get: at most REPLY_RATE_PER_MINUTE in any 60
- * seconds and REPLY_DAILY_BUDGET per local day. Without a limit one person sending a burst made
+ * seconds and the scope policy's daily reply budget per local day (the scope's own, set with
+ * `/settings budget replies N`, else REPLY_DAILY_BUDGET). Without a limit one person sending a burst made
  * one model call per message (hundreds a minute), spending the operator's money and starving
  * everyone else's replies.
  *
@@ -36,9 +37,10 @@ export interface ReplyLimitReached {
 export interface ReplyLimits {
   /**
    * Null when a reply may be written now; otherwise why not, and what to tell the person. The
-   * local day (and the time the person is told) is in the zone of the turn's scope policy.
+   * local day (and the time the person is told) is in the zone of the turn's scope policy, and
+   * the daily budget is the policy's, so a budget changed in any door counts from the next turn.
    */
-  check(scope: Scope, policy: Pick<ScopePolicy, 'timeZone'>, now: Date): Promise<ReplyLimitReached | null>;
+  check(scope: Scope, policy: Pick<ScopePolicy, 'timeZone' | 'replyDailyBudget'>, now: Date): Promise<ReplyLimitReached | null>;
 }
 
 /** `at` as the person reads it: the local time, and the date when it is not today. */
@@ -48,15 +50,12 @@ function localTime(at: Date, now: Date, timeZone: string): string {
   return `${day(at) === day(now) ? '' : `${day(at)} `}${time} (${timeZone})`;
 }
 
-export function createReplyLimits(deps: {
-  episodes: Pick<EpisodeService, 'turnTimesSince'>;
-  settings: Pick<AgentConfig, 'replyRatePerMinute' | 'replyDailyBudget'>;
-}): ReplyLimits {
-  const { replyRatePerMinute: rate, replyDailyBudget: daily } = deps.settings;
+export function createReplyLimits(deps: { episodes: Pick<EpisodeService, 'turnTimesSince'>; settings: Pick<AgentConfig, 'replyRatePerMinute'> }): ReplyLimits {
+  const { replyRatePerMinute: rate } = deps.settings;
   /** Scope id -> the end of the limit the person was told about. */
   const told = new Map<string, number>();
 
-  async function reached(scope: Scope, now: Date, timeZone: string): Promise<Omit<ReplyLimitReached, 'text'> | null> {
+  async function reached(scope: Scope, now: Date, timeZone: string, daily: number): Promise<Omit<ReplyLimitReached, 'text'> | null> {
     if (rate > 0) {
       const recent = await deps.episodes.turnTimesSince(scope.id, 'agent', new Date(now.getTime() - MINUTE_MS), rate);
       // The rate-th newest reply leaves the window 60 s after it was written.
@@ -72,9 +71,9 @@ export function createReplyLimits(deps: {
 
   return {
     async check(scope, policy, now) {
+      const { timeZone, replyDailyBudget: daily } = policy;
       if (rate === 0 && daily === 0) return null;
-      const { timeZone } = policy;
-      const limit = await reached(scope, now, timeZone);
+      const limit = await reached(scope, now, timeZone, daily);
       if (!limit) {
         told.delete(scope.id);
         return null;

@@ -7,6 +7,7 @@
  * integer) and say which range is allowed.
  */
 import { z } from 'zod';
+import { MAX_MEMORY_CAP, MAX_REPLY_BUDGET, MAX_SLEEP_TOKEN_BUDGET } from '../memory/scopes/scope-controls';
 
 /** An integer from `min` to `max` (a query string's text is read as a number). */
 export function integerIn(min: number, max: number) {
@@ -69,7 +70,10 @@ export const exportQuery = z.object({ format: z.enum(['json', 'markdown']).defau
 export const importQuery = z.object({ mode: z.enum(['exact', 'copy']).default('exact') });
 /** POST /scopes/:id/sleep: a dry run, or (`retryGivenUp`) the messages consolidation gave up on tried again first. */
 export const sleepBody = z.object({ dryRun: z.boolean().default(false), retryGivenUp: z.boolean().default(false) });
-/** PATCH /scopes/:id/settings: any of the three; absent fields stay as they are. */
+/**
+ * PATCH /scopes/:id/settings: any of these; absent fields stay as they are, null returns a field
+ * to the service default (capped mode: off). Ranges are the scope controls' (scope-controls.ts).
+ */
 export const settingsBody = z
   .object({
     digestTime: z
@@ -78,8 +82,22 @@ export const settingsBody = z
       .optional(),
     digestEnabled: z.boolean().optional(),
     timezone: z.string().min(1).max(64).optional(),
+    /** true: capped mode on (the current cap, else 10); false: off. */
+    cappedMode: z.boolean().optional(),
+    /** A cap turns capped mode on; null turns it off. */
+    memoryCap: jsonIntegerIn(1, MAX_MEMORY_CAP).nullable().optional(),
+    /** `HH:00-HH:00` in the scope's zone (`00:00-24:00`: all day); null: the service's window. */
+    sleepWindow: z.string().min(1).max(32).nullable().optional(),
+    /** Sleep's model tokens per local day; 0 = unlimited; null: SLEEP_DAILY_TOKEN_BUDGET. */
+    sleepDailyTokenBudget: jsonIntegerIn(0, MAX_SLEEP_TOKEN_BUDGET).nullable().optional(),
+    /** Replies per local day; 0 = unlimited; null: REPLY_DAILY_BUDGET. */
+    replyDailyBudget: jsonIntegerIn(0, MAX_REPLY_BUDGET).nullable().optional(),
   })
-  .strict();
+  .strict()
+  .refine((body) => !(body.cappedMode === false && typeof body.memoryCap === 'number'), {
+    message: 'cappedMode false and a memoryCap contradict each other: send one of them',
+    path: ['cappedMode'],
+  });
 
 /** Which zod schema each JSON Schema handed to fastify came from. */
 const sources = new WeakMap<object, z.ZodType>();

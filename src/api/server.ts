@@ -19,6 +19,14 @@ import type { MemoryCatalog } from '../memory/memories/memory-catalog';
 import type { HybridSearch } from '../memory/retrieval/hybrid-search';
 import type { ScopeDirectory } from '../memory/scopes/scope-directory';
 import type { DigestSchedule, DigestScheduleService } from '../memory/scopes/digest-schedule';
+import {
+  checkControlsChange,
+  parseSleepWindow,
+  scopeControlsJson,
+  type ScopeControls,
+  type ScopeControlsChange,
+  type ScopeControlsView,
+} from '../memory/scopes/scope-controls';
 import type { IndexGuard } from '../memory/vectors/index-guard';
 import { AppError, NotFoundError, ValidationError } from '../shared/errors';
 import { uuidv7 } from '../shared/ids';
@@ -75,6 +83,8 @@ export interface ApiOptions {
   readonly givenUp?: Pick<GivenUpMessages, 'retry' | 'count'>;
   /** A scope's digest time, on/off and time zone (GET/PATCH /scopes/:id/settings). */
   readonly digestSchedule: Pick<DigestScheduleService, 'get' | 'set'>;
+  /** A scope's capped mode, sleep window and daily budgets (the same routes). */
+  readonly scopeControls: Pick<ScopeControls, 'get' | 'set'>;
   readonly storeStats: Pick<StoreStats, 'ping' | 'counts'>;
   readonly indexGuard: Pick<IndexGuard, 'state'>;
   readonly metrics: Pick<Metrics, 'render'>;
@@ -140,8 +150,9 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
   /** The scope a path names, by id or by key; a NotFoundError (404) when neither names one. */
   const scopeOf = (idOrKey: string) => directory.require(idOrKey);
 
-  /** A digest schedule as the settings routes answer it. */
-  const settingsAnswer = (s: DigestSchedule) => ({
+  /** A scope's settings as the settings routes answer them: the digest schedule and the scope controls. */
+  const settingsAnswer = (s: DigestSchedule, c: ScopeControlsView) => ({
+    ...scopeControlsJson(c),
     scope: s.scopeKey,
     id: s.scopeId,
     digestTime: s.time,
@@ -248,21 +259,28 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
   app.get('/scopes/:id/settings', { schema: { params: jsonSchema(scopeParams) } }, async (request) => {
     const { id } = scopeParams.parse(request.params);
     const scope = await scopeOf(id);
-    return settingsAnswer(await options.digestSchedule.get(scope.id));
+    return settingsAnswer(await options.digestSchedule.get(scope.id), await options.scopeControls.get(scope.id));
   });
 
-  // Validated (the zone against the IANA database), audited (`settings` on the scope), read by
-  // the scheduler at its next minute: no restart.
+  // Validated (the zone against the IANA database, the window and budgets by the scope
+  // controls), audited (`settings` on the scope), read by the next turn and by the scheduler at
+  // its next tick: no restart. Every field is checked before anything is written.
   app.patch('/scopes/:id/settings', { schema: { params: jsonSchema(scopeParams), body: jsonSchema(settingsBody) } }, async (request) => {
     const { id } = scopeParams.parse(request.params);
     const body = settingsBody.parse(request.body ?? {});
     const scope = await scopeOf(id);
-    const changed = await options.digestSchedule.set(
-      scope.id,
-      { time: body.digestTime, enabled: body.digestEnabled, timeZone: body.timezone },
-      { reason: 'changed through the admin API' },
-    );
-    return settingsAnswer(changed);
+    const controls: ScopeControlsChange = {
+      ...(body.cappedMode !== undefined && { memoryCap: body.cappedMode ? (body.memoryCap ?? 'on') : null }),
+      ...(body.cappedMode === undefined && body.memoryCap !== undefined && { memoryCap: body.memoryCap }),
+      ...(body.sleepWindow !== undefined && { sleepWindow: body.sleepWindow === null ? null : parseSleepWindow(body.sleepWindow) }),
+      ...(body.sleepDailyTokenBudget !== undefined && { sleepDailyTokenBudget: body.sleepDailyTokenBudget }),
+      ...(body.replyDailyBudget !== undefined && { replyDailyBudget: body.replyDailyBudget }),
+    };
+    checkControlsChange(controls);
+    const reason = { reason: 'changed through the admin API' };
+    const schedule = await options.digestSchedule.set(scope.id, { time: body.digestTime, enabled: body.digestEnabled, timeZone: body.timezone }, reason);
+    const changed = Object.keys(controls).length > 0 ? await options.scopeControls.set(scope.id, controls, reason) : await options.scopeControls.get(scope.id);
+    return settingsAnswer(schedule, changed);
   });
 
   app.post('/scopes/:id/sleep', { schema: { params: jsonSchema(scopeParams), body: jsonSchema(sleepBody) } }, async (request) => {

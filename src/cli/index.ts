@@ -33,6 +33,7 @@ import { importScopeCommand } from './commands/import-scope';
 import { migrateStoreCommand } from './commands/migrate-store';
 import { encryptCommand } from './commands/encrypt';
 import { timezoneCommand } from './commands/timezone';
+import { settingsCommand } from './commands/settings';
 import { mcpCommand } from './commands/mcp';
 import { mcpTokenCommand } from './commands/mcp-token';
 
@@ -46,6 +47,7 @@ const commands = [
   soulCommand,
   digestCommand,
   timezoneCommand,
+  settingsCommand,
   forgetCommand,
   sleepCommand,
   chatCommand,

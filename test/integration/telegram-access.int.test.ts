@@ -31,6 +31,7 @@ describe('Telegram bot: access, scopes and messages', () => {
       'memories',
       'pause',
       'resume',
+      'settings',
       'sleep',
       'start',
       'timezone',

@@ -10,14 +10,15 @@ import type { DigestBook } from '../../memory/digests/digest-book';
 import type { ForgetService } from '../../memory/forget/forget-service';
 import type { MemoryCatalog } from '../../memory/memories/memory-catalog';
 import type { DigestScheduleService } from '../../memory/scopes/digest-schedule';
+import type { ScopeControls } from '../../memory/scopes/scope-controls';
 import type { ConflictBook } from '../../memory/memories/conflict-book';
 import type { ConsolidationControl } from '../../memory/scopes/consolidation-control';
 
 /**
  * The domain services behind the commands, by name: the memory catalog (/memories, /why), the
  * digest book (/digest, digest numbers), forgetting (/forget), the scope archive (/export), the
- * sleep scheduler (/sleep, /pause, /resume), the digest schedule (/digest at, /timezone) and the
- * conflict book (/keep). Every text they return is already filtered.
+ * sleep scheduler (/sleep, /pause, /resume), the digest schedule (/digest at, /timezone), the
+ * scope controls (/settings) and the conflict book (/keep). Every text they return is already filtered.
  */
 export interface CommandServices {
   readonly catalog: Pick<MemoryCatalog, 'page' | 'categories' | 'explain'>;
@@ -27,6 +28,8 @@ export interface CommandServices {
   readonly scheduler: Pick<ConsolidationControl, 'consolidateNow' | 'pause' | 'resume'>;
   /** The digest time, on/off and time zone (/digest at, /digest off, /timezone). */
   readonly digestSchedule: Pick<DigestScheduleService, 'get' | 'set'>;
+  /** Capped mode, the sleep window and the daily budgets (/settings). */
+  readonly scopeControls: Pick<ScopeControls, 'get' | 'set'>;
   /** Settling a contradiction the person answered (/keep N, a button under the digest). */
   readonly conflicts: Pick<ConflictBook, 'keep'>;
 }

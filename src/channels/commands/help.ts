@@ -18,6 +18,7 @@ export const COMMANDS: readonly ChannelCommand[] = [
   { command: 'keep', description: 'Which is true, when I heard two things that conflict: /keep 3' },
   { command: 'digest', description: 'What I learned since the last digest, now; /digest at 21:30 or /digest off for the evening one' },
   { command: 'timezone', description: 'Your time zone, for dates and the digest: /timezone Europe/Madrid' },
+  { command: 'settings', description: 'Capped memory, sleep window, daily budgets: /settings sleep 02:00-06:00' },
   { command: 'sleep', description: 'Sort through our recent conversations now' },
   { command: 'pause', description: 'Stop learning from our conversations' },
   { command: 'resume', description: 'Start learning again' },

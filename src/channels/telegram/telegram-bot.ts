@@ -43,6 +43,7 @@ import { registerKeepCommand } from './keep-command';
 import { registerMemoriesCommand } from './memories-command';
 import type { PollHeartbeat } from './poll-heartbeat';
 import { sendText } from './send-text';
+import { registerSettingsCommand } from './settings-command';
 import type { NocturneContext } from './telegram-context';
 import { registerWhyCommand } from './why-command';
 
@@ -224,6 +225,7 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
   registerWhyCommand(routes, { catalog, digestBook, lists });
   registerKeepCommand(routes, { conflicts, digestBook, lists });
   registerDigestCommand(routes, { digestBook, digestSchedule, logger });
+  registerSettingsCommand(routes, { scopeControls: options.scopeControls });
   registerConsolidationCommands(routes, { scheduler, digestBook, lists });
   registerExportCommand(routes, { archive });
   registerGroupCommands(routes, { directory: options.directory });

@@ -84,7 +84,7 @@ export function createTerminalChannel(options: TerminalChannelOptions): Terminal
     const clean = text.replace(CONTROL, '');
     if (clean !== '') output.write(clean.endsWith('\n') ? clean : `${clean}\n`);
   };
-  const { catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts } = options;
+  const { catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts } = options;
   const commands = createTerminalCommands({
     catalog,
     digestBook,
@@ -92,6 +92,7 @@ export function createTerminalChannel(options: TerminalChannelOptions): Terminal
     archive,
     scheduler,
     digestSchedule,
+    scopeControls,
     conflicts,
     handler,
     logger: options.logger,

@@ -28,6 +28,7 @@ import { parseMemoriesFlags, renderMemoryList } from '../commands/memories';
 import { createNumberedLists } from '../commands/numbered-lists';
 import { END_TEXT, unknownCommandText } from '../commands/replies';
 import { answerWhy } from '../commands/why';
+import { answerSettings, parseSettingsArgument } from '../commands/settings';
 import type { ConversationHandler } from '../conversation-handler';
 import type { DeliverableDigest } from '../../memory/digests/digest-book';
 import { deliverDigestOnce } from '../digest-delivery';
@@ -38,7 +39,15 @@ const WHERE = 'the terminal';
 /** The `/help` answer on the terminal. */
 export const TERMINAL_HELP_TEXT = helpText({
   about: 'When I have a digest of what I learned, I show it here when you come back (or now, with /digest).',
-  usage: { memories: '[--all] [category | next | prev | N]', forget: 'N | words', why: 'N', keep: 'N', digest: '[at HH:MM | off | on]', timezone: '[Zone]' },
+  usage: {
+    memories: '[--all] [category | next | prev | N]',
+    forget: 'N | words',
+    why: 'N',
+    keep: 'N',
+    digest: '[at HH:MM | off | on]',
+    timezone: '[Zone]',
+    settings: '[capped … | sleep … | budget …]',
+  },
   footer: `${NUMBERS_NOTE} /quit (or Ctrl-D) leaves; the conversation stays open until /end.`,
 });
 
@@ -183,6 +192,8 @@ export function createTerminalCommands(deps: TerminalCommandDeps): TerminalComma
         }
         case 'timezone':
           return { text: await answerTimeZone(digestSchedule, scope, argument, WHERE) };
+        case 'settings':
+          return { text: await answerSettings(deps.scopeControls, scope, parseSettingsArgument(argument), WHERE) };
         case 'sleep':
           return { text: await sleepNow({ scheduler, digestBook, lists }, scope) };
         case 'pause':

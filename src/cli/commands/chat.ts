@@ -43,8 +43,8 @@ export const chatCommand: Command = {
     // Memories and turns get their vectors while the conversation goes on (as under npm start).
     core.embeddingWorker.start();
     const sweeper = agent.startIdleSweep();
-    const { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts } = core;
-    const services = { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts };
+    const { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts } = core;
+    const services = { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts };
     const terminal = createTerminalChannel({
       ...services,
       handler,

@@ -1,6 +1,6 @@
 /**
  * One scope policy: every decision that depends on which scope is asking (its time zone, digest
- * time, sleep window, token budget, idle minutes, memory cap), plus the rules every site used to
+ * time, sleep window, sleep token budget, daily reply budget, idle minutes, memory cap), plus the rules every site used to
  * write for itself (how many consolidation attempts an episode gets, which episodes are still
  * eligible for consolidation, how tokens are estimated), resolved in one place from the scope's
  * row and the service defaults.
@@ -63,10 +63,11 @@ export function scopeTimeZone(scope: { readonly timezone: string | null }, defau
 }
 
 /** The defaults of every scope, from the configuration. */
-export function policyDefaults(config: Pick<Config, 'sleep' | 'timeZone'>): PolicyDefaults {
+export function policyDefaults(config: Pick<Config, 'sleep' | 'timeZone'> & Partial<Pick<Config, 'agent'>>): PolicyDefaults {
   return {
     digestTime: config.sleep.digestTime,
     dailyTokenBudget: config.sleep.dailyTokenBudget,
+    ...(config.agent && { replyDailyBudget: config.agent.replyDailyBudget }),
     idleMinutes: config.sleep.idleMinutes,
     timeZone: config.timeZone,
     sleepWindow: config.sleep.defaultSleepWindow,
@@ -116,6 +117,7 @@ export function resolvePolicy(scope: ScopeSettingsSource, defaults: PolicyDefaul
     ...(sleepWindow && { sleepWindow }),
     digestTime: stored.digestTime ?? defaults.digestTime,
     dailyTokenBudget: stored.dailyTokenBudget ?? defaults.dailyTokenBudget,
+    replyDailyBudget: stored.replyDailyBudget ?? defaults.replyDailyBudget ?? 0,
     idleMinutes: stored.idleMinutes ?? defaults.idleMinutes,
     memoryCap: stored.memoryCap ?? defaults.memoryCap,
     timeZone,

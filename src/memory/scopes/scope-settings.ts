@@ -25,7 +25,10 @@ export const scopeSettingsSchema = z.object({
     .string()
     .regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time of day as HH:MM, 24-hour, e.g. 21:00')
     .optional(),
+  /** Model tokens per local day for sleep work (SLEEP_DAILY_TOKEN_BUDGET); 0 = unlimited. */
   dailyTokenBudget: z.number().int().min(0).optional(),
+  /** Replies per local day (REPLY_DAILY_BUDGET); 0 = unlimited. */
+  replyDailyBudget: z.number().int().min(0).optional(),
   idleMinutes: z.number().int().min(0).optional(),
   memoryCap: z.number().int().min(1).optional(),
   /** false: no scheduled digest (`/digest off`); `/digest` on demand still works. */
@@ -49,6 +52,11 @@ export interface ScopeSettingsDefaults {
   readonly digestTime: string;
   /** 0 means unlimited. */
   readonly dailyTokenBudget: number;
+  /**
+   * REPLY_DAILY_BUDGET; 0 means unlimited. Optional because only a reply reads it: the scheduler
+   * and the digest schedule resolve their part of the policy without it (then 0).
+   */
+  readonly replyDailyBudget?: number;
   readonly idleMinutes: number;
   readonly timeZone: string;
   /** Absent means no cap. */
@@ -63,8 +71,10 @@ export interface ScopeSettings {
   readonly sleepWindow?: SleepWindow;
   /** HH:MM in {@link ScopeSettings.timeZone}. */
   readonly digestTime: string;
-  /** 0 means unlimited. */
+  /** Sleep's model tokens per local day; 0 means unlimited. */
   readonly dailyTokenBudget: number;
+  /** Replies per local day; 0 means unlimited. */
+  readonly replyDailyBudget: number;
   readonly idleMinutes: number;
   readonly memoryCap?: number;
   /** IANA zone: Scope.timezone, or the service default. */
