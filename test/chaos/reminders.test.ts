@@ -7,6 +7,7 @@
  * - One due while the service was down is sent at the restart, once, marked "(late)".
  * - The time is the scope's own zone (set by /timezone), not the service's TZ nor UTC.
  * - `/reminders` lists them in the person's zone and `/reminders cancel N` cancels number N.
+ * - Forgetting words (the CLI's `forget --words`) deletes the reminders holding them.
  * - Two replicas on one PostgreSQL, both looking every second, send each reminder exactly once.
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
@@ -20,7 +21,7 @@ import { freePort, startReplica, stopReplica, webhookEnv } from '../integration/
 import { createPostgresDatabase, postgresAvailable, postgresSkipReason, tempDir } from '../support/databases';
 import { cleanEnv } from '../support/run-process';
 import type { Entry } from './crash-support';
-import { openSqlite, sleepMs } from './crash-support';
+import { openSqlite, runCliToEnd, sleepMs } from './crash-support';
 
 /** The service's default zone; the person's own (set by /timezone) is another, hours apart from it and from UTC. */
 const SERVICE_ZONE = 'Asia/Tokyo';
@@ -162,15 +163,22 @@ describe('reminders: at the person’s local time, once, across restarts and rep
     const passport = remindersOf(fake, ana.id, 'passport');
     await stopReplica(second, 20_000);
 
-    const db = openSqlite(path.join(dataDir, 'nocturne.db'), { readonly: true });
-    const rows = db.prepare('SELECT text, status, late FROM Reminder ORDER BY dueAt').all() as Array<{ text: string; status: string; late: number }>;
-    db.close();
+    const readRows = () => {
+      const db = openSqlite(path.join(dataDir, 'nocturne.db'), { readonly: true });
+      const found = db.prepare('SELECT text, status, late FROM Reminder ORDER BY dueAt').all() as Array<{ text: string; status: string; late: number }>;
+      db.close();
+      return found;
+    };
+    const rows = readRows();
+    // Forgetting words reaches the reminders that hold them (the CLI, as an operator or the person's /forget would).
+    await runCliToEnd(['forget', '--scope', `telegram:private:${ana.id}`, '--words', 'ferns', '--yes'], env);
+    const afterForget = readRows().map((r) => r.text);
     // eslint-disable-next-line no-console
     console.log(
       `reminders across a restart (down ${(downMs / 1000).toFixed(1)} s): while up ${sentWhileUp}; ferns sent ${ferns.length} ` +
         `(${ferns.map((m) => `${((m.at - fernsAt) / 1000).toFixed(1)} s after due`).join(', ')}), dentist sent ${dentist.length} ` +
         `(${dentist.map((m) => `${((m.at - dentistAt) / 1000).toFixed(1)} s after due`).join(', ')}), passport ${passport.length}; ` +
-        `rows ${JSON.stringify(rows)}`,
+        `rows ${JSON.stringify(rows)}; after forget ferns ${JSON.stringify(afterForget)}`,
     );
 
     expect(missedAnswer).toMatch(/reminder set for .* \(America\/New_York\): water the ferns/);
@@ -199,6 +207,7 @@ describe('reminders: at the person’s local time, once, across restarts and rep
       ['call the dentist', 'sent', 0],
       ['renew the passport', 'cancelled', 0],
     ]);
+    expect(afterForget).toEqual(['call the dentist', 'renew the passport']);
   }, 420_000);
 
   const run = postgresAvailable() ? it : it.skip;
