@@ -9,8 +9,11 @@
  * - `/reminders` lists them in the person's zone and `/reminders cancel N` cancels number N.
  * - Forgetting words (the CLI's `forget --words`) deletes the reminders holding them.
  * - Two replicas on one PostgreSQL, both looking every second, send each reminder exactly once.
+ * - In the terminal of `npm start`: printed when due while it is open, and "(late)" at the next
+ *   start when it came due while it was closed.
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import pg from 'pg';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
@@ -19,7 +22,7 @@ import { startOllamaDouble } from '../doubles/ollama-server';
 import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from '../doubles/telegram-server';
 import { freePort, startReplica, stopReplica, webhookEnv } from '../integration/telegram-webhook-support';
 import { createPostgresDatabase, postgresAvailable, postgresSkipReason, tempDir } from '../support/databases';
-import { cleanEnv } from '../support/run-process';
+import { cleanEnv, ROOT } from '../support/run-process';
 import type { Entry } from './crash-support';
 import { openSqlite, runCliToEnd, sleepMs } from './crash-support';
 
@@ -98,6 +101,38 @@ async function say(fake: FakeTelegramServer, person: FakeUser, text: string, exp
     .map((m) => m.text ?? '')
     .find((t) => expect.test(t))!;
 }
+
+/** `npm start` with the terminal on stdin (kept open until `close()`); its output as it comes. */
+function startTerminal(env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main.ts')], { env, cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const ended = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  return {
+    say: (line: string) => void child.stdin.write(`${line}\n`),
+    output: () => out,
+    logs: () => err,
+    /** Ends the input (the terminal is left, the service stops); SIGKILL when it has not ended after 20 s. */
+    async close(): Promise<number | null> {
+      child.stdin.end();
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      const code = await ended;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+async function until(condition: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (!condition() && Date.now() < deadline) await sleepMs(100);
+  return condition();
+}
+
+/** Lines of terminal output that are reminders of `text`. */
+const printed = (output: string, text: string): string[] => output.split('\n').filter((l) => l.startsWith('⏰ Reminder') && l.includes(text));
 
 describe('reminders: at the person’s local time, once, across restarts and replicas', () => {
   const cleanups: Array<() => Promise<unknown>> = [];
@@ -275,5 +310,55 @@ describe('reminders: at the person’s local time, once, across restarts and rep
     expect(counts).toEqual(texts.map(() => 1));
     expect(early).toBe(0);
     expect(statuses.map((s) => [s.status, Number(s.n)])).toEqual([['sent', texts.length]]);
+  }, 300_000);
+
+  it('prints a terminal reminder when due, and one due while the terminal was closed "(late)" at the next start', async () => {
+    const model = await startReminderModel(SERVICE_ZONE);
+    cleanups.push(() => model.double.stop());
+    const ollama = await startOllamaDouble({ models: ['nomic-embed-text'] });
+    cleanups.push(() => ollama.stop());
+    const env = cleanEnv({
+      DATA_DIR: path.join(tempDir('nocturne-terminal-reminders-'), 'data'),
+      TERMINAL: 'on',
+      TERMINAL_USER: 'ana',
+      SLEEP_ENABLED: 'false',
+      TZ: SERVICE_ZONE,
+      ANTHROPIC_API_KEY: 'sk-ant-terminal-reminders-000000',
+      ANTHROPIC_BASE_URL: model.double.url,
+      EMBEDDER: 'ollama',
+      EMBEDDING_MODEL: 'nomic-embed-text',
+      OLLAMA_HOST: ollama.url,
+      REMINDER_CHECK_SECONDS: String(CHECK_S),
+      REMINDER_LATE_SECONDS: String(LATE_S),
+    });
+
+    const first = startTerminal(env);
+    first.say('remind me in 20 s to stretch');
+    await until(() => first.output().includes('Done: reminder set'), SLOW_MS);
+    first.say('remind me in 25 s to drink water');
+    await until(() => (first.output().match(/Done: reminder set/g) ?? []).length >= 2, SLOW_MS);
+    const stretchAt = model.asked.get('stretch')!;
+    await until(() => printed(first.output(), 'stretch').length > 0, stretchAt - Date.now() + SLOW_MS);
+    const shownAt = Date.now();
+    const firstCode = await first.close();
+    const drinkAt = model.asked.get('drink water')!;
+    // Closed until the water reminder is well past its time.
+    await sleepMs(Math.max(0, drinkAt + (LATE_S + 5) * 1000 - Date.now()));
+    const second = startTerminal(env);
+    await until(() => printed(second.output(), 'drink water').length > 0, SLOW_MS);
+    await sleepMs(3_000);
+    const secondCode = await second.close();
+    const stretch = [...printed(first.output(), 'stretch'), ...printed(second.output(), 'stretch')];
+    const water = [...printed(first.output(), 'drink water'), ...printed(second.output(), 'drink water')];
+    // eslint-disable-next-line no-console
+    console.log(
+      `terminal reminders: stretch printed ${stretch.length} (${((shownAt - stretchAt) / 1000).toFixed(1)} s after due, seen by the test), ` +
+        `water printed ${water.length} at the next start: ${JSON.stringify(water)}; exit codes ${firstCode}, ${secondCode}`,
+    );
+
+    expect(stretch).toEqual(['⏰ Reminder: stretch']);
+    expect(water).toEqual(['⏰ Reminder (late): drink water']);
+    expect(printed(first.output(), 'drink water')).toEqual([]);
+    expect([firstCode, secondCode]).toEqual([0, 0]);
   }, 300_000);
 });
