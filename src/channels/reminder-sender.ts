@@ -75,12 +75,15 @@ export function createReminderSender(options: ReminderSenderOptions): ReminderSe
       await reminders.markFailed(reminder.id);
       const attempt = reminder.attempts + 1;
       const given = attempt >= REMINDER_MAX_ATTEMPTS;
-      log[given ? 'error' : 'warn'](given ? 'a reminder could not be sent and will not be tried again' : 'a reminder could not be sent; it will be tried again', {
-        reminderId: reminder.id,
-        scopeId: reminder.scopeId,
-        attempt,
-        error,
-      });
+      log[given ? 'error' : 'warn'](
+        given ? 'a reminder could not be sent and will not be tried again' : 'a reminder could not be sent; it will be tried again',
+        {
+          reminderId: reminder.id,
+          scopeId: reminder.scopeId,
+          attempt,
+          error,
+        },
+      );
       return 'failed';
     }
     await reminders.markSent(reminder.id, clock());

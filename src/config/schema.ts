@@ -223,8 +223,7 @@ export const settingDocs: Record<keyof Env, string> = {
   SLEEP_DAILY_TOKEN_BUDGET: 'Model tokens (input + output) one scope may spend per local day on sleep work; 0 = unlimited.',
   DIGEST_TIME: 'Local time of day (HH:MM, in the scope time zone) when the daily digest is due.',
   REMINDER_CHECK_SECONDS: 'How often due reminders are looked for and sent, in seconds (a reminder goes out at most this long after its time).',
-  REMINDER_LATE_SECONDS:
-    'A reminder sent more than this many seconds after its time (the service was down) says "(late)" and when it was due.',
+  REMINDER_LATE_SECONDS: 'A reminder sent more than this many seconds after its time (the service was down) says "(late)" and when it was due.',
   SOUL_MAX_TOKENS: 'Size of the soul (the profile in every reply prompt) in estimated tokens; the best-ranked memories are kept.',
   AGENT_CONTEXT_TOKENS: "Tokens of the model's window the agent budgets a reply in (prompt + answer); default: the model's context window.",
   AGENT_MEMORY_TOKENS: 'Most tokens of relevant memories (and recent episodes of other conversations) put into a reply prompt.',

@@ -94,7 +94,15 @@ function remindersOf(fake: FakeTelegramServer, chatId: number, text: string): Ar
 async function say(fake: FakeTelegramServer, person: FakeUser, text: string, expect: RegExp): Promise<string> {
   const before = fake.sent(person.id).length;
   fake.message(person, text);
-  await fake.waitFor(() => fake.sent(person.id).slice(before).some((m) => expect.test(m.text ?? '')), SLOW_MS, `the answer to "${text}"`);
+  await fake.waitFor(
+    () =>
+      fake
+        .sent(person.id)
+        .slice(before)
+        .some((m) => expect.test(m.text ?? '')),
+    SLOW_MS,
+    `the answer to "${text}"`,
+  );
   return fake
     .sent(person.id)
     .slice(before)
@@ -190,7 +198,9 @@ describe('reminders: at the person’s local time, once, across restarts and rep
     const second = track(await startReplica(env));
     const dentistAt = model.asked.get('call the dentist')!;
     await fake.waitFor(() => remindersOf(fake, ana.id, 'ferns').length > 0, SLOW_MS, 'the missed reminder after the restart').catch(() => undefined);
-    await fake.waitFor(() => remindersOf(fake, ana.id, 'dentist').length > 0, dentistAt - Date.now() + SLOW_MS, 'the reminder at its time').catch(() => undefined);
+    await fake
+      .waitFor(() => remindersOf(fake, ana.id, 'dentist').length > 0, dentistAt - Date.now() + SLOW_MS, 'the reminder at its time')
+      .catch(() => undefined);
     // Passes every second: time enough for a duplicate, if there were going to be one.
     await sleepMs(6_000);
     const ferns = remindersOf(fake, ana.id, 'ferns');
@@ -247,70 +257,74 @@ describe('reminders: at the person’s local time, once, across restarts and rep
 
   const run = postgresAvailable() ? it : it.skip;
   if (!postgresAvailable()) console.warn(`reminders on two replicas: skipped (${postgresSkipReason()})`);
-  run('two replicas on one PostgreSQL send each reminder exactly once', async () => {
-    const fake = await startFakeTelegram();
-    cleanups.push(() => fake.close());
-    const model = await startReminderModel(SERVICE_ZONE);
-    cleanups.push(() => model.double.stop());
-    const ollama = await startOllamaDouble({ models: ['nomic-embed-text'] });
-    cleanups.push(() => ollama.stop());
-    const url = await createPostgresDatabase();
-    const root = tempDir('nocturne-reminder-replicas-');
-    const ports = [await freePort(), await freePort()];
-    const people: FakeUser[] = Array.from({ length: 3 }, (_, i) => ({ id: 7_310_000 + i, first_name: `Person${i}` }));
-    const env = (i: number) =>
-      webhookEnv({
-        dataDir: path.join(root, `replica-${i}`),
-        port: ports[i]!,
-        apiRoot: fake.apiRoot,
-        token: fake.token,
-        modelUrl: model.double.url,
-        ollamaUrl: ollama.url,
-        allowedUsers: people.map((p) => p.id),
-        extra: {
-          DB_PROVIDER: 'postgres',
-          DATABASE_URL: url,
-          SLEEP_ENABLED: 'false',
-          TZ: SERVICE_ZONE,
-          REMINDER_CHECK_SECONDS: String(CHECK_S),
-          REMINDER_LATE_SECONDS: String(LATE_S),
-        },
-      });
-    // The first replica applies the migrations; the second finds them applied.
-    track(await startReplica(env(0)));
-    track(await startReplica(env(1)));
-    fake.routeWebhook(ports.map((port) => `http://127.0.0.1:${port}/telegram`));
+  run(
+    'two replicas on one PostgreSQL send each reminder exactly once',
+    async () => {
+      const fake = await startFakeTelegram();
+      cleanups.push(() => fake.close());
+      const model = await startReminderModel(SERVICE_ZONE);
+      cleanups.push(() => model.double.stop());
+      const ollama = await startOllamaDouble({ models: ['nomic-embed-text'] });
+      cleanups.push(() => ollama.stop());
+      const url = await createPostgresDatabase();
+      const root = tempDir('nocturne-reminder-replicas-');
+      const ports = [await freePort(), await freePort()];
+      const people: FakeUser[] = Array.from({ length: 3 }, (_, i) => ({ id: 7_310_000 + i, first_name: `Person${i}` }));
+      const env = (i: number) =>
+        webhookEnv({
+          dataDir: path.join(root, `replica-${i}`),
+          port: ports[i]!,
+          apiRoot: fake.apiRoot,
+          token: fake.token,
+          modelUrl: model.double.url,
+          ollamaUrl: ollama.url,
+          allowedUsers: people.map((p) => p.id),
+          extra: {
+            DB_PROVIDER: 'postgres',
+            DATABASE_URL: url,
+            SLEEP_ENABLED: 'false',
+            TZ: SERVICE_ZONE,
+            REMINDER_CHECK_SECONDS: String(CHECK_S),
+            REMINDER_LATE_SECONDS: String(LATE_S),
+          },
+        });
+      // The first replica applies the migrations; the second finds them applied.
+      track(await startReplica(env(0)));
+      track(await startReplica(env(1)));
+      fake.routeWebhook(ports.map((port) => `http://127.0.0.1:${port}/telegram`));
 
-    // Every reminder is due at the same second: both replicas find all of them due in the same pass.
-    const dueAt = Math.ceil((Date.now() + 45_000) / 1000) * 1000;
-    const texts: Array<{ person: FakeUser; text: string }> = [];
-    for (const [i, person] of people.entries()) {
-      for (let k = 0; k < 3; k++) {
-        const text = `feed the cat number ${i}-${k}`;
-        texts.push({ person, text });
-        await say(fake, person, `remind me at ${dueAt} to ${text}`, new RegExp(`^Done: .*${text}`));
+      // Every reminder is due at the same second: both replicas find all of them due in the same pass.
+      const dueAt = Math.ceil((Date.now() + 45_000) / 1000) * 1000;
+      const texts: Array<{ person: FakeUser; text: string }> = [];
+      for (const [i, person] of people.entries()) {
+        for (let k = 0; k < 3; k++) {
+          const text = `feed the cat number ${i}-${k}`;
+          texts.push({ person, text });
+          await say(fake, person, `remind me at ${dueAt} to ${text}`, new RegExp(`^Done: .*${text}`));
+        }
       }
-    }
-    const setBy = Date.now();
-    const all = () => texts.every(({ person, text }) => remindersOf(fake, person.id, text).length > 0);
-    await fake.waitFor(all, dueAt - Date.now() + SLOW_MS, 'every reminder').catch(() => undefined);
-    await sleepMs(6_000);
-    const counts = texts.map(({ person, text }) => remindersOf(fake, person.id, text).length);
-    const early = texts.flatMap(({ person, text }) => remindersOf(fake, person.id, text)).filter((m) => m.at < dueAt).length;
-    const db = new pg.Client({ connectionString: url });
-    await db.connect();
-    const statuses = (await db.query<{ status: string; n: string }>(`SELECT status, COUNT(*) AS n FROM "Reminder" GROUP BY status`)).rows;
-    await db.end();
-    // eslint-disable-next-line no-console
-    console.log(
-      `reminders on two replicas: ${texts.length} set (${((dueAt - setBy) / 1000).toFixed(1)} s before due), sent per reminder ${JSON.stringify(counts)}, ` +
-        `early ${early}; rows ${JSON.stringify(statuses)}`,
-    );
+      const setBy = Date.now();
+      const all = () => texts.every(({ person, text }) => remindersOf(fake, person.id, text).length > 0);
+      await fake.waitFor(all, dueAt - Date.now() + SLOW_MS, 'every reminder').catch(() => undefined);
+      await sleepMs(6_000);
+      const counts = texts.map(({ person, text }) => remindersOf(fake, person.id, text).length);
+      const early = texts.flatMap(({ person, text }) => remindersOf(fake, person.id, text)).filter((m) => m.at < dueAt).length;
+      const db = new pg.Client({ connectionString: url });
+      await db.connect();
+      const statuses = (await db.query<{ status: string; n: string }>(`SELECT status, COUNT(*) AS n FROM "Reminder" GROUP BY status`)).rows;
+      await db.end();
+      // eslint-disable-next-line no-console
+      console.log(
+        `reminders on two replicas: ${texts.length} set (${((dueAt - setBy) / 1000).toFixed(1)} s before due), sent per reminder ${JSON.stringify(counts)}, ` +
+          `early ${early}; rows ${JSON.stringify(statuses)}`,
+      );
 
-    expect(counts).toEqual(texts.map(() => 1));
-    expect(early).toBe(0);
-    expect(statuses.map((s) => [s.status, Number(s.n)])).toEqual([['sent', texts.length]]);
-  }, 300_000);
+      expect(counts).toEqual(texts.map(() => 1));
+      expect(early).toBe(0);
+      expect(statuses.map((s) => [s.status, Number(s.n)])).toEqual([['sent', texts.length]]);
+    },
+    300_000,
+  );
 
   it('prints a terminal reminder when due, and one due while the terminal was closed "(late)" at the next start', async () => {
     const model = await startReminderModel(SERVICE_ZONE);
