@@ -216,14 +216,14 @@ describe('reminders: at the person’s local time, once, across restarts and rep
     };
     const rows = readRows();
     // Forgetting words reaches the reminders that hold them (the CLI, as an operator or the person's /forget would).
-    await runCliToEnd(['forget', '--scope', `telegram:private:${ana.id}`, '--words', 'ferns', '--yes'], env);
+    const forgot = (await runCliToEnd(['forget', '--scope', `telegram:private:${ana.id}`, '--words', 'ferns', '--yes'], env)).stdout();
     const afterForget = readRows().map((r) => r.text);
     // eslint-disable-next-line no-console
     console.log(
       `reminders across a restart (down ${(downMs / 1000).toFixed(1)} s): while up ${sentWhileUp}; ferns sent ${ferns.length} ` +
         `(${ferns.map((m) => `${((m.at - fernsAt) / 1000).toFixed(1)} s after due`).join(', ')}), dentist sent ${dentist.length} ` +
         `(${dentist.map((m) => `${((m.at - dentistAt) / 1000).toFixed(1)} s after due`).join(', ')}), passport ${passport.length}; ` +
-        `rows ${JSON.stringify(rows)}; after forget ferns ${JSON.stringify(afterForget)}`,
+        `rows ${JSON.stringify(rows)}; after forget ferns ${JSON.stringify(afterForget)} (${JSON.stringify(forgot.trim().slice(0, 200))})`,
     );
 
     expect(missedAnswer).toMatch(/reminder set for .* \(America\/New_York\): water the ferns/);
@@ -253,6 +253,8 @@ describe('reminders: at the person’s local time, once, across restarts and rep
       ['renew the passport', 'cancelled', 0],
     ]);
     expect(afterForget).toEqual(['call the dentist', 'renew the passport']);
+    // What the forget says it changed counts the reminder.
+    expect(forgot).toContain('1 reminder');
   }, 420_000);
 
   const run = postgresAvailable() ? it : it.skip;
