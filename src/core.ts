@@ -31,6 +31,7 @@ import type { VectorIndex } from './memory/vectors/vector-index';
 import { createScopeArchive, type ScopeArchive } from './export/scope-archive';
 import { createAuditLog, type AuditLog } from './memory/audit/audit-log';
 import { createDigestBook, type DigestBook } from './memory/digests/digest-book';
+import { createReminderBook, type ReminderBook } from './memory/reminders/reminder-book';
 import { createEpisodeLog, type EpisodeLog } from './memory/episodes/episode-log';
 import { createMemoryCatalog, type MemoryCatalog } from './memory/memories/memory-catalog';
 import { createProfileReader, type ProfileReader } from './memory/profiles/profile-reader';
@@ -86,6 +87,8 @@ export interface Core {
   readonly conflicts: ConflictBook;
   readonly episodeLog: EpisodeLog;
   readonly digestBook: DigestBook;
+  /** Reminders people asked for: set, listed and cancelled by the agent and /reminders, sent by the channels. */
+  readonly reminders: ReminderBook;
   /** A scope's digest time, on/off and time zone, as its person or an operator sets them (audited). */
   readonly digestSchedule: DigestScheduleService;
   /** A scope's capped mode, sleep window and daily budgets, as its person or an operator sets them (audited). */
@@ -247,6 +250,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     conflicts: createConflictBook({ prisma: db.prisma, soul: { maxTokens: config.sleep.soulMaxTokens, defaultTimeZone: config.timeZone } }),
     episodeLog: createEpisodeLog(episodes),
     digestBook: createDigestBook(db.prisma, config.timeZone),
+    reminders: createReminderBook(db.prisma, config.timeZone),
     digestSchedule: createDigestScheduleService(
       db.prisma,
       { digestTime: config.sleep.digestTime, timeZone: config.timeZone, soulMaxTokens: config.sleep.soulMaxTokens },

@@ -23,6 +23,7 @@ import type { McpDoorServices } from './mcp/memory-server';
 import type { Config } from './config/load-config';
 import type { ConversationHandler } from './channels/conversation-handler';
 import { createDigestSender } from './channels/telegram/digest-sender';
+import { createTelegramReminderSender } from './channels/telegram/telegram-reminders';
 import { createFileHeartbeat, pollHealth } from './channels/telegram/poll-heartbeat';
 import { createTelegramBot } from './channels/telegram/telegram-bot';
 import { createTelegramPolling } from './channels/telegram/telegram-polling';
@@ -97,13 +98,14 @@ export function agentServices(core: Core): AgentServices {
     context: core.context,
     search: core.search,
     soul: core.soul,
+    reminders: core.reminders,
   };
 }
 
 /** The domain services a chat channel's commands use (/memories, /why, /forget, /digest, /export, /sleep). */
 export function channelServices(core: Core) {
-  const { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts } = core;
-  return { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts };
+  const { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts, reminders } = core;
+  return { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts, reminders };
 }
 
 /**
@@ -259,6 +261,16 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
       }
       const digests = await startDigestSender(core, bot, logger, overrides.clock ? { clock: overrides.clock } : {});
       stops.splice(stops.length - 1, 0, ['digest sender', () => digests.stop()]);
+      const reminders = createTelegramReminderSender({
+        reminders: core.reminders,
+        api: bot.api,
+        logger,
+        intervalMs: config.reminders.checkMs,
+        lateAfterMs: config.reminders.lateAfterMs,
+        ...(overrides.clock && { clock: overrides.clock }),
+      });
+      await reminders.start();
+      stops.splice(stops.length - 1, 0, ['reminder sender', () => reminders.stop()]);
       parts.telegram = `@${bot.bot.botInfo.username}${telegramWebhook ? ' (webhook)' : ''}`;
     } else parts.telegram = 'off (set TELEGRAM_BOT_TOKEN)';
 
@@ -274,6 +286,12 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
         defaultTimeZone: config.timeZone,
         exportDir: path.join(config.dataDir, 'exports'),
         banner: modelBanner(config, io.logFile),
+        reminderDelivery: {
+          reminders: core.reminders,
+          intervalMs: config.reminders.checkMs,
+          lateAfterMs: config.reminders.lateAfterMs,
+          ...(overrides.clock && { clock: overrides.clock }),
+        },
       });
       stops.push(['terminal', () => terminal.stop()]);
       parts.terminal = `terminal:${config.terminal.user}`;

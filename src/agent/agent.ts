@@ -39,6 +39,8 @@ import { createEndMemoryWriter, END_TURNS } from './conversation-end';
 import { EMPTY_ANSWER_TEXT, emptyReply, INTERNAL_ERROR_TEXT, INVALID_MESSAGE_TEXT, LLM_UNAVAILABLE_TEXT } from './degraded-replies';
 import { contentOf, parseInboundMessage, scopeOf, type InboundMessage } from './inbound-message';
 import { createMemoryTools } from './memory-tools';
+import { createReminderTools, joinTools } from './reminder-tools';
+import type { ReminderBook } from '../memory/reminders/reminder-book';
 import { createReplyLimits } from './reply-limits';
 import { createReplyPrompts } from './reply-prompt';
 import { createScopeQueue } from './scope-queue';
@@ -137,6 +139,8 @@ export interface AgentServices {
   readonly context: ContextRetriever;
   readonly search: HybridSearch;
   readonly soul: SoulReader;
+  /** Reminders the model may set, list and cancel (reminder_* tools); without it the model has none. */
+  readonly reminders?: Pick<ReminderBook, 'set' | 'upcoming' | 'cancel'>;
 }
 
 export function createAgent(params: AgentServices & { options?: AgentOptions }): Agent {
@@ -155,7 +159,11 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
     contextTokens: budget.contextTokens,
     summarize: settings.endSummary,
   });
-  const tools = createMemoryTools({ memories: memoryStore, episodes, search: params.search, logger });
+  const memoryTools = createMemoryTools({ memories: memoryStore, episodes, search: params.search, logger });
+  // Reminders are offered only where a reminder book was given (a service with channels to deliver them).
+  const tools = params.reminders
+    ? joinTools(memoryTools, createReminderTools({ reminders: params.reminders, logger, defaultTimeZone: config.timeZone }))
+    : memoryTools;
   const compactor = createCompactor({
     llm,
     conversations: store,
@@ -332,6 +340,7 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
       channel: message.channel,
       userEpisodeId: userEpisode.id,
       now,
+      timeZone: policy.timeZone,
       instructionInContext,
     });
     let outcome: ConversationOutcome;

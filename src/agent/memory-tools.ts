@@ -48,6 +48,8 @@ export interface ToolBinding {
   /** The person's message being answered: the evidence of what the model saves. */
   readonly userEpisodeId: string;
   readonly now: Date;
+  /** The scope's time zone from its policy (the reminder tools read local times in it). */
+  readonly timeZone?: string;
   /**
    * The model's context holds a message that tries to instruct the memory system (this message,
    * an earlier turn, or an earlier episode shown as context): memory writes are refused for the

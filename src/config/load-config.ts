@@ -42,6 +42,8 @@ export interface Config {
   readonly sleep: SleepConfig;
   /** The agent loop (src/agent/): reply budgets, conversation end and compaction. */
   readonly agent: AgentConfig;
+  /** Reminder delivery: how often due reminders are looked for, and after how long one is sent marked late. */
+  readonly reminders: { readonly checkMs: number; readonly lateAfterMs: number };
   readonly log: { readonly level: Env['LOG_LEVEL']; readonly format: Env['LOG_FORMAT']; readonly file?: string };
   /** Every secret value, so the logger can redact them wherever they appear. */
   readonly secrets: readonly string[];
@@ -280,6 +282,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       replyRatePerMinute: env.REPLY_RATE_PER_MINUTE,
       replyDailyBudget: env.REPLY_DAILY_BUDGET,
     },
+    reminders: { checkMs: env.REMINDER_CHECK_SECONDS * 1000, lateAfterMs: env.REMINDER_LATE_SECONDS * 1000 },
     log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT, ...(env.LOG_FILE ? { file: path.resolve(cwd, env.LOG_FILE) } : {}) },
     secrets,
   };

@@ -138,6 +138,8 @@ export const envSchema = z.object({
   SLEEP_MAX_ATTEMPTS: int(1, 1_000).default(5),
   SLEEP_DAILY_TOKEN_BUDGET: int(0, 1_000_000_000).default(200_000),
   DIGEST_TIME: clockTime.default('21:00'),
+  REMINDER_CHECK_SECONDS: int(1, 3_600).default(30),
+  REMINDER_LATE_SECONDS: int(0, 7 * 24 * 3_600).default(300),
   SOUL_MAX_TOKENS: int(100, 1_000_000).default(1_500),
 
   // Agent (replies, working memory, compaction)
@@ -220,6 +222,8 @@ export const settingDocs: Record<keyof Env, string> = {
   SLEEP_MAX_ATTEMPTS: 'Failed consolidation attempts after which an episode is left alone (and reported).',
   SLEEP_DAILY_TOKEN_BUDGET: 'Model tokens (input + output) one scope may spend per local day on sleep work; 0 = unlimited.',
   DIGEST_TIME: 'Local time of day (HH:MM, in the scope time zone) when the daily digest is due.',
+  REMINDER_CHECK_SECONDS: 'How often due reminders are looked for and sent, in seconds (a reminder goes out at most this long after its time).',
+  REMINDER_LATE_SECONDS: 'A reminder sent more than this many seconds after its time (the service was down) says "(late)" and when it was due.',
   SOUL_MAX_TOKENS: 'Size of the soul (the profile in every reply prompt) in estimated tokens; the best-ranked memories are kept.',
   AGENT_CONTEXT_TOKENS: "Tokens of the model's window the agent budgets a reply in (prompt + answer); default: the model's context window.",
   AGENT_MEMORY_TOKENS: 'Most tokens of relevant memories (and recent episodes of other conversations) put into a reply prompt.',

@@ -16,6 +16,7 @@ export type {
   AuditEvent,
   SleepRun,
   Digest,
+  Reminder,
   Profile,
   Conversation,
   LlmCall,

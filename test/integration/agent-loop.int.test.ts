@@ -85,7 +85,15 @@ describe('agent loop (Anthropic double)', () => {
     expect(system.slice(system.indexOf(HEADINGS.goals))).toContain('Valencia marathon');
     expect(JSON.stringify(request)).not.toMatch(/green tea|other scope/);
     expect(request.messages.at(-1)).toEqual({ role: 'user', content: 'What is my favourite drink?' });
-    expect(request.tools?.map((t) => t.name)).toEqual(['memory_search', 'memory_get', 'memory_save', 'memory_update']);
+    expect(request.tools?.map((t) => t.name)).toEqual([
+      'memory_search',
+      'memory_get',
+      'memory_save',
+      'memory_update',
+      'reminder_set',
+      'reminder_list',
+      'reminder_cancel',
+    ]);
 
     const t = reply.tokens!;
     expect(t.system + t.soul + t.tools + t.memories + t.goals + t.summary + t.recent).toBe(t.prompt);

@@ -61,7 +61,7 @@ describe('agent loop (Ollama double)', () => {
     expect(reply.toolCalls).toEqual(['memory_update']);
     expect(agent.budget.contextTokens).toBe(2400);
     const [first, second] = double.chatRequests.slice(-2);
-    expect(first!.tools).toEqual(['memory_search', 'memory_get', 'memory_save', 'memory_update']);
+    expect(first!.tools).toEqual(['memory_search', 'memory_get', 'memory_save', 'memory_update', 'reminder_set', 'reminder_list', 'reminder_cancel']);
     expect(first!.messages.at(-1)!.text).toBe('Ana: I play the cello, remember that');
     expect(second!.messages.at(-1)).toMatchObject({ role: 'tool', toolName: 'memory_update' });
     expect(second!.messages.at(-1)!.text).toMatch(/^created memory /);

@@ -30,6 +30,7 @@ describe('Telegram bot: access, scopes and messages', () => {
       'keep',
       'memories',
       'pause',
+      'reminders',
       'resume',
       'settings',
       'sleep',

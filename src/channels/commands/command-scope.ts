@@ -13,6 +13,7 @@ import type { DigestScheduleService } from '../../memory/scopes/digest-schedule'
 import type { ScopeControls } from '../../memory/scopes/scope-controls';
 import type { ConflictBook } from '../../memory/memories/conflict-book';
 import type { ConsolidationControl } from '../../memory/scopes/consolidation-control';
+import type { ReminderBook } from '../../memory/reminders/reminder-book';
 
 /**
  * The domain services behind the commands, by name: the memory catalog (/memories, /why), the
@@ -32,6 +33,8 @@ export interface CommandServices {
   readonly scopeControls: Pick<ScopeControls, 'get' | 'set'>;
   /** Settling a contradiction the person answered (/keep N, a button under the digest). */
   readonly conflicts: Pick<ConflictBook, 'keep'>;
+  /** The scope's reminders to come (/reminders, /reminders cancel N); absent: the command says they are unavailable. */
+  readonly reminders?: Pick<ReminderBook, 'upcoming' | 'cancel'>;
 }
 
 /** The scope a command acts on. */

@@ -22,6 +22,7 @@ export const COMMANDS: readonly ChannelCommand[] = [
   { command: 'sleep', description: 'Sort through our recent conversations now' },
   { command: 'pause', description: 'Stop learning from our conversations' },
   { command: 'resume', description: 'Start learning again' },
+  { command: 'reminders', description: 'Your reminders to come; /reminders cancel 2 cancels number 2' },
   { command: 'export', description: 'Everything I keep, as JSON and Markdown files' },
   { command: 'end', description: 'End this conversation (start fresh)' },
   { command: 'help', description: 'What I can do' },

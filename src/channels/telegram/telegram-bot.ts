@@ -41,6 +41,7 @@ import { registerGroupCommands } from './group-commands';
 import { BOT_COMMANDS, registerHelpCommands } from './help-commands';
 import { registerKeepCommand } from './keep-command';
 import { registerMemoriesCommand } from './memories-command';
+import { registerRemindersCommand } from './reminders-command';
 import type { PollHeartbeat } from './poll-heartbeat';
 import { sendText } from './send-text';
 import { registerSettingsCommand } from './settings-command';
@@ -228,6 +229,7 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
   registerSettingsCommand(routes, { scopeControls: options.scopeControls });
   registerConsolidationCommands(routes, { scheduler, digestBook, lists });
   registerExportCommand(routes, { archive });
+  registerRemindersCommand(routes, { reminders: options.reminders });
   registerGroupCommands(routes, { directory: options.directory });
   registerConversation(routes, { handler, logger });
   routes.on('callback_query:data', (ctx) => ctx.answerCallbackQuery({ text: 'This button no longer works.' }));

@@ -19,6 +19,7 @@
  * built while the terminal was closed are shown (and marked sent) when it opens; one built while
  * it is open is shown after the next line answered (looked for at most once a minute).
  */
+import { createReminderSender, type ReminderSenderOptions } from '../reminder-sender';
 import { randomUUID } from 'node:crypto';
 import readline from 'node:readline';
 import type { ScopeDirectory } from '../../memory/scopes/scope-directory';
@@ -60,6 +61,12 @@ export interface TerminalChannelOptions extends CommandServices {
   readonly digestCheckMs?: number;
   /** Lines printed after the greeting (the service says which model answers and where logs go). */
   readonly banner?: string;
+  /**
+   * Reminders the person set here are printed when due while the conversation is open (a
+   * terminal has nowhere else to show them); ones due while it was closed are printed, late, at
+   * the next start.
+   */
+  readonly reminderDelivery?: Omit<ReminderSenderOptions, 'channel' | 'scopeKey' | 'send' | 'logger'>;
 }
 
 export interface TerminalChannel {
@@ -84,8 +91,9 @@ export function createTerminalChannel(options: TerminalChannelOptions): Terminal
     const clean = text.replace(CONTROL, '');
     if (clean !== '') output.write(clean.endsWith('\n') ? clean : `${clean}\n`);
   };
-  const { catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts } = options;
+  const { catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts, reminders } = options;
   const commands = createTerminalCommands({
+    reminders,
     catalog,
     digestBook,
     forget,
@@ -100,6 +108,15 @@ export function createTerminalChannel(options: TerminalChannelOptions): Terminal
     exportDir: options.exportDir,
     print,
   });
+  const reminderSender =
+    options.reminderDelivery &&
+    createReminderSender({
+      ...options.reminderDelivery,
+      channel: TERMINAL_CHANNEL,
+      scopeKey,
+      logger: options.logger,
+      send: async (_reminder, text) => print(text),
+    });
 
   let rl: readline.Interface | undefined;
   const queue: string[] = [];
@@ -246,6 +263,7 @@ export function createTerminalChannel(options: TerminalChannelOptions): Terminal
         if (options.banner) print(options.banner);
         await showWaitingDigests(true);
         if (leaving) return;
+        await reminderSender?.start().catch((error: unknown) => log.error('the reminders of the terminal user could not be started', { error }));
         rl = readline.createInterface({ input: options.input, output, terminal: prompting && options.input.isTTY === true, crlfDelay: Infinity });
         rl.setPrompt('> ');
         rl.on('line', (line) => {
@@ -264,12 +282,14 @@ export function createTerminalChannel(options: TerminalChannelOptions): Terminal
         });
         if (prompting) rl.prompt();
         await done;
+        await reminderSender?.stop();
       })();
       return running;
     },
 
     async stop() {
       leave();
+      await reminderSender?.stop();
       await current;
       finished();
       await running?.catch(() => undefined);

@@ -29,6 +29,7 @@ import { createNumberedLists } from '../commands/numbered-lists';
 import { END_TEXT, unknownCommandText } from '../commands/replies';
 import { answerWhy } from '../commands/why';
 import { answerSettings, parseSettingsArgument } from '../commands/settings';
+import { createReminderCommands } from '../commands/reminders';
 import type { ConversationHandler } from '../conversation-handler';
 import type { DeliverableDigest } from '../../memory/digests/digest-book';
 import { deliverDigestOnce } from '../digest-delivery';
@@ -104,6 +105,7 @@ function pageOf(word: string, last: Listing | undefined): { category: string | n
 export function createTerminalCommands(deps: TerminalCommandDeps): TerminalCommands {
   const { catalog, digestBook, archive, scheduler, digestSchedule } = deps;
   const lists = createNumberedLists({ maxScopes: 100 });
+  const reminderCommands = createReminderCommands(deps.reminders);
   const log = deps.logger.child({ component: 'terminal' });
   /** The filter and page of the last /memories, for `next`, `prev` and page numbers. */
   let lastListing: (Listing & { scopeId: string }) | undefined;
@@ -202,6 +204,8 @@ export function createTerminalCommands(deps: TerminalCommandDeps): TerminalComma
           return { text: await resumeLearning(scheduler, scope.id, WHERE) };
         case 'export':
           return exportFiles(scope);
+        case 'reminders':
+          return { text: await reminderCommands.answer(scope, argument) };
         case 'end':
           await deps.handler.end(scope.key);
           return { text: END_TEXT };

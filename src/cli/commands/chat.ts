@@ -43,8 +43,8 @@ export const chatCommand: Command = {
     // Memories and turns get their vectors while the conversation goes on (as under npm start).
     core.embeddingWorker.start();
     const sweeper = agent.startIdleSweep();
-    const { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts } = core;
-    const services = { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts };
+    const { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts, reminders } = core;
+    const services = { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts, reminders };
     const terminal = createTerminalChannel({
       ...services,
       handler,
@@ -55,6 +55,8 @@ export const chatCommand: Command = {
       logger: ctx.logger,
       defaultTimeZone: ctx.config.timeZone,
       exportDir: path.join(ctx.config.dataDir, 'exports'),
+      // Reminders set here are printed when due while the conversation is open (late ones at its start).
+      reminderDelivery: { reminders, intervalMs: ctx.config.reminders.checkMs, lateAfterMs: ctx.config.reminders.lateAfterMs },
     });
     try {
       await terminal.run();

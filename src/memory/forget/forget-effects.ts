@@ -4,7 +4,7 @@
  * preview runs the very same forget in a transaction that is rolled back, forget-service.ts) and
  * again after, so what the question says is what the confirmation does: messages replaced by the
  * placeholder, memories removed, model-written summaries dropped (of a message or a conversation),
- * people and things deleted or changed, export files rewritten or deleted.
+ * people and things deleted or changed, reminders deleted, export files rewritten or deleted.
  *
  * The export files are scrubbed here too, as the last step of the work (export-files.ts), with
  * what the forget changed in the scope's export (export-gone.ts).
@@ -26,10 +26,12 @@ export interface ForgetCounts {
   readonly entities: number;
   /** Export files Nocturne wrote that are rewritten or deleted. */
   readonly files: number;
+  /** Reminders deleted because their text holds the words (reminder-forget.ts). */
+  readonly reminders: number;
 }
 
 /** No change at all. */
-export const NO_CHANGE: ForgetCounts = { memories: 0, messages: 0, summaries: 0, entities: 0, files: 0 };
+export const NO_CHANGE: ForgetCounts = { memories: 0, messages: 0, summaries: 0, entities: 0, files: 0, reminders: 0 };
 
 /** Whether a forget changes anything. */
 export function changesAnything(counts: ForgetCounts): boolean {
@@ -47,6 +49,7 @@ export function describeOtherChanges(counts: ForgetCounts): string[] {
     ...(counts.summaries > 0 ? [plural(counts.summaries, 'summary', 'summaries')] : []),
     ...(counts.entities > 0 ? [plural(counts.entities, 'person or thing', 'people or things')] : []),
     ...(counts.files > 0 ? [plural(counts.files, 'export file')] : []),
+    ...(counts.reminders > 0 ? [plural(counts.reminders, 'reminder')] : []),
   ];
 }
 
@@ -62,17 +65,19 @@ interface Snapshot {
   /** Entity id -> what of its profile a forget can change. */
   readonly entities: Map<string, string>;
   readonly messages: number;
+  readonly reminders: number;
 }
 
 async function snapshot(tx: Tx, scopeId: string): Promise<Snapshot> {
-  const [episodeSummaries, conversationSummaries, messages, entities] = await Promise.all([
+  const [episodeSummaries, conversationSummaries, messages, entities, reminders] = await Promise.all([
     tx.episode.count({ where: { scopeId, summary: { not: null } } }),
     tx.conversation.count({ where: { scopeId, summary: { not: null } } }),
     tx.episode.count({ where: { scopeId, NOT: { content: FORGOTTEN_TEXT } } }),
     tx.entity.findMany({ where: { scopeId }, select: { id: true, name: true, key: true, attributes: true, _count: { select: { observations: true } } } }),
+    tx.reminder.count({ where: { scopeId } }),
   ]);
   const fingerprints = new Map(entities.map((e) => [e.id, JSON.stringify([e.name, e.key, e.attributes, e._count.observations])]));
-  return { summaries: episodeSummaries + conversationSummaries, entities: fingerprints, messages };
+  return { summaries: episodeSummaries + conversationSummaries, entities: fingerprints, messages, reminders };
 }
 
 /** A forget's effects being measured: started before the work, finished after it. */
@@ -114,6 +119,7 @@ export async function startEffects(tx: Tx, scope: { id: string; key: string }, e
         summaries: Math.max(0, before.summaries - after.summaries),
         entities,
         files: changedFiles,
+        reminders: Math.max(0, before.reminders - after.reminders),
       };
     },
   };

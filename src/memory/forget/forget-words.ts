@@ -3,12 +3,13 @@
  * matched: any episode holding the words (the person's messages and the agent's replies alike,
  * whether or not a memory was learned from them), the model's summaries, episode metadata and
  * tags, audit text, link reasons, a conversation's working state and summary, and entity
- * profiles (observations, attribute values, names). "Holding the words" is text-match.ts's
+ * profiles (observations, attribute values, names), reminders. "Holding the words" is text-match.ts's
  * `holdsAll`: every word, whole words, plurals allowed.
  */
 import type { Prisma } from '../../storage/prisma';
 import { redactedColumns } from '../scopes/scope-data-map';
 import { columnsText, FORGOTTEN_TEXT, forgetObservationsOf, jsonObject, redactEpisodes, redactionOf, type Tx } from './redact-derived';
+import { forgetReminderWords } from '../reminders/reminder-forget';
 import { jsonText } from './text-match';
 
 /** Rows read per query while scanning a scope's episodes and audit events. */
@@ -140,5 +141,6 @@ export async function forgetWordsEverywhere(tx: Tx, scopeId: string, holds: Hold
   await scrubAudit(tx, scopeId, holds);
   await scrubConversations(tx, scopeId, holds);
   await forgetEntityWords(tx, scopeId, holds);
+  await forgetReminderWords(tx, scopeId, holds);
   return redacted.length;
 }

@@ -245,6 +245,22 @@ export const SCOPE_DATA_MAP = [
     purge: 'rebuild',
   },
   {
+    model: 'Reminder',
+    delegate: 'reminder',
+    table: 'reminders',
+    scope: { by: 'scopeId' },
+    text: ['text'],
+    json: [],
+    plain: ['id', 'scopeId', 'channel', 'status'],
+    exportPlace: {
+      as: 'left out',
+      why: 'reminders are deliveries still to come on this installation\u2019s channels; the person lists them with /reminders',
+    },
+    migrated: { no: 'deliveries bound to the running installation\u2019s channels; the person sets them again after a move' },
+    forget: { text: 'delete' },
+    purge: 'delete',
+  },
+  {
     model: 'SleepRun',
     delegate: 'sleepRun',
     table: 'sleepRuns',

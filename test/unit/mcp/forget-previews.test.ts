@@ -11,7 +11,7 @@ const preview = (id: string): ForgetPreview => ({
   terms: [],
   matches: [{ id, category: 'fact', content: id, confidence: 0.9, state: 'active' }],
   episodes: 0,
-  counts: { memories: 1, messages: 0, summaries: 0, entities: 0, files: 0 },
+  counts: { memories: 1, messages: 0, summaries: 0, entities: 0, files: 0, reminders: 0 },
   confirm: () => Promise.reject(new Error('not in this test')),
 });
 

@@ -159,12 +159,12 @@ describe('the map of a scope\u2019s data against the schema', () => {
     ]);
     const withModel = {
       ...sqlite,
-      Reminder: [
+      Bookmark: [
         { name: 'id', kind: 'scalar', type: 'String' },
         { name: 'scopeId', kind: 'scalar', type: 'String' },
       ],
     };
-    expect(uncovered(withModel)).toEqual(['model Reminder is not in the map']);
+    expect(uncovered(withModel)).toEqual(['model Bookmark is not in the map']);
   });
 
   it('fails when an exported model gains a column the export document does not carry', () => {
