@@ -90,7 +90,7 @@ export function agentServices(core: Core): AgentServices {
     config: core.config,
     llm: core.llm,
     logger: core.logger,
-    scopes: core.directory,
+    scopes: core.personDirectory,
     episodes: core.episodeService,
     memories: core.memoryStore,
     conversations: core.conversations,
@@ -102,8 +102,8 @@ export function agentServices(core: Core): AgentServices {
 
 /** The domain services a chat channel's commands use (/memories, /why, /forget, /digest, /export, /sleep). */
 export function channelServices(core: Core) {
-  const { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts } = core;
-  return { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts };
+  const { catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts, linkCodes, identities } = core;
+  return { directory: core.personDirectory, catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts, linkCodes, identities };
 }
 
 /**
@@ -152,6 +152,9 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
   stops.push(['core', () => core.close()]);
   let ended: Promise<string> = new Promise(() => undefined);
   const agent = createAgent({ ...agentServices(core), ...(overrides.clock && { options: { clock: overrides.clock } }) });
+  // A merge of linked identities that a crash interrupted is completed before anyone talks.
+  const resumed = await core.identities.resumeMerges({ now: new Date() });
+  if (resumed > 0) log.info('completed merges of linked identities a crash interrupted', { count: resumed });
 
   try {
     core.embeddingWorker.start();

@@ -8,7 +8,7 @@
  */
 import os from 'node:os';
 import { createAgent } from '../../agent/agent';
-import { agentServices } from '../../service';
+import { agentServices, channelServices } from '../../service';
 import type { ConversationHandler } from '../../channels/conversation-handler';
 import path from 'node:path';
 import { normalizeScopeKey } from '../../memory/scopes/scope-key';
@@ -43,10 +43,8 @@ export const chatCommand: Command = {
     // Memories and turns get their vectors while the conversation goes on (as under npm start).
     core.embeddingWorker.start();
     const sweeper = agent.startIdleSweep();
-    const { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts } = core;
-    const services = { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts };
     const terminal = createTerminalChannel({
-      ...services,
+      ...channelServices(core),
       handler,
       input: process.stdin,
       output: ctx.out,
