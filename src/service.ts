@@ -102,8 +102,9 @@ export function agentServices(core: Core): AgentServices {
 
 /** The domain services a chat channel's commands use (/memories, /why, /forget, /digest, /export, /sleep). */
 export function channelServices(core: Core) {
-  const { catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts, linkCodes, identities } = core;
-  return { directory: core.personDirectory, catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts, linkCodes, identities };
+  const { catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts } = core;
+  const link = { codes: core.linkCodes, identities: core.identities };
+  return { directory: core.personDirectory, catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts, link };
 }
 
 /**

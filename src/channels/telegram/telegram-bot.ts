@@ -40,6 +40,8 @@ import { registerForgetCommand } from './forget-command';
 import { registerGroupCommands } from './group-commands';
 import { BOT_COMMANDS, registerHelpCommands } from './help-commands';
 import { registerKeepCommand } from './keep-command';
+import { registerLinkCommands } from './link-command';
+import type { LinkServices } from '../commands/link';
 import { registerMemoriesCommand } from './memories-command';
 import type { PollHeartbeat } from './poll-heartbeat';
 import { sendText } from './send-text';
@@ -78,6 +80,8 @@ export interface TelegramBotOptions extends CommandServices {
   readonly stopTimeoutMs?: number;
   /** Beaten when start-up reaches the Bot API and after every successful getUpdates. */
   readonly heartbeat?: Pick<PollHeartbeat, 'beat'>;
+  /** `/link` and `/unlink` (without them, the commands say linking is not available). */
+  readonly link?: LinkServices;
 }
 
 export interface TelegramBot {
@@ -227,6 +231,7 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
   registerConsolidationCommands(routes, { scheduler, digestBook, lists });
   registerExportCommand(routes, { archive });
   registerGroupCommands(routes, { directory: options.directory });
+  registerLinkCommands(routes, { link: options.link });
   registerConversation(routes, { handler, logger });
   routes.on('callback_query:data', (ctx) => ctx.answerCallbackQuery({ text: 'This button no longer works.' }));
   bot.use(routes);

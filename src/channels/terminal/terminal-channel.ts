@@ -28,6 +28,7 @@ import { commandFailureText, HANDLER_FAILED_TEXT } from '../commands/replies';
 import type { ConversationHandler } from '../conversation-handler';
 import type { InboundMessage } from '../../agent/inbound-message';
 import { createTerminalCommands, type CommandAnswer } from './terminal-commands';
+import type { LinkServices } from '../commands/link';
 import { scopeTimeZone } from '../../memory/scopes/scope-policy';
 
 /** The channel name stored on scopes and episodes. */
@@ -60,6 +61,8 @@ export interface TerminalChannelOptions extends CommandServices {
   readonly digestCheckMs?: number;
   /** Lines printed after the greeting (the service says which model answers and where logs go). */
   readonly banner?: string;
+  /** `/link` and `/unlink` (without them, the commands say linking is not available). */
+  readonly link?: LinkServices;
 }
 
 export interface TerminalChannel {
@@ -98,6 +101,8 @@ export function createTerminalChannel(options: TerminalChannelOptions): Terminal
     authorName,
     exportDir: options.exportDir,
     print,
+    link: options.link,
+    identity: { key: scopeKey, channel: TERMINAL_CHANNEL, kind: 'user', title: authorName, ownerId: authorName },
   });
 
   let rl: readline.Interface | undefined;
@@ -150,6 +155,8 @@ export function createTerminalChannel(options: TerminalChannelOptions): Terminal
       const answer = await commands.run(name, argument, await ensureScope());
       // A new time zone: read the scope again, so the dates shown next use it.
       if (name === 'timezone') scope = undefined;
+      // Linked or unlinked: the commands' scope is the one this identity speaks into now.
+      if (name === 'link' || name === 'unlink') scope = undefined;
       print(answer.text);
       question = answer.question;
     } catch (error) {
