@@ -198,6 +198,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
         indexGuard: core.indexGuard,
         metrics: core.metrics,
         embeddingWorker: core.embeddingWorker,
+        links: { identities: core.identities, codes: core.linkCodes },
         ...(telegram && heartbeat && { telegramPolling: () => pollHealth(heartbeat, telegram.heartbeat.maxAgeSeconds) }),
       });
       parts.api = await api.listen({ host: config.api.host, port: config.api.port });

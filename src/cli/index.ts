@@ -35,6 +35,7 @@ import { encryptCommand } from './commands/encrypt';
 import { timezoneCommand } from './commands/timezone';
 import { mcpCommand } from './commands/mcp';
 import { mcpTokenCommand } from './commands/mcp-token';
+import { linkCommand } from './commands/link';
 
 const commands = [
   importCommand,
@@ -61,6 +62,7 @@ const commands = [
   encryptCommand,
   mcpCommand,
   mcpTokenCommand,
+  linkCommand,
 ] satisfies Command[];
 
 function usage(): string {
