@@ -52,7 +52,8 @@ describe('a killed merge of linked identities (chaos)', () => {
   const root = tempDir('nocturne-chaos-link-merge-');
   const dataDir = path.join(root, 'data');
   const database = sqliteDatabase(dataDir);
-  const env = (extra: Record<string, string> = {}) => cleanEnv({ DATA_DIR: dataDir, TERMINAL: 'off', SLEEP_ENABLED: 'false', EMBEDDER: 'ollama', OLLAMA_HOST: 'http://127.0.0.1:9', ...extra });
+  const env = (extra: Record<string, string> = {}) =>
+    cleanEnv({ DATA_DIR: dataDir, TERMINAL: 'off', SLEEP_ENABLED: 'false', EMBEDDER: 'ollama', OLLAMA_HOST: 'http://127.0.0.1:9', ...extra });
   let sourceId: string;
   let targetId: string;
   let before: { source: Record<string, number>; target: Record<string, number> };
@@ -102,7 +103,9 @@ describe('a killed merge of linked identities (chaos)', () => {
     await merging.ended;
 
     const afterKill = { source: countsOf(database.file, sourceId), target: countsOf(database.file, targetId) };
-    figures.push(`killed at ${Math.round(merging.age())} ms: source ${before.source.Episode} -> ${afterKill.source.Episode} episodes, target ${before.target.Episode} -> ${afterKill.target.Episode}`);
+    figures.push(
+      `killed at ${Math.round(merging.age())} ms: source ${before.source.Episode} -> ${afterKill.source.Episode} episodes, target ${before.target.Episode} -> ${afterKill.target.Episode}`,
+    );
     expect(afterKill).toEqual(before);
     expect(linkState()).toBe('merging');
 
@@ -128,18 +131,28 @@ describe('a killed merge of linked identities (chaos)', () => {
     const db = openSqlite(database.file, { readonly: true });
     try {
       // The same current memories said twice are one current memory, folded by the restatement rule.
-      const current = db.prepare('SELECT content FROM "Memory" WHERE "scopeId" = ? AND active = 1 AND "validTo" IS NULL').all(targetId) as Array<{ content: string }>;
+      const current = db.prepare('SELECT content FROM "Memory" WHERE "scopeId" = ? AND active = 1 AND "validTo" IS NULL').all(targetId) as Array<{
+        content: string;
+      }>;
       const contents = current.map((m) => m.content);
       expect(new Set(contents).size).toBe(contents.length);
       const folded = scalar(db, `SELECT count(*) FROM "AuditEvent" WHERE "scopeId" = ? AND action = 'merge'`, targetId);
       figures.push(`${current.length} current memories after folding ${folded}`);
       expect(folded).toBeGreaterThan(0);
-      expect(scalar(db, `SELECT count(*) FROM "AuditEvent" WHERE "scopeId" = ? AND action IN ('merge-scope', 'link') AND "subjectType" IN ('scope', 'identity')`, targetId)).toBe(2);
+      expect(
+        scalar(
+          db,
+          `SELECT count(*) FROM "AuditEvent" WHERE "scopeId" = ? AND action IN ('merge-scope', 'link') AND "subjectType" IN ('scope', 'identity')`,
+          targetId,
+        ),
+      ).toBe(2);
       // The full-text index follows: every episode of the target is indexed under it, none under the source.
       expect(scalar(db, `SELECT count(*) FROM search_doc WHERE scope_id = ? AND kind = 'episode'`, sourceId)).toBe(0);
       expect(scalar(db, `SELECT count(*) FROM search_doc WHERE scope_id = ? AND kind = 'episode'`, targetId)).toBe(target.Episode);
       // Vectors follow: the moved rows wait for the embedding worker, the source's vectors are tombstoned.
-      expect(scalar(db, `SELECT count(*) FROM "Episode" WHERE "scopeId" = ? AND "embeddedWith" IS NULL`, targetId)).toBeGreaterThanOrEqual(before.source.Episode!);
+      expect(scalar(db, `SELECT count(*) FROM "Episode" WHERE "scopeId" = ? AND "embeddedWith" IS NULL`, targetId)).toBeGreaterThanOrEqual(
+        before.source.Episode!,
+      );
       expect(scalar(db, `SELECT count(*) FROM "VectorTombstone" WHERE "scopeId" = ?`, sourceId)).toBe(before.source.Episode! + before.source.Memory!);
     } finally {
       db.close();

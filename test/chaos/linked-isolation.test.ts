@@ -122,7 +122,12 @@ describe('isolation with linked people (chaos)', () => {
       },
       envFile: false,
     });
-    service = await startService(config, logs.logger, { input: new PassThrough(), output: new PassThrough() }, { embedder: createHashEmbedder({ dimension: 64 }) });
+    service = await startService(
+      config,
+      logs.logger,
+      { input: new PassThrough(), output: new PassThrough() },
+      { embedder: createHashEmbedder({ dimension: 64 }) },
+    );
     apiBase = `http://127.0.0.1:${apiPort}`;
     webhookBase = `http://127.0.0.1:${webhookPort}`;
 
@@ -138,7 +143,12 @@ describe('isolation with linked people (chaos)', () => {
       expect(redeemed.status).toBe(200);
       p.linked = true;
     }
-    figures.push(`seed ${seed}: linked ${people.filter((p) => p.linked).map((p) => `P${p.n}`).join(', ')}`);
+    figures.push(
+      `seed ${seed}: linked ${people
+        .filter((p) => p.linked)
+        .map((p) => `P${p.n}`)
+        .join(', ')}`,
+    );
   }, 180_000);
 
   afterAll(async () => {
@@ -191,7 +201,8 @@ describe('isolation with linked people (chaos)', () => {
     expect(inGroup).not.toMatch(/Your link code/);
     // Wrong codes: after the limit even a right one is refused.
     const fresh = codeFrom(await telegram(people.find((p) => !p.linked)!, '/link'));
-    for (let i = 0; i < MAX_FAILED_ATTEMPTS; i++) expect((await api('POST', '/links/redeem', { identity: 'webhook:app:guesser', code: `WRONG${i}00` })).status).toBe(400);
+    for (let i = 0; i < MAX_FAILED_ATTEMPTS; i++)
+      expect((await api('POST', '/links/redeem', { identity: 'webhook:app:guesser', code: `WRONG${i}00` })).status).toBe(400);
     const limited = await api('POST', '/links/redeem', { identity: 'webhook:app:guesser', code: fresh });
     expect(limited.status).toBe(400);
     expect(JSON.stringify(limited.json)).toContain('too many wrong codes');

@@ -22,7 +22,8 @@ export interface LinkServices {
 /** What a channel without linking answers. */
 export const LINK_UNAVAILABLE_TEXT = 'Linking is not available here.';
 
-const MERGE_NOTE = 'What this chat remembers is merged into the other for good; /unlink later stops new messages from joining, but what was merged stays merged.';
+const MERGE_NOTE =
+  'What this chat remembers is merged into the other for good; /unlink later stops new messages from joining, but what was merged stays merged.';
 
 /** The answer to `/link` (a new code) or `/link CODE` (join this chat to the code's chat). */
 export async function answerLink(services: LinkServices | undefined, identity: ScopeDescriptor, argument: string): Promise<string> {
@@ -39,8 +40,11 @@ export async function answerLink(services: LinkServices | undefined, identity: S
   const joined = await services.codes.redeem(identity, code, { now: new Date() });
   const moved = joined.merge?.moved ?? {};
   const what = [plural(moved.episodes ?? 0, 'message'), plural(moved.memories ?? 0, 'memory', 'memories')].join(' and ');
-  const folded = joined.merge && joined.merge.foldedMemories > 0 ? ` (${plural(joined.merge.foldedMemories, 'memory', 'memories')} it already knew were folded in)` : '';
-  return [`Linked: this chat now shares one memory with ${joined.scope.title ?? joined.scope.key}. ${what} from here joined it${folded}.`, MERGE_NOTE].join('\n');
+  const folded =
+    joined.merge && joined.merge.foldedMemories > 0 ? ` (${plural(joined.merge.foldedMemories, 'memory', 'memories')} it already knew were folded in)` : '';
+  return [`Linked: this chat now shares one memory with ${joined.scope.title ?? joined.scope.key}. ${what} from here joined it${folded}.`, MERGE_NOTE].join(
+    '\n',
+  );
 }
 
 /** The answer to `/unlink`. */

@@ -55,7 +55,11 @@ export const linkCommand: Command = {
       case 'unlink': {
         const identity = identityOf(first);
         const done = await core.identities.unlink(identity.key, { now, reason: 'unlinked from the command line' });
-        writeResult(ctx, { identity: identity.key, unlinked: done }, done ? `${identity.key} speaks into its own scope again (what was merged stays)` : `${identity.key} was not linked`);
+        writeResult(
+          ctx,
+          { identity: identity.key, unlinked: done },
+          done ? `${identity.key} speaks into its own scope again (what was merged stays)` : `${identity.key} was not linked`,
+        );
         return 0;
       }
       case 'resume': {
@@ -65,7 +69,11 @@ export const linkCommand: Command = {
       }
       case 'code': {
         const issued = await core.linkCodes.issue(identityOf(first), { now, reason: 'asked for from the command line' });
-        writeResult(ctx, { code: issued.code, expiresAt: issued.expiresAt.toISOString() }, `${issued.code} (valid until ${issued.expiresAt.toISOString()}, once)`);
+        writeResult(
+          ctx,
+          { code: issued.code, expiresAt: issued.expiresAt.toISOString() },
+          `${issued.code} (valid until ${issued.expiresAt.toISOString()}, once)`,
+        );
         return 0;
       }
       case 'redeem': {

@@ -86,7 +86,8 @@ export interface OwnerIdentities {
  */
 export function ownerIdentities(owner: OwnerConfig): OwnerIdentities | null {
   const named: ScopeDescriptor[] = [];
-  if (owner.telegramUserId) named.push({ key: `telegram:private:${owner.telegramUserId}`, channel: 'telegram', kind: 'private', ownerId: owner.telegramUserId });
+  if (owner.telegramUserId)
+    named.push({ key: `telegram:private:${owner.telegramUserId}`, channel: 'telegram', kind: 'private', ownerId: owner.telegramUserId });
   if (owner.terminalUser) named.push({ key: `terminal:${owner.terminalUser}`, channel: 'terminal', kind: 'user', ownerId: owner.terminalUser });
   if (owner.webhookSender) named.push({ key: `webhook:${owner.webhookSender}`, channel: 'webhook', kind: 'source' });
   if (named.length === 0) return null;
@@ -127,11 +128,19 @@ export function createIdentityScopes(deps: {
   async function completeMerge(identityKey: string, origin: ChangeOrigin): Promise<MergeCounts | null> {
     return prisma.$transaction(async (tx) => {
       const link = await tx.identityLink.findUnique({ where: { identityKey } });
-      if (!link || link.state !== 'merging') return null;
+      if (link?.state !== 'merging') return null;
       const counts = link.fromScopeId && link.fromScopeId !== link.scopeId ? await mergeScopeRows(tx, link.fromScopeId, link.scopeId, origin, pause) : null;
       await tx.identityLink.update({ where: { identityKey }, data: { state: 'linked' } });
       await tx.auditEvent.create({
-        data: { scopeId: link.scopeId, action: 'link', subjectType: 'identity', subjectId: identityKey, after: { state: 'linked' }, reason: origin.reason ?? null, createdAt: origin.now },
+        data: {
+          scopeId: link.scopeId,
+          action: 'link',
+          subjectType: 'identity',
+          subjectId: identityKey,
+          after: { state: 'linked' },
+          reason: origin.reason ?? null,
+          createdAt: origin.now,
+        },
       });
       return counts;
     }, MERGE_TRANSACTION);
@@ -158,12 +167,13 @@ export function createIdentityScopes(deps: {
       const intoLinked = await linkedScopeId(into);
       const target = intoLinked ? await directory.findById(intoLinked) : await directory.find(owner?.keys.has(into) ? owner.scope.key : into);
       if (!target) throw new NotFoundError(`no scope or identity ${JSON.stringify(into.slice(0, 80))}`, { code: 'link.target_not_found' });
-      if (target.kind === 'group') throw new ValidationError('a group chat cannot be linked: linking joins one person’s own chats', { code: 'link.not_allowed' });
+      if (target.kind === 'group')
+        throw new ValidationError('a group chat cannot be linked: linking joins one person’s own chats', { code: 'link.not_allowed' });
       if (existing && ACTIVE.includes(existing.state as LinkState) && existing.scopeId !== target.id)
         throw new ValidationError('this identity is already linked to another memory; /unlink it first', { code: 'link.already_linked' });
       const own = await directory.findByKey(identityKey);
       if (own && own.id === target.id) {
-        if (!existing || existing.state !== 'merging') throw new ValidationError('these two are already one memory', { code: 'link.same_scope' });
+        if (existing?.state !== 'merging') throw new ValidationError('these two are already one memory', { code: 'link.same_scope' });
       }
       if (!existing || existing.state === 'unlinked') {
         await prisma.identityLink.upsert({
@@ -181,7 +191,15 @@ export function createIdentityScopes(deps: {
       await prisma.$transaction([
         prisma.identityLink.update({ where: { identityKey }, data: { state: 'unlinked' } }),
         prisma.auditEvent.create({
-          data: { scopeId: link.scopeId, action: 'unlink', subjectType: 'identity', subjectId: identityKey, after: { state: 'unlinked' }, reason: origin.reason ?? null, createdAt: origin.now },
+          data: {
+            scopeId: link.scopeId,
+            action: 'unlink',
+            subjectType: 'identity',
+            subjectId: identityKey,
+            after: { state: 'unlinked' },
+            reason: origin.reason ?? null,
+            createdAt: origin.now,
+          },
         }),
       ]);
       return true;
@@ -190,7 +208,14 @@ export function createIdentityScopes(deps: {
       const links = await prisma.identityLink.findMany({ orderBy: { createdAt: 'asc' } });
       const scopes = await prisma.scope.findMany({ where: { id: { in: links.map((l) => l.scopeId) } }, select: { id: true, key: true } });
       const keys = new Map(scopes.map((s) => [s.id, s.key]));
-      return links.map((l) => ({ identityKey: l.identityKey, scopeId: l.scopeId, scopeKey: keys.get(l.scopeId) ?? null, state: l.state as LinkState, createdAt: l.createdAt, updatedAt: l.updatedAt }));
+      return links.map((l) => ({
+        identityKey: l.identityKey,
+        scopeId: l.scopeId,
+        scopeKey: keys.get(l.scopeId) ?? null,
+        state: l.state as LinkState,
+        createdAt: l.createdAt,
+        updatedAt: l.updatedAt,
+      }));
     },
     async resumeMerges(origin) {
       const pending = await prisma.identityLink.findMany({ where: { state: 'merging' }, select: { identityKey: true } });

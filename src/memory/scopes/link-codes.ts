@@ -48,11 +48,7 @@ export function hashCode(code: string): string {
 
 /** A code as typed, upper-cased, without spaces and dashes, with the letters base 32 reads as digits. */
 function normalizeCode(code: string): string {
-  return code
-    .toUpperCase()
-    .replace(/[\s-]/g, '')
-    .replace(/[IL]/g, '1')
-    .replace(/O/g, '0');
+  return code.toUpperCase().replace(/[\s-]/g, '').replace(/[IL]/g, '1').replace(/O/g, '0');
 }
 
 function newCode(): string {
@@ -79,7 +75,14 @@ export function createLinkCodes(deps: { prisma: PrismaClient; identities: Identi
         prisma.linkCode.deleteMany({ where: { identityKey: identity.key, usedAt: null } }),
         prisma.linkCode.create({ data: { codeHash: hashCode(code), identityKey: identity.key, expiresAt, createdAt: origin.now } }),
         prisma.auditEvent.create({
-          data: { scopeId: scope.id, action: 'link-code', subjectType: 'identity', subjectId: identity.key, after: { expiresAt: expiresAt.toISOString() }, createdAt: origin.now },
+          data: {
+            scopeId: scope.id,
+            action: 'link-code',
+            subjectType: 'identity',
+            subjectId: identity.key,
+            after: { expiresAt: expiresAt.toISOString() },
+            createdAt: origin.now,
+          },
         }),
       ]);
       return { code, expiresAt };
@@ -99,12 +102,15 @@ export function createLinkCodes(deps: { prisma: PrismaClient; identities: Identi
         throw new ValidationError(`too many wrong codes; try again in ${Math.max(1, minutes)} min`, { code: 'link.rate_limited' });
       }
       const refuse = async (why: string, message: string): Promise<never> => {
-        await prisma.auditEvent.create({ data: { scopeId: scope.id, action: REFUSED, subjectType: 'identity', subjectId: identity.key, reason: why, createdAt: origin.now } });
+        await prisma.auditEvent.create({
+          data: { scopeId: scope.id, action: REFUSED, subjectType: 'identity', subjectId: identity.key, reason: why, createdAt: origin.now },
+        });
         throw new ValidationError(message, { code: 'link.invalid_code' });
       };
       const codeHash = hashCode(code);
       const row = await prisma.linkCode.findUnique({ where: { codeHash } });
-      if (!row || row.usedAt || row.expiresAt <= origin.now) return refuse('a wrong, used or expired code', 'that code is not valid (wrong, already used or expired); ask for a new one with /link');
+      if (!row || row.usedAt || row.expiresAt <= origin.now)
+        return refuse('a wrong, used or expired code', 'that code is not valid (wrong, already used or expired); ask for a new one with /link');
       if (row.identityKey === identity.key) return refuse('its own code', 'this code was made here: send /link CODE in your other chat');
       // Single use even when two chats send the same code at once: only one update finds it unused.
       const taken = await prisma.linkCode.updateMany({ where: { codeHash, usedAt: null }, data: { usedAt: origin.now } });

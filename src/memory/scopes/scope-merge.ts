@@ -68,8 +68,18 @@ export async function mergeScopeRows(tx: Tx, fromId: string, intoId: string, ori
   for (const entry of MOVED) read.set(entry.model, await (delegateOf(tx, entry) as unknown as MovableDelegate).findMany({ where: { scopeId: fromId } }));
 
   const rows = await foldConflicts(tx, read, intoId);
-  await writeTombstones(tx, fromId, 'episode', (read.get('Episode') ?? []).map((e) => e.id as string));
-  await writeTombstones(tx, fromId, 'memory', (read.get('Memory') ?? []).map((m) => m.id as string));
+  await writeTombstones(
+    tx,
+    fromId,
+    'episode',
+    (read.get('Episode') ?? []).map((e) => e.id as string),
+  );
+  await writeTombstones(
+    tx,
+    fromId,
+    'memory',
+    (read.get('Memory') ?? []).map((m) => m.id as string),
+  );
   // Children first is not needed: a parent's delete cascades to the source's children, which
   // were read above.
   for (const entry of [...MOVED].reverse()) await (delegateOf(tx, entry) as unknown as MovableDelegate).deleteMany({ where: { scopeId: fromId } });
@@ -100,7 +110,12 @@ export async function mergeScopeRows(tx: Tx, fromId: string, intoId: string, ori
   await mergeScopeRow(tx, fromId, intoId);
   // Identities that already spoke into the source now speak into the target.
   await tx.identityLink.updateMany({ where: { scopeId: fromId, state: { in: ['merging', 'linked'] } }, data: { scopeId: intoId } });
-  const foldedMemories = await foldRestatements(tx, intoId, (rows.get('Memory') ?? []).map((m) => m.id as string), origin);
+  const foldedMemories = await foldRestatements(
+    tx,
+    intoId,
+    (rows.get('Memory') ?? []).map((m) => m.id as string),
+    origin,
+  );
   await tx.auditEvent.create({
     data: {
       scopeId: intoId,
@@ -124,7 +139,8 @@ export async function mergeScopeRows(tx: Tx, fromId: string, intoId: string, ori
  */
 async function foldConflicts(tx: Tx, read: Map<string, Row[]>, intoId: string): Promise<Map<string, Row[]>> {
   const out = new Map(read);
-  if ((read.get('Profile') ?? []).length > 0 && (await tx.profile.findUnique({ where: { scopeId: intoId }, select: { scopeId: true } }))) out.set('Profile', []);
+  if ((read.get('Profile') ?? []).length > 0 && (await tx.profile.findUnique({ where: { scopeId: intoId }, select: { scopeId: true } })))
+    out.set('Profile', []);
 
   const entities = read.get('Entity') ?? [];
   const existing = await tx.entity.findMany({ where: { scopeId: intoId, key: { in: entities.map((e) => e.key as string) } }, select: { id: true, key: true } });
@@ -190,7 +206,9 @@ async function foldRestatements(tx: Tx, intoId: string, movedIds: readonly strin
   const own = current.filter((m) => !moved.has(m.id));
   let folded = 0;
   for (const m of current.filter((c) => moved.has(c.id))) {
-    const same = own.find((o) => compatibleCategories(m.category, o.category) && isRestatement(m.content, o.content, undefined) && isRestatement(o.content, m.content, undefined));
+    const same = own.find(
+      (o) => compatibleCategories(m.category, o.category) && isRestatement(m.content, o.content, undefined) && isRestatement(o.content, m.content, undefined),
+    );
     if (!same) continue;
     await mergeMemories(tx, intoId, m.id, same.id, { ...origin, reason: `restates memory ${same.id} (linked identities)` });
     folded++;
