@@ -51,7 +51,12 @@ async function startPerson(ollama: OllamaDouble, extra: Record<string, string> =
     TELEGRAM_ALLOWED_USERS: String(ANA.id),
     ...extra,
   });
-  const service = await startTs('src/main.ts', env, /Nocturne is ready/);
+  const service = await startTs('src/main.ts', env, /Nocturne is ready/).catch(async (error: unknown) => {
+    await fake.close();
+    await anthropic.stop();
+    fs.rmSync(root, { recursive: true, force: true });
+    throw error;
+  });
   return {
     anthropic,
     fake,
