@@ -28,12 +28,14 @@ describe('Telegram bot: access, scopes and messages', () => {
       'forget',
       'help',
       'keep',
+      'link',
       'memories',
       'pause',
       'resume',
       'sleep',
       'start',
       'timezone',
+      'unlink',
       'why',
     ]);
     expect(commands).toEqual(BOT_COMMANDS);
