@@ -36,6 +36,8 @@ import { createEpisodeLog, type EpisodeLog } from './memory/episodes/episode-log
 import { createMemoryCatalog, type MemoryCatalog } from './memory/memories/memory-catalog';
 import { createProfileReader, type ProfileReader } from './memory/profiles/profile-reader';
 import { createScopeDirectory, type ScopeDirectory } from './memory/scopes/scope-directory';
+import { createIdentityScopes, createPersonDirectory, type IdentityScopes, type PersonDirectory } from './memory/scopes/identity-links';
+import { createLinkCodes, type LinkCodes } from './memory/scopes/link-codes';
 import { createDigestScheduleService, type DigestScheduleService } from './memory/scopes/digest-schedule';
 import { createScopeControls, type ScopeControls } from './memory/scopes/scope-controls';
 import { policyDefaults } from './memory/scopes/scope-policy';
@@ -82,6 +84,15 @@ export interface Core {
   readonly givenUp: GivenUpMessages;
   /** The domain's read side and services for the layers above it (channels, agent, API, CLI). */
   readonly directory: ScopeDirectory;
+  /**
+   * The directory of the doors people talk through (channels, the agent, `cli chat`): a message's
+   * scope is the one its identity resolves to (the owner's identities, linked identities).
+   */
+  readonly personDirectory: PersonDirectory;
+  /** Which scope each identity speaks into: join (merging scopes), unlink, list, resume a merge. */
+  readonly identities: IdentityScopes;
+  /** One-time codes that pair two of a person's identities (`/link`). */
+  readonly linkCodes: LinkCodes;
   readonly catalog: MemoryCatalog;
   /** Open contradictions: list them, and settle one when the person says which side is true. */
   readonly conflicts: ConflictBook;
@@ -134,6 +145,8 @@ function storeFiles(config: Config): string[] {
 export async function createCore(config: Config, logger: Logger, overrides: CoreOverrides = {}): Promise<Core> {
   const db = await openDatabase({ database: config.database, logger: logger.child({ component: 'storage' }) });
   const scopes = createScopeRepository(db.prisma);
+  const directory = createScopeDirectory(db.prisma, scopes);
+  const identities = createIdentityScopes({ prisma: db.prisma, directory, owner: config.owner, mergePauseMs: config.link.mergePauseMs });
   const episodes = createEpisodeRepository(db.prisma);
   const memories = createMemoryRepository(db.prisma);
   const fullText = createFullTextIndex(db.prisma, db.provider);
@@ -245,7 +258,10 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     forget,
     scheduler,
     givenUp: createGivenUpMessages({ prisma: db.prisma, maxAttempts: config.sleep.maxAttempts, logger, ...(overrides.clock && { clock: overrides.clock }) }),
-    directory: createScopeDirectory(db.prisma, scopes),
+    directory,
+    personDirectory: createPersonDirectory(directory, identities),
+    identities,
+    linkCodes: createLinkCodes({ prisma: db.prisma, identities }),
     catalog: createMemoryCatalog(db.prisma),
     conflicts: createConflictBook({ prisma: db.prisma, soul: { maxTokens: config.sleep.soulMaxTokens, defaultTimeZone: config.timeZone } }),
     episodeLog: createEpisodeLog(episodes),

@@ -91,7 +91,7 @@ export function agentServices(core: Core): AgentServices {
     config: core.config,
     llm: core.llm,
     logger: core.logger,
-    scopes: core.directory,
+    scopes: core.personDirectory,
     episodes: core.episodeService,
     memories: core.memoryStore,
     conversations: core.conversations,
@@ -104,8 +104,9 @@ export function agentServices(core: Core): AgentServices {
 
 /** The domain services a chat channel's commands use (/memories, /why, /forget, /digest, /export, /sleep). */
 export function channelServices(core: Core) {
-  const { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts, reminders } = core;
-  return { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts, reminders };
+  const { catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts, reminders } = core;
+  const link = { codes: core.linkCodes, identities: core.identities };
+  return { directory: core.personDirectory, catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts, reminders, link };
 }
 
 /**
@@ -154,6 +155,9 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
   stops.push(['core', () => core.close()]);
   let ended: Promise<string> = new Promise(() => undefined);
   const agent = createAgent({ ...agentServices(core), ...(overrides.clock && { options: { clock: overrides.clock } }) });
+  // A merge of linked identities that a crash interrupted is completed before anyone talks.
+  const resumed = await core.identities.resumeMerges({ now: new Date() });
+  if (resumed > 0) log.info('completed merges of linked identities a crash interrupted', { count: resumed });
 
   try {
     core.embeddingWorker.start();
@@ -197,6 +201,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
         indexGuard: core.indexGuard,
         metrics: core.metrics,
         embeddingWorker: core.embeddingWorker,
+        links: { identities: core.identities, codes: core.linkCodes },
         ...(telegram && heartbeat && { telegramPolling: () => pollHealth(heartbeat, telegram.heartbeat.maxAgeSeconds) }),
       });
       parts.api = await api.listen({ host: config.api.host, port: config.api.port });

@@ -44,7 +44,7 @@ import type { ReminderBook } from '../memory/reminders/reminder-book';
 import { createReplyLimits } from './reply-limits';
 import { createReplyPrompts } from './reply-prompt';
 import { createScopeQueue } from './scope-queue';
-import { createScopeRowCache } from './scope-row-cache';
+import { createScopeRowCache, type ScopeRowSource } from './scope-row-cache';
 import { createTokenEstimator, resolveReplyBudget, type ReplyBudget, type TokenBreakdown } from './token-budget';
 import { createToolRounds, MAX_TOOL_ROUNDS, type ConversationOutcome } from './tool-rounds';
 
@@ -132,7 +132,8 @@ export interface AgentServices {
   readonly config: Pick<Config, 'agent' | 'sleep' | 'timeZone'>;
   readonly llm: LanguageModel;
   readonly logger: Logger;
-  readonly scopes: Pick<ScopeDirectory, 'ensure' | 'findByKey' | 'findById'>;
+  /** The person directory (identity-links.ts): `linkedScopeId` sends a linked identity's messages to its joined scope. */
+  readonly scopes: ScopeRowSource & Pick<ScopeDirectory, 'findByKey'>;
   readonly episodes: EpisodeService;
   readonly memories: MemoryStore;
   readonly conversations: ConversationStore;
@@ -494,7 +495,8 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
 
     endConversation(scopeKey, reason) {
       return serialized(scopeKey, async () => {
-        const scope = await params.scopes.findByKey(scopeKey);
+        const linked = await params.scopes.linkedScopeId?.(scopeKey);
+        const scope = linked ? await params.scopes.findById(linked) : await params.scopes.findByKey(scopeKey);
         const memory = scope ? await store.find(scope.id) : null;
         if (!scope || !memory) return { ended: false };
         return endOpen(scope, memory, reason, clock());

@@ -25,10 +25,23 @@ export interface ScopeRowCache {
   forget(scopeKey: string): void;
 }
 
-export function createScopeRowCache(directory: Pick<ScopeDirectory, 'ensure' | 'findById'>): ScopeRowCache {
+/**
+ * What the cache needs of the directory. `linkedScopeId` (the person directory's,
+ * memory/scopes/identity-links.ts) is asked on every message, because a link or an unlink made
+ * in another process (`cli link`, the admin API) must take effect on the next message, as a
+ * cached id would not.
+ */
+export type ScopeRowSource = Pick<ScopeDirectory, 'ensure' | 'findById'> & { linkedScopeId?(identityKey: string): Promise<string | null> };
+
+export function createScopeRowCache(directory: ScopeRowSource): ScopeRowCache {
   const ids = new Map<string, string>();
   return {
     async row(message) {
+      const linked = directory.linkedScopeId && message.scopeKind !== 'group' ? await directory.linkedScopeId(message.scopeKey) : null;
+      if (linked) {
+        const row = await directory.findById(linked);
+        if (row) return row;
+      }
       const id = ids.get(message.scopeKey);
       if (id !== undefined) {
         ids.delete(message.scopeKey);

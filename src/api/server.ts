@@ -42,6 +42,7 @@ import { MCP_PATH, registerMcpRoute } from './mcp-route';
 import type { McpDoorServices } from '../mcp/memory-server';
 import type { ScopeTokens } from '../memory/scopes/scope-tokens';
 import { renderMetrics } from './metrics-endpoint';
+import { registerLinkRoutes } from './link-routes';
 import { renderDocsPage, type OpenApiDocument } from './docs-page';
 import { joinMarkdownFiles, renderMarkdownExport } from '../export/markdown-export';
 import { removeImportFile, spoolToFile, SpoolTooLarge, type ImportFile } from '../export/import-file';
@@ -100,6 +101,8 @@ export interface ApiOptions {
    * tokens it accepts besides the admin token. No endpoint when absent.
    */
   readonly mcp?: { readonly services: McpDoorServices; readonly tokens: Pick<ScopeTokens, 'verify'> };
+  /** Linked identities (`/links`, api/link-routes.ts); no routes when absent. */
+  readonly links?: Parameters<typeof registerLinkRoutes>[1];
 }
 
 /**
@@ -189,6 +192,7 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
   if (options.mcp) registerMcpRoute(app, { adminToken: options.token, directory, ...options.mcp });
 
   app.get('/scopes', async () => ({ scopes: await directory.list() }));
+  if (options.links) registerLinkRoutes(app, options.links);
 
   app.get('/scopes/:id/memories', { schema: { params: jsonSchema(scopeParams), querystring: jsonSchema(memoriesQuery) } }, async (request) => {
     const { id } = scopeParams.parse(request.params);

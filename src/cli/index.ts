@@ -36,6 +36,7 @@ import { timezoneCommand } from './commands/timezone';
 import { settingsCommand } from './commands/settings';
 import { mcpCommand } from './commands/mcp';
 import { mcpTokenCommand } from './commands/mcp-token';
+import { linkCommand } from './commands/link';
 
 const commands = [
   importCommand,
@@ -63,6 +64,7 @@ const commands = [
   encryptCommand,
   mcpCommand,
   mcpTokenCommand,
+  linkCommand,
 ] satisfies Command[];
 
 function usage(): string {

@@ -36,6 +36,13 @@ export interface Config {
   readonly webhook?: { readonly secret: string; readonly host: string; readonly port: number; readonly callbackHosts: readonly string[] };
   /** The terminal conversation: `auto` runs it when no Telegram token is set and stdin is a TTY. */
   readonly terminal: { readonly mode: Env['TERMINAL']; readonly user: string };
+  /**
+   * The owner of a personal deployment on each channel: every identity named here talks into one
+   * scope (memory/scopes/identity-links.ts) from the first message on.
+   */
+  readonly owner: OwnerConfig;
+  /** Linking identities: the merge's test pause (0 in production). */
+  readonly link: { readonly mergePauseMs: number };
   readonly ingest: { readonly maxEpisodeBytes: number };
   readonly timeZone: string;
   /** The sleep scheduler; per-scope overrides live in Scope.settings (see src/sleep/scope-settings.ts). */
@@ -47,6 +54,14 @@ export interface Config {
   readonly log: { readonly level: Env['LOG_LEVEL']; readonly format: Env['LOG_FORMAT']; readonly file?: string };
   /** Every secret value, so the logger can redact them wherever they appear. */
   readonly secrets: readonly string[];
+}
+
+/** OWNER_TELEGRAM_USER_ID, OWNER_TERMINAL_USER and OWNER_WEBHOOK_SENDER, each optional. */
+export interface OwnerConfig {
+  readonly telegramUserId?: string;
+  readonly terminalUser?: string;
+  /** `<source>` or `<source>:<user>`. */
+  readonly webhookSender?: string;
 }
 
 /** The Telegram channel, when TELEGRAM_BOT_TOKEN is set. */
@@ -252,6 +267,8 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
       ? { secret: env.WEBHOOK_SECRET, host: env.API_HOST, port: env.WEBHOOK_PORT, callbackHosts: env.WEBHOOK_CALLBACK_HOSTS }
       : undefined,
     terminal: { mode: env.TERMINAL, user: env.TERMINAL_USER ?? loginName() },
+    owner: { telegramUserId: env.OWNER_TELEGRAM_USER_ID, terminalUser: env.OWNER_TERMINAL_USER, webhookSender: env.OWNER_WEBHOOK_SENDER },
+    link: { mergePauseMs: env.LINK_MERGE_PAUSE_MS },
     ingest: { maxEpisodeBytes: env.EPISODE_MAX_BYTES },
     timeZone: env.TZ ?? Intl.DateTimeFormat().resolvedOptions().timeZone ?? 'UTC',
     sleep: {

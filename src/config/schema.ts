@@ -123,6 +123,26 @@ export const envSchema = z.object({
     .regex(/^[\p{L}\p{N}_.@-]+$/u, 'letters, digits, _ . @ - only')
     .optional(),
 
+  // One person across channels (docs/channels.md, "One person on every channel")
+  OWNER_TELEGRAM_USER_ID: z
+    .string()
+    .trim()
+    .regex(/^\d{1,20}$/, 'must be a numeric Telegram user id, e.g. 123456789')
+    .optional(),
+  OWNER_TERMINAL_USER: z
+    .string()
+    .trim()
+    .min(1)
+    .max(64)
+    .regex(/^[\p{L}\p{N}_.@-]+$/u, 'letters, digits, _ . @ - only')
+    .optional(),
+  OWNER_WEBHOOK_SENDER: z
+    .string()
+    .trim()
+    .regex(/^[a-z0-9][a-z0-9_-]{0,62}(:[^\s:][^\s]{0,199})?$/, 'must be <source> or <source>:<user>, as in POST /webhook/<source> with "user"')
+    .optional(),
+  LINK_MERGE_PAUSE_MS: int(0, 600_000).default(0),
+
   // Ingest
   EPISODE_MAX_BYTES: int(1, 64 * 1024 * 1024).default(4 * 1024 * 1024),
 
@@ -209,6 +229,12 @@ export const settingDocs: Record<keyof Env, string> = {
     'Hosts a webhook callbackUrl may name (comma-separated names or IP addresses; *.example.com for names under a domain, which must resolve to public addresses only). Empty (default): requests with a callbackUrl are refused (400).',
   TERMINAL: 'The terminal conversation of npm start: auto (when no TELEGRAM_BOT_TOKEN is set and stdin is a terminal), on or off.',
   TERMINAL_USER: 'Who talks in the terminal; the scope is terminal:<name> (default: the login name).',
+  OWNER_TELEGRAM_USER_ID:
+    "The owner's Telegram user id: their private chat is the owner's one memory, shared with OWNER_TERMINAL_USER and OWNER_WEBHOOK_SENDER from the first message on.",
+  OWNER_TERMINAL_USER: "The owner's terminal user (as TERMINAL_USER or cli chat --user names it): talks into the owner's one memory.",
+  OWNER_WEBHOOK_SENDER: "The owner on the webhook channel, as <source>:<user> (or <source> for a source without users): talks into the owner's one memory.",
+  LINK_MERGE_PAUSE_MS:
+    'Test hook: milliseconds a merge of two linked scopes waits inside its transaction after moving its first table, so a test can kill it there (0, default: no wait).',
   EPISODE_MAX_BYTES: 'Largest message accepted, in UTF-8 bytes; larger ones are refused with a clear error.',
   SLEEP_ENABLED: 'Run the sleep scheduler (consolidation, decay, digests) inside npm start: true or false.',
   SLEEP_CONSOLIDATE_CRON: "When to look for scopes due for consolidation (cron, in TZ); hourly, so every scope's local sleep window is met.",

@@ -28,6 +28,7 @@ describe('Telegram bot: access, scopes and messages', () => {
       'forget',
       'help',
       'keep',
+      'link',
       'memories',
       'pause',
       'reminders',
@@ -36,6 +37,7 @@ describe('Telegram bot: access, scopes and messages', () => {
       'sleep',
       'start',
       'timezone',
+      'unlink',
       'why',
     ]);
     expect(commands).toEqual(BOT_COMMANDS);

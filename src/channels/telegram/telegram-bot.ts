@@ -40,6 +40,8 @@ import { registerForgetCommand } from './forget-command';
 import { registerGroupCommands } from './group-commands';
 import { BOT_COMMANDS, registerHelpCommands } from './help-commands';
 import { registerKeepCommand } from './keep-command';
+import { registerLinkCommands } from './link-command';
+import type { LinkServices } from '../commands/link';
 import { registerMemoriesCommand } from './memories-command';
 import { registerRemindersCommand } from './reminders-command';
 import type { PollHeartbeat } from './poll-heartbeat';
@@ -80,6 +82,8 @@ export interface TelegramBotOptions extends CommandServices {
   readonly stopTimeoutMs?: number;
   /** Beaten when start-up reaches the Bot API and after every successful getUpdates. */
   readonly heartbeat?: Pick<PollHeartbeat, 'beat'>;
+  /** `/link` and `/unlink` (without them, the commands say linking is not available). */
+  readonly link?: LinkServices;
 }
 
 export interface TelegramBot {
@@ -231,6 +235,7 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
   registerExportCommand(routes, { archive });
   registerRemindersCommand(routes, { reminders: options.reminders });
   registerGroupCommands(routes, { directory: options.directory });
+  registerLinkCommands(routes, { link: options.link });
   registerConversation(routes, { handler, logger });
   routes.on('callback_query:data', (ctx) => ctx.answerCallbackQuery({ text: 'This button no longer works.' }));
   bot.use(routes);

@@ -29,6 +29,7 @@ import { commandFailureText, HANDLER_FAILED_TEXT } from '../commands/replies';
 import type { ConversationHandler } from '../conversation-handler';
 import type { InboundMessage } from '../../agent/inbound-message';
 import { createTerminalCommands, type CommandAnswer } from './terminal-commands';
+import type { LinkServices } from '../commands/link';
 import { scopeTimeZone } from '../../memory/scopes/scope-policy';
 
 /** The channel name stored on scopes and episodes. */
@@ -67,6 +68,8 @@ export interface TerminalChannelOptions extends CommandServices {
    * the next start.
    */
   readonly reminderDelivery?: Omit<ReminderSenderOptions, 'channel' | 'scopeKey' | 'send' | 'logger'>;
+  /** `/link` and `/unlink` (without them, the commands say linking is not available). */
+  readonly link?: LinkServices;
 }
 
 export interface TerminalChannel {
@@ -107,6 +110,8 @@ export function createTerminalChannel(options: TerminalChannelOptions): Terminal
     authorName,
     exportDir: options.exportDir,
     print,
+    link: options.link,
+    identity: { key: scopeKey, channel: TERMINAL_CHANNEL, kind: 'user', title: authorName, ownerId: authorName },
   });
   const reminderSender =
     options.reminderDelivery &&
@@ -168,6 +173,8 @@ export function createTerminalChannel(options: TerminalChannelOptions): Terminal
       const answer = await commands.run(name, argument, await ensureScope());
       // A new time zone: read the scope again, so the dates shown next use it.
       if (name === 'timezone') scope = undefined;
+      // Linked or unlinked: the commands' scope is the one this identity speaks into now.
+      if (name === 'link' || name === 'unlink') scope = undefined;
       print(answer.text);
       question = answer.question;
     } catch (error) {

@@ -24,6 +24,8 @@ import { buildExportFiles, exportCounts } from '../commands/export';
 import { confirmForget, FORGET_KEPT_TEXT, FORGET_USAGE, forgetReason, parseForgetArgument, previewForgetNumber, previewForgetWords } from '../commands/forget';
 import { helpText, NUMBERS_NOTE } from '../commands/help';
 import { answerKeep } from '../commands/keep';
+import { answerLink, answerUnlink, LINK_UNAVAILABLE_TEXT, type LinkServices } from '../commands/link';
+import type { ScopeDescriptor } from '../../memory/scopes/scope-directory';
 import { parseMemoriesFlags, renderMemoryList } from '../commands/memories';
 import { createNumberedLists } from '../commands/numbered-lists';
 import { END_TEXT, unknownCommandText } from '../commands/replies';
@@ -68,6 +70,9 @@ export interface TerminalCommandDeps extends CommandServices {
   readonly exportDir: string;
   /** Prints one block of text (a digest as it is delivered). */
   readonly print: (text: string) => void;
+  /** `/link` and `/unlink`, and the identity they act for (the terminal user's own scope key). */
+  readonly link?: LinkServices;
+  readonly identity?: ScopeDescriptor;
 }
 
 export interface TerminalCommands {
@@ -206,6 +211,10 @@ export function createTerminalCommands(deps: TerminalCommandDeps): TerminalComma
           return exportFiles(scope);
         case 'reminders':
           return { text: await reminderCommands.answer(scope, argument) };
+        case 'link':
+          return { text: deps.identity ? await answerLink(deps.link, deps.identity, argument) : LINK_UNAVAILABLE_TEXT };
+        case 'unlink':
+          return { text: deps.identity ? await answerUnlink(deps.link, deps.identity) : LINK_UNAVAILABLE_TEXT };
         case 'end':
           await deps.handler.end(scope.key);
           return { text: END_TEXT };

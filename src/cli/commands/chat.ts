@@ -8,7 +8,7 @@
  */
 import os from 'node:os';
 import { createAgent } from '../../agent/agent';
-import { agentServices } from '../../service';
+import { agentServices, channelServices } from '../../service';
 import type { ConversationHandler } from '../../channels/conversation-handler';
 import path from 'node:path';
 import { normalizeScopeKey } from '../../memory/scopes/scope-key';
@@ -43,10 +43,8 @@ export const chatCommand: Command = {
     // Memories and turns get their vectors while the conversation goes on (as under npm start).
     core.embeddingWorker.start();
     const sweeper = agent.startIdleSweep();
-    const { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts, reminders } = core;
-    const services = { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts, reminders };
     const terminal = createTerminalChannel({
-      ...services,
+      ...channelServices(core),
       handler,
       input: process.stdin,
       output: ctx.out,
@@ -56,7 +54,7 @@ export const chatCommand: Command = {
       defaultTimeZone: ctx.config.timeZone,
       exportDir: path.join(ctx.config.dataDir, 'exports'),
       // Reminders set here are printed when due while the conversation is open (late ones at its start).
-      reminderDelivery: { reminders, intervalMs: ctx.config.reminders.checkMs, lateAfterMs: ctx.config.reminders.lateAfterMs },
+      reminderDelivery: { reminders: core.reminders, intervalMs: ctx.config.reminders.checkMs, lateAfterMs: ctx.config.reminders.lateAfterMs },
     });
     try {
       await terminal.run();
