@@ -20,7 +20,7 @@ import type { ConsolidationControl } from '../../memory/scopes/consolidation-con
  * conflict book (/keep). Every text they return is already filtered.
  */
 export interface CommandServices {
-  readonly catalog: Pick<MemoryCatalog, 'page' | 'categories' | 'explain'>;
+  readonly catalog: Pick<MemoryCatalog, 'page' | 'categories' | 'explain' | 'isAbout'>;
   readonly digestBook: Pick<DigestBook, 'latestSent' | 'undelivered' | 'build' | 'claim' | 'currentContent' | 'markSent' | 'markFailed' | 'runChanges'>;
   readonly forget: Pick<ForgetService, 'prepareForget' | 'forgetMatching'>;
   readonly archive: Pick<ScopeArchive, 'export'>;
