@@ -96,7 +96,10 @@ describe('a group with speakers', () => {
       ]);
 
       expect(await askInGroup(ANA, '/sleep', (t) => t.startsWith('Done: '))).toMatch(/^Done: /);
-      const prompt = model.requests.filter((r) => (r.system ?? '').includes('memory consolidation system')).at(-1)!.messages.at(-1)!.text;
+      const prompt = model.requests
+        .filter((r) => (r.system ?? '').includes('memory consolidation system'))
+        .at(-1)!
+        .messages.at(-1)!.text;
       expect(prompt).toContain('## A group chat');
       expect(prompt).toMatch(new RegExp(`^E\\d+ \\S+ \\S+ user \\(Ana, speaker ${ANA.id}\\): I am vegetarian$`, 'm'));
       expect(prompt).toMatch(new RegExp(`^E\\d+ \\S+ \\S+ user \\(Bo, speaker ${BO.id}\\): I am a climber$`, 'm'));

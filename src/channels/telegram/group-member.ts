@@ -35,10 +35,7 @@ export function speakerOf(reach: MemberReach): string | undefined {
 }
 
 /** The catalog as a member sees it: pages and categories of the memories about them only. */
-export function catalogFor(
-  catalog: Pick<MemoryCatalog, 'page' | 'categories'>,
-  reach: MemberReach,
-): Pick<MemoryCatalog, 'page' | 'categories'> {
+export function catalogFor(catalog: Pick<MemoryCatalog, 'page' | 'categories'>, reach: MemberReach): Pick<MemoryCatalog, 'page' | 'categories'> {
   if (reach.kind === 'all') return catalog;
   return {
     page: (scopeId, query) => catalog.page(scopeId, { ...query, speakerId: reach.speakerId }),

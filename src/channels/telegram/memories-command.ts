@@ -102,7 +102,10 @@ export function registerMemoriesCommand(
     await ctx.answerCallbackQuery();
     const heading = memberListHeading(reach);
     try {
-      await ctx.editMessageText(heading ? `${heading}\n\n${page.text}` : page.text, { reply_markup: page.keyboard, link_preview_options: { is_disabled: true } });
+      await ctx.editMessageText(heading ? `${heading}\n\n${page.text}` : page.text, {
+        reply_markup: page.keyboard,
+        link_preview_options: { is_disabled: true },
+      });
     } catch (error) {
       // Pressing the button of the page already shown: Telegram refuses an edit that changes nothing.
       if (!/message is not modified/i.test((error as Error).message)) throw error;

@@ -25,7 +25,10 @@ export const episodeInputSchema = z.object({
   role: z.enum(['user', 'agent', 'assistant', 'system']).optional(),
   author: z.string().max(256).nullish(),
   /** Who said it, as the channel names them; the agent passes it in the metadata (`authorId`) too. */
-  authorId: z.union([z.string().max(256), z.number().int()]).transform(String).nullish(),
+  authorId: z
+    .union([z.string().max(256), z.number().int()])
+    .transform(String)
+    .nullish(),
   content: z.string({ error: 'content is required and must be a string' }),
   timestamp: z
     .union([z.iso.datetime({ offset: true, local: true }), z.iso.date()], { error: 'timestamp must be an ISO 8601 date-time, e.g. 2024-05-08T13:56:00Z' })

@@ -36,8 +36,7 @@ export async function subjectOfEvidence(tx: Pick<Tx, 'episode'>, scopeId: string
   if (episodeIds.length === 0) return null;
   const cited: Speaking[] = await tx.episode.findMany({ where: { scopeId, id: { in: [...episodeIds] } }, select: SPEAKING });
   const relayedIds = cited.filter((e) => isRelayedNote(e)).map((e) => relayedFromOf(e)!);
-  const relayed: Speaking[] =
-    relayedIds.length === 0 ? [] : await tx.episode.findMany({ where: { scopeId, id: { in: relayedIds } }, select: SPEAKING });
+  const relayed: Speaking[] = relayedIds.length === 0 ? [] : await tx.episode.findMany({ where: { scopeId, id: { in: relayedIds } }, select: SPEAKING });
   const turns = [...cited.filter((e) => e.role === 'user'), ...relayed.filter((e) => e.role === 'user')];
   if (turns.length === 0 || turns.some((t) => t.authorId === null)) return null;
   const ids = new Set(turns.map((t) => t.authorId!));
