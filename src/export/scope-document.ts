@@ -66,6 +66,8 @@ const episodeSchema = z.strictObject({
   channel: z.string().min(1),
   role: z.string().min(1),
   author: z.string().nullable(),
+  // Absent from documents written before speakers were recorded.
+  authorId: z.string().nullable().optional(),
   content: z.string(),
   summary: z.string().nullable(),
   timestamp,
@@ -87,6 +89,9 @@ const memorySchema = z.strictObject({
   id,
   category: z.string().min(1),
   content: z.string(),
+  // Absent from documents written before speakers were recorded.
+  subjectId: z.string().nullable().optional(),
+  subjectName: z.string().nullable().optional(),
   confidence: score,
   importance: score,
   active: z.boolean(),

@@ -11,6 +11,8 @@ export interface NewEpisode {
   readonly channel: string;
   readonly role: 'user' | 'agent' | 'system';
   readonly author: string | null;
+  /** Who said it, as the channel names them (absent: nobody known). */
+  readonly authorId?: string | null;
   readonly content: string;
   readonly timestamp: Date;
   readonly conversationId: string | null;
@@ -139,6 +141,7 @@ export function createEpisodeRepository(prisma: PrismaClient): EpisodeRepository
             channel: episode.channel,
             role: episode.role,
             author: episode.author,
+            authorId: episode.authorId ?? null,
             content: episode.content,
             timestamp: episode.timestamp,
             conversationId: episode.conversationId,

@@ -154,3 +154,27 @@ export function likesPlan(prompt: string): ScriptedLlmReply {
     }),
   };
 }
+
+/**
+ * A consolidation answer that follows the prompt's wording about people: each person's turn
+ * saying "I am X" or "I have X" becomes a fact about its speaker. A group's prompt names the
+ * speaker on each line (`user (Ana, speaker 1001)`) and asks for memories by name, so the fact
+ * reads "Ana is X"; a private chat's reads "The user is X". `ignoreNames` answers like a model
+ * that skipped the group's instruction ("The user is X" everywhere), which the memory writer
+ * must still store about the speaker.
+ */
+export function speakerFactsPlan(prompt: string, options: { readonly ignoreNames?: boolean } = {}): ScriptedLlmReply {
+  const group = prompt.includes('## A group chat') && options.ignoreNames !== true;
+  const users = [...prompt.matchAll(/^E(\d+) \S+ \S+ user(?: \(([^,)]+)(?:, speaker [^)]+)?\))?: (.*)$/gm)];
+  const facts = users.flatMap((m) => {
+    const said = /^I (am|have) ([^.!]+)/i.exec(m[3]!.trim());
+    if (!said) return [];
+    const verb = said[1]!.toLowerCase() === 'am' ? 'is' : 'has';
+    const who = group && m[2] ? m[2] : 'The user';
+    return [{ category: 'fact', content: `${who} ${verb} ${said[2]!.trim()}`, confidence: 0.9, source: 'stated', episodes: [`E${m[1]}`] }];
+  });
+  return {
+    kind: 'text',
+    text: JSON.stringify(facts.length > 0 ? { new: facts, importance: users.map((m) => ({ episode: `E${m[1]}`, score: 0.5 })) } : { nothing: 'small talk' }),
+  };
+}

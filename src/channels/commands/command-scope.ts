@@ -22,7 +22,7 @@ import type { ReminderBook } from '../../memory/reminders/reminder-book';
  * scope controls (/settings) and the conflict book (/keep). Every text they return is already filtered.
  */
 export interface CommandServices {
-  readonly catalog: Pick<MemoryCatalog, 'page' | 'categories' | 'explain'>;
+  readonly catalog: Pick<MemoryCatalog, 'page' | 'categories' | 'explain' | 'isAbout'>;
   readonly digestBook: Pick<DigestBook, 'latestSent' | 'undelivered' | 'build' | 'claim' | 'currentContent' | 'markSent' | 'markFailed' | 'runChanges'>;
   readonly forget: Pick<ForgetService, 'prepareForget' | 'forgetMatching'>;
   readonly archive: Pick<ScopeArchive, 'export'>;

@@ -98,17 +98,26 @@ export type ForgetAnswer =
   /** `text` lists the matches and ends with the question "Forget them?"; `confirm` with {@link confirmForget}. */
   | { readonly kind: 'confirm'; readonly text: string; readonly preview: ForgetPreview };
 
-/** `/forget words`: finds the memories containing every word, removing nothing yet. */
-export async function previewForgetWords(forget: Pick<ForgetService, 'forgetMatching'>, scopeId: string, words: string): Promise<ForgetAnswer> {
+/**
+ * `/forget words`: finds the memories containing every word, removing nothing yet. `speakerId`:
+ * a group member's request, which reaches only the memories about them.
+ */
+export async function previewForgetWords(
+  forget: Pick<ForgetService, 'forgetMatching'>,
+  scopeId: string,
+  words: string,
+  speakerId?: string,
+): Promise<ForgetAnswer> {
   let preview: ForgetPreview;
   try {
-    preview = await forget.forgetMatching(scopeId, words);
+    preview = await forget.forgetMatching(scopeId, words, speakerId === undefined ? {} : { speakerId });
   } catch (error) {
     if (error instanceof AppError && error.category === 'user') return { kind: 'answer', text: `${error.message}\n\n${FORGET_USAGE}` };
     throw error;
   }
   const quoted = `“${preview.terms.join(' ')}”`;
-  if (preview.matches.length === 0 && !changesAnything(preview.counts)) return { kind: 'answer', text: `Nothing I remember mentions ${quoted}.` };
+  if (preview.matches.length === 0 && !changesAnything(preview.counts))
+    return { kind: 'answer', text: `Nothing I remember${speakerId === undefined ? '' : ' about you'} mentions ${quoted}.` };
   // Every version of every matched memory is listed: confirming removes exactly these.
   const listed = preview.matches.slice(0, MAX_LISTED).map((m) => `• ${excerpt(showStored(m.content), MAX_EXCERPT)}${describeState(m.state)}`);
   const more = preview.matches.length > MAX_LISTED ? [`…and ${preview.matches.length - MAX_LISTED} more.`] : [];

@@ -6,12 +6,16 @@
  *   removes exactly them, "Keep" drops the request. A pending confirmation lives in memory for ten minutes and
  *   only works in the chat (scope) that asked for it. After the press the question is edited, so
  *   the matched text does not stay in the chat either.
+ * - In a group, a member who is not one of its administrators reaches only the memories about
+ *   them (group-member.ts), and only the one who asked can press the answer.
  */
 import { randomBytes } from 'node:crypto';
 import { InlineKeyboard, type Composer } from 'grammy';
 import type { ForgetPreview, ForgetService } from '../../memory/forget/forget-service';
 import { confirmForget, FORGET_KEPT_TEXT, FORGET_USAGE, forgetReason, parseForgetArgument, previewForgetNumber, previewForgetWords } from '../commands/forget';
-import type { NumberSources } from '../commands/numbered-lists';
+import { lookupNumber, type NumberSources } from '../commands/numbered-lists';
+import type { MemoryCatalog } from '../../memory/memories/memory-catalog';
+import { memberReach, notYoursText, speakerOf } from './group-member';
 import { sendText } from './send-text';
 import type { NocturneContext } from './telegram-context';
 
@@ -21,6 +25,8 @@ const REASON = forgetReason('Telegram');
 
 interface PendingForget {
   readonly scopeId: string;
+  /** Who asked: in a group nobody else may confirm it for them. */
+  readonly askedBy: number | undefined;
   readonly preview: ForgetPreview;
   readonly expiresAt: number;
 }
@@ -28,9 +34,9 @@ interface PendingForget {
 /** Registers `/forget` and its confirmation buttons (`fg:y:<token>`, `fg:n:<token>`). */
 export function registerForgetCommand(
   composer: Composer<NocturneContext>,
-  deps: NumberSources & { forget: Pick<ForgetService, 'prepareForget' | 'forgetMatching'> },
+  deps: NumberSources & { forget: Pick<ForgetService, 'prepareForget' | 'forgetMatching'>; catalog: Pick<MemoryCatalog, 'isAbout'> },
 ): void {
-  const { forget, lists, digestBook } = deps;
+  const { forget, lists, digestBook, catalog } = deps;
   const pending = new Map<string, PendingForget>();
 
   function remember(entry: PendingForget): string {
@@ -48,16 +54,24 @@ export function registerForgetCommand(
       await sendText(ctx.api, ctx.chat.id, FORGET_USAGE);
       return;
     }
+    const speakerId = speakerOf(await memberReach(ctx));
+    if (request.kind === 'number' && speakerId !== undefined) {
+      const found = await lookupNumber({ lists, digestBook }, ctx.scope.id, request.n);
+      if (found.found && !(await catalog.isAbout(ctx.scope.id, found.memoryId, speakerId))) {
+        await sendText(ctx.api, ctx.chat.id, notYoursText(request.n));
+        return;
+      }
+    }
     const answer =
       request.kind === 'number'
         ? await previewForgetNumber({ lists, digestBook, forget, scope: ctx.scope, n: request.n })
-        : await previewForgetWords(forget, ctx.scope.id, request.words);
+        : await previewForgetWords(forget, ctx.scope.id, request.words, speakerId);
     if (answer.kind === 'answer') {
       await sendText(ctx.api, ctx.chat.id, answer.text);
       return;
     }
     const count = answer.preview.matches.length;
-    const token = remember({ scopeId: ctx.scope.id, preview: answer.preview, expiresAt: Date.now() + CONFIRM_TTL_MS });
+    const token = remember({ scopeId: ctx.scope.id, askedBy: ctx.from?.id, preview: answer.preview, expiresAt: Date.now() + CONFIRM_TTL_MS });
     // With no memory matched, the button stands for the messages that mention the words: "it".
     const keyboard = new InlineKeyboard().text(`Forget ${count <= 1 ? 'it' : `all ${count}`}`, `fg:y:${token}`).text('Keep', `fg:n:${token}`);
     await sendText(ctx.api, ctx.chat.id, answer.text, { replyMarkup: keyboard });
@@ -69,6 +83,10 @@ export function registerForgetCommand(
     if (!entry || entry.expiresAt < Date.now() || entry.scopeId !== ctx.scope.id) {
       await ctx.answerCallbackQuery({ text: 'This question has expired; send /forget again.' });
       await ctx.editMessageReplyMarkup().catch(() => undefined);
+      return;
+    }
+    if (ctx.chat?.type !== 'private' && entry.askedBy !== undefined && ctx.from.id !== entry.askedBy) {
+      await ctx.answerCallbackQuery({ text: 'Only the one who asked can answer this.' });
       return;
     }
     pending.delete(token!);

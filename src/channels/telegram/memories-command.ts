@@ -6,11 +6,15 @@
  * Button data is `mem:<page>:<category>` (empty category: all), with `+` after the page when the
  * listing holds faded memories too (`/memories --all`). A category whose name would make the data
  * longer than Telegram's 64 bytes gets no button (the list still shows it).
+ *
+ * In a group a member who is not one of its administrators sees only the memories about them
+ * (group-member.ts), on every page the buttons turn to as well.
  */
 import { InlineKeyboard, type Composer } from 'grammy';
 import type { MemoryCatalog } from '../../memory/memories/memory-catalog';
 import { parseMemoriesFlags, renderMemoryList } from '../commands/memories';
 import type { NumberedLists } from '../commands/numbered-lists';
+import { catalogFor, memberListHeading, memberReach } from './group-member';
 import { sendText } from './send-text';
 import type { NocturneContext } from './telegram-context';
 
@@ -78,9 +82,11 @@ export function registerMemoriesCommand(
   composer.command('memories', async (ctx) => {
     const { withFaded, rest } = parseMemoriesFlags(ctx.match);
     const category = rest.toLowerCase() || null;
-    const page = await renderMemoryPage(catalog, ctx.scope, 0, category, withFaded);
+    const reach = await memberReach(ctx);
+    const page = await renderMemoryPage(catalogFor(catalog, reach), ctx.scope, 0, category, withFaded);
     deps.lists.rememberPage(ctx.scope.id, category, page.entries, new Date());
-    await sendText(ctx.api, ctx.chat.id, page.text, { replyMarkup: page.keyboard });
+    const heading = memberListHeading(reach);
+    await sendText(ctx.api, ctx.chat.id, heading ? `${heading}\n\n${page.text}` : page.text, { replyMarkup: page.keyboard });
   });
 
   composer.callbackQuery(/^mem:/, async (ctx) => {
@@ -89,11 +95,17 @@ export function registerMemoriesCommand(
       await ctx.answerCallbackQuery();
       return;
     }
-    const page = await renderMemoryPage(catalog, ctx.scope, wanted.page, wanted.category, wanted.withFaded);
+    // The one who presses sees their own reach: a member's press never pages through another's memories.
+    const reach = await memberReach(ctx);
+    const page = await renderMemoryPage(catalogFor(catalog, reach), ctx.scope, wanted.page, wanted.category, wanted.withFaded);
     deps.lists.rememberPage(ctx.scope.id, wanted.category, page.entries, new Date());
     await ctx.answerCallbackQuery();
+    const heading = memberListHeading(reach);
     try {
-      await ctx.editMessageText(page.text, { reply_markup: page.keyboard, link_preview_options: { is_disabled: true } });
+      await ctx.editMessageText(heading ? `${heading}\n\n${page.text}` : page.text, {
+        reply_markup: page.keyboard,
+        link_preview_options: { is_disabled: true },
+      });
     } catch (error) {
       // Pressing the button of the page already shown: Telegram refuses an edit that changes nothing.
       if (!/message is not modified/i.test((error as Error).message)) throw error;

@@ -226,7 +226,7 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
   const routes = new Composer<NocturneContext>();
   registerHelpCommands(routes);
   registerMemoriesCommand(routes, { catalog, lists });
-  registerForgetCommand(routes, { forget, digestBook, lists });
+  registerForgetCommand(routes, { forget, digestBook, lists, catalog });
   registerWhyCommand(routes, { catalog, digestBook, lists });
   registerKeepCommand(routes, { conflicts, digestBook, lists });
   registerDigestCommand(routes, { digestBook, digestSchedule, logger });

@@ -24,6 +24,11 @@ export const episodeInputSchema = z.object({
   channel: z.string().trim().min(1).max(64).optional(),
   role: z.enum(['user', 'agent', 'assistant', 'system']).optional(),
   author: z.string().max(256).nullish(),
+  /** Who said it, as the channel names them; the agent passes it in the metadata (`authorId`) too. */
+  authorId: z
+    .union([z.string().max(256), z.number().int()])
+    .transform(String)
+    .nullish(),
   content: z.string({ error: 'content is required and must be a string' }),
   timestamp: z
     .union([z.iso.datetime({ offset: true, local: true }), z.iso.date()], { error: 'timestamp must be an ISO 8601 date-time, e.g. 2024-05-08T13:56:00Z' })
@@ -152,6 +157,19 @@ function tagValues(values: readonly string[] | undefined): string[] {
 }
 
 /** Validates and normalizes one message; throws {@link ValidationError} saying what is wrong. */
+/**
+ * The speaker's id: given as `authorId`, else the `authorId` the channels put in the metadata (a
+ * string or a number), cleaned like any text; null when neither names anyone.
+ */
+function speakerIdOf(given: string | null | undefined, metadata: Record<string, unknown> | null): string | null {
+  const inMetadata = metadata?.authorId;
+  const raw = given ?? (typeof inMetadata === 'string' || typeof inMetadata === 'number' ? String(inMetadata) : null);
+  return raw === null ? null : normalizeText(raw).slice(0, MAX_SPEAKER_ID_CHARS) || null;
+}
+
+/** Longest speaker id kept (a channel's user id is far shorter). */
+const MAX_SPEAKER_ID_CHARS = 256;
+
 export function normalizeEpisode(input: unknown, options: NormalizeOptions): NewEpisode {
   if (input === null || typeof input !== 'object' || Array.isArray(input)) {
     throw new ValidationError('an episode must be a JSON object with at least "content"', { code: 'episode.not_object' });
@@ -195,12 +213,14 @@ export function normalizeEpisode(input: unknown, options: NormalizeOptions): New
   if (channel.length === 0)
     throw new ValidationError('channel is empty (after removing control characters and surrounding spaces)', { code: 'episode.invalid' });
   const author = raw.author ? normalizeText(raw.author) || null : null;
+  const authorId = speakerIdOf(raw.authorId, metadata);
   const externalId = raw.externalId === undefined ? null : normalizeText(raw.externalId) || null;
   const conversationId = raw.conversationId ? normalizeText(raw.conversationId) || null : null;
   return {
     channel,
     role,
     author,
+    authorId,
     content,
     timestamp,
     conversationId,

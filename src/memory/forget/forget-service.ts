@@ -39,6 +39,7 @@ import { forgetWordsEverywhere } from './forget-words';
 import { describeRemoval, quotesRemoval, redactDerived, redactionOf, scrubRelatedReasons, type Tx } from './redact-derived';
 import { delegateOf, PURGE_DELETED } from '../scopes/scope-data-map';
 import { wordsMatcher } from './text-match';
+import { aboutSpeaker } from '../memories/speakers';
 
 export interface ForgetServiceDeps {
   readonly prisma: PrismaClient;
@@ -121,8 +122,14 @@ export interface ForgetService {
    * the chain gained a version since). NotFoundError when the memory is not in the scope.
    */
   prepareForget(scopeId: string, memoryId: string): Promise<ForgetPreview>;
-  /** Memories (of any state) whose text contains every word, with their chains, for the owner to confirm. */
-  forgetMatching(scopeId: string, words: string): Promise<ForgetPreview>;
+  /**
+   * Memories (of any state) whose text contains every word, with their chains, for the owner to
+   * confirm; confirming also takes the words out of everything else of the scope. With
+   * `speakerId` (a member of a group who is not one of its administrators): only the memories
+   * about that member (memory/memories/speakers.ts) and what they were learned from; the words
+   * stay in what others said.
+   */
+  forgetMatching(scopeId: string, words: string, options?: { readonly speakerId?: string }): Promise<ForgetPreview>;
   /** Removes every memory of the scope (seed 001 purge); returns how many. */
   purgeScope(scopeId: string, options?: { reason?: string }): Promise<number>;
   /** Finishes the after-commit work of a forget a crash interrupted (run at start); true when there was some. */
@@ -350,19 +357,22 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
       };
     },
 
-    async forgetMatching(scopeId, words) {
+    async forgetMatching(scopeId, words, options = {}) {
       const terms = queryTerms(words);
       if (terms.length === 0) throw new ValidationError('say which words to forget, e.g. "my ex"', { code: 'forget.no_words' });
-      const holds = wordsMatcher(terms);
+      const matcher = wordsMatcher(terms);
+      const { speakerId } = options;
+      // A member forgets their own memories only: the words everywhere else are other people's too.
+      const holds = speakerId === undefined ? matcher : undefined;
       const memories = await prisma.memory.findMany({
-        where: { scopeId },
+        where: { scopeId, ...(speakerId === undefined ? {} : aboutSpeaker(speakerId)) },
         select: { id: true, content: true },
         orderBy: [{ validFrom: 'asc' }, { id: 'asc' }],
       });
       // Every version of every matched chain is listed: confirming removes exactly what was shown.
       const matches = new Map<string, MemoryMatch>();
       for (const m of memories) {
-        if (matches.has(m.id) || !holds(m.content)) continue;
+        if (matches.has(m.id) || !matcher(m.content)) continue;
         for (const version of await chainOf(scopeId, m.id)) matches.set(version.id, version);
       }
       const shown = new Set(matches.keys());

@@ -10,6 +10,7 @@
 import type { AuditEvent, Memory, MemoryLink, PrismaClient } from '../../storage/prisma';
 import { showStoredValue } from '../output-filter';
 import { KNOWLEDGE_ONLY } from './categories';
+import { aboutSpeaker, isAboutSpeaker } from './speakers';
 
 /** current: what is believed now; all: faded and superseded versions too. */
 export type MemoryState = 'current' | 'all';
@@ -68,13 +69,16 @@ export interface MemoryCatalog {
    * Without a category: what is known about the person (conversation summaries only when asked for).
    * `withFaded`: the faded memories follow the current ones (so a number means the same current
    * memory either way), most confident first.
+   * `speakerId`: only what a member of a group reaches, the memories about them (speakers.ts).
    */
   page(
     scopeId: string,
-    query: { category: string | null; offset: number; limit: number; withFaded?: boolean },
+    query: { category: string | null; offset: number; limit: number; withFaded?: boolean; speakerId?: string },
   ): Promise<{ total: number; lines: MemoryLine[] }>;
-  /** Every category of the scope's current memories, alphabetically. */
-  categories(scopeId: string): Promise<string[]>;
+  /** Every category of the scope's current memories (about `speakerId` when given), alphabetically. */
+  categories(scopeId: string, speakerId?: string): Promise<string[]>;
+  /** Whether a memory of the scope is about a group's member (theirs to forget); false when gone. */
+  isAbout(scopeId: string, memoryId: string, speakerId: string): Promise<boolean>;
   /** Memories of a state, most confident first (admin API, CLI). */
   list(scopeId: string, query?: MemoryListQuery): Promise<{ total: number; memories: Memory[] }>;
   /** One memory with its sources, links and audit history; null when not in this scope. */
@@ -104,7 +108,12 @@ export function createMemoryCatalog(prisma: PrismaClient): MemoryCatalog {
   return {
     async page(scopeId, query) {
       const state = query.withFaded ? { validTo: null } : stateFilter('current');
-      const where = { scopeId, ...state, ...(query.category ? { category: query.category } : KNOWLEDGE_ONLY) };
+      const where = {
+        scopeId,
+        ...state,
+        ...(query.category ? { category: query.category } : KNOWLEDGE_ONLY),
+        ...(query.speakerId === undefined ? {} : { AND: [aboutSpeaker(query.speakerId)] }),
+      };
       const [total, rows] = await Promise.all([
         prisma.memory.count({ where }),
         prisma.memory.findMany({
@@ -125,9 +134,11 @@ export function createMemoryCatalog(prisma: PrismaClient): MemoryCatalog {
       };
     },
 
-    async categories(scopeId) {
+    isAbout: (scopeId, memoryId, speakerId) => isAboutSpeaker(prisma, scopeId, memoryId, speakerId),
+
+    async categories(scopeId, speakerId) {
       const rows = await prisma.memory.findMany({
-        where: { scopeId, ...stateFilter('current') },
+        where: { scopeId, ...stateFilter('current'), ...(speakerId === undefined ? {} : aboutSpeaker(speakerId)) },
         distinct: ['category'],
         select: { category: true },
         orderBy: { category: 'asc' },

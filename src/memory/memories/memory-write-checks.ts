@@ -65,9 +65,19 @@ export async function load(tx: Tx, scopeId: string, id: string): Promise<Memory>
 /** Candidates for the word-only restatement check, when no neighbours came with the write. */
 const WORD_CANDIDATES = 50;
 
-/** The current memory of the scope that `input` restates, with its cosine when known, or undefined. */
-export async function restatedMemory(tx: Tx, input: NewMemory, content: string, category: string): Promise<Memory | undefined> {
-  const current = { scopeId: input.scopeId, active: true, validTo: null, id: input.notRestating ? { not: input.notRestating } : undefined };
+/**
+ * The current memory of the scope that `input` restates, with its cosine when known, or undefined.
+ * With a `subjectId`, a memory about someone else never counts ("Bo is vegetarian" does not
+ * restate "Ana is vegetarian"); one without a subject still may.
+ */
+export async function restatedMemory(tx: Tx, input: NewMemory, content: string, category: string, subjectId?: string): Promise<Memory | undefined> {
+  const current = {
+    scopeId: input.scopeId,
+    active: true,
+    validTo: null,
+    id: input.notRestating ? { not: input.notRestating } : undefined,
+    ...(subjectId ? { OR: [{ subjectId }, { subjectId: null }] } : {}),
+  };
   const near = input.neighbours ?? [];
   if (near.length > 0) {
     const rows = await tx.memory.findMany({ where: { ...current, id: { in: near.map((n) => n.id).filter((id) => id !== input.notRestating) } } });

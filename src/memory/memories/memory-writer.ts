@@ -28,6 +28,7 @@ import { audit, cleanReason, snapshot } from './memory-audit';
 import { checkEvidence, checkScope, load, restatedMemory } from './memory-write-checks';
 import { writeTombstones } from '../vectors/tombstones';
 import { addsInformation, type Neighbour } from './restatements';
+import { nameTheSubject, speakerOfWrite } from './speakers';
 
 export type Tx = Prisma.TransactionClient;
 
@@ -109,11 +110,14 @@ export async function createMemory(tx: Tx, input: NewMemory, origin: ChangeOrigi
  */
 export async function writeMemory(tx: Tx, input: NewMemory, origin: ChangeOrigin): Promise<WriteResult> {
   const sourceType = input.sourceType ?? 'stated';
-  const content = checkedContent(input.content);
+  const checked = checkedContent(input.content);
   await checkScope(tx, input.scopeId);
   const evidence = await checkEvidence(tx, input.scopeId, input.sourceEpisodeIds, origin, sourceType);
+  // In a group the memory is about the one person whose words it came from, and says so by name.
+  const { subject, group } = await speakerOfWrite(tx, input.scopeId, evidence);
+  const content = group && subject ? nameTheSubject(checked, subject) : checked;
   const category = input.category.trim().toLowerCase() || 'fact';
-  const known = await restatedMemory(tx, input, content, category);
+  const known = await restatedMemory(tx, input, content, category, subject?.id);
   if (known) {
     const why = `restates memory ${known.id}${origin.reason ? ` (${origin.reason})` : ''}`;
     // A side of a contradiction said again settles it in favour of that side (settleRestated;
@@ -136,6 +140,8 @@ export async function writeMemory(tx: Tx, input: NewMemory, origin: ChangeOrigin
       scopeId: input.scopeId,
       category,
       content,
+      subjectId: subject?.id ?? null,
+      subjectName: subject?.name ?? null,
       confidence: clamp01(input.confidence),
       importance: clamp01(input.importance ?? 0.5),
       sourceType,
@@ -220,13 +226,20 @@ export async function supersedeMemory(
 ): Promise<{ previous: Memory; current: Memory }> {
   const before = await load(tx, scopeId, id);
   if (before.validTo) throw new ValidationError(`memory ${id} was already superseded`, { code: 'memory.superseded' });
-  const content = checkedContent(change.content);
+  const checked = checkedContent(change.content);
   const evidence = await checkEvidence(tx, scopeId, change.sourceEpisodeIds, origin);
+  // A new version stays about whom the old one was (someone else may correct it); a memory
+  // without a subject takes the one of its new evidence.
+  const speaker = await speakerOfWrite(tx, scopeId, evidence);
+  const subject = before.subjectId ? { id: before.subjectId, name: before.subjectName ?? before.subjectId } : speaker.subject;
+  const content = speaker.group && subject ? nameTheSubject(checked, subject) : checked;
   const current = await tx.memory.create({
     data: {
       scopeId,
       category: change.category?.trim().toLowerCase() || before.category,
       content,
+      subjectId: subject?.id ?? null,
+      subjectName: subject?.name ?? null,
       confidence: clamp01(change.confidence ?? Math.max(before.confidence, 0.5)),
       importance: before.importance,
       sourceType: before.sourceType,

@@ -164,9 +164,10 @@ export function createConsolidator(deps: {
    * every prompt of the batch shows episode times in it and every relative date is resolved in
    * it, so a line never says one day while the memory learned from it says another.
    */
-  async function timeZoneOf(scopeId: string): Promise<string> {
-    const scope = await prisma.scope.findUnique({ where: { id: scopeId }, select: { timezone: true } });
-    return scopeTimeZone({ timezone: scope?.timezone ?? null }, options.defaultTimeZone);
+  async function timeZoneOf(scopeId: string): Promise<{ timeZone: string; group: boolean }> {
+    const scope = await prisma.scope.findUnique({ where: { id: scopeId }, select: { timezone: true, kind: true } });
+    // A group's prompts name each line's speaker (prompt.ts GROUP_SPEAKERS_NOTE).
+    return { timeZone: scopeTimeZone({ timezone: scope?.timezone ?? null }, options.defaultTimeZone), group: scope?.kind === 'group' };
   }
 
   /** Memories relevant to a prompt's episodes: a search per group with the person's words. */
@@ -248,7 +249,7 @@ export function createConsolidator(deps: {
       const empty = { responses: [], leftOver: 0, shown: { episodes: [], memories: [] } };
       if (episodes.length === 0) return { status: 'empty', episodeCount: 0, ...empty };
 
-      const timeZone = await timeZoneOf(scopeId);
+      const { timeZone, group } = await timeZoneOf(scopeId);
       // Episodes that failed before are asked about in smaller prompts: halved once per attempt.
       const prompts = packGroups(groupEpisodes(episodes), options.packing).flatMap((groups) =>
         splitForAttempts(groups, Math.max(...groups.flatMap((g) => g.episodes.map((e) => e.consolidationAttempts)))),
@@ -280,7 +281,7 @@ export function createConsolidator(deps: {
         const memoryIds = new ShortIds();
         const memories = await relevantMemories(scopeId, groups, now);
         const insightsAsked = insightsWanted;
-        const prompt = buildConsolidationPrompt({ memories, groups, memoryIds, episodeIds, timeZone, insights: insightsAsked });
+        const prompt = buildConsolidationPrompt({ memories, groups, memoryIds, episodeIds, timeZone, insights: insightsAsked, group });
         const call = {
           system: CONSOLIDATION_SYSTEM_PROMPT,
           messages: [{ role: 'user' as const, content: prompt }],

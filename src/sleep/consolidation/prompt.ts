@@ -68,6 +68,16 @@ ${WORKED_EXAMPLE}`;
 export const INSIGHTS_REQUEST = `## Reflection (asked this time only)
 Also add "insights": at most three high-level insights about the owner (patterns, motivations, what matters to them) that the memories above do not already state, each with "content" (third person about the owner), "confidence" (0 to 1; an insight is an inference, so at most 0.6) and "episodes" (the E-ids of the owner's episodes that support it; never an M-id: a memory is not evidence). Example: "insights": [{"content": "The user plans their week around time with family", "confidence": 0.5, "episodes": ["E2", "E7"]}]. Leave "insights" out when nothing stands out.`;
 
+/**
+ * A group chat's prompt says so before its episodes: several people talk there, each line names
+ * its speaker, and a memory names whom it is about. Without it a model writes "The user is
+ * vegetarian", a fact about nobody in particular (the writer still puts the speaker's name in
+ * place of "the user", memory/memories/speakers.ts, but a model that names people from the start
+ * also gets "Ana's sister" right in sentences that never said "the user").
+ */
+export const GROUP_SPEAKERS_NOTE = `## A group chat
+These episodes come from a group chat where several people talk. Each person's line names its speaker: "user (Ana, speaker 1001)". There is no single owner here: write every memory about the person it is about, by name ("Ana is vegetarian", "Bo's sister lives in Leeds"), never "the user" or "the owner". Cite as evidence the turns of the person the memory is about, and keep what different people said about themselves in separate memories.`;
+
 export interface PromptEpisodeGroup {
   readonly label: string;
   readonly episodes: readonly Episode[];
@@ -89,14 +99,23 @@ export function renderMemoryLine(short: number, m: Memory): string {
 }
 
 /**
+ * Who said a person's turn: their name, and in a group also their speaker id (two members may
+ * share a name; the id is what the memory records as its subject).
+ */
+function speakerLabel(e: Pick<Episode, 'author' | 'authorId'>, speakers: boolean): string {
+  if (speakers && e.authorId) return ` (${e.author ?? e.authorId}, speaker ${e.authorId})`;
+  return e.author ? ` (${e.author})` : '';
+}
+
+/**
  * One episode line, under its E-id ("E3"). A message that tries to instruct the memory system is withheld: the model
  * that writes memories never reads it, so it cannot be talked into storing what it asks for
  * (the planner also refuses any operation that cites it).
  */
-export function renderEpisodeLine(short: number, e: Episode, timeZone: string | null = null): string {
+export function renderEpisodeLine(short: number, e: Episode, timeZone: string | null = null, speakers = false): string {
   const who =
     e.role === 'user'
-      ? `user${e.author ? ` (${e.author})` : ''}`
+      ? `user${speakerLabel(e, speakers)}`
       : isRelayedNote(e)
         ? 'agent note relaying the user'
         : e.role === 'agent'
@@ -117,14 +136,17 @@ export function buildConsolidationPrompt(params: {
   readonly timeZone?: string | null;
   /** Reflection is due: the prompt also asks for insights ({@link INSIGHTS_REQUEST}). */
   readonly insights?: boolean;
+  /** A group's episodes: the prompt names each line's speaker and asks for memories by name ({@link GROUP_SPEAKERS_NOTE}). */
+  readonly group?: boolean;
 }): string {
   const lines: string[] = ['## Current memories relevant to these episodes, under M-ids'];
   if (params.memories.length === 0) lines.push('(none yet)');
   for (const m of params.memories) lines.push(renderMemoryLine(params.memoryIds.add(m.id), m));
+  if (params.group) lines.push('', GROUP_SPEAKERS_NOTE);
   lines.push('', `## New episodes to process, under E-ids (times in ${params.timeZone ?? 'UTC'})`);
   for (const group of params.groups) {
     lines.push(`### ${group.label}`);
-    for (const e of group.episodes) lines.push(renderEpisodeLine(params.episodeIds.add(e.id), e, params.timeZone ?? null));
+    for (const e of group.episodes) lines.push(renderEpisodeLine(params.episodeIds.add(e.id), e, params.timeZone ?? null, params.group === true));
   }
   if (params.insights) lines.push('', INSIGHTS_REQUEST);
   lines.push('', 'Answer with the JSON object now.');

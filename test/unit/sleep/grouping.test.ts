@@ -11,6 +11,7 @@ function episode(minute: number, conversationId: string | null, content = 'hello
     channel,
     role: 'user',
     author: null,
+    authorId: null,
     content,
     summary: null,
     timestamp: new Date(Date.UTC(2026, 0, 1) + minute * 60_000),
