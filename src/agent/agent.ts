@@ -37,7 +37,7 @@ import type { Logger } from '../shared/logger';
 import { createCompactor, type CompactionOutcome } from './compaction';
 import { createEndMemoryWriter, END_TURNS } from './conversation-end';
 import { EMPTY_ANSWER_TEXT, emptyReply, INTERNAL_ERROR_TEXT, INVALID_MESSAGE_TEXT, LLM_UNAVAILABLE_TEXT } from './degraded-replies';
-import { contentOf, parseInboundMessage, scopeOf, type InboundMessage } from './inbound-message';
+import { contentOf, contextMetadata, parseInboundMessage, scopeOf, type InboundMessage } from './inbound-message';
 import { createMemoryTools } from './memory-tools';
 import { createReplyLimits } from './reply-limits';
 import { createReplyPrompts } from './reply-prompt';
@@ -256,7 +256,7 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
         conversationId: memory.conversationId,
         metadata: {
           ...(message.authorId && { authorId: message.authorId }),
-          ...(message.replyTo && { replyTo: message.replyTo }),
+          ...contextMetadata(message),
           ...(message.attachments?.length && { attachments: message.attachments }),
         },
       });
@@ -471,7 +471,7 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
             metadata: {
               addressed: false,
               ...(message.authorId && { authorId: message.authorId }),
-              ...(message.replyTo && { replyTo: message.replyTo }),
+              ...contextMetadata(message),
               ...(message.attachments?.length && { attachments: message.attachments }),
             },
           });
