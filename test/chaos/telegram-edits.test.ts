@@ -39,8 +39,6 @@ const BEA: FakeUser = { id: 7199, first_name: 'Bea' };
 const WEBHOOK_SECRET = 'whk-edits-0123456789abcdef';
 const TELEGRAM_SECRET = 'tg-edits-secret-0123456789';
 const API_KEY = 'sk-ant-chaos-edits-00000000';
-/** A child process (tsx start-up, a sleep run) on a loaded 2-core machine. */
-const CLI_MS = 120_000;
 
 const scopeKey = (user: FakeUser) => `telegram:private:${user.id}`;
 const isConsolidation = (seen: Pick<SeenLlmRequest, 'system'>) => (seen.system ?? '').includes('memory consolidation system');
@@ -284,11 +282,19 @@ describe('edits, replies and forwards through the real bot (chaos)', () => {
     asked = double.requests.length;
     await cli(['sleep', '--scope', scopeKey(CLEO)]);
     const consolidation = double.requests.slice(asked).filter(isConsolidation);
-    const line = consolidation.map(promptOf).join('\n').split('\n').find((l) => l.includes('allergic to peanuts'));
+    const line = consolidation
+      .map(promptOf)
+      .join('\n')
+      .split('\n')
+      .find((l) => l.includes('allergic to peanuts'));
     figures.push(`forward line in the consolidation prompt: ${line}`);
     expect(line).toMatch(/^E\d+ .*user \(Cleo\), forwarded from Bea \(not the user's own statement\): I am allergic to peanuts/);
     expect(consolidation[0]!.system).toContain('forwarded from X');
-    const replyLine = consolidation.map(promptOf).join('\n').split('\n').find((l) => l.includes('Actually make it Sunday'));
+    const replyLine = consolidation
+      .map(promptOf)
+      .join('\n')
+      .split('\n')
+      .find((l) => l.includes('Actually make it Sunday'));
     expect(replyLine).toContain('(in reply to: "Shall we meet at the harbour on Saturday?")');
   }, 240_000);
 });

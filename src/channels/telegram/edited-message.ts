@@ -23,7 +23,13 @@ export function registerEditedMessages(composer: Composer<NocturneContext>, deps
     const editedAt = new Date((edited.edit_date ?? edited.date) * 1000);
     const message = toInboundMessage(edited, scope, editedAt);
     if (!message?.externalId || !deps.handler.edit) return;
-    const outcome = await deps.handler.edit({ scopeKey: message.scopeKey, externalId: message.externalId, text: message.text, editedAt, channel: TELEGRAM_CHANNEL });
+    const outcome = await deps.handler.edit({
+      scopeKey: message.scopeKey,
+      externalId: message.externalId,
+      text: message.text,
+      editedAt,
+      channel: TELEGRAM_CHANNEL,
+    });
     log.info('an edited message was handled', { scopeKey: message.scopeKey, externalId: message.externalId, status: outcome.status });
   });
 }

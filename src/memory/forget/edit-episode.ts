@@ -92,12 +92,7 @@ export function findEdited(tx: Tx, scopeId: string, externalId: string) {
  * scrub takes out besides what the scope's export no longer gives: a line or string quoting the
  * old text whole. Not every line with an old-only word: those may be other messages of the person.
  */
-export async function applyEdit(
-  tx: Tx,
-  scopeId: string,
-  edit: EpisodeEdit,
-  now: Date,
-): Promise<{ outcome: EditOutcome; holds: (text: string) => boolean }> {
+export async function applyEdit(tx: Tx, scopeId: string, edit: EpisodeEdit, now: Date): Promise<{ outcome: EditOutcome; holds: (text: string) => boolean }> {
   const none = { holds: () => false };
   const episode = await findEdited(tx, scopeId, edit.externalId);
   if (!episode) return { outcome: { status: 'not_found' }, ...none };

@@ -255,7 +255,12 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
   /** Where the export files are and how the scope's export reads, for the export scrub. */
   function exportSetting() {
     return deps.exportsDir
-      ? { exportsDir: deps.exportsDir, protectedFiles: deps.protectedFiles, defaultTimeZone: deps.soul?.defaultTimeZone ?? 'UTC', readView: deps.readExportView }
+      ? {
+          exportsDir: deps.exportsDir,
+          protectedFiles: deps.protectedFiles,
+          defaultTimeZone: deps.soul?.defaultTimeZone ?? 'UTC',
+          readView: deps.readExportView,
+        }
       : undefined;
   }
 
