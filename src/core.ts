@@ -11,6 +11,7 @@ import type { LanguageModel } from './llm/language-model';
 import { withPromptRedaction } from './llm/prompt-redaction';
 import { withUsageRecording } from './llm/usage-recorder';
 import { createForgetService, FORGET_PENDING_FILE, type ForgetService } from './memory/forget/forget-service';
+import { createEpisodeEdits, type EpisodeEdits } from './memory/episodes/episode-edits';
 import { createConversationStore, type ConversationStore } from './memory/conversations/conversation-store';
 import { createMemoryStore, type MemoryStore } from './memory/memories/memory-store';
 import { createConflictBook, type ConflictBook } from './memory/memories/conflict-book';
@@ -78,6 +79,8 @@ export interface Core {
   readonly sleep: SleepService;
   /** Forgetting at the owner's request: rows, full-text index, vectors, soul and digests. */
   readonly forget: ForgetService;
+  /** The person's edits of messages they sent (channels call it; memory/episodes/episode-edits.ts). */
+  readonly edits: EpisodeEdits;
   /** Decides when sleep work runs; started by main.ts only (the CLI runs jobs directly). */
   readonly scheduler: SleepScheduler;
   /** Messages consolidation gave up on: how many, and trying them again (CLI `sleep --retry`, the admin API). */
@@ -262,6 +265,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     personDirectory: createPersonDirectory(directory, identities),
     identities,
     linkCodes: createLinkCodes({ prisma: db.prisma, identities }),
+    edits: createEpisodeEdits({ directory, routedScopeId: (key) => identities.linkedScopeId(key), episodes: episodeService, forget }),
     catalog: createMemoryCatalog(db.prisma),
     conflicts: createConflictBook({ prisma: db.prisma, soul: { maxTokens: config.sleep.soulMaxTokens, defaultTimeZone: config.timeZone } }),
     episodeLog: createEpisodeLog(episodes),

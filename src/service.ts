@@ -30,7 +30,7 @@ import { createTelegramPolling } from './channels/telegram/telegram-polling';
 import { createAttemptContext } from './channels/telegram/telegram-update-worker';
 import { createTelegramWebhook } from './channels/telegram/telegram-webhook';
 import { createTerminalChannel } from './channels/terminal/terminal-channel';
-import { webhookInbound } from './channels/webhook/webhook-inbound';
+import { webhookEdit, webhookInbound } from './channels/webhook/webhook-inbound';
 import { startWebhookServer } from './channels/webhook/webhook-server';
 import { createCore, type Core, type CoreOverrides } from './core';
 import type { Logger } from './shared/logger';
@@ -167,6 +167,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
       reply: async (message) => (await agent.handle(message)).text,
       replyAgain: async (message) => (await agent.handle(message, { resume: true })).text,
       observe: (message) => agent.observe(message),
+      edit: (edit) => core.edits.edit(edit),
       end: async (scopeKey) => {
         await agent.endConversation(scopeKey, 'explicit');
       },
@@ -245,6 +246,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
           nonces: core.webhookNonces,
           callbackHosts: config.webhook.callbackHosts,
           handler: (message) => (handler.replyAgain ?? handler.reply)(webhookInbound(message)),
+          editHandler: (message) => core.edits.edit(webhookEdit(message)),
         }),
         routes: telegramWebhook ? [telegramWebhook.route] : [],
         host: listen.host,

@@ -37,7 +37,7 @@ import type { Logger } from '../shared/logger';
 import { createCompactor, type CompactionOutcome } from './compaction';
 import { createEndMemoryWriter, END_TURNS } from './conversation-end';
 import { EMPTY_ANSWER_TEXT, emptyReply, INTERNAL_ERROR_TEXT, INVALID_MESSAGE_TEXT, LLM_UNAVAILABLE_TEXT } from './degraded-replies';
-import { contentOf, parseInboundMessage, scopeOf, type InboundMessage } from './inbound-message';
+import { contentOf, contextMetadata, parseInboundMessage, scopeOf, type InboundMessage } from './inbound-message';
 import { createMemoryTools } from './memory-tools';
 import { createReminderTools, joinTools } from './reminder-tools';
 import type { ReminderBook } from '../memory/reminders/reminder-book';
@@ -266,7 +266,7 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
         conversationId: memory.conversationId,
         metadata: {
           ...(message.authorId && { authorId: message.authorId }),
-          ...(message.replyTo && { replyTo: message.replyTo }),
+          ...contextMetadata(message),
           ...(message.attachments?.length && { attachments: message.attachments }),
         },
       });
@@ -482,7 +482,7 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
             metadata: {
               addressed: false,
               ...(message.authorId && { authorId: message.authorId }),
-              ...(message.replyTo && { replyTo: message.replyTo }),
+              ...contextMetadata(message),
               ...(message.attachments?.length && { attachments: message.attachments }),
             },
           });

@@ -15,6 +15,7 @@
 import { z } from 'zod';
 import { ValidationError } from '../shared/errors';
 import type { ScopeDescriptor } from '../memory/scopes/scope-directory';
+import { FORWARDED_FROM, REPLY_TO, REPLY_TO_TEXT, replyQuote } from '../memory/episodes/message-context';
 
 /** What an attachment is; `other` for anything a channel does not name (a poll, a dice). */
 export const ATTACHMENT_KINDS = ['photo', 'voice', 'audio', 'video', 'video_note', 'animation', 'sticker', 'document', 'location', 'contact', 'other'] as const;
@@ -61,6 +62,11 @@ export interface InboundMessage {
   readonly replyTo?: string;
   /** The text (or caption) of the message answered, when the channel has it. */
   readonly replyToText?: string;
+  /**
+   * Who wrote a forwarded message first (a person's or a chat's name): the text is theirs, not
+   * the author's statement about themselves.
+   */
+  readonly forwardedFrom?: string;
   readonly attachments?: readonly Attachment[];
 }
 
@@ -97,6 +103,7 @@ export const inboundMessageSchema = z
     externalId: externalIdSchema.optional(),
     replyTo: externalIdSchema.optional(),
     replyToText: z.string().optional(),
+    forwardedFrom: z.string().trim().min(1).max(256).optional(),
     attachments: z.array(attachmentSchema).max(50, 'at most 50 attachments').optional(),
   })
   .superRefine((message, ctx) => {
@@ -137,4 +144,16 @@ export function contentOf(message: InboundMessage): string {
       return `[${a.kind}${details ? `: ${details}` : ''}]`;
     })
     .join('\n');
+}
+
+/**
+ * The episode metadata that keeps where a message stands: the message it answers (by id, with a
+ * short quote) and who wrote a forwarded message first (memory/episodes/message-context.ts).
+ */
+export function contextMetadata(message: InboundMessage): Record<string, string> {
+  return {
+    ...(message.replyTo && { [REPLY_TO]: message.replyTo }),
+    ...(message.replyToText?.trim() && { [REPLY_TO_TEXT]: replyQuote(message.replyToText) }),
+    ...(message.forwardedFrom && { [FORWARDED_FROM]: message.forwardedFrom }),
+  };
 }

@@ -12,6 +12,7 @@ import type { LlmTool } from '../llm/language-model';
 import type { ConversationStore, WorkingMemory } from '../memory/conversations/conversation-store';
 import { formatLocalMinute } from '../memory/digests/digest';
 import type { Episode } from '../memory/episodes/episode-service';
+import { withMessageContext } from '../memory/episodes/message-context';
 import type { MemoryStore } from '../memory/memories/memory-store';
 import type { SoulReader } from '../memory/profiles/soul';
 import type { Scope } from '../memory/records';
@@ -108,8 +109,14 @@ export function createReplyPrompts(deps: ReplyPromptDeps): ReplyPrompts {
     return `Now: ${formatLocalMinute(now, zone)} (${zone}).`;
   }
 
+  /** The person's turns with what they answer or were forwarded from, as the person saw them. */
   function promptTurns(episodes: readonly Episode[]): PromptTurn[] {
-    return episodes.map((e) => ({ id: e.id, role: e.role as PromptTurn['role'], author: e.author, content: e.content }));
+    return episodes.map((e) => ({
+      id: e.id,
+      role: e.role as PromptTurn['role'],
+      author: e.author,
+      content: e.role === 'user' ? withMessageContext(e.content, e.metadata) : e.content,
+    }));
   }
 
   /**

@@ -3,6 +3,7 @@
  * agent loop (adapted in the composition root), so no channel imports the agent.
  */
 import type { InboundMessage } from '../agent/inbound-message';
+import type { EditOutcome, MessageEdit } from '../memory/episodes/episode-edits';
 
 export interface ConversationHandler {
   /**
@@ -23,6 +24,11 @@ export interface ConversationHandler {
    * without it (a test double) leaves such messages unstored.
    */
   observe?(message: InboundMessage): Promise<void>;
+  /**
+   * The person edited a message they sent: its new text replaces the stored one everywhere
+   * (memory/episodes/episode-edits.ts). A handler without it (a test double) ignores edits.
+   */
+  edit?(edit: MessageEdit): Promise<EditOutcome>;
   /** Ends the open conversation of a scope (the owner said `/end`), so it can be consolidated. */
   end(scopeKey: string): Promise<void>;
 }

@@ -19,6 +19,10 @@
  *   is refused, fails or answers non-2xx is retried, like Telegram's. `routeWebhook(targets)`
  *   plays a load balancer: deliveries go round-robin to those addresses (a retry to the next).
  *
+ * - Edits and forwards: `edit` injects an `edited_message` of a message the person sent,
+ *   `forward` a message with `forward_origin`; a reply (`message(..., { replyTo })`) quotes the
+ *   message answered as Telegram does (its text, the bot's or the person's).
+ *
  * Methods: getMe, getUpdates, setWebhook, deleteWebhook, getWebhookInfo, setMyCommands, sendMessage, sendChatAction,
  * sendDocument, editMessageText, editMessageReplyMarkup, answerCallbackQuery, leaveChat.
  */
@@ -85,6 +89,13 @@ export interface FakeTelegramServer {
   /** A text message from `from` (commands get their bot_command entity). Private chat by default. */
   /** `replyTo`: a message id of the chat; when the bot sent it, the reply is to the bot's message. */
   message(from: FakeUser, text: string, options?: { chat?: FakeChat; replyTo?: number }): Update & { message: Message };
+  /**
+   * The person edits a message they sent earlier (an `edited_message` update: same message id and
+   * chat, the new text, `edit_date` now). Private chat by default.
+   */
+  edit(from: FakeUser, messageId: number, text: string, options?: { chat?: FakeChat }): Update & { edited_message: Message };
+  /** A message the person forwards: `forward_origin` names who wrote it first (a person, or a channel's title). */
+  forward(from: FakeUser, text: string, origin: { user?: FakeUser; channel?: string }, options?: { chat?: FakeChat }): Update & { message: Message };
   /** Users that getChatMember reports as administrators of a chat (`chatId:userId`). */
   readonly admins: Set<string>;
   /** A message with media fields (photo, voice, sticker, document...) and an optional caption. */
@@ -556,6 +567,18 @@ export async function startFakeTelegram(options: { token?: string; username?: st
     return { id: chat.id, type: chat.type, title: chat.title ?? `Group ${chat.id}` } as Message['chat'];
   }
 
+  /** What the people wrote, by chat and message id (replies quote it, edits keep the message's date). */
+  const written = new Map<number, Map<number, { text: string; date: number }>>();
+  function remember(message: Message): void {
+    const chat = written.get(message.chat.id) ?? new Map<number, { text: string; date: number }>();
+    chat.set(message.message_id, { text: message.text ?? message.caption ?? '', date: message.date });
+    written.set(message.chat.id, chat);
+  }
+  /** The text of message `id` of a chat as a reply quotes it: the bot's or the person's. */
+  function quotedText(chatId: number, id: number): string {
+    return chats.get(chatId)?.find((m) => m.message_id === id)?.text ?? written.get(chatId)?.get(id)?.text ?? 'earlier';
+  }
+
   /** The author of message `id` of a chat: the bot when it sent it, else `fallback`. */
   function replyAuthor(chatId: number, id: number, fallback: FakeUser) {
     return (chats.get(chatId) ?? []).some((m) => m.message_id === id) ? botInfo : { ...fallback, is_bot: false };
@@ -582,12 +605,38 @@ export async function startFakeTelegram(options: { token?: string; username?: st
                 message_id: opts.replyTo,
                 date: now(),
                 chat: chatOf(from, opts.chat),
-                text: 'earlier',
+                text: quotedText(chatOf(from, opts.chat).id, opts.replyTo),
                 from: replyAuthor(chatOf(from, opts.chat).id, opts.replyTo, from),
               },
             }
           : {}),
       } as Message;
+      remember(message);
+      return injectUpdate({ message } as Omit<Update, 'update_id'>) as Update & { message: Message };
+    },
+    edit(from, messageId, text, opts = {}) {
+      const chat = chatOf(from, opts.chat);
+      const before = written.get(chat.id)?.get(messageId);
+      const entities = commandEntities(text);
+      const edited_message = {
+        message_id: messageId,
+        date: before?.date ?? now(),
+        edit_date: now(),
+        chat,
+        from: { ...from, is_bot: false },
+        text,
+        ...(entities ? { entities } : {}),
+      } as Message;
+      remember(edited_message);
+      return injectUpdate({ edited_message } as Omit<Update, 'update_id'>) as Update & { edited_message: Message };
+    },
+    forward(from, text, origin, opts = {}) {
+      const date = now();
+      const forward_origin = origin.user
+        ? { type: 'user', date: date - 3_600, sender_user: { ...origin.user, is_bot: false } }
+        : { type: 'channel', date: date - 3_600, chat: { id: -1_009_999, type: 'channel', title: origin.channel ?? 'A channel' }, message_id: 77 };
+      const message = { message_id: nextMessageId++, date, chat: chatOf(from, opts.chat), from: { ...from, is_bot: false }, text, forward_origin } as Message;
+      remember(message);
       return injectUpdate({ message } as Omit<Update, 'update_id'>) as Update & { message: Message };
     },
     media(from, fields, opts = {}) {

@@ -41,7 +41,7 @@ describe('Telegram bot: access, scopes and messages', () => {
       'why',
     ]);
     expect(commands).toEqual(BOT_COMMANDS);
-    expect(h.fake.calls('getUpdates')[0]!.payload).toMatchObject({ timeout: 1, allowed_updates: ['message', 'callback_query'] });
+    expect(h.fake.calls('getUpdates')[0]!.payload).toMatchObject({ timeout: 1, allowed_updates: ['message', 'edited_message', 'callback_query'] });
   });
 
   it('refuses a stranger once, politely, and stores nothing of theirs', async () => {

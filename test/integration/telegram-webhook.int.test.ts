@@ -74,7 +74,7 @@ describe('Telegram webhook mode (npm start, SQLite)', () => {
     expect(fake.webhook()).toEqual({
       url: 'https://bot.example.com/telegram',
       secretToken: WEBHOOK_SECRET,
-      allowedUpdates: ['message', 'callback_query'],
+      allowedUpdates: ['message', 'edited_message', 'callback_query'],
       maxConnections: 40,
     });
     expect(fake.calls('setMyCommands')).toHaveLength(1);

@@ -6,6 +6,7 @@
  */
 import type { Message } from 'grammy/types';
 import type { Attachment, InboundMessage } from '../../agent/inbound-message';
+import { forwardedFromOf } from './message-origin';
 import { displayName, TELEGRAM_CHANNEL, type TelegramScope } from './telegram-scope';
 
 /** `m:ss` (or `h:mm:ss`) for a duration in seconds. */
@@ -109,6 +110,7 @@ export function toInboundMessage(message: Message, scope: TelegramScope, receive
   const text = media ? [media.label, words].filter((part) => part !== '').join(' ') : words;
   if (text === '') return null;
   const reply = message.reply_to_message;
+  const forwardedFrom = forwardedFromOf(message);
   return {
     channel: TELEGRAM_CHANNEL,
     scopeKey: scope.key,
@@ -120,6 +122,7 @@ export function toInboundMessage(message: Message, scope: TelegramScope, receive
     externalId: messageExternalId(message.chat.id, message.message_id),
     ...(reply ? { replyTo: messageExternalId(reply.chat.id, reply.message_id) } : {}),
     ...((reply?.text ?? reply?.caption) ? { replyToText: reply?.text ?? reply?.caption } : {}),
+    ...(forwardedFrom ? { forwardedFrom } : {}),
     attachments: media ? [media.attachment] : [],
   };
 }

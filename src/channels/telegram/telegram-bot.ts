@@ -35,6 +35,7 @@ import { createApiRetry, type ApiRetryOptions } from './api-retry';
 import { registerConsolidationCommands } from './consolidation-commands';
 import { registerConversation } from './conversation';
 import { registerDigestCommand } from './digest-command';
+import { registerEditedMessages } from './edited-message';
 import { registerExportCommand } from './export-command';
 import { registerForgetCommand } from './forget-command';
 import { registerGroupCommands } from './group-commands';
@@ -236,6 +237,7 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
   registerRemindersCommand(routes, { reminders: options.reminders });
   registerGroupCommands(routes, { directory: options.directory });
   registerLinkCommands(routes, { link: options.link });
+  registerEditedMessages(routes, { handler, logger });
   registerConversation(routes, { handler, logger });
   routes.on('callback_query:data', (ctx) => ctx.answerCallbackQuery({ text: 'This button no longer works.' }));
   bot.use(routes);
@@ -254,7 +256,7 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
       heartbeat?.beat();
       handle = run(bot, {
         runner: {
-          fetch: { timeout: options.pollTimeoutSeconds ?? 30, allowed_updates: ['message', 'callback_query'] },
+          fetch: { timeout: options.pollTimeoutSeconds ?? 30, allowed_updates: ['message', 'edited_message', 'callback_query'] },
           // The retry transformer already logs failed calls (redacted); the runner would print them raw.
           silent: true,
         },

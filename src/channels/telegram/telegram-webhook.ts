@@ -31,8 +31,8 @@ import { chatKeyOf, createUpdateWorker, recordedPayload, type AttemptContext, ty
 
 /** The header Telegram puts the secret_token in. */
 export const SECRET_HEADER = 'x-telegram-bot-api-secret-token';
-/** The update types the bot asks for, in both modes. */
-export const ALLOWED_UPDATES = ['message', 'callback_query'] as const;
+/** The update types the bot asks for, in both modes (an edit replaces the stored text: edited-message.ts). */
+export const ALLOWED_UPDATES = ['message', 'edited_message', 'callback_query'] as const;
 /** Largest update body taken (Telegram's are a few KiB). */
 const MAX_BODY_BYTES = 1024 * 1024;
 

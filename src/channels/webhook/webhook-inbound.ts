@@ -3,6 +3,7 @@
  * a person's own memory) or per source when the caller names no user (`webhook:<source>`).
  */
 import type { InboundMessage } from '../../agent/inbound-message';
+import type { MessageEdit } from '../../memory/episodes/episode-edits';
 import type { WebhookMessage } from './webhook-server';
 
 export const WEBHOOK_CHANNEL = 'webhook';
@@ -18,4 +19,9 @@ export function webhookInbound(message: WebhookMessage): InboundMessage {
     timestamp: message.timestamp,
     ...(message.externalId ? { externalId: message.externalId } : {}),
   };
+}
+
+/** A webhook edit (`edit: true`): the message stored under `messageId` in the same scope gets the new text. */
+export function webhookEdit(message: WebhookMessage & { readonly externalId: string }): MessageEdit {
+  return { scopeKey: message.scopeKey, externalId: message.externalId, text: message.text, editedAt: message.timestamp, channel: WEBHOOK_CHANNEL };
 }

@@ -52,8 +52,17 @@ export const webhookRequestSchema = z
     messageId: z.string().trim().min(1).max(200).optional(),
     /** Where to POST the reply (signed); without it the reply is in the response. */
     callbackUrl: z.url({ protocol: /^https?$/ }).optional(),
+    /**
+     * The person edited the message sent earlier under `messageId`: `text` replaces its stored
+     * text everywhere (like a forget of the old words); nothing is answered.
+     */
+    edit: z.boolean().optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((request, ctx) => {
+    if (request.edit && !request.messageId) ctx.addIssue({ code: 'custom', path: ['messageId'], message: 'an edit names the message it changes: messageId' });
+    if (request.edit && request.callbackUrl) ctx.addIssue({ code: 'custom', path: ['callbackUrl'], message: 'an edit is not answered: leave out callbackUrl' });
+  });
 
 export type WebhookRequest = z.infer<typeof webhookRequestSchema>;
 

@@ -21,6 +21,7 @@ import type { Logger } from '../../shared/logger';
 import { checkCallbackUrl, postToCallback, type CallbackTarget } from './callback-target';
 import { SIGNATURE_HEADER, SIGNATURE_WINDOW_MS, TIMESTAMP_HEADER, signRequest, verifyRequest } from './signature';
 import { SOURCE_PATTERN, webhookRequestSchema, webhookScopeKey } from './webhook-request';
+import type { EditOutcome } from '../../memory/episodes/episode-edits';
 
 export interface WebhookMessage {
   readonly scopeKey: string;
@@ -34,6 +35,9 @@ export interface WebhookMessage {
 
 /** Turns a message into the reply text (the agent loop, adapted by the composition root). */
 export type WebhookHandler = (message: WebhookMessage) => Promise<string>;
+
+/** Applies an edit (`edit: true`): the message stored under `externalId` gets the new text. */
+export type WebhookEditHandler = (message: WebhookMessage & { readonly externalId: string }) => Promise<EditOutcome>;
 
 /**
  * The signatures already accepted (storage: WebhookNonceRepository). `claim` records one and
@@ -55,6 +59,8 @@ export interface WebhookServerOptions {
   /** Where accepted signatures are remembered, so a replay is refused. */
   readonly nonces?: WebhookNonceStore;
   readonly handler?: WebhookHandler;
+  /** Applies edits; without it a request with `edit: true` is refused (404: edits are not kept here). */
+  readonly editHandler?: WebhookEditHandler;
   /** Routes served beside the channel (TELEGRAM_MODE=webhook). */
   readonly routes?: readonly ExtraRoute[];
   readonly logger: Logger;
@@ -153,6 +159,22 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     log.error('the reply could not be delivered to the callback', { scopeKey: payload.scopeKey, attempts });
   }
 
+  /** An edit's answer: 200 `{ edited }` (false when the text was the same), 404 no such message, 409 forgotten. */
+  async function applyEdit(message: WebhookMessage & { readonly externalId: string }): Promise<[number, Record<string, unknown>]> {
+    if (!options.editHandler) throw new HttpError(404, 'edits are not accepted here');
+    const outcome = await options.editHandler(message);
+    switch (outcome.status) {
+      case 'edited':
+        return [200, { edited: true, memoriesToRecheck: outcome.memoriesToRecheck.length }];
+      case 'unchanged':
+        return [200, { edited: false, reason: 'the text is the same as the one stored' }];
+      case 'forgotten':
+        throw new HttpError(409, 'that message was forgotten at the owner\u2019s request; an edit does not bring it back');
+      default:
+        throw new HttpError(404, 'no message of this user with that messageId was stored; nothing was changed');
+    }
+  }
+
   async function handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
     const url = new URL(request.url ?? '/', 'http://localhost');
     const route = options.routes?.find((r) => r.path === url.pathname);
@@ -224,6 +246,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
       timestamp: body.timestamp ? new Date(body.timestamp) : new Date(),
       externalId: body.messageId,
     };
+    if (body.edit) return send(response, ...(await applyEdit({ ...message, externalId: body.messageId! })));
     if (callback) {
       const target = callback;
       send(response, 202, { accepted: true });

@@ -36,6 +36,7 @@ import { onceAdoptingLegacyExports } from './legacy-exports';
 import { pendingMarkers } from './pending-markers';
 import type { ExportViewReader } from './export-gone';
 import { forgetWordsEverywhere } from './forget-words';
+import { applyEdit, type EditOutcome, type EpisodeEdit } from './edit-episode';
 import { describeRemoval, quotesRemoval, redactDerived, redactionOf, scrubRelatedReasons, type Tx } from './redact-derived';
 import { delegateOf, PURGE_DELETED } from '../scopes/scope-data-map';
 import { wordsMatcher } from './text-match';
@@ -130,6 +131,12 @@ export interface ForgetService {
    * stay in what others said.
    */
   forgetMatching(scopeId: string, words: string, options?: { readonly speakerId?: string }): Promise<ForgetPreview>;
+  /**
+   * The person edited a message: its new text replaces the old one everywhere it lives, in one
+   * transaction with the same after-commit work as a forget (edit-episode.ts). Nothing happens
+   * for an unknown id, an unchanged text or a forgotten message (the outcome says which).
+   */
+  editEpisode(scopeId: string, edit: EpisodeEdit): Promise<EditOutcome>;
   /** Removes every memory of the scope (seed 001 purge); returns how many. */
   purgeScope(scopeId: string, options?: { reason?: string }): Promise<number>;
   /** Finishes the after-commit work of a forget a crash interrupted (run at start); true when there was some. */
@@ -252,6 +259,18 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
   /** Once per process, before the first forget: export files of earlier versions moved to where the scrub looks. */
   const adoptOldExports = onceAdoptingLegacyExports(deps.exportsDir, () => prisma.scope.findMany({ select: { id: true, key: true } }), log);
 
+  /** Where the export files are and how the scope's export reads, for the export scrub. */
+  function exportSetting() {
+    return deps.exportsDir
+      ? {
+          exportsDir: deps.exportsDir,
+          protectedFiles: deps.protectedFiles,
+          defaultTimeZone: deps.soul?.defaultTimeZone ?? 'UTC',
+          readView: deps.readExportView,
+        }
+      : undefined;
+  }
+
   async function forgetMarked(scopeId: string, request: ForgetRequest, marker: string | null): Promise<ForgetResult> {
     await adoptOldExports();
     const now = clock();
@@ -277,15 +296,7 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
       if (chains.size === 0 && !request.holds) return null;
       const scope = await tx.scope.findUniqueOrThrow({ where: { id: scopeId }, select: { id: true, key: true } });
       // Before any of the work: the counts and the export scrub compare the scope before and after.
-      const exports = deps.exportsDir
-        ? {
-            exportsDir: deps.exportsDir,
-            protectedFiles: deps.protectedFiles,
-            defaultTimeZone: deps.soul?.defaultTimeZone ?? 'UTC',
-            readView: deps.readExportView,
-          }
-        : undefined;
-      const effects = await startEffects(tx, scope, exports);
+      const effects = await startEffects(tx, scope, exportSetting());
       // Read before the rows go: sources cascade with them.
       const removal = await describeRemoval(tx, scopeId, [...chains]);
       const removed = new Set<string>();
@@ -385,6 +396,30 @@ export function createForgetService(deps: ForgetServiceDeps): ForgetService {
         counts,
         confirm: (options = {}) => forget(scopeId, { ids: [...shown], reason: options.reason, strict: false, holds, shown }),
       };
+    },
+
+    editEpisode(scopeId, edit) {
+      return marked(async (marker) => {
+        await adoptOldExports();
+        const now = clock();
+        const outcome = await prisma.$transaction(async (tx) => {
+          const scope = await tx.scope.findUniqueOrThrow({ where: { id: scopeId }, select: { id: true, key: true } });
+          const effects = await startEffects(tx, scope, exportSetting());
+          const applied = await applyEdit(tx, scopeId, edit, now);
+          if (applied.outcome.status === 'edited') await effects.finish(tx, { removedMemories: 0, holds: applied.holds, dryRun: false });
+          return applied.outcome;
+        }, TX_OPTIONS);
+        if (outcome.status !== 'edited') {
+          if (marker) await fs.rm(marker, { force: true });
+          return outcome;
+        }
+        await afterCommit(scopeId, [marker]);
+        // The embedding worker may have embedded the new text before the tombstone of the old
+        // vector was flushed (which then deleted it): embedded again, to be sure it has one.
+        await prisma.episode.updateMany({ where: { scopeId, id: outcome.episodeId }, data: { embeddedWith: null } });
+        log.info('a message was edited by its author', { scopeId, episodeId: outcome.episodeId, memoriesToRecheck: outcome.memoriesToRecheck.length });
+        return outcome;
+      });
     },
 
     purgeScope(scopeId, options = {}) {

@@ -65,7 +65,7 @@ async function scrubAudit(tx: Tx, scopeId: string, holds: Holds): Promise<void> 
 }
 
 /** Drops what holds the words from a JSON value: strings, array items, object entries. */
-function withoutWords(value: unknown, holds: Holds): unknown {
+export function withoutWords(value: unknown, holds: Holds): unknown {
   if (typeof value === 'string') return holds(value) ? undefined : value;
   if (Array.isArray(value)) return value.map((v) => withoutWords(v, holds)).filter((v) => v !== undefined);
   if (value && typeof value === 'object') {

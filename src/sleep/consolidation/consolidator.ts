@@ -170,9 +170,15 @@ export function createConsolidator(deps: {
     return { timeZone: scopeTimeZone({ timezone: scope?.timezone ?? null }, options.defaultTimeZone), group: scope?.kind === 'group' };
   }
 
-  /** Memories relevant to a prompt's episodes: a search per group with the person's words. */
+  /**
+   * Memories relevant to a prompt's episodes: first those already learned from these very
+   * episodes (a message the person edited is read again, and what was learned from its old text
+   * must be there to update), then a search per group with the person's words.
+   */
   async function relevantMemories(scopeId: string, groups: readonly PromptEpisodeGroup[], now: Date): Promise<Memory[]> {
-    const ids = new Set<string>();
+    const episodeIds = groups.flatMap((g) => g.episodes.map((e) => e.id));
+    const learned = await prisma.memorySource.findMany({ where: { scopeId, episodeId: { in: episodeIds } }, select: { memoryId: true } });
+    const ids = new Set<string>(learned.map((s) => s.memoryId));
     const perGroup = Math.max(5, Math.ceil(options.memoriesPerPrompt / groups.length));
     for (const group of groups) {
       const text = group.episodes

@@ -70,3 +70,20 @@ describe('toInboundMessage', () => {
     expect(toInboundMessage(message({ new_chat_members: [ana] }), scope)).toBeNull();
   });
 });
+
+describe('forwarded messages', () => {
+  const chat = { id: 42, type: 'private', first_name: 'Ana' } as Message['chat'];
+  const base = { message_id: 5, date: 1, chat, from: { id: 42, is_bot: false, first_name: 'Ana' }, text: 'I live in Lisbon' };
+  const scope = telegramScope(chat, base.from)!;
+
+  it('names who wrote the message first: a person, a hidden account, a channel with its signature', () => {
+    const origins = [
+      { type: 'user', date: 1, sender_user: { id: 9, is_bot: false, first_name: 'Bea', last_name: 'Lopes' } },
+      { type: 'hidden_user', date: 1, sender_user_name: 'Carlos' },
+      { type: 'channel', date: 1, chat: { id: -100, type: 'channel', title: 'City news' }, message_id: 3, author_signature: 'Dora' },
+    ];
+    const names = origins.map((forward_origin) => toInboundMessage({ ...base, forward_origin } as unknown as Message, scope)?.forwardedFrom);
+    expect(names).toEqual(['Bea Lopes', 'Carlos', 'City news, Dora']);
+    expect(toInboundMessage(base as Message, scope)?.forwardedFrom).toBeUndefined();
+  });
+});
