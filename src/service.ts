@@ -17,12 +17,14 @@ import path from 'node:path';
 import type { Api } from 'grammy';
 import type { Readable, Writable } from 'node:stream';
 import { createAgent, type Agent, type AgentServices } from './agent/agent';
+import { createImageDescriber } from './agent/image-describer';
 import { createApiServer } from './api/server';
 import { createForgetPreviewBook } from './mcp/forget-previews';
 import type { McpDoorServices } from './mcp/memory-server';
 import type { Config } from './config/load-config';
 import type { ConversationHandler } from './channels/conversation-handler';
 import { createDigestSender } from './channels/telegram/digest-sender';
+import type { TelegramMediaOptions } from './channels/telegram/media/media-options';
 import { createFileHeartbeat, pollHealth } from './channels/telegram/poll-heartbeat';
 import { createTelegramBot } from './channels/telegram/telegram-bot';
 import { createTelegramPolling } from './channels/telegram/telegram-polling';
@@ -32,6 +34,7 @@ import { createTerminalChannel } from './channels/terminal/terminal-channel';
 import { webhookInbound } from './channels/webhook/webhook-inbound';
 import { startWebhookServer } from './channels/webhook/webhook-server';
 import { createCore, type Core, type CoreOverrides } from './core';
+import { createTranscriber } from './llm/transcriber';
 import type { Logger } from './shared/logger';
 import { registerSecrets, setLogPseudonymKey } from './shared/redact';
 import { createLeases } from './sleep/lease';
@@ -104,6 +107,22 @@ export function agentServices(core: Core): AgentServices {
 export function channelServices(core: Core) {
   const { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts } = core;
   return { directory, catalog, digestBook, forget, archive, scheduler, digestSchedule, conflicts };
+}
+
+/**
+ * What the Telegram bot reads media with: the configured model describes photos (it is the one
+ * model every reply uses, so its prompt redaction and usage records apply), the transcription
+ * server turns voice into words when one is configured, and documents are stored through the
+ * episode service.
+ */
+export function mediaServices(config: Config, core: Core, logger: Logger): TelegramMediaOptions {
+  const { media } = config;
+  return {
+    limits: { maxFileBytes: media.maxFileBytes, documentMaxPages: media.documentMaxPages, documentMaxParts: media.documentMaxParts },
+    describer: createImageDescriber({ model: core.llm, vision: media.vision, maxChars: media.descriptionMaxChars, logger }),
+    ...(media.transcription && { transcriber: createTranscriber(media.transcription) }),
+    episodes: core.episodeService,
+  };
 }
 
 /**
@@ -213,6 +232,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
             heartbeat,
             logger,
             defaultTimeZone: config.timeZone,
+            media: mediaServices(config, core, logger),
             ...channelServices(core),
           })
         : undefined;

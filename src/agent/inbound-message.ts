@@ -30,6 +30,8 @@ export interface Attachment {
   readonly size?: number;
   /** Length of a voice, audio or video message, in seconds. */
   readonly durationSeconds?: number;
+  /** The channel's id of the file (Telegram's file_id): the bytes are never stored, only this. */
+  readonly fileId?: string;
 }
 
 /**
@@ -80,6 +82,7 @@ const attachmentSchema = z.object({
   mime: z.string().trim().max(255).optional(),
   size: z.number().int().min(0).optional(),
   durationSeconds: z.number().min(0).optional(),
+  fileId: z.string().trim().max(512).optional(),
 });
 
 /** The zod schema of {@link InboundMessage}; `timestamp` accepts a Date or an ISO 8601 string. */

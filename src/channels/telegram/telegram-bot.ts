@@ -40,6 +40,8 @@ import { registerForgetCommand } from './forget-command';
 import { registerGroupCommands } from './group-commands';
 import { BOT_COMMANDS, registerHelpCommands } from './help-commands';
 import { registerKeepCommand } from './keep-command';
+import type { TelegramMediaOptions } from './media/media-options';
+import { registerMedia } from './media/register-media';
 import { registerMemoriesCommand } from './memories-command';
 import type { PollHeartbeat } from './poll-heartbeat';
 import { sendText } from './send-text';
@@ -78,6 +80,8 @@ export interface TelegramBotOptions extends CommandServices {
   readonly stopTimeoutMs?: number;
   /** Beaten when start-up reaches the Bot API and after every successful getUpdates. */
   readonly heartbeat?: Pick<PollHeartbeat, 'beat'>;
+  /** Reading photos, documents and voice (media/); without it media are noted by what they are. */
+  readonly media?: TelegramMediaOptions;
 }
 
 export interface TelegramBot {
@@ -227,6 +231,10 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
   registerConsolidationCommands(routes, { scheduler, digestBook, lists });
   registerExportCommand(routes, { archive });
   registerGroupCommands(routes, { directory: options.directory });
+  if (options.media) {
+    const { token, apiRoot } = options.settings;
+    registerMedia(routes, { media: options.media, handler, logger, files: { token, apiRoot } });
+  }
   registerConversation(routes, { handler, logger });
   routes.on('callback_query:data', (ctx) => ctx.answerCallbackQuery({ text: 'This button no longer works.' }));
   bot.use(routes);
