@@ -8,7 +8,7 @@
  * sentence or word ends, each stored as one episode: small enough to be found by search and
  * shown to the model as context, large enough to keep a thought together.
  */
-import { extractText, getDocumentProxy } from 'unpdf';
+import { extractText, getDocumentProxy, getResolvedPDFJS } from 'unpdf';
 
 /** What kind of document a file is, from its MIME type or its name. */
 export type DocumentKind = 'text' | 'markdown' | 'pdf';
@@ -67,6 +67,8 @@ export function splitIntoParts(text: string, size: number = PART_CHARS): string[
 
 /** Text of a PDF, page by page; refuses one past `maxPages` before reading its text. */
 async function pdfText(bytes: Buffer, maxPages: number): Promise<{ ok: true; text: string; pages: number } | ({ ok: false } & DocumentRefusal)> {
+  // pdf.js failing to load is our failure, not the file's: it goes to the error boundary.
+  await getResolvedPDFJS();
   let pdf: Awaited<ReturnType<typeof getDocumentProxy>>;
   try {
     pdf = await getDocumentProxy(new Uint8Array(bytes));

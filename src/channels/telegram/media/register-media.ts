@@ -171,7 +171,8 @@ export function registerMedia(composer: Composer<NocturneContext>, deps: MediaDe
     const stored = await storeDocumentParts(episodes, noted, { name, fileId: document.file_id, kind, parts: read.parts });
     log.info('read a document into memory', { scopeKey: ctx.scope.key, kind, parts: read.parts.length, new: stored });
     await say(ctx, documentReadText(name, read.parts.length, read.pages));
-    const message: InboundMessage = { ...noted, text: `[document \u201c${name}\u201d, read into memory as ${read.parts.length} parts]${caption && ` ${caption}`}` };
+    const parts = `${read.parts.length} part${read.parts.length === 1 ? '' : 's'}`;
+    const message: InboundMessage = { ...noted, text: `[document \u201c${name}\u201d, read into memory as ${parts}]${caption && ` ${caption}`}` };
     // A caption is something said about the document: answered; without one the note is enough.
     if (caption !== '') await answer(ctx, message);
     else await deps.handler.observe?.(message);
