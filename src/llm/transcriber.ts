@@ -53,12 +53,15 @@ export function createTranscriber(options: TranscriberOptions): Transcriber {
         });
       } catch (error) {
         const timedOut = (error as Error).name === 'TimeoutError';
-        throw new LlmError(timedOut ? 'the transcription server did not answer in time' : `the transcription server could not be reached: ${(error as Error).message}`, {
-          reason: timedOut ? 'timeout' : 'network',
-          model: options.model,
-          cause: error,
-          hint: 'Check TRANSCRIPTION_URL and that the server is running.',
-        });
+        throw new LlmError(
+          timedOut ? 'the transcription server did not answer in time' : `the transcription server could not be reached: ${(error as Error).message}`,
+          {
+            reason: timedOut ? 'timeout' : 'network',
+            model: options.model,
+            cause: error,
+            hint: 'Check TRANSCRIPTION_URL and that the server is running.',
+          },
+        );
       }
       const body = await response.text();
       const reason = reasonForStatus(response.status);

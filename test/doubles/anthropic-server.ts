@@ -148,9 +148,7 @@ function toSeenMessages(messages: unknown): SeenMessage[] {
     const toolCalls: ScriptedToolCall[] = blocks
       .filter((block) => block.type === 'tool_use')
       .map((block) => ({ id: String(block.id), name: String(block.name), arguments: (block.input ?? {}) as Record<string, unknown> }));
-    const images = blocks
-      .filter((block) => block.type === 'image')
-      .map((block) => String((block.source as { data?: unknown } | undefined)?.data ?? ''));
+    const images = blocks.filter((block) => block.type === 'image').map((block) => String((block.source as { data?: unknown } | undefined)?.data ?? ''));
     if (message.role === 'assistant') out.push({ role: 'assistant', text, ...(toolCalls.length > 0 && { toolCalls }) });
     else if (text !== '' || blocks.every((block) => block.type !== 'tool_result')) out.push({ role: 'user', text, ...(images.length > 0 && { images }) });
   }
@@ -241,10 +239,10 @@ export async function startAnthropicDouble(options: AnthropicDoubleOptions = {})
       blind && messages.some((m) => (m.images?.length ?? 0) > 0)
         ? `messages.0.content.0.image: model ${model} does not support image input`
         : body.output_config !== undefined && refusing
-        ? 'output_config: Extra inputs are not permitted'
-        : schema
-          ? anthropicSchemaProblem(schema)?.replace(/^schema/, 'output_config.format.schema')
-          : undefined;
+          ? 'output_config: Extra inputs are not permitted'
+          : schema
+            ? anthropicSchemaProblem(schema)?.replace(/^schema/, 'output_config.format.schema')
+            : undefined;
     if (!unauthorized && refusal) {
       requests.push({ ...seen, reply: 'refused' });
       sendError(response, 400, refusal);

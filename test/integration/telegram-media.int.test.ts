@@ -111,7 +111,10 @@ async function sendMedia(run: Run, fields: Partial<Message>, replies: number): P
   const before = run.fake.sent(ANA.id).length;
   run.fake.media(ANA, fields);
   await run.fake.waitFor(() => run.fake.sent(ANA.id).length >= before + replies, REPLY_MS, `${replies} replies to ${Object.keys(fields).join(', ')}`);
-  return run.fake.sent(ANA.id).slice(before).map((m) => m.text ?? '');
+  return run.fake
+    .sent(ANA.id)
+    .slice(before)
+    .map((m) => m.text ?? '');
 }
 
 function photoOf(fake: FakeTelegramServer, bytes: Buffer, statedSize?: number): Message['photo'] {
@@ -247,9 +250,7 @@ describe('Telegram media through npm start: a model that can see, a transcriptio
     const [reply] = await sendMedia(run, { voice: { ...file, duration: 12, mime_type: 'audio/ogg' } }, 1);
     // The double echoes the person's turns since its last answer: the noted documents come before it.
     expect(reply).toMatch(new RegExp(`^heard: [\\s\\S]*\\[voice message, 0:12\\] ${SPOKEN}$`));
-    expect(whisper.requests.at(-1)).toEqual(
-      expect.objectContaining({ model: 'whisper-1', mime: 'audio/ogg', authorization: 'Bearer whisper-key-0123456789' }),
-    );
+    expect(whisper.requests.at(-1)).toEqual(expect.objectContaining({ model: 'whisper-1', mime: 'audio/ogg', authorization: 'Bearer whisper-key-0123456789' }));
     expect(whisper.requests.at(-1)!.bytes.equals(VOICE)).toBe(true);
     await storedEpisode(run, /^\[voice message, 0:12\] the plumber/);
     expect(scanSqliteTables(run.dbFile, ['VOICE-BYTES-MARKER']).hits).toEqual([]);
@@ -270,7 +271,15 @@ describe('Telegram media through npm start: a model that can see, a transcriptio
   it('/forget of words found only in a document leaves them nowhere', async () => {
     const before = fake.sent(ANA.id).length;
     fake.message(ANA, '/forget zanzibar quokka');
-    const question = await fake.waitFor(() => fake.sent(ANA.id).slice(before).find((m) => forgetButton(m)), REPLY_MS, 'the /forget question');
+    const question = await fake.waitFor(
+      () =>
+        fake
+          .sent(ANA.id)
+          .slice(before)
+          .find((m) => forgetButton(m)),
+      REPLY_MS,
+      'the /forget question',
+    );
     fake.press(ANA, question, forgetButton(question)!);
     await fake.waitFor(() => question.edits > 0 && /forgot|Done/i.test(question.text ?? ''), REPLY_MS, 'the confirmation');
     const { hits } = scanSqliteTables(run.dbFile, ['zanzibar', 'quokka']);

@@ -21,7 +21,9 @@ export type DocumentRefusal =
   | { readonly reason: 'too_many_pages'; readonly pages: number; readonly maxPages: number }
   | { readonly reason: 'too_long'; readonly parts: number; readonly maxParts: number };
 
-export type DocumentText = { readonly ok: true; readonly kind: DocumentKind; readonly parts: readonly string[]; readonly pages?: number } | ({ readonly ok: false } & DocumentRefusal);
+export type DocumentText =
+  | { readonly ok: true; readonly kind: DocumentKind; readonly parts: readonly string[]; readonly pages?: number }
+  | ({ readonly ok: false } & DocumentRefusal);
 
 /** About how long one stored part is, in characters. */
 export const PART_CHARS = 1_500;
@@ -98,11 +100,7 @@ function utf8Text(bytes: Buffer): string | null {
 }
 
 /** Reads a document into parts, or says why it cannot be. */
-export async function readDocument(
-  bytes: Buffer,
-  kind: DocumentKind,
-  limits: { readonly maxPages: number; readonly maxParts: number },
-): Promise<DocumentText> {
+export async function readDocument(bytes: Buffer, kind: DocumentKind, limits: { readonly maxPages: number; readonly maxParts: number }): Promise<DocumentText> {
   let text: string;
   let pages: number | undefined;
   if (kind === 'pdf') {
