@@ -14,6 +14,8 @@ import type { Logger } from '../shared/logger';
 export type ImageDescription = { readonly kind: 'described'; readonly text: string } | { readonly kind: 'blind' };
 
 export interface ImageDescriber {
+  /** False once the model is known not to see (or MEDIA_VISION=off): a photo is then not even downloaded. */
+  canSee(): boolean;
   describe(image: { readonly bytes: Buffer; readonly mime: string; readonly caption?: string; readonly scopeId?: string }): Promise<ImageDescription>;
 }
 
@@ -47,6 +49,7 @@ export function createImageDescriber(options: ImageDescriberOptions): ImageDescr
   const log = options.logger.child({ component: 'image-describer' });
   let blind = !options.vision;
   return {
+    canSee: () => !blind,
     async describe(image) {
       if (blind) return { kind: 'blind' };
       const words = image.caption ? `${DESCRIBE_IMAGE_PROMPT}\nThe person\u2019s caption: ${image.caption}` : DESCRIBE_IMAGE_PROMPT;

@@ -79,8 +79,10 @@ describe('images on the model port', () => {
     expect(await blind.describe({ bytes: PICTURE, mime: 'image/jpeg' })).toEqual({ kind: 'blind' });
     expect(await blind.describe({ bytes: PICTURE, mime: 'image/jpeg' })).toEqual({ kind: 'blind' });
     expect(anthropic.requests.length - before).toBe(1);
+    expect([seeing.canSee(), blind.canSee()]).toEqual([true, false]);
 
     const off = createImageDescriber({ model, vision: false, maxChars: 200, logger });
+    expect(off.canSee()).toBe(false);
     expect(await off.describe({ bytes: PICTURE, mime: 'image/jpeg' })).toEqual({ kind: 'blind' });
     expect(anthropic.requests.length - before).toBe(1);
     anthropic.refuseImages(false);

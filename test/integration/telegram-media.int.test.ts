@@ -137,7 +137,7 @@ function describingModel(): Promise<AnthropicDouble> {
   return startAnthropicDouble({
     responder: (seen) => {
       if (seen.messages.some((m) => (m.images?.length ?? 0) > 0)) return { kind: 'text', text: DESCRIPTION };
-      return { kind: 'text', text: `heard: ${lastUserText(seen.messages).slice(0, 200)}` };
+      return { kind: 'text', text: `heard: ${lastUserText(seen.messages)}` };
     },
   });
 }
@@ -326,5 +326,35 @@ describe('Telegram media through npm start: a model that cannot see, no transcri
     fake.media(ANA, { video_note: { ...fake.file(VOICE), length: 240, duration: 7 } });
     await storedEpisode(run, /^\[video message, 0:07\]$/);
     expect(fake.sent(ANA.id).filter((m) => /voice messages/.test(m.text ?? ''))).toHaveLength(1);
+  });
+});
+
+describe('Telegram media through npm start: MEDIA_VISION=off with an Ollama model', () => {
+  let fake: FakeTelegramServer;
+  let unused: AnthropicDouble;
+  let ollama: OllamaDouble;
+  let run: Run;
+
+  beforeAll(async () => {
+    fake = await startFakeTelegram();
+    unused = await describingModel();
+    ollama = await startOllamaDouble({ responder: (seen) => ({ kind: 'text', text: `heard: ${lastUserText(seen.messages)}` }) });
+    run = await startRun({ fake, model: unused, ollama, env: { LLM_PROVIDER: 'ollama', MEDIA_VISION: 'off' } });
+  }, 120_000);
+
+  afterAll(async () => {
+    await stopRun(run);
+    await Promise.all([fake?.close(), unused?.stop(), ollama?.stop()]);
+  });
+
+  it('never shows the model a photo: the caption is kept and the person told once', async () => {
+    const replies = await sendMedia(run, { photo: photoOf(fake, PHOTO), caption: 'grandma at the beach' }, 2);
+    expect(replies).toEqual([expect.stringMatching(/^I cannot see pictures yet/), 'heard: [photo] grandma at the beach']);
+    // A photo without a caption holds nothing to answer: noted, and the notice is not repeated.
+    fake.media(ANA, { photo: photoOf(fake, PHOTO) });
+    await run.fake.waitFor(() => episodes(run).filter((e) => e.content === '[photo]').length === 1, REPLY_MS, 'the noted photo');
+    expect(fake.sent(ANA.id).filter((m) => /cannot see pictures/.test(m.text ?? ''))).toHaveLength(1);
+    expect(ollama.chatRequests.some((r) => r.messages.some((m) => m.images?.length))).toBe(false);
+    expect(fake.downloads().size).toBe(0);
   });
 });

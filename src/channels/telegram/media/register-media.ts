@@ -88,8 +88,8 @@ export function registerMedia(composer: Composer<NocturneContext>, deps: MediaDe
     const largest = sizes[sizes.length - 1]!;
     const caption = ctx.message.caption?.trim() ?? '';
     let description: string | undefined;
-    let blind = !describer;
-    if (describer) {
+    let blind = !describer?.canSee();
+    if (describer && !blind) {
       try {
         checkStatedSize(largest.file_size, limits.maxFileBytes);
         const bytes = await downloadFile(source(ctx), largest.file_id, limits.maxFileBytes);
