@@ -101,6 +101,16 @@ function episodes(run: Run): Episode[] {
   }
 }
 
+/** Recorded Telegram updates not yet handled to the end. */
+function pendingUpdates(run: Run): number {
+  const db = openSqlite(run.dbFile, { readonly: true });
+  try {
+    return (db.prepare("SELECT count(*) AS n FROM TelegramUpdate WHERE status <> 'done'").get() as { n: number }).n;
+  } finally {
+    db.close();
+  }
+}
+
 /** Waits for an episode whose content matches. */
 function storedEpisode(run: Run, pattern: RegExp): Promise<Episode> {
   return run.fake.waitFor(() => episodes(run).find((e) => pattern.test(e.content)), REPLY_MS, `an episode matching ${pattern}`);
@@ -282,6 +292,9 @@ describe('Telegram media through npm start: a model that can see, a transcriptio
     );
     fake.press(ANA, question, forgetButton(question)!);
     await fake.waitFor(() => question.edits > 0 && /forgot|Done/i.test(question.text ?? ''), REPLY_MS, 'the confirmation');
+    // A recorded update keeps its text until it is handled (the press's record holds the question
+    // until the edit returns): the check starts once every update is done, as it soon is.
+    await fake.waitFor(() => pendingUpdates(run) === 0, REPLY_MS, 'every update handled');
     const { hits } = scanSqliteTables(run.dbFile, ['zanzibar', 'quokka']);
     expect(hits.map((h) => `${h.table}.${h.column}: ${h.excerpt}`)).toEqual([]);
     expect(rawFileHits(run.dbFile, ['zanzibar', 'quokka'])).toEqual([]);
