@@ -17,6 +17,7 @@ import path from 'node:path';
 import type { Api } from 'grammy';
 import type { Readable, Writable } from 'node:stream';
 import { createAgent, type Agent, type AgentServices } from './agent/agent';
+import { createImageDescriber } from './agent/image-describer';
 import { createApiServer } from './api/server';
 import { createForgetPreviewBook } from './mcp/forget-previews';
 import type { McpDoorServices } from './mcp/memory-server';
@@ -24,6 +25,7 @@ import type { Config } from './config/load-config';
 import type { ConversationHandler } from './channels/conversation-handler';
 import { createDigestSender } from './channels/telegram/digest-sender';
 import { createTelegramReminderSender } from './channels/telegram/telegram-reminders';
+import type { TelegramMediaOptions } from './channels/telegram/media/media-options';
 import { createFileHeartbeat, pollHealth } from './channels/telegram/poll-heartbeat';
 import { createTelegramBot } from './channels/telegram/telegram-bot';
 import { createTelegramPolling } from './channels/telegram/telegram-polling';
@@ -33,6 +35,7 @@ import { createTerminalChannel } from './channels/terminal/terminal-channel';
 import { webhookEdit, webhookInbound } from './channels/webhook/webhook-inbound';
 import { startWebhookServer } from './channels/webhook/webhook-server';
 import { createCore, type Core, type CoreOverrides } from './core';
+import { createTranscriber } from './llm/transcriber';
 import type { Logger } from './shared/logger';
 import { registerSecrets, setLogPseudonymKey } from './shared/redact';
 import { createLeases } from './sleep/lease';
@@ -107,6 +110,22 @@ export function channelServices(core: Core) {
   const { catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts, reminders } = core;
   const link = { codes: core.linkCodes, identities: core.identities };
   return { directory: core.personDirectory, catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts, reminders, link };
+}
+
+/**
+ * What the Telegram bot reads media with: the configured model describes photos (it is the one
+ * model every reply uses, so its prompt redaction and usage records apply), the transcription
+ * server turns voice into words when one is configured, and documents are stored through the
+ * episode service.
+ */
+export function mediaServices(config: Config, core: Core, logger: Logger): TelegramMediaOptions {
+  const { media } = config;
+  return {
+    limits: { maxFileBytes: media.maxFileBytes, documentMaxPages: media.documentMaxPages, documentMaxParts: media.documentMaxParts },
+    describer: createImageDescriber({ model: core.llm, vision: media.vision, maxChars: media.descriptionMaxChars, logger }),
+    ...(media.transcription && { transcriber: createTranscriber(media.transcription) }),
+    episodes: core.episodeService,
+  };
 }
 
 /**
@@ -222,6 +241,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
             heartbeat,
             logger,
             defaultTimeZone: config.timeZone,
+            media: mediaServices(config, core, logger),
             ...channelServices(core),
           })
         : undefined;

@@ -4,9 +4,9 @@
  * is given, so the agent has no channel code and a new channel needs no agent change.
  *
  * A channel decides *who* and *where* (the scope key, the author) and describes what arrived
- * (text and attachment metadata); it never decides what to remember. Attachments are described,
- * not downloaded: Telegram puts a photo in as `[photo] caption` in `text` and
- * `{ kind: 'photo', size }` in `attachments`. A channel that sends attachments without words
+ * (text and attachment metadata); it never decides what to remember. Attachments arrive as words,
+ * never as bytes: Telegram puts a photo in as `[photo] <what the model saw>` (or its caption) in
+ * `text` and `{ kind: 'photo', size, fileId }` in `attachments`. A channel that sends attachments without words
  * may leave `text` empty; {@link contentOf} then describes them.
  *
  * Validation happens here, at the boundary, with errors that name the field: a channel bug
@@ -31,6 +31,8 @@ export interface Attachment {
   readonly size?: number;
   /** Length of a voice, audio or video message, in seconds. */
   readonly durationSeconds?: number;
+  /** The channel's id of the file (Telegram's file_id): the bytes are never stored, only this. */
+  readonly fileId?: string;
 }
 
 /**
@@ -86,6 +88,7 @@ const attachmentSchema = z.object({
   mime: z.string().trim().max(255).optional(),
   size: z.number().int().min(0).optional(),
   durationSeconds: z.number().min(0).optional(),
+  fileId: z.string().trim().max(512).optional(),
 });
 
 /** The zod schema of {@link InboundMessage}; `timestamp` accepts a Date or an ISO 8601 string. */

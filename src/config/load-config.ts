@@ -29,6 +29,8 @@ export interface Config {
     readonly ollamaHost: string;
   };
   readonly telegram?: TelegramConfig;
+  /** What becomes of photos, documents and voice messages (Telegram). */
+  readonly media: MediaConfig;
   readonly adminToken?: string;
   /** Where the admin API listens (served only when adminToken is set). */
   readonly api: { readonly host: string; readonly port: number };
@@ -62,6 +64,19 @@ export interface OwnerConfig {
   readonly terminalUser?: string;
   /** `<source>` or `<source>:<user>`. */
   readonly webhookSender?: string;
+}
+
+/** Limits and helpers of media reading (src/channels/telegram/media/). */
+export interface MediaConfig {
+  /** MEDIA_MAX_FILE_MB in bytes: the largest file downloaded. */
+  readonly maxFileBytes: number;
+  /** MEDIA_VISION: whether photos are shown to the model. */
+  readonly vision: boolean;
+  readonly descriptionMaxChars: number;
+  readonly documentMaxPages: number;
+  readonly documentMaxParts: number;
+  /** The transcription server, when TRANSCRIPTION_URL is set. */
+  readonly transcription?: { readonly url: string; readonly model: string; readonly apiKey?: string };
 }
 
 /** The Telegram channel, when TELEGRAM_BOT_TOKEN is set. */
@@ -235,6 +250,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     env.WEBHOOK_SECRET,
     env.QDRANT_API_KEY,
     env.DATABASE_ENCRYPTION_KEY,
+    env.TRANSCRIPTION_API_KEY,
     passwordOf(env.DATABASE_URL),
   ].filter((value): value is string => value !== undefined && value !== '');
 
@@ -261,6 +277,16 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
           heartbeat: { file: path.join(dataDir, 'telegram-heartbeat'), maxAgeSeconds: env.TELEGRAM_HEARTBEAT_MAX_AGE },
         }
       : undefined,
+    media: {
+      maxFileBytes: env.MEDIA_MAX_FILE_MB * 1024 * 1024,
+      vision: env.MEDIA_VISION === 'auto',
+      descriptionMaxChars: env.MEDIA_DESCRIPTION_MAX_CHARS,
+      documentMaxPages: env.DOCUMENT_MAX_PAGES,
+      documentMaxParts: env.DOCUMENT_MAX_PARTS,
+      ...(env.TRANSCRIPTION_URL && {
+        transcription: { url: env.TRANSCRIPTION_URL, model: env.TRANSCRIPTION_MODEL, ...(env.TRANSCRIPTION_API_KEY && { apiKey: env.TRANSCRIPTION_API_KEY }) },
+      }),
+    },
     adminToken: env.ADMIN_TOKEN,
     api: { host: env.API_HOST, port: env.API_PORT },
     webhook: env.WEBHOOK_SECRET

@@ -95,6 +95,15 @@ export const envSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9_-]{16,256}$/, 'must be 16 to 256 characters of A-Z, a-z, 0-9, _ and - (what Telegram accepts as secret_token)')
     .optional(),
+  // What Telegram media become (src/channels/telegram/media/)
+  MEDIA_MAX_FILE_MB: int(1, 20).default(10),
+  MEDIA_VISION: z.enum(['auto', 'off']).default('auto'),
+  MEDIA_DESCRIPTION_MAX_CHARS: int(100, 4_000).default(1_000),
+  DOCUMENT_MAX_PAGES: int(1, 1_000).default(50),
+  DOCUMENT_MAX_PARTS: int(1, 1_000).default(100),
+  TRANSCRIPTION_URL: url.optional(),
+  TRANSCRIPTION_MODEL: z.string().trim().min(1).default('whisper-1'),
+  TRANSCRIPTION_API_KEY: optionalString,
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   API_HOST: z.string().trim().min(1).default('127.0.0.1'),
   API_PORT: int(1, 65_535).default(8787),
@@ -219,6 +228,18 @@ export const settingDocs: Record<keyof Env, string> = {
     'Public https URL Telegram posts updates to when TELEGRAM_MODE=webhook (your load balancer); its path is served on WEBHOOK_PORT, e.g. https://bot.example.com/telegram.',
   TELEGRAM_WEBHOOK_SECRET:
     'Secret Telegram sends with every webhook update (setWebhook secret_token; 16-256 of A-Z a-z 0-9 _ -); a request without it is refused. Required when TELEGRAM_MODE=webhook; never logged.',
+  MEDIA_MAX_FILE_MB:
+    'Largest photo, document or voice message the Telegram bot downloads to read, in MB (1-20, default 10; the Bot API serves at most 20). A larger one is refused with a reply saying so; only that it was sent is kept.',
+  MEDIA_VISION:
+    'auto (default): photos are described by the configured model, which must accept images (Anthropic; an Ollama model such as llava); off: the model is not shown photos and only their captions are kept (the person is told once).',
+  MEDIA_DESCRIPTION_MAX_CHARS: 'Longest description of a photo that is stored, in characters (100-4000, default 1000); a longer one is cut.',
+  DOCUMENT_MAX_PAGES: 'Most pages of a PDF read into memory (1-1000, default 50); a longer PDF is refused with a reply saying so.',
+  DOCUMENT_MAX_PARTS:
+    'Most parts (about 1,500 characters each) a document is stored as (1-1000, default 100); a longer text is refused with a reply saying so.',
+  TRANSCRIPTION_URL:
+    'OpenAI-compatible transcription server (POST <url>/v1/audio/transcriptions, e.g. a local Whisper server); when set, voice and video messages are transcribed. Unset: they are stored as "voice message, 0:12".',
+  TRANSCRIPTION_MODEL: 'Model name sent to the transcription server (default whisper-1).',
+  TRANSCRIPTION_API_KEY: 'Bearer key of the transcription server, if it needs one (never logged).',
   ADMIN_TOKEN: 'Bearer token of the admin HTTP API (at least 16 characters; never logged); when set, npm start serves the API.',
   API_HOST: 'Address the admin API and the webhook channel listen on (loopback by default).',
   API_PORT: 'Port of the admin API.',

@@ -89,7 +89,12 @@ export function toAnthropicMessages(messages: readonly LlmMessage[]): Anthropic.
       for (const call of message.toolCalls ?? []) blocks.push({ type: 'tool_use', id: call.id, name: call.name, input: call.arguments });
       push('assistant', blocks);
     } else {
-      push('user', [{ type: 'text', text: message.content }]);
+      // Images first, then the words about them, as Anthropic recommends.
+      const images: Block[] = (message.images ?? []).map((image) => ({
+        type: 'image',
+        source: { type: 'base64', media_type: image.mime as Anthropic.Base64ImageSource['media_type'], data: image.base64 },
+      }));
+      push('user', [...images, { type: 'text', text: message.content }]);
     }
   }
   // A lone text block is sent as a plain string: the common case stays readable in logs and doubles.

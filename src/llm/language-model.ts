@@ -16,9 +16,20 @@ export interface LlmToolCall {
   readonly arguments: Record<string, unknown>;
 }
 
+/**
+ * A picture shown to the model with a user turn (a photo the person sent). Only models that can
+ * see take it; one that cannot refuses the call (a 400), which the caller treats as "cannot see".
+ */
+export interface LlmImage {
+  /** image/jpeg, image/png, image/gif or image/webp. */
+  readonly mime: string;
+  /** The bytes, base64-encoded (both providers take images inline). */
+  readonly base64: string;
+}
+
 /** One turn of a conversation. `system` is not a message: it goes in {@link LlmRequest.system}. */
 export type LlmMessage =
-  | { readonly role: 'user'; readonly content: string }
+  | { readonly role: 'user'; readonly content: string; readonly images?: readonly LlmImage[] }
   | { readonly role: 'assistant'; readonly content: string; readonly toolCalls?: readonly LlmToolCall[] }
   | {
       readonly role: 'tool';

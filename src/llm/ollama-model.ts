@@ -65,6 +65,8 @@ export function toOllamaMessages(system: string | undefined, messages: readonly 
         content: message.content,
         tool_calls: message.toolCalls.map((call) => ({ function: { name: call.name, arguments: call.arguments } })),
       });
+    } else if (message.role === 'user' && message.images?.length) {
+      out.push({ role: 'user', content: message.content, images: message.images.map((image) => image.base64) });
     } else {
       out.push({ role: message.role, content: message.content });
     }

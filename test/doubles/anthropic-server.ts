@@ -45,6 +45,8 @@ export interface AnthropicDouble {
   reset(): void;
   /** Refuses requests carrying `output_config` with a 400, as an API or proxy without structured outputs does. */
   refuseSchemas(on: boolean): void;
+  /** Refuses requests carrying an image with the API's 400, as a model that cannot see does. */
+  refuseImages(on: boolean): void;
   stop(): Promise<void>;
 }
 
@@ -55,6 +57,8 @@ export interface AnthropicDoubleOptions {
   readonly responder?: LlmResponder;
   /** Start refusing answer schemas (see {@link AnthropicDouble.refuseSchemas}). */
   readonly refuseSchemas?: boolean;
+  /** Start refusing images (see {@link AnthropicDouble.refuseImages}). */
+  readonly refuseImages?: boolean;
 }
 
 /** Keywords the real API refuses in an answer schema, by the type it names in its message. */
@@ -144,8 +148,9 @@ function toSeenMessages(messages: unknown): SeenMessage[] {
     const toolCalls: ScriptedToolCall[] = blocks
       .filter((block) => block.type === 'tool_use')
       .map((block) => ({ id: String(block.id), name: String(block.name), arguments: (block.input ?? {}) as Record<string, unknown> }));
+    const images = blocks.filter((block) => block.type === 'image').map((block) => String((block.source as { data?: unknown } | undefined)?.data ?? ''));
     if (message.role === 'assistant') out.push({ role: 'assistant', text, ...(toolCalls.length > 0 && { toolCalls }) });
-    else if (text !== '' || blocks.every((block) => block.type !== 'tool_result')) out.push({ role: 'user', text });
+    else if (text !== '' || blocks.every((block) => block.type !== 'tool_result')) out.push({ role: 'user', text, ...(images.length > 0 && { images }) });
   }
   return out;
 }
@@ -156,6 +161,7 @@ export async function startAnthropicDouble(options: AnthropicDoubleOptions = {})
   const requests: SeenLlmRequest[] = [];
   let counter = 0;
   let refusing = options.refuseSchemas ?? false;
+  let blind = options.refuseImages ?? false;
   /** Cached prefixes and their size in tokens. */
   const cached = new Map<string, number>();
   /** The cache figures of the request being answered. */
@@ -230,11 +236,13 @@ export async function startAnthropicDouble(options: AnthropicDoubleOptions = {})
     };
     // Refusals come before the script: the scripted reply is for the request sent again.
     const refusal =
-      body.output_config !== undefined && refusing
-        ? 'output_config: Extra inputs are not permitted'
-        : schema
-          ? anthropicSchemaProblem(schema)?.replace(/^schema/, 'output_config.format.schema')
-          : undefined;
+      blind && messages.some((m) => (m.images?.length ?? 0) > 0)
+        ? `messages.0.content.0.image: model ${model} does not support image input`
+        : body.output_config !== undefined && refusing
+          ? 'output_config: Extra inputs are not permitted'
+          : schema
+            ? anthropicSchemaProblem(schema)?.replace(/^schema/, 'output_config.format.schema')
+            : undefined;
     if (!unauthorized && refusal) {
       requests.push({ ...seen, reply: 'refused' });
       sendError(response, 400, refusal);
@@ -324,6 +332,9 @@ export async function startAnthropicDouble(options: AnthropicDoubleOptions = {})
     },
     refuseSchemas(on) {
       refusing = on;
+    },
+    refuseImages(on) {
+      blind = on;
     },
     stop() {
       return new Promise<void>((resolve, reject) => {

@@ -37,6 +37,8 @@ export interface SeenMessage {
   readonly toolCallId?: string;
   /** For `tool` messages: the tool's name (Ollama's tool_name). */
   readonly toolName?: string;
+  /** Pictures shown with a user turn, base64 (Anthropic image blocks, Ollama `images`). */
+  readonly images?: readonly string[];
 }
 
 /**

@@ -123,7 +123,10 @@ export async function startOllamaDouble(doubleOptions: OllamaDoubleOptions = {})
           arguments: (call.function?.arguments ?? {}) as Record<string, unknown>,
         }));
         seen.push({ role: 'assistant', text, ...(toolCalls.length > 0 && { toolCalls }) });
-      } else seen.push({ role: 'user', text });
+      } else {
+        const images = Array.isArray(message.images) ? (message.images as unknown[]).map(String) : [];
+        seen.push({ role: 'user', text, ...(images.length > 0 && { images }) });
+      }
     }
     return { system, messages: seen };
   }

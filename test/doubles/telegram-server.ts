@@ -22,9 +22,12 @@
  * - Edits and forwards: `edit` injects an `edited_message` of a message the person sent,
  *   `forward` a message with `forward_origin`; a reply (`message(..., { replyTo })`) quotes the
  *   message answered as Telegram does (its text, the bot's or the person's).
+ * - Files a person sends: `file(bytes)` keeps the bytes and gives the file_id to put in a photo,
+ *   document or voice message; `getFile` answers its `file_path` (and size) and
+ *   `GET /file/bot<token>/<file_path>` serves the bytes, as Telegram does (up to 20 MB there).
  *
  * Methods: getMe, getUpdates, setWebhook, deleteWebhook, getWebhookInfo, setMyCommands, sendMessage, sendChatAction,
- * sendDocument, editMessageText, editMessageReplyMarkup, answerCallbackQuery, leaveChat.
+ * sendDocument, editMessageText, editMessageReplyMarkup, answerCallbackQuery, leaveChat, getFile.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -100,6 +103,14 @@ export interface FakeTelegramServer {
   readonly admins: Set<string>;
   /** A message with media fields (photo, voice, sticker, document...) and an optional caption. */
   media(from: FakeUser, fields: Partial<Message>, options?: { chat?: FakeChat }): Update & { message: Message };
+  /**
+   * Keeps `content` as a file a person sent and returns its ids and size, for a photo size, a
+   * document or a voice message. `statedSize` is the size getFile and the message report (a lie
+   * about it tests the download's own cap).
+   */
+  file(content: Buffer, options?: { statedSize?: number; name?: string }): { file_id: string; file_unique_id: string; file_size: number };
+  /** Downloads served so far, by file_id. */
+  downloads(): ReadonlyMap<string, number>;
   /** A press on an inline button of a message the bot sent. */
   press(from: FakeUser, message: SentMessage, data: string): Update & { callback_query: CallbackQuery };
   /** Recorded calls, all or of one method. */
@@ -255,6 +266,10 @@ export async function startFakeTelegram(options: { token?: string; username?: st
   const recorded: RecordedCall[] = [];
   const chats = new Map<number, SentMessage[]>();
   const faults = new Map<string, TelegramFault[]>();
+  /** Files people sent, by file_id: the bytes, the size reported, the path getFile gives. */
+  const personFiles = new Map<string, { content: Buffer; size: number; path: string }>();
+  const downloads = new Map<string, number>();
+  let nextFile = 1;
   let hanging = false;
   /** Resets of the connections held unanswered while hanging. */
   const held = new Set<() => void>();
@@ -407,6 +422,11 @@ export async function startFakeTelegram(options: { token?: string; username?: st
       case 'answerCallbackQuery':
       case 'leaveChat':
         return true;
+      case 'getFile': {
+        const stored = personFiles.get(String(p.file_id));
+        if (!stored) throw new ApiFailure(400, 'Bad Request: invalid file_id');
+        return { file_id: String(p.file_id), file_unique_id: `u-${String(p.file_id)}`, file_size: stored.size, file_path: stored.path };
+      }
       case 'getChatMember': {
         const userId = Number(p.user_id);
         return {
@@ -489,6 +509,16 @@ export async function startFakeTelegram(options: { token?: string; username?: st
         response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
         response.end(text);
       };
+      const download = /^\/file\/bot([^/]+)\/(.+)$/.exec(request.url ?? '');
+      if (download && request.method === 'GET') {
+        await readBody(request);
+        const entry = download[1] === token ? [...personFiles.entries()].find(([, f]) => f.path === download[2]) : undefined;
+        if (!entry) return send(404, { ok: false, error_code: 404, description: 'Not Found' });
+        downloads.set(entry[0], (downloads.get(entry[0]) ?? 0) + 1);
+        response.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': entry[1].content.length });
+        response.end(entry[1].content);
+        return;
+      }
       const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(request.url ?? '');
       const raw = await readBody(request);
       if (!match) return send(404, { ok: false, error_code: 404, description: 'Not Found' });
@@ -643,6 +673,14 @@ export async function startFakeTelegram(options: { token?: string; username?: st
       const message = { message_id: nextMessageId++, date: now(), chat: chatOf(from, opts.chat), from: { ...from, is_bot: false }, ...fields } as Message;
       return injectUpdate({ message } as Omit<Update, 'update_id'>) as Update & { message: Message };
     },
+    file(content, opts = {}) {
+      const id = `file-${nextFile++}`;
+      const extension = /\.[A-Za-z0-9]+$/.exec(opts.name ?? '')?.[0] ?? '';
+      const size = opts.statedSize ?? content.length;
+      personFiles.set(id, { content, size, path: `documents/${id}${extension}` });
+      return { file_id: id, file_unique_id: `u-${id}`, file_size: size };
+    },
+    downloads: () => downloads,
     press(from, sent, data) {
       const callback_query = {
         id: `cq-${nextUpdateId}`,

@@ -1,7 +1,8 @@
 /**
  * A Telegram message as an {@link InboundMessage}: text as it is; media described as what it is
  * (`[photo] caption`, `[voice 0:07]`, `[sticker 😀]`, `[document report.pdf]`) with its metadata
- * in `attachments`. Nothing is downloaded. A message with nothing to say (a service message such
+ * in `attachments`. Nothing is downloaded here (media/ reads photos, documents and voice notes and
+ * replaces the text with what it read). A message with nothing to say (a service message such
  * as "X joined the group") gives null and is ignored.
  */
 import type { Message } from 'grammy/types';

@@ -43,6 +43,8 @@ import { BOT_COMMANDS, registerHelpCommands } from './help-commands';
 import { registerKeepCommand } from './keep-command';
 import { registerLinkCommands } from './link-command';
 import type { LinkServices } from '../commands/link';
+import type { TelegramMediaOptions } from './media/media-options';
+import { registerMedia } from './media/register-media';
 import { registerMemoriesCommand } from './memories-command';
 import { registerRemindersCommand } from './reminders-command';
 import type { PollHeartbeat } from './poll-heartbeat';
@@ -85,6 +87,8 @@ export interface TelegramBotOptions extends CommandServices {
   readonly heartbeat?: Pick<PollHeartbeat, 'beat'>;
   /** `/link` and `/unlink` (without them, the commands say linking is not available). */
   readonly link?: LinkServices;
+  /** Reading photos, documents and voice (media/); without it media are noted by what they are. */
+  readonly media?: TelegramMediaOptions;
 }
 
 export interface TelegramBot {
@@ -238,6 +242,10 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
   registerGroupCommands(routes, { directory: options.directory });
   registerLinkCommands(routes, { link: options.link });
   registerEditedMessages(routes, { handler, logger });
+  if (options.media) {
+    const { token, apiRoot } = options.settings;
+    registerMedia(routes, { media: options.media, handler, logger, files: { token, apiRoot } });
+  }
   registerConversation(routes, { handler, logger });
   routes.on('callback_query:data', (ctx) => ctx.answerCallbackQuery({ text: 'This button no longer works.' }));
   bot.use(routes);
