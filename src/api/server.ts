@@ -227,6 +227,8 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
       includeInactive: body.includeInactive,
       minConfidence: body.minConfidence,
       minSourceTrust: body.minSourceTrust,
+      topics: body.topics,
+      entities: body.entities,
     });
     return { results, notes };
   });

@@ -23,6 +23,52 @@ const evidence = z.array(shortId).max(50).default([]);
 const text = z.string().trim().min(1).max(1_000);
 const score = z.coerce.number().min(0).max(1);
 
+/** Most topics or entities kept for one episode (a message is about a few things, not dozens). */
+export const MAX_EPISODE_TAGS = 10;
+/** Longest topic or entity name kept (the import's own cap on a tag, normalize.ts). */
+const MAX_TAG_CHARS = 128;
+/** Longest tone or task type kept (the import's own cap, normalize.ts). */
+const MAX_LABEL_CHARS = 64;
+
+/** Tags as the model wrote them; anything that is not a list of short strings counts as none. */
+const tags = z
+  .array(z.string().catch(''))
+  .max(50)
+  .catch([])
+  .default([])
+  .transform((values) =>
+    values
+      .map((v) => v.trim())
+      .filter((v) => v.length > 0 && v.length <= MAX_TAG_CHARS)
+      .slice(0, MAX_EPISODE_TAGS),
+  );
+const label = z.string().trim().min(1).max(MAX_LABEL_CHARS).optional().catch(undefined);
+
+/**
+ * One episode's metadata (seed 000: topics, entities, emotional tone, task type), read from the
+ * same call that reads the episode. Lenient field by field: the metadata is a by-product, so a
+ * field the model got wrong is left out instead of failing the answer (a repair turn would send
+ * the whole prompt again for it). An entry whose episode id cannot be read keeps no metadata.
+ */
+const episodeMetadata = z.object({
+  episode: shortId.optional().catch(undefined),
+  topics: tags,
+  entities: tags,
+  emotionalTone: label,
+  taskType: label,
+});
+
+/** What an entry that is not an object at all keeps: nothing (the other entries still count). */
+const NO_METADATA = { episode: undefined, topics: [], entities: [], emotionalTone: undefined, taskType: undefined };
+
+/** The metadata list: each entry read on its own, so one bad entry does not cost the others. */
+const metadataList = z
+  .array(episodeMetadata.catch(NO_METADATA))
+  .max(200)
+  .catch([])
+  .default([])
+  .transform((entries) => entries.flatMap((entry) => (entry.episode ? [{ ...entry, episode: entry.episode }] : [])));
+
 export const consolidationAnswerSchema = z.object({
   new: z
     .array(
@@ -58,6 +104,8 @@ export const consolidationAnswerSchema = z.object({
       }),
     )
     .default([]),
+  /** Per-episode metadata, keyed by E-id; written to the episode rows with the batch (apply-plan.ts). */
+  metadata: metadataList,
   /**
    * Reflection's insights (seed 003), only when the prompt asked for them (prompt.ts
    * `INSIGHTS_REQUEST`); the planner keeps at most three and holds them to every memory rule.
@@ -89,5 +137,6 @@ export const ANSWER_FORMAT = `Fields (each a list; leave out the ones you do not
 - "connect": two memories that explain each other: "a" and "b" (M-ids), "relationship".
 - "importance": "episode" (E-id) and "score" (0 to 1) for each of the owner's episodes.
 - "summaries": "episode" (E-id of an episode marked [long]) and "summary".
+- "metadata": for each of the owner's episodes, "episode" (E-id), "topics" (a few short lower-case topics, such as "gardening"), "entities" (names of people, pets, places or organizations it mentions), "emotionalTone" (one word, such as "happy", "worried" or "neutral") and "taskType" (one word for what the owner was doing, such as "chat", "planning", "question" or "venting").
 - "entities": "name", "kind" (person, pet, place, organization or thing), "observations" (short sentences), "favorability" (how the owner's feeling toward them moved, -0.2 to 0.2), "aliases" (earlier names such as "my sister", when any) and "episodes" (E-ids).
 Memories are named by their M-id ("M2") and episodes by their E-id ("E5"): never put an E-id where a memory belongs or an M-id where episodes belong, even when the numbers match.`;

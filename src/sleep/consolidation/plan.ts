@@ -31,6 +31,7 @@ import { contentProblem as guardProblem, evidenceProblem, isRelayedNote, looksLi
 import type { ConsolidationAnswer } from './operations';
 import { idLabel, refLabel, type IdRef, type ShortIds } from '../../memory/short-ids';
 import type { Neighbour } from '../../memory/memories/restatements';
+import type { LearnedEpisodeMetadata } from '../../memory/episodes/episode-metadata';
 
 export interface PlannedMemory {
   readonly category: string;
@@ -53,6 +54,11 @@ export interface Plan {
   readonly importance: Array<{ episodeId: string; score: number }>;
   readonly summaries: Array<{ episodeId: string; summary: string }>;
   readonly entities: Array<{ name: string; kind: string; observations: string[]; favorability: number; episodeIds: string[]; aliases?: string[] }>;
+  /**
+   * What each episode is about (topics, entities, tone, task type), written to its row with the
+   * batch. Optional: a plan made elsewhere (a test's, an older caller's) simply describes nothing.
+   */
+  readonly metadata?: LearnedEpisodeMetadata[];
   /** Reflection's insights (category "insight", inferred, confidence capped), when the prompt asked for them. */
   readonly insights: PlannedMemory[];
   /** Every episode the prompt showed: marked consolidated when the plan is applied. */
@@ -188,6 +194,7 @@ export function makePlan(params: {
     importance: [],
     summaries: [],
     entities: [],
+    metadata: [],
     insights: [],
     episodeIds: params.episodes.map((e) => e.id),
     rejected,
@@ -289,6 +296,14 @@ export function makePlan(params: {
     else if (looksLikeInjection(op.summary)) reject('summaries', `summary of episode ${label} reads as an instruction; not stored`);
     else plan.summaries.push({ episodeId: id, summary: op.summary });
   }
+  // Metadata is a by-product: an entry naming an episode the prompt did not show is dropped with
+  // its reason, and a withheld message (an injection attempt, never shown) gets none.
+  for (const op of answer.metadata) {
+    const id = episodeOf('metadata', op.episode);
+    if (!id || looksLikeInjection(episodeById.get(id)!.content)) continue;
+    const { topics, entities, emotionalTone, taskType } = op;
+    plan.metadata!.push({ episodeId: id, topics, entities, emotionalTone, taskType });
+  }
   for (const op of answer.entities) {
     const episodeIds = evidence('entities', op.episodes);
     if (episodeIds === null) continue;
@@ -357,6 +372,7 @@ export function mergePlans(plans: readonly Plan[]): Plan {
     importance: [],
     summaries: [],
     entities: [],
+    metadata: [],
     insights: [],
     episodeIds: [],
     rejected: [],
@@ -385,6 +401,7 @@ export function mergePlans(plans: readonly Plan[]): Plan {
     merged.importance.push(...plan.importance);
     merged.summaries.push(...plan.summaries);
     merged.entities.push(...plan.entities);
+    merged.metadata!.push(...(plan.metadata ?? []));
     merged.insights.push(...plan.insights);
     merged.episodeIds.push(...plan.episodeIds);
     merged.rejected.push(...plan.rejected);
