@@ -35,6 +35,7 @@ import { encryptCommand } from './commands/encrypt';
 import { timezoneCommand } from './commands/timezone';
 import { mcpCommand } from './commands/mcp';
 import { mcpTokenCommand } from './commands/mcp-token';
+import { asSentence } from '../shared/sentence';
 
 const commands = [
   importCommand,
@@ -81,7 +82,7 @@ export async function runCli(argv: readonly string[], out: NodeJS.WritableStream
   }
   const command = commands.find((candidate) => candidate.name === name);
   if (!command) {
-    process.stderr.write(`unknown command "${name}"\n\n${usage()}\n`);
+    process.stderr.write(`Unknown command "${name}"\n\n${usage()}\n`);
     return 2;
   }
   let parsed;
@@ -93,7 +94,7 @@ export async function runCli(argv: readonly string[], out: NodeJS.WritableStream
       strict: true,
     });
   } catch (error) {
-    process.stderr.write(`${(error as Error).message}\nusage: npm run cli -- ${command.usage}\n`);
+    process.stderr.write(`${asSentence((error as Error).message)}\nusage: npm run cli -- ${command.usage}\n`);
     return 2;
   }
   if (parsed.values.help) {
@@ -106,7 +107,7 @@ export async function runCli(argv: readonly string[], out: NodeJS.WritableStream
     config = loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n${error.hint ?? ''}\n`);
+      process.stderr.write(`${asSentence(error.message)}\n${error.hint ?? ''}\n`);
       return 2;
     }
     throw error;
@@ -132,7 +133,7 @@ export async function runCli(argv: readonly string[], out: NodeJS.WritableStream
   } catch (error) {
     // A full disk, a database locked by another process or a read-only file say what to do.
     const appError = error instanceof AppError ? error : explainStorageFailure(error, config.database);
-    const message = redactSecrets(appError?.message ?? (error instanceof Error ? error.message : String(error)));
+    const message = asSentence(redactSecrets(appError?.message ?? (error instanceof Error ? error.message : String(error))));
     if (parsed.values.json) out.write(`${JSON.stringify({ error: { code: appError?.code ?? 'internal', message, hint: appError?.hint } })}\n`);
     process.stderr.write(`error: ${message}\n${appError?.hint ? `${appError.hint}\n` : ''}`);
     return appError?.category === 'user' ? 2 : 1;

@@ -121,7 +121,7 @@ describe('CLI errors', () => {
     const env = cleanEnv({ DATA_DIR: path.join(tempDir(), 'data') });
     const unknown = await runCli(['frobnicate'], env);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/unknown command "frobnicate"/);
+    expect(unknown.stderr).toMatch(/Unknown command "frobnicate"/);
     const noScope = await runCli(['episodes'], env);
     expect(noScope.code).toBe(2);
     expect(noScope.stderr).toMatch(/needs --scope/);

@@ -37,7 +37,15 @@ describe('episode metadata learned during sleep', () => {
         return {
           kind: 'text',
           text: JSON.stringify({
-            new: [{ category: 'relationship', content: 'The user has a sister named Ines who lives in Porto', confidence: 0.9, source: 'stated', episodes: [sister] }],
+            new: [
+              {
+                category: 'relationship',
+                content: 'The user has a sister named Ines who lives in Porto',
+                confidence: 0.9,
+                source: 'stated',
+                episodes: [sister],
+              },
+            ],
             metadata: [
               { episode: tomatoes, topics: ['Gardening', 'balcony'], entities: [], emotionalTone: 'proud', taskType: 'chat' },
               { episode: sister, topics: 'family', entities: ['Ines', 'Porto'], emotionalTone: 42, taskType: 'chat' },

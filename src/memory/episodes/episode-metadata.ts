@@ -63,13 +63,21 @@ export async function recordLearnedMetadata(tx: Tx, scopeId: string, learned: re
       const values = tagValues(item[field].map(redactSecrets));
       const had = stringsOf(metadata[field]);
       const merged = [...new Set([...had, ...values])];
-      if (merged.length > had.length) (metadata[field] = merged), (touched = true);
+      if (merged.length > had.length) {
+        metadata[field] = merged;
+        touched = true;
+      }
       const tagged: Set<string> = new Set(row.tags.filter((t) => t.kind === kind).map((t) => t.value));
-      for (const value of values) if (!tagged.has(value)) tagged.add(value), newTags.push({ scopeId, episodeId: row.id, kind, value });
+      for (const value of values.filter((v) => !tagged.has(v))) {
+        tagged.add(value);
+        newTags.push({ scopeId, episodeId: row.id, kind, value });
+      }
     }
     for (const field of ['emotionalTone', 'taskType'] as const) {
       const value = cleanLabel(item[field]);
-      if (value !== undefined && typeof metadata[field] !== 'string') (metadata[field] = value), (touched = true);
+      if (value === undefined || typeof metadata[field] === 'string') continue;
+      metadata[field] = value;
+      touched = true;
     }
     if (touched) await tx.episode.update({ where: { id: row.id }, data: { metadata: metadata as Prisma.InputJsonObject } });
     if (newTags.length > 0) await tx.episodeTag.createMany({ data: newTags });

@@ -59,6 +59,8 @@ export function evidenceOf(observation: string, entityName: string, cited: Reado
 
 /** The attribute holding an entity's other names (comma-separated keys), reserved: the fold never sets it. */
 export const ALIASES_ATTRIBUTE = 'aliases';
+/** The attribute saying how a person is related to the owner ("husband"): the soul shows family by it. */
+export const RELATION_ATTRIBUTE = 'relation';
 
 function attributesOf(value: unknown): Record<string, string> {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return {};
@@ -124,7 +126,13 @@ async function applyEntities(tx: Tx, scopeId: string, plan: Plan, now: Date): Pr
   for (const entity of plan.entities) {
     const existing = await resolveEntity(tx, scopeId, entity, now);
     const favorability = Math.min(1, Math.max(0, existing.favorability + entity.favorability));
-    const row = await tx.entity.update({ where: { id: existing.id }, data: { favorability, interactionCount: { increment: 1 } } });
+    // The newest word for how the person is related to the owner wins ("girlfriend", then "wife").
+    const relation = entity.relation ? redactSecrets(entity.relation).trim().toLowerCase() : '';
+    const attributes = relation ? { ...attributesOf(existing.attributes), [RELATION_ATTRIBUTE]: relation } : undefined;
+    const row = await tx.entity.update({
+      where: { id: existing.id },
+      data: { favorability, interactionCount: { increment: 1 }, ...(attributes && { attributes }) },
+    });
     const cited = entity.episodeIds.map((id) => ({ id, content: contents.get(id) ?? '' }));
     for (const content of entity.observations) {
       // Like memory contents (memory-writer.ts): a pasted credential never becomes knowledge.

@@ -119,7 +119,8 @@ export function answerProblem(answer: ConsolidationAnswer, plan: Plan, episodes:
   const substantive = episodes.some((e) => e.role === 'user' && !looksLikeInjection(e.content) && e.content.trim().split(/\s+/).length >= SUBSTANTIVE_WORDS);
   if (!substantive) return undefined;
   if (plan.rejected.length > 0) return `every operation was refused (${plan.rejected.length})`;
-  if (plan.importance.length === 0 && plan.summaries.length === 0 && (plan.metadata ?? []).length === 0) return 'the answer was empty and did not say there was nothing to learn';
+  if (plan.importance.length === 0 && plan.summaries.length === 0 && (plan.metadata ?? []).length === 0)
+    return 'the answer was empty and did not say there was nothing to learn';
   return undefined;
 }
 

@@ -98,6 +98,12 @@ export const consolidationAnswerSchema = z.object({
         observations: z.array(z.string().trim().min(1).max(300)).max(10).default([]),
         /** How the owner's feeling toward them moved: -0.2..0.2. */
         favorability: z.coerce.number().min(-0.2).max(0.2).optional(),
+        /**
+         * How a person is related to the owner ("husband", "sister", "colleague"): kept as the
+         * entity's `relation` attribute, so a spouse is shown as family from the first night on.
+         * Lenient: a relation the model got wrong is left out, never a repair turn.
+         */
+        relation: z.string().trim().min(1).max(MAX_LABEL_CHARS).optional().catch(undefined),
         /** Other names the same entity went by ("my partner" before the person named her). */
         aliases: z.array(z.string().trim().min(1).max(80)).max(5).catch([]).default([]),
         episodes: evidence,
@@ -138,5 +144,5 @@ export const ANSWER_FORMAT = `Fields (each a list; leave out the ones you do not
 - "importance": "episode" (E-id) and "score" (0 to 1) for each of the owner's episodes.
 - "summaries": "episode" (E-id of an episode marked [long]) and "summary".
 - "metadata": for each of the owner's episodes, "episode" (E-id), "topics" (a few short lower-case topics, such as "gardening"), "entities" (names of people, pets, places or organizations it mentions), "emotionalTone" (one word, such as "happy", "worried" or "neutral") and "taskType" (one word for what the owner was doing, such as "chat", "planning", "question" or "venting").
-- "entities": "name", "kind" (person, pet, place, organization or thing), "observations" (short sentences), "favorability" (how the owner's feeling toward them moved, -0.2 to 0.2), "aliases" (earlier names such as "my sister", when any) and "episodes" (E-ids).
+- "entities": "name", "kind" (person, pet, place, organization or thing), "observations" (short sentences), "favorability" (how the owner's feeling toward them moved, -0.2 to 0.2), "relation" (for a person: how they are related to the owner, such as "husband", "sister", "friend" or "colleague"), "aliases" (earlier names such as "my sister", when any) and "episodes" (E-ids).
 Memories are named by their M-id ("M2") and episodes by their E-id ("E5"): never put an E-id where a memory belongs or an M-id where episodes belong, even when the numbers match.`;

@@ -53,7 +53,16 @@ export interface Plan {
   readonly connect: Array<{ fromId: string; toId: string; relationship: string }>;
   readonly importance: Array<{ episodeId: string; score: number }>;
   readonly summaries: Array<{ episodeId: string; summary: string }>;
-  readonly entities: Array<{ name: string; kind: string; observations: string[]; favorability: number; episodeIds: string[]; aliases?: string[] }>;
+  readonly entities: Array<{
+    name: string;
+    kind: string;
+    observations: string[];
+    favorability: number;
+    episodeIds: string[];
+    aliases?: string[];
+    /** How a person is related to the owner ("husband"), stored as the entity's `relation` attribute. */
+    relation?: string;
+  }>;
   /**
    * What each episode is about (topics, entities, tone, task type), written to its row with the
    * batch. Optional: a plan made elsewhere (a test's, an older caller's) simply describes nothing.
@@ -322,6 +331,7 @@ export function makePlan(params: {
         favorability: op.favorability ?? 0,
         episodeIds,
         aliases: op.aliases.filter((a) => !looksLikeInjection(a)),
+        ...(op.relation && !looksLikeInjection(op.relation) ? { relation: op.relation } : {}),
       });
   }
   // Reflection (seed 003): insights are inferences held to every rule a new memory is, and they

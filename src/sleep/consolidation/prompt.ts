@@ -34,7 +34,7 @@ a good answer is:
 {"new": [{"category": "relationship", "content": "The user has a sister named Priya who lives in Leeds", "confidence": 0.9, "source": "stated", "importance": 0.6, "episodes": ["E2"]}],
  "reinforce": [{"memory": "M1", "episodes": ["E1"], "reason": "green tea in the morning again"}],
  "importance": [{"episode": "E1", "score": 0.2}, {"episode": "E2", "score": 0.6}],
- "entities": [{"name": "Priya", "kind": "person", "observations": ["the user's sister", "lives in Leeds"], "favorability": 0.1, "episodes": ["E2"]}],
+ "entities": [{"name": "Priya", "kind": "person", "relation": "sister", "observations": ["the user's sister", "lives in Leeds"], "favorability": 0.1, "episodes": ["E2"]}],
  "metadata": [{"episode": "E1", "topics": ["tea", "morning routine"], "emotionalTone": "content", "taskType": "chat"}, {"episode": "E2", "topics": ["family", "visit"], "entities": ["Priya", "Leeds"], "emotionalTone": "excited", "taskType": "chat"}]}
 (M1 is a memory and E1 an episode: the same number, different things. Take M-ids from the memory list and E-ids from the episode list; never write "...", "<fact>" or a format word as a value.)`;
 
