@@ -129,7 +129,7 @@ describe('CLI errors', () => {
     expect(missing.code).toBe(2);
     expect(JSON.parse(missing.stdout)).toMatchObject({ error: { code: 'not_found' } });
     const noFile = await runCli(['import', '--scope', 'x', '/nonexistent.jsonl'], env);
-    expect(noFile.stderr).toMatch(/cannot read \/nonexistent.jsonl/);
+    expect(noFile.stderr).toMatch(/Cannot read \/nonexistent.jsonl/);
   });
 
   it('lists every configuration problem and exits 2, without printing secrets', async () => {
