@@ -3,9 +3,10 @@
  * type), learned by the consolidation call that already reads the batch, at no extra call. A
  * person chats with `cli chat` (a child process on a real SQLite file), `cli sleep` consolidates
  * against a loopback Anthropic double that describes the episodes in its answer, and `cli search
- * --topic/--entity` then finds the live-chat turn. The same answer carries entries the model got
- * wrong (an invented E-id, a topic list that is a string, a tone that is a number): they are
- * left out, and the rest of the batch, memory included, is applied.
+ * --topic/--entity` then finds the live-chat turn. The metadata rides on each episode's
+ * importance entry; the same answer carries fields the model got wrong (a topic list that is a
+ * string, a tone that is a number) and an invented E-id: they are left out, without a repair
+ * turn, and the rest of the batch, memory included, is applied.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -46,11 +47,10 @@ describe('episode metadata learned during sleep', () => {
                 episodes: [sister],
               },
             ],
-            metadata: [
-              { episode: tomatoes, topics: ['Gardening', 'balcony'], entities: [], emotionalTone: 'proud', taskType: 'chat' },
-              { episode: sister, topics: 'family', entities: ['Ines', 'Porto'], emotionalTone: 42, taskType: 'chat' },
-              { episode: 'E99', topics: ['invented'] },
-              'not an entry',
+            importance: [
+              { episode: tomatoes, score: 0.4, topics: ['Gardening', 'balcony'], entities: [], emotionalTone: 'proud', taskType: 'chat' },
+              { episode: sister, score: 0.6, topics: 'family', entities: ['Ines', 'Porto'], emotionalTone: 42, taskType: 'chat' },
+              { episode: 'E99', score: 0.5, topics: ['invented'] },
             ],
           }),
         };

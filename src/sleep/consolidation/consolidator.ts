@@ -102,8 +102,7 @@ const SUBSTANTIVE_WORDS = 4;
  * batch consolidated would lose the person's words for good. The cheap test: the prompt held a
  * substantive turn of the person's (a few words, not an injection attempt), no memory, entity
  * or link operation survived, and the model either had operations refused or wrote an empty
- * answer without saying `nothing`. Importance scores or episode metadata alone count as "read,
- * nothing learned".
+ * answer without saying `nothing`. Importance scores alone count as "read, nothing learned".
  */
 export function answerProblem(answer: ConsolidationAnswer, plan: Plan, episodes: readonly Episode[]): string | undefined {
   const learned =
@@ -119,8 +118,7 @@ export function answerProblem(answer: ConsolidationAnswer, plan: Plan, episodes:
   const substantive = episodes.some((e) => e.role === 'user' && !looksLikeInjection(e.content) && e.content.trim().split(/\s+/).length >= SUBSTANTIVE_WORDS);
   if (!substantive) return undefined;
   if (plan.rejected.length > 0) return `every operation was refused (${plan.rejected.length})`;
-  if (plan.importance.length === 0 && plan.summaries.length === 0 && (plan.metadata ?? []).length === 0)
-    return 'the answer was empty and did not say there was nothing to learn';
+  if (plan.importance.length === 0 && plan.summaries.length === 0) return 'the answer was empty and did not say there was nothing to learn';
   return undefined;
 }
 

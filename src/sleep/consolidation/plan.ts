@@ -294,7 +294,13 @@ export function makePlan(params: {
   }
   for (const op of answer.importance) {
     const id = episodeOf('importance', op.episode);
-    if (id) plan.importance.push({ episodeId: id, score: op.score });
+    if (!id) continue;
+    plan.importance.push({ episodeId: id, score: op.score });
+    // The episode's metadata rides on its importance entry; a withheld message (an injection
+    // attempt, never shown to the model) gets none.
+    const { topics, entities, emotionalTone, taskType } = op;
+    const described = topics.length + entities.length > 0 || emotionalTone !== undefined || taskType !== undefined;
+    if (described && !looksLikeInjection(episodeById.get(id)!.content)) plan.metadata!.push({ episodeId: id, topics, entities, emotionalTone, taskType });
   }
   for (const op of answer.summaries) {
     const id = episodeOf('summaries', op.episode);
@@ -304,14 +310,6 @@ export function makePlan(params: {
       reject('summaries', `episode ${label} tries to instruct the memory system; its summary is not stored`);
     else if (looksLikeInjection(op.summary)) reject('summaries', `summary of episode ${label} reads as an instruction; not stored`);
     else plan.summaries.push({ episodeId: id, summary: op.summary });
-  }
-  // Metadata is a by-product: an entry naming an episode the prompt did not show is dropped with
-  // its reason, and a withheld message (an injection attempt, never shown) gets none.
-  for (const op of answer.metadata) {
-    const id = episodeOf('metadata', op.episode);
-    if (!id || looksLikeInjection(episodeById.get(id)!.content)) continue;
-    const { topics, entities, emotionalTone, taskType } = op;
-    plan.metadata!.push({ episodeId: id, topics, entities, emotionalTone, taskType });
   }
   for (const op of answer.entities) {
     const episodeIds = evidence('entities', op.episodes);
