@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import { ConfigError, loadConfig, type Config } from './config/load-config';
-import { startService, wantsTerminal } from './service';
+import { startService, STOP_WATCHDOG_MS, wantsTerminal } from './service';
 import { AppError } from './shared/errors';
 import { openLogFile } from './shared/log-file';
 import { createLogger } from './shared/logger';
@@ -87,9 +87,9 @@ async function main(): Promise<void> {
   // The stop is bounded (service.ts); should something still hold the process past 10 s (a
   // synchronous call that never returns to the event loop cannot be helped), it exits anyway.
   setTimeout(() => {
-    log.error('abandoned on stop: the stop did not complete within 9.5 s; exiting');
+    log.error(`abandoned on stop: the stop did not complete within ${STOP_WATCHDOG_MS / 1000} s; exiting`);
     process.exit(1);
-  }, 9_500).unref();
+  }, STOP_WATCHDOG_MS).unref();
   await service.stop();
   log.info('stopped cleanly');
   if (logStream) await new Promise<void>((resolve) => logStream.end(resolve));

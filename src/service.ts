@@ -347,6 +347,11 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
  * is lost; see docs/reliability.md).
  */
 export const STOP_BUDGET_MS = 8_000;
+/**
+ * When `npm start` exits whatever still holds it after SIGTERM (main.ts): past the budget, and
+ * under Docker's default 10 s between `docker stop`'s SIGTERM and its SIGKILL.
+ */
+export const STOP_WATCHDOG_MS = 9_500;
 const STOP_RESERVE_MS = 400;
 
 /** Runs the stop functions newest first; one failing or hanging does not keep the others from running. */

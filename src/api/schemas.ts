@@ -64,6 +64,9 @@ export const searchBody = z.object({
   includeInactive: z.boolean().optional(),
   minConfidence: jsonNumberIn(0, 1).optional(),
   minSourceTrust: jsonNumberIn(0, 1).optional(),
+  /** Episodes tagged with one of these topics or entities (given at import or learned during sleep). */
+  topics: z.array(z.string().trim().min(1).max(128)).max(20).optional(),
+  entities: z.array(z.string().trim().min(1).max(256)).max(20).optional(),
 });
 
 export const exportQuery = z.object({ format: z.enum(['json', 'markdown']).default('json') });

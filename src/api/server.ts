@@ -62,6 +62,7 @@ import {
   RequestValidationError,
   validatorFor,
 } from './schemas';
+import { asSentence } from '../shared/sentence';
 
 /** Largest JSON export POST /scopes/:id/import takes (a scope of ~100,000 episodes). */
 const IMPORT_BODY_LIMIT = 256 * 1024 * 1024;
@@ -141,13 +142,13 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
     if ((error as { validation?: unknown }).validation)
       return reply
         .code(400)
-        .send({ error: 'invalid request', detail: error.message, ...(error instanceof RequestValidationError && { problems: error.validation }) });
-    if (error instanceof NotFoundError) return reply.code(404).send({ error: error.message });
-    if (error instanceof AppError && error.code === 'import.conflict') return reply.code(409).send({ error: error.message, code: error.code });
-    if (error instanceof AppError && error.category === 'user') return reply.code(400).send({ error: error.message, code: error.code });
-    if (status && status >= 400 && status < 500) return reply.code(status).send({ error: error.message });
+        .send({ error: 'Invalid request', detail: asSentence(error.message), ...(error instanceof RequestValidationError && { problems: error.validation }) });
+    if (error instanceof NotFoundError) return reply.code(404).send({ error: asSentence(error.message) });
+    if (error instanceof AppError && error.code === 'import.conflict') return reply.code(409).send({ error: asSentence(error.message), code: error.code });
+    if (error instanceof AppError && error.category === 'user') return reply.code(400).send({ error: asSentence(error.message), code: error.code });
+    if (status && status >= 400 && status < 500) return reply.code(status).send({ error: asSentence(error.message) });
     log.error('admin API request failed', { error });
-    return reply.code(500).send({ error: 'internal error' });
+    return reply.code(500).send({ error: 'Internal error' });
   });
 
   /** The scope a path names, by id or by key; a NotFoundError (404) when neither names one. */
@@ -242,6 +243,8 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
       includeInactive: body.includeInactive,
       minConfidence: body.minConfidence,
       minSourceTrust: body.minSourceTrust,
+      topics: body.topics,
+      entities: body.entities,
     });
     return { results, notes };
   });

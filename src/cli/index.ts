@@ -37,6 +37,7 @@ import { settingsCommand } from './commands/settings';
 import { mcpCommand } from './commands/mcp';
 import { mcpTokenCommand } from './commands/mcp-token';
 import { linkCommand } from './commands/link';
+import { asSentence } from '../shared/sentence';
 
 const commands = [
   importCommand,
@@ -85,7 +86,7 @@ export async function runCli(argv: readonly string[], out: NodeJS.WritableStream
   }
   const command = commands.find((candidate) => candidate.name === name);
   if (!command) {
-    process.stderr.write(`unknown command "${name}"\n\n${usage()}\n`);
+    process.stderr.write(`Unknown command "${name}"\n\n${usage()}\n`);
     return 2;
   }
   let parsed;
@@ -97,7 +98,7 @@ export async function runCli(argv: readonly string[], out: NodeJS.WritableStream
       strict: true,
     });
   } catch (error) {
-    process.stderr.write(`${(error as Error).message}\nusage: npm run cli -- ${command.usage}\n`);
+    process.stderr.write(`${asSentence((error as Error).message)}\nusage: npm run cli -- ${command.usage}\n`);
     return 2;
   }
   if (parsed.values.help) {
@@ -110,7 +111,7 @@ export async function runCli(argv: readonly string[], out: NodeJS.WritableStream
     config = loadConfig();
   } catch (error) {
     if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n${error.hint ?? ''}\n`);
+      process.stderr.write(`${asSentence(error.message)}\n${error.hint ?? ''}\n`);
       return 2;
     }
     throw error;
@@ -136,7 +137,7 @@ export async function runCli(argv: readonly string[], out: NodeJS.WritableStream
   } catch (error) {
     // A full disk, a database locked by another process or a read-only file say what to do.
     const appError = error instanceof AppError ? error : explainStorageFailure(error, config.database);
-    const message = redactSecrets(appError?.message ?? (error instanceof Error ? error.message : String(error)));
+    const message = asSentence(redactSecrets(appError?.message ?? (error instanceof Error ? error.message : String(error))));
     if (parsed.values.json) out.write(`${JSON.stringify({ error: { code: appError?.code ?? 'internal', message, hint: appError?.hint } })}\n`);
     process.stderr.write(`error: ${message}\n${appError?.hint ? `${appError.hint}\n` : ''}`);
     return appError?.category === 'user' ? 2 : 1;

@@ -114,7 +114,7 @@ export function renderMarkdownExport(doc: ScopeExport, options: MarkdownExportOp
   const memory: string[] = [
     `# MEMORY.md: ${name}`,
     '',
-    `Long-term memory of the scope \`${doc.scope.key}\` (${doc.scope.channel}, ${doc.scope.kind}), exported from Nocturne.`,
+    `Long-term memory of \`${doc.scope.key}\` (${doc.scope.channel}, ${doc.scope.kind}), exported from Nocturne.`,
     `${plural(current.length, 'current memory', 'current memories')}; ${plural(doc.memories.length - current.length, 'earlier or faded version')} in the daily logs; ${plural(episodes.length, 'message')} in memory/. Dates are in ${timeZone}.`,
     '',
     '## Soul',

@@ -303,24 +303,24 @@ describe('bad input (chaos)', () => {
     for (const signature of refusedSignatures) {
       const answer = await post(valid, { signature });
       expect(answer.status).toBe(401);
-      expect(String(answer.json.error)).toMatch(/missing (or wrong )?x-nocturne-signature/);
+      expect(String(answer.json.error)).toMatch(/Missing (or wrong )?x-nocturne-signature/);
     }
     const cases: Array<[string | Buffer, number, RegExp, { contentType?: string }?]> = [
-      ['{"user": "u1", "text": ', 400, /the body is not valid JSON/],
-      ['{not json at all', 400, /the body is not valid JSON/],
-      ['', 400, /the body is not valid JSON/],
-      ['[1, 2, 3]', 400, /invalid request/],
-      ['"a string"', 400, /invalid request/],
-      ['null', 400, /invalid request/],
-      [JSON.stringify({ user: 'u1', text: '' }), 400, /invalid request/],
-      [JSON.stringify({ user: 'u1', text: 42 }), 400, /invalid request/],
-      [JSON.stringify({ user: 'u1', text: 'x', timestamp: 'yesterday' }), 400, /invalid request/],
-      [JSON.stringify({ user: 'u1', text: 'x', admin: true }), 400, /invalid request/],
-      [JSON.stringify({ user: 'u1', text: '  \u0000\u0007\uFEFF \r\n' }), 400, /invalid request/],
-      [JSON.stringify({ user: 'u\u0000x', text: 'hello' }), 400, /invalid request/],
-      [JSON.stringify({ user: 'u\u001B[2Jx', text: 'hello' }), 400, /invalid request/],
-      [JSON.stringify({ user: 'u1', text: 'x'.repeat(70 * 1024) }), 413, /larger than 65536 bytes/],
-      [valid, 415, /send JSON/, { contentType: 'text/plain' }],
+      ['{"user": "u1", "text": ', 400, /The body is not valid JSON/],
+      ['{not json at all', 400, /The body is not valid JSON/],
+      ['', 400, /The body is not valid JSON/],
+      ['[1, 2, 3]', 400, /Invalid request/],
+      ['"a string"', 400, /Invalid request/],
+      ['null', 400, /Invalid request/],
+      [JSON.stringify({ user: 'u1', text: '' }), 400, /Invalid request/],
+      [JSON.stringify({ user: 'u1', text: 42 }), 400, /Invalid request/],
+      [JSON.stringify({ user: 'u1', text: 'x', timestamp: 'yesterday' }), 400, /Invalid request/],
+      [JSON.stringify({ user: 'u1', text: 'x', admin: true }), 400, /Invalid request/],
+      [JSON.stringify({ user: 'u1', text: '  \u0000\u0007\uFEFF \r\n' }), 400, /Invalid request/],
+      [JSON.stringify({ user: 'u\u0000x', text: 'hello' }), 400, /Invalid request/],
+      [JSON.stringify({ user: 'u\u001B[2Jx', text: 'hello' }), 400, /Invalid request/],
+      [JSON.stringify({ user: 'u1', text: 'x'.repeat(70 * 1024) }), 413, /The body is larger than 65536 bytes/],
+      [valid, 415, /Send JSON/, { contentType: 'text/plain' }],
     ];
     for (const [body, status, error, options] of cases) {
       const answer = await post(body, options);
@@ -429,7 +429,7 @@ describe('bad input (chaos)', () => {
     for (const body of ['null', '[]', '"tea"', '{"query": "tea", "strategy": "psychic"}', '{"query": "tea", "limit": -5}']) {
       const answer = await call('POST', `/scopes/${scope.id}/search`, { body });
       expect({ body, status: answer.status }).toEqual({ body, status: 400 });
-      expect(String(answer.json.error ?? answer.json.message)).not.toBe('internal error');
+      expect(String(answer.json.error ?? answer.json.message)).not.toMatch(/^internal error$/i);
     }
 
     // An export whose texts no store can keep as written: refused with the paths, nothing written.

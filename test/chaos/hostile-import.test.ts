@@ -233,7 +233,7 @@ describe('hostile import, round two (issue 16: items 1, 2, 6, 10)', () => {
     const report = await service.core.scheduler.runConsolidation(new Date());
     const mine = report.scopes.find((s) => s.scopeId === poisoned.id);
     expect(mine).toBeDefined();
-    expect(mine!.detail ?? '').not.toMatch(/not idle/);
+    expect(mine!.detail ?? '').not.toMatch(/not idle/i);
     expect(mine!.status).not.toBe('not-due');
     // A message now brings the time back to the present.
     await service.core.episodeService.ingest({ key: 'time:poisoned', channel: 'test' }, { content: 'a new message', externalId: 'p2' });
@@ -336,7 +336,7 @@ describe('hostile import, round two (issue 16: items 1, 2, 6, 10)', () => {
     const { code, out } = await importFile(dir, ['--scope', 'ids:cli', file]);
     expect(out).toMatch(/line 2: externalId must be a string \(write "12345"\)/);
     expect(out).toMatch(/line 4: scope must be a string/);
-    expect(out).not.toMatch(/no scope/);
+    expect(out).not.toMatch(/no scope/i);
     expect(out).toMatch(/imported 2, skipped 0 \(already stored\), invalid 2/);
     expect(code).toBe(1);
     const rows = query<{ content: string; externalId: string; scope: string }>(

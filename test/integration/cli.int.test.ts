@@ -121,7 +121,7 @@ describe('CLI errors', () => {
     const env = cleanEnv({ DATA_DIR: path.join(tempDir(), 'data') });
     const unknown = await runCli(['frobnicate'], env);
     expect(unknown.code).toBe(2);
-    expect(unknown.stderr).toMatch(/unknown command "frobnicate"/);
+    expect(unknown.stderr).toMatch(/Unknown command "frobnicate"/);
     const noScope = await runCli(['episodes'], env);
     expect(noScope.code).toBe(2);
     expect(noScope.stderr).toMatch(/needs --scope/);
@@ -129,7 +129,7 @@ describe('CLI errors', () => {
     expect(missing.code).toBe(2);
     expect(JSON.parse(missing.stdout)).toMatchObject({ error: { code: 'not_found' } });
     const noFile = await runCli(['import', '--scope', 'x', '/nonexistent.jsonl'], env);
-    expect(noFile.stderr).toMatch(/cannot read \/nonexistent.jsonl/);
+    expect(noFile.stderr).toMatch(/Cannot read \/nonexistent.jsonl/);
   });
 
   it('lists every configuration problem and exits 2, without printing secrets', async () => {

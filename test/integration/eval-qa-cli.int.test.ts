@@ -211,7 +211,7 @@ describe('CLI eval locomo --qa against loopback models', () => {
     const env = cleanEnv({ DATA_DIR: path.join(dir, 'data2'), TMPDIR: tmp, LOG_LEVEL: 'warn', LLM_PROVIDER: 'ollama', OLLAMA_HOST: 'http://127.0.0.1:9' });
     const failed = await runCli(['eval', 'locomo', '--qa', '--data', file, '--questions', '1'], env);
     expect(failed.code).toBe(2);
-    expect(failed.stderr).toMatch(/eval locomo --qa needs a language model.*Ollama at http:\/\/127\.0\.0\.1:9/);
+    expect(failed.stderr).toMatch(/Eval locomo --qa needs a language model.*Ollama at http:\/\/127\.0\.0\.1:9/);
     expect(failed.stderr).toMatch(/LLM_PROVIDER=anthropic and ANTHROPIC_API_KEY/);
     expect(leftIn(tmp)).toEqual([]);
   }, 60_000);

@@ -81,14 +81,14 @@ describe('renderSoul (pure)', () => {
   it('adds person and pet profiles with their relationship state and attributes', () => {
     const { soul, data } = renderSoul(source);
     expect(soul).toContain(
-      '- Has a sister called Maria (0.90)\n- Maria (person, ally, 0.80): lives in: Lisbon; relation: sister\n- Rex (pet, friend, 0.50)\n- Carlos (person, acquaintance, 0.25)\n- Old neighbour (person, stranger, 0.10): street: Calle Mayor\n',
+      '- Has a sister called Maria (0.90)\n- Maria (person, family, 0.80): lives in: Lisbon; relation: sister\n- Rex (pet, friend, 0.50)\n- Carlos (person, acquaintance, 0.25)\n- Old neighbour (person, stranger, 0.10): street: Calle Mayor\n',
     );
     expect(soul).not.toContain('Acme');
     expect(data.relationships).toHaveLength(5);
     expect(data.relationships[1]).toEqual({
       name: 'Maria',
       kind: 'person',
-      state: 'ally',
+      state: 'family',
       favorability: 0.8,
       attributes: { 'lives in': 'Lisbon', relation: 'sister' },
     });
@@ -156,7 +156,7 @@ function suite(name: string, database: () => Promise<Config['database']>) {
         expect(result).toMatchObject({ version: 1, changed: true });
         expect(result.soul).toContain('## Preferences\n\n- Ana drinks green tea every afternoon (0.90)');
         expect(result.soul).toContain('## Schedule and routines\n\n- Time zone: Europe/Madrid');
-        expect(result.soul).toContain('- Maria (person, friend, 0.60): relation: sister');
+        expect(result.soul).toContain('- Maria (person, family, 0.60): relation: sister');
         expect(result.soul).toContain('## Facts\n\n- Ana works as a nurse (0.80)');
         expect(result.soul).not.toMatch(/kayak|bees/);
         const profile = await db.prisma.profile.findUniqueOrThrow({ where: { scopeId } });

@@ -413,7 +413,7 @@ describe('terminal channel', () => {
     ])
       expect(help).toContain(`/${command} — `);
     expect(help).toContain('/quit');
-    expect(await session.say('/start')).toMatch(/^Hello, Ana! What you tell me here stays in terminal:ana\.\n\nI remember our conversations/);
+    expect(await session.say('/start')).toMatch(/^Hello, Ana! What you tell me here stays in your memory \(terminal:ana\)\.\n\nI remember our conversations/);
     const before = replyRequests();
     expect(await session.say('/frobnicate now')).toBe('I do not know /frobnicate. /help lists what I understand.\n');
     expect(replyRequests()).toBe(before);

@@ -16,6 +16,7 @@ import { showStored } from '../../memory/output-filter';
 import { plural, pluralWord } from '../../shared/plural';
 import { excerpt, type CommandScope } from './command-scope';
 import { listName, lookupNumber, type NumberSources } from './numbered-lists';
+import { asSentence } from '../../shared/sentence';
 
 const MAX_LISTED = 20;
 const MAX_EXCERPT = 160;
@@ -112,7 +113,7 @@ export async function previewForgetWords(
   try {
     preview = await forget.forgetMatching(scopeId, words, speakerId === undefined ? {} : { speakerId });
   } catch (error) {
-    if (error instanceof AppError && error.category === 'user') return { kind: 'answer', text: `${error.message}\n\n${FORGET_USAGE}` };
+    if (error instanceof AppError && error.category === 'user') return { kind: 'answer', text: `${asSentence(error.message)}\n\n${FORGET_USAGE}` };
     throw error;
   }
   const quoted = `“${preview.terms.join(' ')}”`;
@@ -138,7 +139,7 @@ export async function confirmForget(preview: ForgetPreview, reason: string): Pro
     result = await preview.confirm({ reason });
   } catch (error) {
     // A memory got a new version since the list was shown: nothing went; the person asks again.
-    if (error instanceof AppError && error.category === 'user') return `${error.message}. I forgot nothing.`;
+    if (error instanceof AppError && error.category === 'user') return `${asSentence(error.message)}. I forgot nothing.`;
     throw error;
   }
   const removed = result.removedIds.length;

@@ -1,5 +1,6 @@
 /** What every channel says around the commands: ending a conversation, an unknown command, failures. */
 import { AppError } from '../../shared/errors';
+import { asSentence } from '../../shared/sentence';
 
 /** The answer to `/end`. */
 export const END_TEXT = 'Conversation ended. I will think it over while I sleep; your next message starts a new one.';
@@ -17,5 +18,5 @@ export function unknownCommandText(command: string): string {
 
 /** What to tell the person about a failed command: a user error's own message, else an apology. */
 export function commandFailureText(error: unknown): string {
-  return error instanceof AppError && error.category === 'user' ? error.message : COMMAND_FAILED_TEXT;
+  return error instanceof AppError && error.category === 'user' ? asSentence(error.message) : COMMAND_FAILED_TEXT;
 }

@@ -53,10 +53,10 @@ export interface TelegramPolling {
   stop(): Promise<void>;
 }
 
-/** How long stop waits for the pending long poll to let go. */
-const STOP_POLL_MS = 2_000;
+/** How long stop waits for the pending long poll to let go (docs/channels.md and docs/reliability.md state both waits). */
+export const STOP_POLL_MS = 2_000;
 /** How long stop lets updates in progress finish (the whole service stop is bounded at 10 s). */
-const STOP_UPDATES_MS = 4_000;
+export const STOP_UPDATES_MS = 4_000;
 /** Updates asked for per getUpdates (Telegram's maximum). */
 const BATCH_LIMIT = 100;
 

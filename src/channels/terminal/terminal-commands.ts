@@ -161,7 +161,7 @@ export function createTerminalCommands(deps: TerminalCommandDeps): TerminalComma
     await fs.writeFile(markdownPath, files.markdown);
     return {
       text: [
-        `Everything I keep about ${scope.key} (${exportCounts(files)}):`,
+        `Everything I keep about you (${exportCounts(files)}):`,
         `  ${jsonPath} — as JSON: the complete export (npm run cli -- import-scope reads it back)`,
         `  ${markdownPath} — the same, to read: what I know about you, then day by day`,
       ].join('\n'),
@@ -180,7 +180,7 @@ export function createTerminalCommands(deps: TerminalCommandDeps): TerminalComma
     async run(name, argument, scope) {
       switch (name) {
         case 'start':
-          return { text: `Hello, ${deps.authorName}! What you tell me here stays in ${scope.key}.\n\n${TERMINAL_HELP_TEXT}` };
+          return { text: `Hello, ${deps.authorName}! What you tell me here stays in your memory (${scope.key}).\n\n${TERMINAL_HELP_TEXT}` };
         case 'help':
           return { text: TERMINAL_HELP_TEXT };
         case 'memories':

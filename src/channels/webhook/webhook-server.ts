@@ -22,6 +22,7 @@ import { checkCallbackUrl, postToCallback, type CallbackTarget } from './callbac
 import { SIGNATURE_HEADER, SIGNATURE_WINDOW_MS, TIMESTAMP_HEADER, signRequest, verifyRequest } from './signature';
 import { SOURCE_PATTERN, webhookRequestSchema, webhookScopeKey } from './webhook-request';
 import type { EditOutcome } from '../../memory/episodes/episode-edits';
+import { asSentence } from '../../shared/sentence';
 
 export interface WebhookMessage {
   readonly scopeKey: string;
@@ -262,11 +263,11 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
 
   const server = http.createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
-      if (error instanceof HttpError) send(response, error.status, { error: error.message, ...error.extra });
-      else if (error instanceof AppError && error.category === 'user') send(response, 422, { error: error.message, code: error.code });
+      if (error instanceof HttpError) send(response, error.status, { error: asSentence(error.message), ...error.extra });
+      else if (error instanceof AppError && error.category === 'user') send(response, 422, { error: asSentence(error.message), code: error.code });
       else {
         log.error('webhook request failed', { error });
-        send(response, 500, { error: 'internal error' });
+        send(response, 500, { error: 'Internal error' });
       }
     });
   });

@@ -1,5 +1,7 @@
 /**
- * `search --scope S --query Q [--limit K] [--strategy X] [--json]`: hybrid search in one scope.
+ * `search --scope S --query Q [--limit K] [--strategy X] [--topic T] [--entity E] [--json]`:
+ * hybrid search in one scope. `--topic` and `--entity` (comma-separated for several) keep the
+ * episodes tagged with one of them: tags given at import, or learned during sleep (docs/sleep.md).
  */
 import { ValidationError } from '../../shared/errors';
 import type { SearchStrategy } from '../../memory/retrieval/memory-query';
@@ -8,18 +10,42 @@ import { requireScope } from './scope-option';
 
 const STRATEGIES: readonly SearchStrategy[] = ['hybrid', 'semantic', 'keyword', 'temporal'];
 
+/** "a, b" as ["a", "b"]; absent as undefined (no filter). */
+function listOption(value: unknown): string[] | undefined {
+  if (typeof value !== 'string') return undefined;
+  const items = value
+    .split(',')
+    .map((v) => v.trim())
+    .filter((v) => v !== '');
+  return items.length > 0 ? items : undefined;
+}
+
 export const searchCommand: Command = {
   name: 'search',
-  usage: 'search --scope S --query Q [--limit K] [--strategy hybrid|semantic|keyword|temporal]',
+  usage: 'search --scope S --query Q [--limit K] [--strategy hybrid|semantic|keyword|temporal] [--topic T[,T2]] [--entity E[,E2]]',
   summary: "search a scope's episodes and memories",
-  options: { scope: { type: 'string' }, query: { type: 'string' }, limit: { type: 'string' }, strategy: { type: 'string' } },
+  options: {
+    scope: { type: 'string' },
+    query: { type: 'string' },
+    limit: { type: 'string' },
+    strategy: { type: 'string' },
+    topic: { type: 'string' },
+    entity: { type: 'string' },
+  },
   async run(ctx) {
     const strategy = (ctx.values.strategy as SearchStrategy | undefined) ?? 'hybrid';
     if (!STRATEGIES.includes(strategy)) throw new ValidationError(`--strategy must be one of ${STRATEGIES.join(', ')}`, { code: 'cli.usage' });
     const limit = ctx.values.limit === undefined ? 10 : Number(ctx.values.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 200) throw new ValidationError('--limit must be a whole number from 1 to 200', { code: 'cli.usage' });
     const { core, scope } = await requireScope(ctx, 'search');
-    const { results, notes } = await core.search.search({ scopeId: scope.id, semanticQuery: ctx.values.query as string | undefined, limit, strategy });
+    const { results, notes } = await core.search.search({
+      scopeId: scope.id,
+      semanticQuery: ctx.values.query as string | undefined,
+      limit,
+      strategy,
+      topics: listOption(ctx.values.topic),
+      entities: listOption(ctx.values.entity),
+    });
     const json = {
       results: results.map((r) => ({
         kind: r.kind,

@@ -152,7 +152,8 @@ function normalizeJson(value: unknown): unknown {
   return value;
 }
 
-function tagValues(values: readonly string[] | undefined): string[] {
+/** Topic or entity tags as stored: cleaned like message text, lower-cased, each once (EpisodeTag.value). */
+export function tagValues(values: readonly string[] | undefined): string[] {
   return [...new Set((values ?? []).map((value) => normalizeText(value).toLowerCase()).filter((value) => value.length > 0))];
 }
 

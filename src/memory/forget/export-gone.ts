@@ -22,7 +22,7 @@ export interface ExportView {
  * Lines of the rendering that say nothing learned or said (titles, counts, separators): they
  * change with any forget (a count drops) and are never taken out of a file for that.
  */
-const FRAME_LINE = /^(?:$|#|---$|<!-- |Daily log of `|Long-term memory of the scope `|\d+ current memor|_)/;
+const FRAME_LINE = /^(?:$|#|---$|<!-- |Daily log of `|Long-term memory of (?:the scope )?`|\d+ current memor|_)/;
 
 /**
  * Reads a scope's export as an {@link ExportView} through the forget's transaction. The export

@@ -42,7 +42,7 @@ export async function checkEvidence(
       : await tx.episode.findMany({ where: { scopeId, id: { in: relayedIds } }, select: { id: true, role: true, content: true, metadata: true } });
   for (const id of ids) {
     const row = rows.find((r) => r.id === id);
-    if (!row) throw new MemoryRefused('memory.bad_evidence', `episode ${id} is not in this scope`);
+    if (!row) throw new MemoryRefused('memory.bad_evidence', `message ${id} is not in this memory`);
     const problem = evidenceProblem(
       row,
       relayed.find((r) => r.id === relayedFromOf(row)),
@@ -58,7 +58,7 @@ export async function checkEvidence(
 /** The memory `id` of the scope; "not found" when it is in another scope or gone. */
 export async function load(tx: Tx, scopeId: string, id: string): Promise<Memory> {
   const memory = await tx.memory.findFirst({ where: { scopeId, id } });
-  if (!memory) throw new NotFoundError(`no memory ${id} in this scope`, { code: 'memory.not_found' });
+  if (!memory) throw new NotFoundError(`no memory ${id} here`, { code: 'memory.not_found' });
   return memory;
 }
 

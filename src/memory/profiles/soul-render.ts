@@ -12,7 +12,7 @@
 import { formatLocalMinute } from '../digests/digest';
 import { estimateTokens } from '../../shared/tokens';
 import { isKnowledge } from '../memories/categories';
-import { relationshipState, type RelationshipState } from './relationship';
+import { relationshipOf, type RelationshipState } from './relationship';
 
 /** Seed 000: only memories believed more likely than not make it into the soul. */
 export const SOUL_MIN_CONFIDENCE = 0.5;
@@ -56,6 +56,8 @@ export interface SoulEntity {
   readonly kind: string;
   readonly favorability: number;
   readonly attributes: unknown;
+  /** Recent observations about them (the owner's words "the user's husband" make them family). */
+  readonly observations?: ReadonlyArray<{ readonly content: string }>;
 }
 
 export interface SoulSource {
@@ -188,7 +190,7 @@ export function renderSoul(source: SoulSource): RenderedSoul {
     .map((e) => ({
       name: oneLine(e.name),
       kind: e.kind,
-      state: relationshipState(e.favorability),
+      state: relationOf(e),
       favorability: Math.round(e.favorability * 100) / 100,
       attributes: attributesOf(e.attributes),
     }))
@@ -240,6 +242,22 @@ export function renderSoul(source: SoulSource): RenderedSoul {
       facts: data.facts,
     },
   };
+}
+
+/** The attribute holding an entity's other names, comma-separated (written by consolidation's entity merge). */
+const ALIASES_KEY = 'aliases';
+/** Observations read per person for the family rule: the newest say how the owner names them now. */
+export const SOUL_OBSERVATIONS_PER_PERSON = 20;
+
+/** A person's relationship: family by the relation or aliases they are known by, or by the owner's words about them. */
+function relationOf(e: SoulEntity): RelationshipState {
+  const attributes = attributesOf(e.attributes);
+  const relations = [attributes.relation ?? '', ...(attributes[ALIASES_KEY] ?? '').split(',')];
+  return relationshipOf(
+    e.favorability,
+    relations,
+    (e.observations ?? []).map((o) => o.content),
+  );
 }
 
 function personLine(p: SoulPerson): string {

@@ -12,7 +12,7 @@ import type { Prisma, PrismaClient } from '../../storage/prisma';
 import { KNOWLEDGE_ONLY } from '../memories/categories';
 import { scopeTimeZone } from '../scopes/scope-policy';
 import { openConflicts, unlikelySides } from '../memories/conflicts';
-import { bodyOf, emptySoul, renderSoul, SOUL_MAX_ENTITIES, SOUL_MIN_CONFIDENCE, type SectionKey } from './soul-render';
+import { bodyOf, emptySoul, renderSoul, SOUL_MAX_ENTITIES, SOUL_MIN_CONFIDENCE, SOUL_OBSERVATIONS_PER_PERSON, type SectionKey } from './soul-render';
 
 export interface SoulResult {
   readonly soul: string;
@@ -78,7 +78,13 @@ export async function regenerateSoulIn(tx: SoulStore, scopeId: string, options: 
   const memories = believed.filter((m) => !unlikely.has(m.id));
   const entities = await tx.entity.findMany({
     where: { scopeId, kind: { in: ['person', 'pet'] } },
-    select: { name: true, kind: true, favorability: true, attributes: true },
+    select: {
+      name: true,
+      kind: true,
+      favorability: true,
+      attributes: true,
+      observations: { select: { content: true }, orderBy: { createdAt: 'desc' }, take: SOUL_OBSERVATIONS_PER_PERSON },
+    },
     orderBy: [{ favorability: 'desc' }, { name: 'asc' }],
     take: SOUL_MAX_ENTITIES,
   });

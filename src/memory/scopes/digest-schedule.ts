@@ -191,10 +191,9 @@ export function createDigestScheduleService(
         // The stored document must stay readable by the scheduler: check it before writing.
         const checked = scopeSettingsSchema.safeParse(settings);
         if (!checked.success)
-          throw new ValidationError(
-            `the scope's settings would be invalid: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
-            { code: 'scope.settings_invalid' },
-          );
+          throw new ValidationError(`these settings would be invalid: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, {
+            code: 'scope.settings_invalid',
+          });
         await tx.scope.update({
           where: { id: scopeId },
           data: { settings: settings as Prisma.InputJsonObject, ...(zoneChanged ? { timezone: wanted.timeZone } : {}) },

@@ -1,7 +1,7 @@
 /**
  * Applies a consolidation plan in ONE database transaction (seed 000 step 3): every memory
- * change with its audit event, the episodes' model importance and summaries, entity
- * observations, and the "consolidated" marks. A crash at any moment leaves the batch entirely
+ * change with its audit event, the episodes' model importance, summaries and metadata (topics,
+ * entities, tone, task type), entity observations, and the "consolidated" marks. A crash at any moment leaves the batch entirely
  * applied or not at all. Vectors of new memory versions are written after the commit (they live
  * in another store); until then the rows' `embeddedWith` is empty, so the embedding worker
  * backfills them after a crash.
@@ -23,6 +23,7 @@ import { redactSecrets } from '../../shared/redact';
 import { queryTerms } from '../../storage/full-text';
 import { plural } from '../../shared/plural';
 import { isWriteConflict } from '../../storage/storage-errors';
+import { recordLearnedMetadata } from '../../memory/episodes/episode-metadata';
 
 export interface AppliedPlan {
   /** Ids of memories created (including new versions and contradicting statements). */
@@ -58,6 +59,8 @@ export function evidenceOf(observation: string, entityName: string, cited: Reado
 
 /** The attribute holding an entity's other names (comma-separated keys), reserved: the fold never sets it. */
 export const ALIASES_ATTRIBUTE = 'aliases';
+/** The attribute saying how a person is related to the owner ("husband"): the soul shows family by it. */
+export const RELATION_ATTRIBUTE = 'relation';
 
 function attributesOf(value: unknown): Record<string, string> {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return {};
@@ -123,7 +126,13 @@ async function applyEntities(tx: Tx, scopeId: string, plan: Plan, now: Date): Pr
   for (const entity of plan.entities) {
     const existing = await resolveEntity(tx, scopeId, entity, now);
     const favorability = Math.min(1, Math.max(0, existing.favorability + entity.favorability));
-    const row = await tx.entity.update({ where: { id: existing.id }, data: { favorability, interactionCount: { increment: 1 } } });
+    // The newest word for how the person is related to the owner wins ("girlfriend", then "wife").
+    const relation = entity.relation ? redactSecrets(entity.relation).trim().toLowerCase() : '';
+    const attributes = relation ? { ...attributesOf(existing.attributes), [RELATION_ATTRIBUTE]: relation } : undefined;
+    const row = await tx.entity.update({
+      where: { id: existing.id },
+      data: { favorability, interactionCount: { increment: 1 }, ...(attributes && { attributes }) },
+    });
     const cited = entity.episodeIds.map((id) => ({ id, content: contents.get(id) ?? '' }));
     for (const content of entity.observations) {
       // Like memory contents (memory-writer.ts): a pasted credential never becomes knowledge.
@@ -183,6 +192,7 @@ export async function applyPlanInTransaction(tx: Tx, scopeId: string, plan: Plan
     await tx.episode.updateMany({ where: { scopeId, id: i.episodeId }, data: { importance: i.score, importanceSource: 'model' } });
   for (const s of plan.summaries) await tx.episode.updateMany({ where: { scopeId, id: s.episodeId }, data: { summary: s.summary } });
   const observations = await applyEntities(tx, scopeId, plan, origin.now);
+  const described = await recordLearnedMetadata(tx, scopeId, plan.metadata ?? []);
   await tx.episode.updateMany({ where: { scopeId, id: { in: plan.episodeIds } }, data: { consolidated: true, consolidatedAt: origin.now } });
   return {
     createdMemoryIds: created,
@@ -196,6 +206,7 @@ export async function applyPlanInTransaction(tx: Tx, scopeId: string, plan: Plan
       connected,
       observations,
       insights,
+      described,
       episodes: plan.episodeIds.length,
       rejected: plan.rejected.length,
     },

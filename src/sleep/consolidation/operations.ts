@@ -23,6 +23,41 @@ const evidence = z.array(shortId).max(50).default([]);
 const text = z.string().trim().min(1).max(1_000);
 const score = z.coerce.number().min(0).max(1);
 
+/** Most topics or entities kept for one episode (a message is about a few things, not dozens). */
+export const MAX_EPISODE_TAGS = 10;
+/** Longest topic or entity name kept (the import's own cap on a tag, normalize.ts). */
+const MAX_TAG_CHARS = 128;
+/** Longest tone, task type or relation kept (the import's own cap, normalize.ts). */
+const MAX_LABEL_CHARS = 64;
+
+/*
+ * Episode metadata (seed 000: topics, entities, emotional tone, task type) rides on the
+ * importance entry the answer already gives each of the owner's episodes: no list of its own, so
+ * the instructions and the answer schema, sent with every request, grow as little as possible
+ * (a small model's 8k window holds them, the answer and the episodes). It is a by-product, so it
+ * is read leniently field by field and never costs a repair turn: a field the model got wrong
+ * (a string where a list belongs, a number where a word belongs) is left out. Bounds are applied
+ * here, not in the schema, whose every bound would be said in words to the model.
+ */
+const tags = z
+  .array(z.string().catch(''))
+  .catch([])
+  .optional()
+  .transform((values) =>
+    (values ?? [])
+      .map((v) => v.trim())
+      .filter((v) => v.length > 0 && v.length <= MAX_TAG_CHARS)
+      .slice(0, MAX_EPISODE_TAGS),
+  );
+const label = z
+  .string()
+  .optional()
+  .catch(undefined)
+  .transform((v) => {
+    const trimmed = v?.trim() ?? '';
+    return trimmed.length > 0 && trimmed.length <= MAX_LABEL_CHARS ? trimmed : undefined;
+  });
+
 export const consolidationAnswerSchema = z.object({
   new: z
     .array(
@@ -42,7 +77,7 @@ export const consolidationAnswerSchema = z.object({
   contradict: z.array(z.object({ memory: shortId, content: text, episodes: evidence, reason: z.string().trim().max(500).default('') })).default([]),
   decay: z.array(z.object({ memory: shortId, confidence: score, reason: z.string().trim().max(500).default('') })).default([]),
   connect: z.array(z.object({ a: shortId, b: shortId, relationship: z.string().trim().min(1).max(60) })).default([]),
-  importance: z.array(z.object({ episode: shortId, score })).default([]),
+  importance: z.array(z.object({ episode: shortId, score, topics: tags, entities: tags, emotionalTone: label, taskType: label })).default([]),
   summaries: z.array(z.object({ episode: shortId, summary: z.string().trim().min(1).max(600) })).default([]),
   entities: z
     .array(
@@ -52,6 +87,12 @@ export const consolidationAnswerSchema = z.object({
         observations: z.array(z.string().trim().min(1).max(300)).max(10).default([]),
         /** How the owner's feeling toward them moved: -0.2..0.2. */
         favorability: z.coerce.number().min(-0.2).max(0.2).optional(),
+        /**
+         * How a person is related to the owner ("husband", "sister", "colleague"): kept as the
+         * entity's `relation` attribute, so a spouse is shown as family from the first night on.
+         * Lenient: a relation the model got wrong is left out, never a repair turn.
+         */
+        relation: label,
         /** Other names the same entity went by ("my partner" before the person named her). */
         aliases: z.array(z.string().trim().min(1).max(80)).max(5).catch([]).default([]),
         episodes: evidence,
@@ -87,7 +128,7 @@ export const ANSWER_FORMAT = `Fields (each a list; leave out the ones you do not
 - "contradict": a memory the episodes conflict with: "memory" (M-id), "content" (the conflicting new statement), "episodes" (E-ids), "reason".
 - "decay": a memory the episodes make less likely: "memory" (M-id), "confidence" (the new, lower value), "reason".
 - "connect": two memories that explain each other: "a" and "b" (M-ids), "relationship".
-- "importance": "episode" (E-id) and "score" (0 to 1) for each of the owner's episodes.
+- "importance": "episode" (E-id), "score" (0 to 1), "topics", "entities" (names it mentions), "emotionalTone" and "taskType" (a word each) for each of the owner's episodes.
 - "summaries": "episode" (E-id of an episode marked [long]) and "summary".
-- "entities": "name", "kind" (person, pet, place, organization or thing), "observations" (short sentences), "favorability" (how the owner's feeling toward them moved, -0.2 to 0.2), "aliases" (earlier names such as "my sister", when any) and "episodes" (E-ids).
+- "entities": "name", "kind" (person, pet, place, organization or thing), "observations" (short sentences), "favorability" (how the owner's feeling toward them moved, -0.2 to 0.2), "relation" (to the owner: "husband", "friend"...), "aliases" (earlier names such as "my sister", when any) and "episodes" (E-ids).
 Memories are named by their M-id ("M2") and episodes by their E-id ("E5"): never put an E-id where a memory belongs or an M-id where episodes belong, even when the numbers match.`;

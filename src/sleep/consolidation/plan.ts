@@ -31,6 +31,7 @@ import { contentProblem as guardProblem, evidenceProblem, isRelayedNote, looksLi
 import type { ConsolidationAnswer } from './operations';
 import { idLabel, refLabel, type IdRef, type ShortIds } from '../../memory/short-ids';
 import type { Neighbour } from '../../memory/memories/restatements';
+import type { LearnedEpisodeMetadata } from '../../memory/episodes/episode-metadata';
 
 export interface PlannedMemory {
   readonly category: string;
@@ -52,7 +53,21 @@ export interface Plan {
   readonly connect: Array<{ fromId: string; toId: string; relationship: string }>;
   readonly importance: Array<{ episodeId: string; score: number }>;
   readonly summaries: Array<{ episodeId: string; summary: string }>;
-  readonly entities: Array<{ name: string; kind: string; observations: string[]; favorability: number; episodeIds: string[]; aliases?: string[] }>;
+  readonly entities: Array<{
+    name: string;
+    kind: string;
+    observations: string[];
+    favorability: number;
+    episodeIds: string[];
+    aliases?: string[];
+    /** How a person is related to the owner ("husband"), stored as the entity's `relation` attribute. */
+    relation?: string;
+  }>;
+  /**
+   * What each episode is about (topics, entities, tone, task type), written to its row with the
+   * batch. Optional: a plan made elsewhere (a test's, an older caller's) simply describes nothing.
+   */
+  readonly metadata?: LearnedEpisodeMetadata[];
   /** Reflection's insights (category "insight", inferred, confidence capped), when the prompt asked for them. */
   readonly insights: PlannedMemory[];
   /** Every episode the prompt showed: marked consolidated when the plan is applied. */
@@ -188,6 +203,7 @@ export function makePlan(params: {
     importance: [],
     summaries: [],
     entities: [],
+    metadata: [],
     insights: [],
     episodeIds: params.episodes.map((e) => e.id),
     rejected,
@@ -278,7 +294,13 @@ export function makePlan(params: {
   }
   for (const op of answer.importance) {
     const id = episodeOf('importance', op.episode);
-    if (id) plan.importance.push({ episodeId: id, score: op.score });
+    if (!id) continue;
+    plan.importance.push({ episodeId: id, score: op.score });
+    // The episode's metadata rides on its importance entry; a withheld message (an injection
+    // attempt, never shown to the model) gets none.
+    const { topics, entities, emotionalTone, taskType } = op;
+    const described = topics.length + entities.length > 0 || emotionalTone !== undefined || taskType !== undefined;
+    if (described && !looksLikeInjection(episodeById.get(id)!.content)) plan.metadata!.push({ episodeId: id, topics, entities, emotionalTone, taskType });
   }
   for (const op of answer.summaries) {
     const id = episodeOf('summaries', op.episode);
@@ -307,6 +329,7 @@ export function makePlan(params: {
         favorability: op.favorability ?? 0,
         episodeIds,
         aliases: op.aliases.filter((a) => !looksLikeInjection(a)),
+        ...(op.relation && !looksLikeInjection(op.relation) ? { relation: op.relation } : {}),
       });
   }
   // Reflection (seed 003): insights are inferences held to every rule a new memory is, and they
@@ -357,6 +380,7 @@ export function mergePlans(plans: readonly Plan[]): Plan {
     importance: [],
     summaries: [],
     entities: [],
+    metadata: [],
     insights: [],
     episodeIds: [],
     rejected: [],
@@ -385,6 +409,7 @@ export function mergePlans(plans: readonly Plan[]): Plan {
     merged.importance.push(...plan.importance);
     merged.summaries.push(...plan.summaries);
     merged.entities.push(...plan.entities);
+    merged.metadata!.push(...(plan.metadata ?? []));
     merged.insights.push(...plan.insights);
     merged.episodeIds.push(...plan.episodeIds);
     merged.rejected.push(...plan.rejected);

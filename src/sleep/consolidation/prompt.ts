@@ -34,7 +34,7 @@ ${idLabel('E', 2)} 2026-03-04 19:40 user (Sam): My sister Priya is visiting from
 a good answer is:
 {"new": [{"category": "relationship", "content": "The user has a sister named Priya who lives in Leeds", "confidence": 0.9, "source": "stated", "importance": 0.6, "episodes": ["E2"]}],
  "reinforce": [{"memory": "M1", "episodes": ["E1"], "reason": "green tea in the morning again"}],
- "importance": [{"episode": "E1", "score": 0.2}, {"episode": "E2", "score": 0.6}],
+ "importance": [{"episode": "E1", "score": 0.2}, {"episode": "E2", "score": 0.6, "topics": ["family"], "entities": ["Priya"]}],
  "entities": [{"name": "Priya", "kind": "person", "observations": ["the user's sister", "lives in Leeds"], "favorability": 0.1, "episodes": ["E2"]}]}
 (M1 is a memory and E1 an episode: the same number, different things. Take M-ids from the memory list and E-ids from the episode list; never write "...", "<fact>" or a format word as a value.)`;
 
