@@ -4,7 +4,7 @@
  * from the scope's own statistics on both databases (scope-terms.ts).
  */
 import type { DatabaseProvider, PrismaClient } from './prisma';
-import type { ScopeTerms, SearchKind } from './scope-terms';
+import type { ScopeTerms, SearchKind, TermRow } from './scope-terms';
 import { pollUntil, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-lock-waits';
 import { openPostgresScopeTerms } from './scope-terms-postgres';
 import { openSqliteScopeTerms } from './scope-terms-sqlite';
@@ -149,6 +149,39 @@ function bm25(tf: number, rowLength: number, meanLength: number, weight: number)
   return (weight * (tf * (K1 + 1))) / (tf + K1 * (1 - B + (B * rowLength) / meanLength));
 }
 
+/**
+ * Rows whose words are counted exactly when the store reads rows without their counts (SQLite):
+ * the best by BM25 with every count taken as 1. A word seldom occurs twice in a chat turn, and
+ * hybrid search reads and ranks the best 200 keyword candidates; every row of a query whose words
+ * hold no more than this is counted, so a scope of LoCoMo's size scores exactly as before.
+ */
+const EXACT_COUNT_ROWS = 600;
+
+/**
+ * Each word's count in the rows that can rank (see {@link EXACT_COUNT_ROWS}), where the store
+ * read the rows without it; empty when it read them with it (PostgreSQL).
+ */
+async function exactFrequencies(
+  scope: ScopeTerms,
+  terms: readonly string[],
+  rowsPerTerm: ReadonlyArray<readonly TermRow[]>,
+  weights: readonly number[],
+): Promise<Map<string, number[]>> {
+  if (!scope.frequencies || rowsPerTerm.every((rows) => rows.every((row) => row.tf !== undefined))) return new Map();
+  const guess = new Map<string, number>();
+  rowsPerTerm.forEach((rows, t) => {
+    for (const row of rows) guess.set(row.id, (guess.get(row.id) ?? 0) + bm25(row.tf ?? 1, row.length, scope.meanLength, weights[t]!));
+  });
+  const ranked =
+    guess.size <= EXACT_COUNT_ROWS
+      ? [...guess.keys()]
+      : [...guess]
+          .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
+          .slice(0, EXACT_COUNT_ROWS)
+          .map(([id]) => id);
+  return scope.frequencies(ranked, terms);
+}
+
 /** Rows a scope's word lists may hold in one query, whatever else: bounds a query of one very common word (the newest are kept). */
 const MAX_TERM_ROWS = 20_000;
 
@@ -176,16 +209,16 @@ export function createFullTextIndex(prisma: PrismaClient, provider: DatabaseProv
     if (cap !== undefined && counts.every((n) => n >= cap)) counts = await scope.counts(all);
     const terms = all.length <= 1 ? all : chooseTerms(all, counts, scope.rows);
     // The words' rows are read together (on PostgreSQL, over several pooled connections).
-    const perTerm = await Promise.all(
-      terms.map(async (term) => {
-        const scores = new Map<string, number>();
-        const holding = counts[all.indexOf(term)] ?? 0;
-        if (holding === 0 || scope.rows === 0) return scores;
-        const weight = idf(scope.rows, holding);
-        for (const row of await scope.holding(term, MAX_TERM_ROWS)) scores.set(row.id, bm25(row.tf, row.length, scope.meanLength, weight));
-        return scores;
-      }),
+    const weights = terms.map((term) => idf(scope.rows, counts[all.indexOf(term)] ?? 0));
+    const rowsPerTerm = await Promise.all(
+      terms.map((term) => ((counts[all.indexOf(term)] ?? 0) === 0 || scope.rows === 0 ? Promise.resolve([]) : scope.holding(term, MAX_TERM_ROWS))),
     );
+    const tfOf = await exactFrequencies(scope, terms, rowsPerTerm, weights);
+    const perTerm = rowsPerTerm.map((rows, t) => {
+      const scores = new Map<string, number>();
+      for (const row of rows) scores.set(row.id, bm25(tfOf.get(row.id)?.[t] ?? row.tf ?? 1, row.length, scope.meanLength, weights[t]!));
+      return scores;
+    });
     return { terms, perTerm };
   }
 

@@ -10,7 +10,8 @@ export type SearchKind = 'episode' | 'memory';
 export interface TermRow {
   readonly id: string;
   readonly length: number;
-  readonly tf: number;
+  /** Absent when the row's text was not read with it: see {@link ScopeTerms.frequencies}. */
+  readonly tf?: number;
 }
 
 export interface ScopeTerms {
@@ -22,6 +23,11 @@ export interface ScopeTerms {
   counts(terms: readonly string[], cap?: number): Promise<number[]>;
   /** The rows of the scope holding a word, newest first, at most `limit`. */
   holding(term: string, limit: number): Promise<TermRow[]>;
+  /**
+   * How often each of `terms` occurs in each of these rows (of the scope), for rows `holding`
+   * returned without their count: read for the rows that can rank, not for every row a word holds.
+   */
+  frequencies?(ids: readonly string[], terms: readonly string[]): Promise<Map<string, number[]>>;
 }
 
 /** The columns of `search_scope` holding a kind's row count and total length (the same on both databases). */
