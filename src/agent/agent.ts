@@ -13,7 +13,9 @@
  * Degradation, never a crash: an invalid message, a model that does not answer, a failing search
  * or a failing compaction each give the person a short honest answer (or a reply without
  * memories) and a log line; the person's message is always stored first. Messages of one scope
- * are handled one at a time, in arrival order; scopes do not wait for each other.
+ * are handled one at a time, in arrival order; scopes do not wait for each other. "One scope" is
+ * the scope a message resolves to, not the identity it came from: linked identities (the owner's
+ * chats, `/link`) share a scope, and their turns must not interleave in its conversation.
  *
  * The parts of a turn have files of their own: what the model reads (`reply-prompt.ts`), the
  * model call and its tool rounds (`tool-rounds.ts`), the replies that are not an answer
@@ -193,6 +195,9 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
   });
   const limits = createReplyLimits({ episodes, settings });
   const scopes = createScopeRowCache(params.scopes);
+  // Two lanes: an identity's messages are resolved to their scope in arrival order (one identity's
+  // lane), then handled on the lane of that scope, which linked identities share.
+  const identityLanes = createScopeQueue();
   const serialized = createScopeQueue();
   const agentName = options.agentName ?? 'Nocturne';
   const idleCompactMs = (options.idleCompactMinutes ?? config.sleep.idleMinutes) * 60_000;
@@ -239,10 +244,18 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
     return next.role === 'agent' ? { reply: next.content, replyId: next.id, turns } : undefined;
   }
 
-  async function handleOne(message: InboundMessage, resume = false): Promise<AgentReply> {
+  /**
+   * Runs `task` on the lane of the scope `message` speaks into (resolved on its identity's lane,
+   * so one identity's messages keep their order), with that scope's row.
+   */
+  async function onScopeLane<T>(message: InboundMessage, task: (scope: Scope) => Promise<T>): Promise<T> {
+    const scope = await identityLanes(message.scopeKey, () => scopes.row(message));
+    return serialized(scope.id, () => task(scope));
+  }
+
+  async function handleOne(scope: Scope, message: InboundMessage, resume = false): Promise<AgentReply> {
     const started = performance.now();
     const now = clock();
-    const scope = await scopes.row(message);
     const policy = policyOf(scope);
     let memory = await store.open(scope.id, now);
     if (
@@ -448,15 +461,13 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
         log.warn('invalid inbound message; not answered', { error });
         return emptyReply(INVALID_MESSAGE_TEXT, { degraded: 'invalid_message' });
       }
-      return serialized(message.scopeKey, async () => {
-        try {
-          return await handleOne(message, options.resume === true);
-        } catch (error) {
-          scopes.forget(message.scopeKey);
-          log.error('reply failed', { scope: message.scopeKey, error });
-          return emptyReply(INTERNAL_ERROR_TEXT, { degraded: 'error' });
-        }
-      });
+      try {
+        return await onScopeLane(message, (scope) => handleOne(scope, message, options.resume === true));
+      } catch (error) {
+        scopes.forget(message.scopeKey);
+        log.error('reply failed', { scope: message.scopeKey, error });
+        return emptyReply(INTERNAL_ERROR_TEXT, { degraded: 'error' });
+      }
     },
 
     async observe(input) {
@@ -467,9 +478,8 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
         log.warn('invalid inbound message; not stored', { error });
         return;
       }
-      await serialized(message.scopeKey, async () => {
-        try {
-          const scope = await scopes.row(message);
+      try {
+        await onScopeLane(message, async (scope) => {
           const memory = await store.open(scope.id, clock());
           await storeTurn(scope, message.channel, {
             role: 'user',
@@ -486,19 +496,22 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
               ...(message.attachments?.length && { attachments: message.attachments }),
             },
           });
-        } catch (error) {
-          if (!(error instanceof ValidationError)) scopes.forget(message.scopeKey);
-          log.warn('a message not addressed to me could not be stored', { scope: message.scopeKey, error });
-        }
-      });
+        });
+      } catch (error) {
+        if (!(error instanceof ValidationError)) scopes.forget(message.scopeKey);
+        log.warn('a message not addressed to me could not be stored', { scope: message.scopeKey, error });
+      }
     },
 
-    endConversation(scopeKey, reason) {
-      return serialized(scopeKey, async () => {
+    async endConversation(scopeKey, reason) {
+      const scope = await identityLanes(scopeKey, async () => {
         const linked = await params.scopes.linkedScopeId?.(scopeKey);
-        const scope = linked ? await params.scopes.findById(linked) : await params.scopes.findByKey(scopeKey);
-        const memory = scope ? await store.find(scope.id) : null;
-        if (!scope || !memory) return { ended: false };
+        return linked ? await params.scopes.findById(linked) : await params.scopes.findByKey(scopeKey);
+      });
+      if (!scope) return { ended: false };
+      return serialized(scope.id, async () => {
+        const memory = await store.find(scope.id);
+        if (!memory) return { ended: false };
         return endOpen(scope, memory, reason, clock());
       });
     },
@@ -510,7 +523,7 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
       if (settings.idleEndMinutes > 0) {
         for (const idle of await store.idleSince(new Date(now.getTime() - settings.idleEndMinutes * 60_000))) {
           try {
-            const result = await serialized(idle.scopeKey, async () => {
+            const result = await serialized(idle.scopeId, async () => {
               const scope = await params.scopes.findByKey(idle.scopeKey);
               const memory = scope ? await store.find(scope.id) : null;
               // A message may have arrived since the list was read.
@@ -526,7 +539,7 @@ export function createAgent(params: AgentServices & { options?: AgentOptions }):
       }
       for (const idle of await store.idleSince(new Date(now.getTime() - idleCompactMs))) {
         try {
-          const outcome = await serialized(idle.scopeKey, async () => {
+          const outcome = await serialized(idle.scopeId, async () => {
             const memory = await store.find(idle.scopeId);
             if (!memory || !compactor.due(memory, memory.state.lastContextTokens, now, true)) return undefined;
             return compactor.compact(memory, now);
