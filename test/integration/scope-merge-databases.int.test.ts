@@ -58,7 +58,13 @@ function suite(name: string, env: () => Promise<Record<string, string>>): void {
         const source = await seedScope(prisma, SOURCE);
         await core.episodeService.ingestMany({ key: SOURCE, channel: 'terminal' }, [
           core.episodeService.normalize(
-            { role: 'user', author: 'Ana', content: `I collect ${KEYWORD} stones from the beach.`, timestamp: '2024-02-05T10:00:00.000Z', externalId: 'only-source' },
+            {
+              role: 'user',
+              author: 'Ana',
+              content: `I collect ${KEYWORD} stones from the beach.`,
+              timestamp: '2024-02-05T10:00:00.000Z',
+              externalId: 'only-source',
+            },
             'terminal',
           ),
         ]);
