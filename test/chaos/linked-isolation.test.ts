@@ -205,7 +205,7 @@ describe('isolation with linked people (chaos)', () => {
       expect((await api('POST', '/links/redeem', { identity: 'webhook:app:guesser', code: `WRONG${i}00` })).status).toBe(400);
     const limited = await api('POST', '/links/redeem', { identity: 'webhook:app:guesser', code: fresh });
     expect(limited.status).toBe(400);
-    expect(JSON.stringify(limited.json)).toContain('too many wrong codes');
+    expect(JSON.stringify(limited.json)).toMatch(/too many wrong codes/i);
     // The stranger and the guesser joined nothing: their prompts hold no one's markers.
     const seen = anthropic.requests.length;
     await webhook({ ...owner, webhookUser: 'guesser', markers: [] }, 'What do you know about me?');
