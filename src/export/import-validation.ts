@@ -103,6 +103,11 @@ function referenceIssues(doc: ScopeExport): string[] {
     'periodEnd',
   );
   unique(
+    'reminders',
+    doc.reminders.map((r) => r.id),
+    'id',
+  );
+  unique(
     'sleepRuns',
     doc.sleepRuns.map((r) => r.id),
     'id',

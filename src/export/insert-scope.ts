@@ -82,6 +82,7 @@ export function* scopeBatches(doc: ScopeExport, size = BATCH): Generator<RowBatc
     size,
   );
   yield* sliced('digests', doc.digests, size);
+  yield* sliced('reminders', doc.reminders, size);
   yield* sliced('sleepRuns', doc.sleepRuns, size);
   yield* sliced('auditEvents', doc.auditEvents, size);
 }
@@ -261,6 +262,22 @@ export async function insertBatch(tx: Tx, batch: RowBatch, scopeId: string): Pro
           attempts: d.attempts,
           sentAt: dateOrNull(d.sentAt),
           createdAt: date(d.createdAt),
+        })),
+      });
+      return;
+    case 'reminders':
+      await tx.reminder.createMany({
+        data: (batch.rows as ScopeExport['reminders']).map((r) => ({
+          id: r.id,
+          scopeId,
+          text: r.text,
+          dueAt: date(r.dueAt),
+          channel: r.channel,
+          status: r.status,
+          attempts: r.attempts,
+          late: r.late,
+          sentAt: dateOrNull(r.sentAt),
+          createdAt: date(r.createdAt),
         })),
       });
       return;

@@ -21,6 +21,7 @@ import type {
   AuditEvent,
   Conversation,
   Digest,
+  Reminder,
   Entity,
   EntityObservation,
   Episode,
@@ -73,6 +74,7 @@ export async function readScope(prisma: ScopeReader, scopeId: string): Promise<S
   const entities = rows.entities as Entity[];
   const observations = rows.entityObservations as EntityObservation[];
   const digests = rows.digests as Digest[];
+  const reminders = rows.reminders as Reminder[];
   const sleepRuns = rows.sleepRuns as SleepRun[];
   const auditEvents = rows.auditEvents as AuditEvent[];
   const tagsOf = groupBy(tags, (t) => t.episodeId);
@@ -192,6 +194,17 @@ export async function readScope(prisma: ScopeReader, scopeId: string): Promise<S
       attempts: d.attempts,
       sentAt: isoOrNull(d.sentAt),
       createdAt: iso(d.createdAt),
+    })),
+    reminders: byId(reminders).map((r) => ({
+      id: r.id,
+      text: r.text,
+      dueAt: iso(r.dueAt),
+      channel: r.channel,
+      status: r.status,
+      attempts: r.attempts,
+      late: r.late,
+      sentAt: isoOrNull(r.sentAt),
+      createdAt: iso(r.createdAt),
     })),
     sleepRuns: byId(sleepRuns).map((r) => ({
       id: r.id,

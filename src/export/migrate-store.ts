@@ -5,7 +5,8 @@
  *
  * Per scope, in one target transaction: the scope's rows as {@link readScope} reads them (ids,
  * timestamps and history kept) plus its LlmCall rows (the cost history and daily budgets belong to
- * the deployment, unlike an export). Safe to rerun: a scope whose target copy already equals the
+ * the deployment, unlike an export) and the identity links that point at it (the chats joined to
+ * it stay joined: a move is the same installation). Safe to rerun: a scope whose target copy already equals the
  * source is skipped; one that differs but holds nothing the source lacks (an interrupted or
  * earlier run, the source got new messages since) is replaced by the source's rows; one that holds
  * rows the source lacks (the target was written to) is left alone and reported as a conflict.
@@ -23,7 +24,7 @@
 import type { Config } from '../config/load-config';
 import type { Logger } from '../shared/logger';
 import { openDatabase, type Database } from '../storage/database';
-import type { LlmCall, Prisma, PrismaClient } from '../storage/prisma';
+import type { IdentityLink, LlmCall, Prisma, PrismaClient } from '../storage/prisma';
 import type { DatabaseProvider } from '../storage/prisma';
 import { createFullTextIndex } from '../storage/full-text';
 import { delegateOf, MIGRATED_MODELS, SECTION_MODELS, type MigratedEntry } from '../memory/scopes/scope-data-map';
@@ -105,6 +106,27 @@ function callRecords(calls: readonly LlmCall[]): Array<Record<string, unknown>> 
   return byId(calls).map((c) => ({ ...c, createdAt: c.createdAt.toISOString() }));
 }
 
+/** Identity links as plain comparable values, sorted by identity. */
+function linkRecords(links: readonly IdentityLink[]): string {
+  const records = links.map((l) => ({ ...l, createdAt: l.createdAt.toISOString(), updatedAt: l.updatedAt.toISOString() }));
+  return JSON.stringify(records.sort((a, b) => compareStrings(a.identityKey, b.identityKey)));
+}
+
+/** The identity links that send their identity's messages to the scope. */
+function linksOf(prisma: PrismaClient | Tx, scopeId: string): Promise<IdentityLink[]> {
+  return prisma.identityLink.findMany({ where: { scopeId } });
+}
+
+/**
+ * Links of the target, for the source's identities, that point at another scope: the identity
+ * was joined elsewhere on the target since, and its link is not the migration's to overwrite.
+ */
+async function linksElsewhere(target: PrismaClient, scopeId: string, links: readonly IdentityLink[]): Promise<string[]> {
+  if (links.length === 0) return [];
+  const found = await target.identityLink.findMany({ where: { identityKey: { in: links.map((l) => l.identityKey) }, scopeId: { not: scopeId } } });
+  return found.map((l) => l.identityKey).sort(compareStrings);
+}
+
 async function insertCalls(tx: Tx, calls: readonly LlmCall[]): Promise<void> {
   for (let start = 0; start < calls.length; start += BATCH) await tx.llmCall.createMany({ data: calls.slice(start, start + BATCH) });
 }
@@ -121,7 +143,14 @@ async function tableCounts(prisma: PrismaClient, provider: DatabaseProvider, sco
 }
 
 /** Ids of the target's copy that the source does not have (rows someone wrote to the target). */
-function targetOnlyRows(source: ScopeExport, target: ScopeExport, sourceCalls: readonly LlmCall[], targetCalls: readonly LlmCall[]): string[] {
+function targetOnlyRows(
+  source: ScopeExport,
+  target: ScopeExport,
+  sourceCalls: readonly LlmCall[],
+  targetCalls: readonly LlmCall[],
+  sourceLinks: readonly IdentityLink[],
+  targetLinks: readonly IdentityLink[],
+): string[] {
   // Every section of rows with ids in the data map (nested rows go with their parents).
   const tables = SECTION_MODELS.map(({ exportPlace: { section } }) => [section, (d: ScopeExport) => d[section].map((r) => r.id)] as const);
   const extra: string[] = [];
@@ -133,6 +162,9 @@ function targetOnlyRows(source: ScopeExport, target: ScopeExport, sourceCalls: r
   const knownCalls = new Set(sourceCalls.map((c) => c.id));
   const calls = targetCalls.filter((c) => !knownCalls.has(c.id)).length;
   if (calls > 0) extra.push(`${calls} llmCalls`);
+  const knownLinks = new Set(sourceLinks.map((l) => l.identityKey));
+  const links = targetLinks.filter((l) => !knownLinks.has(l.identityKey)).length;
+  if (links > 0) extra.push(`${links} identityLinks`);
   return extra;
 }
 
@@ -230,31 +262,45 @@ async function migrateScope(params: MigrateStoreParams, plan: VectorPlan, scope:
   const { source, target } = params;
   const sourceDoc = await readScope(source.prisma, scope.id);
   const sourceCalls = await source.prisma.llmCall.findMany({ where: { scopeId: scope.id } });
+  const sourceLinks = await linksOf(source.prisma, scope.id);
   const sourceText = serializeScopeExport(sourceDoc);
   const write = (replace: boolean) =>
     target.prisma.$transaction(async (tx) => {
-      if (replace) await tx.scope.delete({ where: { id: scope.id } });
+      if (replace) {
+        await tx.scope.delete({ where: { id: scope.id } });
+        // Links name their scope without a foreign key, so they do not go with it.
+        await tx.identityLink.deleteMany({ where: { scopeId: scope.id } });
+      }
       await insertScope(tx, sourceDoc, { scopeId: scope.id, scopeKey: scope.key, scopeExists: false });
       await insertCalls(tx, byId(sourceCalls));
+      if (sourceLinks.length > 0) await tx.identityLink.createMany({ data: sourceLinks });
     }, IMPORT_TRANSACTION);
 
   let status: ScopeMigration['status'];
   let problem: string | undefined;
-  const [byKey, withId] = await Promise.all([
+  const [byKey, withId, elsewhere] = await Promise.all([
     target.prisma.scope.findUnique({ where: { key: scope.key } }),
     target.prisma.scope.findUnique({ where: { id: scope.id } }),
+    linksElsewhere(target.prisma, scope.id, sourceLinks),
   ]);
   if (byKey && byKey.id !== scope.id) {
     status = 'conflict';
     problem = `the target has another scope under the key "${scope.key}" (id ${byKey.id}); left alone`;
+  } else if (elsewhere.length > 0) {
+    status = 'conflict';
+    problem = `the target links ${elsewhere.join(', ')} to another scope; left alone`;
   } else if (!withId) {
     await write(false);
     status = 'copied';
   } else {
     const targetDoc = await readScope(target.prisma, scope.id);
     const targetCalls = await target.prisma.llmCall.findMany({ where: { scopeId: scope.id } });
-    const same = serializeScopeExport(targetDoc) === sourceText && JSON.stringify(callRecords(targetCalls)) === JSON.stringify(callRecords(sourceCalls));
-    const extra = same ? [] : targetOnlyRows(sourceDoc, targetDoc, sourceCalls, targetCalls);
+    const targetLinks = await linksOf(target.prisma, scope.id);
+    const same =
+      serializeScopeExport(targetDoc) === sourceText &&
+      JSON.stringify(callRecords(targetCalls)) === JSON.stringify(callRecords(sourceCalls)) &&
+      linkRecords(targetLinks) === linkRecords(sourceLinks);
+    const extra = same ? [] : targetOnlyRows(sourceDoc, targetDoc, sourceCalls, targetCalls, sourceLinks, targetLinks);
     if (same) {
       status = 'unchanged';
     } else if (extra.length > 0) {
@@ -276,7 +322,8 @@ async function migrateScope(params: MigrateStoreParams, plan: VectorPlan, scope:
   const contentEqual =
     status !== 'conflict' &&
     serializeScopeExport(await readScope(target.prisma, scope.id)) === sourceText &&
-    JSON.stringify(callRecords(await target.prisma.llmCall.findMany({ where: { scopeId: scope.id } }))) === JSON.stringify(callRecords(sourceCalls));
+    JSON.stringify(callRecords(await target.prisma.llmCall.findMany({ where: { scopeId: scope.id } }))) === JSON.stringify(callRecords(sourceCalls)) &&
+    linkRecords(await linksOf(target.prisma, scope.id)) === linkRecords(sourceLinks);
   if (status !== 'conflict' && !countsEqual) problem = 'row counts differ after the copy';
   else if (status !== 'conflict' && !contentEqual) problem = 'the copy read back from the target differs from the source';
   const pendingEmbeddings =

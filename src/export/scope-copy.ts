@@ -3,6 +3,8 @@
  * database (`import-scope --as NEW_KEY`): every row gets a new id and every reference follows,
  * including ids quoted inside JSON documents. The copy has no owner: the original's owner is
  * who its digests go to, and the copy is bound to nobody until its own chat or user claims it.
+ * For the same reason a copy's reminders still to come are cancelled: they stay in its history,
+ * but a copy never delivers what the original person asked for (its key names another chat).
  */
 import { modelData, SECTION_MODELS } from '../memory/scopes/scope-data-map';
 import { uuidv7 } from '../shared/ids';
@@ -17,6 +19,11 @@ type Doc = ScopeExport;
  * The scope columns a copy does not keep (scope-data-map.ts): the owner, to whom the original's
  * digests are delivered. A copy's digests must not reach the original person's chat.
  */
+/** Reminder statuses that would still be delivered: a copy cancels them. */
+const STILL_TO_COME: ReadonlySet<string> = new Set(['pending', 'failed', 'sending']);
+/** What a copy's reminder that was still to come becomes. */
+const CANCELLED_IN_COPY = 'cancelled';
+
 const clearedInCopy = Object.fromEntries(modelData('Scope').clearedInCopy.map((column) => [column, null])) as Partial<Doc['scope']>;
 
 /** Gives each row of a copy its new id and makes every reference follow (see {@link withNewIds}). */
@@ -29,13 +36,14 @@ export interface IdMapper {
   memoryLink(l: Doc['memoryLinks'][number]): Doc['memoryLinks'][number];
   entity(e: Doc['entities'][number]): Doc['entities'][number];
   digest(d: Doc['digests'][number]): Doc['digests'][number];
+  reminder(r: Doc['reminders'][number]): Doc['reminders'][number];
   sleepRun(r: Doc['sleepRuns'][number]): Doc['sleepRuns'][number];
   auditEvent(a: Doc['auditEvents'][number]): Doc['auditEvents'][number];
 }
 
 /**
  * The mapper of a copy, from every old id of the document in this order: the scope's, then the
- * rows of conversations, episodes, memories, memoryLinks, entities, digests, sleepRuns and
+ * rows of conversations, episodes, memories, memoryLinks, entities, digests, reminders, sleepRuns and
  * auditEvents, then every entity's observations (document order within each). New ids are
  * drawn in that order, so they keep the same relative order. The streamed import collects the
  * ids in a first pass and maps each row as it reads it again.
@@ -65,6 +73,7 @@ export function createIdMapper(oldIds: Iterable<string>): IdMapper {
       observations: e.observations.map((o) => ({ ...o, id: map(o.id), episodeId: mapNullable(o.episodeId) })),
     }),
     digest: (d) => ({ ...d, id: map(d.id), items: mapJson(d.items) as JsonValue }),
+    reminder: (r) => ({ ...r, id: map(r.id), status: STILL_TO_COME.has(r.status) ? CANCELLED_IN_COPY : r.status }),
     sleepRun: (r) => ({ ...r, id: map(r.id), stats: mapJson(r.stats) }),
     auditEvent: (a) => ({
       ...a,
@@ -102,6 +111,7 @@ export function withNewIds(doc: ScopeExport): ScopeExport {
     memoryLinks: doc.memoryLinks.map(m.memoryLink),
     entities: doc.entities.map(m.entity),
     digests: doc.digests.map(m.digest),
+    reminders: doc.reminders.map(m.reminder),
     sleepRuns: doc.sleepRuns.map(m.sleepRun),
     auditEvents: doc.auditEvents.map(m.auditEvent),
   };

@@ -11,7 +11,7 @@
  * audit states) are written with sorted keys, because PostgreSQL's jsonb does not keep key order.
  */
 import { z } from 'zod';
-import { EXPORTED_MODELS, sectionOf, type ExportedTable } from '../memory/scopes/scope-data-map';
+import { EXPORTED_MODELS, sectionOf, type ExportedTable, type RowSectionName } from '../memory/scopes/scope-data-map';
 
 /** What the `format` field of every export says, so a stray JSON file is recognised as not ours. */
 export const SCOPE_EXPORT_FORMAT = 'nocturne.scope-export';
@@ -155,6 +155,18 @@ const digestSchema = z.strictObject({
   createdAt: timestamp,
 });
 
+const reminderSchema = z.strictObject({
+  id,
+  text: z.string(),
+  dueAt: timestamp,
+  channel: z.string().min(1),
+  status: z.string().min(1),
+  attempts: int,
+  late: z.boolean(),
+  sentAt: nullableTimestamp,
+  createdAt: timestamp,
+});
+
 const sleepRunSchema = z.strictObject({
   id,
   kind: z.string().min(1),
@@ -193,9 +205,21 @@ export const scopeExportSchema = z.strictObject({
   memoryLinks: z.array(memoryLinkSchema),
   entities: z.array(entitySchema),
   digests: z.array(digestSchema),
+  // Absent from documents written before reminders were exported: such a scope had none to carry.
+  reminders: z.array(reminderSchema).default([]),
   sleepRuns: z.array(sleepRunSchema),
   auditEvents: z.array(auditEventSchema),
 });
+
+/**
+ * The schema of one row of a section (streamed imports check rows one at a time). A section with
+ * a default for older documents is unwrapped to its array first.
+ */
+export function rowSchemaOf(section: RowSectionName): z.ZodType {
+  const field: z.ZodType = scopeExportSchema.shape[section];
+  const array = field instanceof z.ZodDefault ? field.unwrap() : field;
+  return (array as z.ZodArray<z.ZodType>).element;
+}
 
 /** One scope's complete export (see docs/export.md), as the schema accepts it. */
 export type ScopeExport = z.infer<typeof scopeExportSchema>;

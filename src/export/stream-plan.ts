@@ -21,8 +21,11 @@ export interface ImportPlan {
   readonly scope: ScopeExport['scope'];
   readonly profile: ScopeExport['profile'];
   readonly counts: ScopeCounts;
-  /** Where each array of rows is in the file (from its `[` to after its `]`). */
-  readonly sections: Readonly<Record<RowSection, Span>>;
+  /**
+   * Where each array of rows is in the file (from its `[` to after its `]`); null for a section
+   * the document leaves out where the schema allows it (reminders, in documents older than them).
+   */
+  readonly sections: Readonly<Record<RowSection, Span | null>>;
   /** Where each memory is, in document order. */
   readonly memorySpans: readonly Span[];
   /** Memory indexes in the order they are written (each after the one that superseded it). */

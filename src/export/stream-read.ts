@@ -10,7 +10,7 @@ import { pathDeeperThan } from '../shared/json-depth';
 import { MAX_DOCUMENT_DEPTH, episodeSizeIssues, pathText, unstorableTexts } from './import-validation';
 import type { ByteReader } from './json-byte-cursor';
 import { JsonScanner, type BoundedCapture } from './json-scanner';
-import { scopeExportSchema } from './scope-document';
+import { rowSchemaOf } from './scope-document';
 import { ROW_SECTIONS, type RowSection } from './stream-plan';
 import { Issues, SectionState, checkRow } from './stream-sections';
 
@@ -96,7 +96,7 @@ export function readExport(reader: ByteReader, limits: EpisodeLimits): ReadExpor
           const start = scanner.offset();
           scanner.expect(0x5b);
           if (!scanner.take(0x5d)) {
-            const schema = scopeExportSchema.shape[key].element;
+            const schema = rowSchemaOf(key);
             do {
               const i = state.count++;
               if (deep) {

@@ -13,14 +13,16 @@ import type { ImportFileReader } from './import-file';
 import type { RowBatch, RowTable } from './insert-scope';
 import { JsonScanner } from './json-scanner';
 import type { IdMapper } from './scope-copy';
-import { scopeExportSchema, type ScopeExport } from './scope-document';
+import { rowSchemaOf, scopeExportSchema, type ScopeExport } from './scope-document';
 import type { ImportPlan, RowSection, Span } from './stream-plan';
 
 type Row<S extends RowSection> = ScopeExport[S][number];
 
 /** The elements of the array at `span`, parsed and checked. */
-function* elements<S extends RowSection>(file: ImportFileReader, span: Span, section: S): Generator<Row<S>> {
-  const schema = scopeExportSchema.shape[section].element as unknown as z.ZodType<Row<S>>;
+function* elements<S extends RowSection>(file: ImportFileReader, span: Span | null, section: S): Generator<Row<S>> {
+  // A section an older document does not have (the schema's default) holds no rows.
+  if (span === null) return;
+  const schema = rowSchemaOf(section) as z.ZodType<Row<S>>;
   const scanner = new JsonScanner(file.from(span.start), span.start);
   scanner.expect(0x5b);
   if (scanner.take(0x5d)) return;
@@ -93,6 +95,7 @@ export function* planBatches(file: ImportFileReader, plan: ImportPlan, size: num
     size,
   );
   yield* batched('digests', mapped(elements(file, sections.digests, 'digests'), ids?.digest), size);
+  yield* batched('reminders', mapped(elements(file, sections.reminders, 'reminders'), ids?.reminder), size);
   yield* batched('sleepRuns', mapped(elements(file, sections.sleepRuns, 'sleepRuns'), ids?.sleepRun), size);
   yield* batched('auditEvents', mapped(elements(file, sections.auditEvents, 'auditEvents'), ids?.auditEvent), size);
 }

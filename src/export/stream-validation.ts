@@ -23,7 +23,7 @@ import type { ByteReader } from './json-byte-cursor';
 import { scopeExportSchema, type ScopeCounts, type ScopeExport } from './scope-document';
 import { ROW_SECTIONS, type ImportPlan, type RowSection, type Span } from './stream-plan';
 import { isRowSection, readExport, type ReadExport } from './stream-read';
-import { Issues, errorOf, type SectionState } from './stream-sections';
+import { Issues, SectionState, errorOf } from './stream-sections';
 
 /** The outcome of the first pass (a syntax error throws `JsonSyntaxError` instead). */
 export interface ScanOutcome {
@@ -56,7 +56,8 @@ export function scanScopeExport(reader: ByteReader, limits: EpisodeLimits): Scan
   if (zodError || !top.success) return outcome(zodError ?? invalidDocument(['(document): not a scope export']));
 
   const doc = top.data;
-  const s = (name: RowSection) => read.sections.get(name)!;
+  // A section the document may leave out (reminders) is read as an empty one.
+  const s = (name: RowSection) => read.sections.get(name) ?? new SectionState(name);
   const topTexts = new Issues();
   unstorableTexts(doc, '', topTexts.add);
   const memories = s('memories');
@@ -78,6 +79,7 @@ export function scanScopeExport(reader: ByteReader, limits: EpisodeLimits): Scan
     s('entities').duplicateInnerIds,
     s('digests').duplicateIds,
     s('digests').duplicateKeys,
+    s('reminders').duplicateIds,
     s('sleepRuns').duplicateIds,
     s('auditEvents').duplicateIds,
     s('episodes').tags,
@@ -141,7 +143,7 @@ function referenceIssues({ sections }: ReadExport): Issues {
 
 /** What the second pass needs of a valid document: counts, ranges, the write order, the old ids. */
 function planOf(doc: ScopeExport, { sections }: ReadExport, order: readonly { readonly index: number }[]): ImportPlan {
-  const s = (name: RowSection) => sections.get(name)!;
+  const s = (name: RowSection) => sections.get(name) ?? new SectionState(name);
   const episodes = s('episodes');
   const memories = s('memories');
   const links = s('memoryLinks');
@@ -156,6 +158,7 @@ function planOf(doc: ScopeExport, { sections }: ReadExport, order: readonly { re
     entities: s('entities').count,
     entityObservations: s('entities').nested,
     digests: s('digests').count,
+    reminders: s('reminders').count,
     sleepRuns: s('sleepRuns').count,
     auditEvents: s('auditEvents').count,
   };
@@ -165,7 +168,7 @@ function planOf(doc: ScopeExport, { sections }: ReadExport, order: readonly { re
     scope: doc.scope,
     profile: doc.profile,
     counts,
-    sections: Object.fromEntries(ROW_SECTIONS.map((name) => [name, s(name).span!])) as Record<RowSection, Span>,
+    sections: Object.fromEntries(ROW_SECTIONS.map((name) => [name, s(name).span])) as Record<RowSection, Span | null>,
     memorySpans: memories.spans,
     memoryOrder: order.map((m) => m.index),
     oldIds,

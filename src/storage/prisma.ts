@@ -24,6 +24,7 @@ export type {
   Entity,
   EntityObservation,
   VectorTombstone,
+  IdentityLink,
 } from '../generated/sqlite/client';
 
 /** Which database a client talks to; raw SQL (full-text search) differs per provider. */

@@ -4,7 +4,9 @@
  * SQLite file, so the logic is covered where PostgreSQL is missing): counts per scope and table,
  * vectors carried over instead of re-embedded, a rerun that changes nothing, a catch-up run after
  * the source got a new message, a conflict when the target was written to; and once through the
- * real CLI.
+ * real CLI. A person's reminders (one still to come, one sent) and a chat linked into their scope
+ * move with them: the pending reminder stays pending and the linked identity still resolves to
+ * the joined scope on the target.
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -20,11 +22,34 @@ import type { VectorIndex } from '../../src/memory/vectors/vector-index';
 import { loadConfig } from '../../src/config/load-config';
 import { createSilentLogger } from '../../src/shared/logger';
 import { openDatabase, type Database } from '../../src/storage/database';
+import type { PrismaClient } from '../../src/storage/prisma';
+import { createScopeRepository } from '../../src/storage/scope-repository';
+import { createScopeDirectory } from '../../src/memory/scopes/scope-directory';
+import { createIdentityScopes } from '../../src/memory/scopes/identity-links';
 import { createPostgresDatabase, postgresAvailable, postgresDatabase, postgresSkipReason, sqliteDatabase, tempDir } from '../support/databases';
 import { cleanEnv, runCli } from '../support/run-process';
 import { seedScope } from '../support/scope-fixture';
 
 const embedder = createHashEmbedder({ dimension: 48 });
+/** A terminal user whose messages were joined into another person's scope. */
+const LINKED_IDENTITY = 'terminal:alice';
+const PENDING_DUE = new Date('2099-03-01T09:00:00Z');
+
+/** What the person asked to be reminded of, one still to come and one already sent, and a chat linked into the scope. */
+async function seedRemindersAndLink(prisma: PrismaClient, scopeId: string): Promise<void> {
+  await prisma.reminder.create({ data: { scopeId, text: 'Call the dentist', dueAt: PENDING_DUE, channel: 'terminal' } });
+  await prisma.reminder.create({
+    data: { scopeId, text: 'Water the plants', dueAt: new Date('2024-02-01T08:00:00Z'), channel: 'terminal', status: 'sent', attempts: 1, sentAt: new Date('2024-02-01T08:00:01Z') },
+  });
+  await prisma.identityLink.create({ data: { identityKey: LINKED_IDENTITY, scopeId, state: 'linked' } });
+}
+
+/** The scope key the identity's messages go to on this store (what a message from it resolves to). */
+async function resolvedKey(prisma: PrismaClient, identityKey: string): Promise<string> {
+  const directory = createScopeDirectory(prisma, createScopeRepository(prisma));
+  const identities = createIdentityScopes({ prisma, directory, owner: {} });
+  return (await identities.resolve({ key: identityKey, channel: 'terminal', kind: 'user' })).key;
+}
 const identity = { embedder: embedder.name, dimension: embedder.dimension };
 
 const targets: Array<{ name: string; create: () => Promise<Config['database']>; skip?: string }> = [
@@ -57,6 +82,7 @@ describe.each(targets)('migrate-store: SQLite + sqlite-vec -> $name + sqlite-vec
     source = await openDatabase({ database: sqliteDatabase(dir), logger: createSilentLogger() });
     scopeIds.ana = (await seedScope(source.prisma, 'ana')).scopeId;
     scopeIds.bob = (await seedScope(source.prisma, 'bob')).scopeId;
+    await seedRemindersAndLink(source.prisma, scopeIds.ana!);
     await source.prisma.llmCall.create({ data: { purpose: 'doctor', provider: 'ollama', model: 'llama3.2', status: 'ok' } });
     sourceIndex = createSqliteVecVectorIndex({ file: path.join(dir, 'vectors.db'), dimension: embedder.dimension });
     const guard = createIndexGuard({ index: sourceIndex, embedder, prisma: source.prisma });
@@ -98,6 +124,18 @@ describe.each(targets)('migrate-store: SQLite + sqlite-vec -> $name + sqlite-vec
     expect(ana.counts.memories).toEqual({ source: 4, target: 4 });
     expect(ana.counts.llmCalls).toEqual({ source: 1, target: 1 });
     expect(ana.counts.searchIndex).toEqual({ source: 9, target: 9 });
+    // The reminder still to come fires on the new store; the sent one stays sent.
+    const reminders = await target.prisma.reminder.findMany({ where: { scopeId: scopeIds.ana! }, orderBy: { dueAt: 'asc' } });
+    expect(reminders.map((r) => [r.text, r.status, r.attempts])).toEqual([
+      ['Water the plants', 'sent', 1],
+      ['Call the dentist', 'pending', 0],
+    ]);
+    expect(reminders[1]!.dueAt.toISOString()).toBe(PENDING_DUE.toISOString());
+    // Alice's terminal still speaks into Ana's scope, not into a new scope of her own.
+    expect(await resolvedKey(target.prisma, LINKED_IDENTITY)).toBe('ana');
+    expect(await target.prisma.scope.count({ where: { key: LINKED_IDENTITY } })).toBe(0);
+    expect(ana.counts.reminders).toEqual({ source: 2, target: 2 });
+    expect(ana.counts.identityLinks).toEqual({ source: 1, target: 1 });
     for (const table of MIGRATED_TABLES) expect(ana.counts[table].source).toBe(ana.counts[table].target);
     // 4 episodes + 4 memories had vectors; the pending message is left to the embedding worker.
     expect(ana.vectorsReused).toBe(8);
@@ -167,7 +205,8 @@ describe('migrate-store (CLI): SQLite -> PostgreSQL', () => {
     const dataDir = path.join(tempDir(), 'data');
     const config = loadConfig({ env: { DATA_DIR: dataDir }, envFile: false });
     const db = await openDatabase({ database: config.database, logger: createSilentLogger() });
-    await seedScope(db.prisma, 'ana');
+    const { scopeId } = await seedScope(db.prisma, 'ana');
+    await seedRemindersAndLink(db.prisma, scopeId);
     await db.close();
     const url = await createPostgresDatabase();
     const env = cleanEnv({ DATA_DIR: dataDir });
@@ -184,5 +223,11 @@ describe('migrate-store (CLI): SQLite -> PostgreSQL', () => {
     expect(rerun.code).toBe(0);
     const report = JSON.parse(rerun.stdout) as MigrationReport;
     expect(report.scopes.map((s) => [s.key, s.status, s.verified])).toEqual([['ana', 'unchanged', true]]);
+
+    // The service on the new store: the link still joins Alice's terminal to Ana's memory.
+    const onTarget = cleanEnv({ DATA_DIR: dataDir, DB_PROVIDER: 'postgres', DATABASE_URL: url });
+    const links = await runCli(['link', 'list'], onTarget);
+    expect({ code: links.code, stdout: links.stdout.trim() }).toEqual({ code: 0, stdout: `${LINKED_IDENTITY} -> ana (linked)` });
+    expect(report.scopes[0]!.counts).toMatchObject({ reminders: { source: 2, target: 2 }, identityLinks: { source: 1, target: 1 } });
   });
 });

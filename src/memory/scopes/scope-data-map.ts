@@ -82,7 +82,7 @@ export interface ModelData {
 }
 
 /** The sections of a scope export that hold rows (the document's own names). */
-export type ExportSection = 'profile' | 'conversations' | 'episodes' | 'memories' | 'memoryLinks' | 'entities' | 'digests' | 'sleepRuns' | 'auditEvents';
+export type ExportSection = 'profile' | 'conversations' | 'episodes' | 'memories' | 'memoryLinks' | 'entities' | 'digests' | 'reminders' | 'sleepRuns' | 'auditEvents';
 
 const INSTALLATION_INDEX = 'a fact about one installation\u2019s vector index; the embedding worker re-embeds after an import';
 
@@ -252,11 +252,11 @@ export const SCOPE_DATA_MAP = [
     text: ['text'],
     json: [],
     plain: ['id', 'scopeId', 'channel', 'status'],
-    exportPlace: {
-      as: 'left out',
-      why: 'reminders are deliveries still to come on this installation\u2019s channels; the person lists them with /reminders',
-    },
-    migrated: { no: 'deliveries bound to the running installation\u2019s channels; the person sets them again after a move' },
+    exportPlace: { as: 'section', section: 'reminders' },
+    // Reminders travel with the person: a store migration keeps every one as it is (pending ones
+    // still fire, sent ones stay sent). A copy under a new key keeps them as history but
+    // cancelled (scope-copy.ts): its key names another chat, which must not get the original's.
+    migrated: true,
     forget: { text: 'delete' },
     purge: 'delete',
   },
@@ -321,7 +321,9 @@ export const SCOPE_DATA_MAP = [
     json: [],
     plain: ['identityKey', 'scopeId', 'fromScopeId', 'state'],
     exportPlace: { as: 'left out', why: 'which chats of one installation feed the scope; they are linked again after an import' },
-    migrated: { no: 'the chats of the running installation; linked again with cli link join after a store migration' },
+    // A move to another store is the same installation: its chats stay joined (migrate-store.ts
+    // copies a scope's links with it, keyed by the identity, and verifies them).
+    migrated: true,
     forget: {},
     purge: 'keep',
   },

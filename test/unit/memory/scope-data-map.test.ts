@@ -56,10 +56,10 @@ function parseSchema(text: string): DataModel {
   return out;
 }
 
-/** The keys of the document's object for a section (nullable and arrays unwrapped). */
+/** The keys of the document's object for a section (nullable, defaulted and arrays unwrapped). */
 function keysOf(schema: z.ZodType): string[] {
   const def = (schema as unknown as { def: { type: string; innerType?: z.ZodType; element?: z.ZodType; shape?: Record<string, z.ZodType> } }).def;
-  if (def.type === 'nullable') return keysOf(def.innerType!);
+  if (def.type === 'nullable' || def.type === 'default') return keysOf(def.innerType!);
   if (def.type === 'array') return keysOf(def.element!);
   if (def.type === 'object') return Object.keys(def.shape!);
   return [];
@@ -82,7 +82,7 @@ function documentKeys(entry: ModelData): string[] | null {
 
 function innerShape(schema: z.ZodType): Record<string, z.ZodType> {
   const def = (schema as unknown as { def: { type: string; innerType?: z.ZodType; element?: z.ZodType; shape?: Record<string, z.ZodType> } }).def;
-  if (def.type === 'nullable') return innerShape(def.innerType!);
+  if (def.type === 'nullable' || def.type === 'default') return innerShape(def.innerType!);
   if (def.type === 'array') return innerShape(def.element!);
   return def.shape!;
 }
@@ -187,6 +187,7 @@ describe('the map of a scope\u2019s data against the schema', () => {
       memoryLinks: [{ id: 'l' }],
       entities: [{ id: 'n', observations: [{ id: 'o' }] }],
       digests: [{ id: 'd' }],
+      reminders: [{ id: 'r' }],
       sleepRuns: [{ id: 's' }],
       auditEvents: [{ id: 'a' }],
     } as unknown as ScopeExport;
