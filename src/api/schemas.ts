@@ -116,7 +116,7 @@ export function jsonSchema(schema: z.ZodType): Record<string, unknown> {
 export class RequestValidationError extends Error {
   readonly statusCode = 400;
   constructor(readonly validation: ReadonlyArray<{ field: string; problem: string }>) {
-    super(validation.map((v) => `${v.field} ${v.problem}`).join('; '));
+    super(validation.map((v) => `${v.field}: ${v.problem}`).join('; '));
   }
 }
 

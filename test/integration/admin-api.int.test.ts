@@ -128,7 +128,8 @@ function suite(name: string, databaseEnv: () => Promise<Record<string, string>>)
       expect((await call('GET', `/scopes/${ana}/memories?limit=100000`)).status).toBe(400);
       const bad = await call('POST', `/scopes/${ana}/search`, { body: { query: 'x', strategy: 'psychic' } });
       expect(bad.status).toBe(400);
-      expect(bad.json.detail).toMatch(/strategy/);
+      // The field as it is named, before its problem (a field name is never capitalised).
+      expect(bad.json.detail).toMatch(/^strategy: /);
     });
 
     it('exports a scope (JSON and Markdown) and imports it into an empty database exactly; refuses to overwrite', async () => {
