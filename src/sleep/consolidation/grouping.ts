@@ -8,6 +8,11 @@ import type { Episode } from '../../storage/prisma';
 import type { PromptEpisodeGroup } from './prompt';
 import { CONSOLIDATION_SYSTEM_PROMPT, GROUP_SPEAKERS_NOTE, INSIGHTS_REQUEST, PROMPT_EPISODE_CHARS } from './prompt';
 import { CHARS_PER_TOKEN } from '../../llm/prompt-budget';
+import { answerSchemaOf } from '../../llm/answer-schema';
+import { consolidationAnswerSchema } from './operations';
+
+/** The answer's JSON Schema as structured outputs send it beside the prompt (it spends the window too). */
+const ANSWER_SCHEMA_CHARS = JSON.stringify(answerSchemaOf(consolidationAnswerSchema) ?? {}).length;
 
 export interface PackingLimits {
   /** Most episodes in one prompt. */
@@ -22,11 +27,14 @@ export const DEFAULT_PACKING: PackingLimits = { maxEpisodes: 100, maxChars: 40_0
 /**
  * Limits that fit a model's context window: what is left after the answer, the instructions (the
  * whole system prompt, its worked example included, counted at the same 3 characters a token,
- * plus the reflection request a due prompt carries, and a group's note on speakers) and the memories shown, at about 3 characters a token (on the safe side of 4), never above the
+ * plus the reflection request a due prompt carries, a group's note on speakers, and the answer's
+ * JSON Schema sent with it) and the memories shown, at about 3 characters a token (on the safe side of 4), never above the
  * defaults. An 8k-token Ollama model gets prompts of ~3,000 characters; Claude gets the defaults.
  */
 export function packingFor(contextWindow: number, maxAnswerTokens: number): PackingLimits {
-  const instructions = Math.ceil((CONSOLIDATION_SYSTEM_PROMPT.length + INSIGHTS_REQUEST.length + GROUP_SPEAKERS_NOTE.length) / CHARS_PER_TOKEN);
+  const instructions = Math.ceil(
+    (CONSOLIDATION_SYSTEM_PROMPT.length + INSIGHTS_REQUEST.length + GROUP_SPEAKERS_NOTE.length + ANSWER_SCHEMA_CHARS) / CHARS_PER_TOKEN,
+  );
   const reserved = maxAnswerTokens + instructions + 1_500; /* memories */
   const maxChars = Math.max(2_000, Math.min(DEFAULT_PACKING.maxChars, (contextWindow - reserved) * 3));
   return { maxEpisodes: DEFAULT_PACKING.maxEpisodes, maxChars };

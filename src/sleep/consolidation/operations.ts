@@ -130,5 +130,5 @@ export const ANSWER_FORMAT = `Fields (each a list; leave out the ones you do not
 - "connect": two memories that explain each other: "a" and "b" (M-ids), "relationship".
 - "importance": "episode" (E-id), "score" (0 to 1), "topics", "entities" (names it mentions), "emotionalTone" and "taskType" (a word each) for each of the owner's episodes.
 - "summaries": "episode" (E-id of an episode marked [long]) and "summary".
-- "entities": "name", "kind" (person, pet, place, organization or thing), "observations" (short sentences), "favorability" (how the owner's feeling toward them moved, -0.2 to 0.2), "relation" (to the owner: "husband", "friend"...), "aliases" (earlier names such as "my sister", when any) and "episodes" (E-ids).
+- "entities": "name", "kind" (person, pet, place, organization or thing), "observations" (short sentences), "favorability" (how the owner's feeling toward them moved, -0.2 to 0.2), "relation" (to the owner, e.g. "husband"), "aliases" (earlier names such as "my sister", when any) and "episodes" (E-ids).
 Memories are named by their M-id ("M2") and episodes by their E-id ("E5"): never put an E-id where a memory belongs or an M-id where episodes belong, even when the numbers match.`;
