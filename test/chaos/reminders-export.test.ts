@@ -100,7 +100,15 @@ describe('reminders in export and import (CLI and npm start, SQLite)', () => {
     const { scopeId } = await seedScope(db.prisma, ANA);
     await db.prisma.reminder.create({ data: { scopeId, text: PENDING, dueAt: overdue, channel: 'terminal' } });
     await db.prisma.reminder.create({
-      data: { scopeId, text: SENT, dueAt: new Date('2024-02-01T08:00:00Z'), channel: 'terminal', status: 'sent', attempts: 1, sentAt: new Date('2024-02-01T08:00:01Z') },
+      data: {
+        scopeId,
+        text: SENT,
+        dueAt: new Date('2024-02-01T08:00:00Z'),
+        channel: 'terminal',
+        status: 'sent',
+        attempts: 1,
+        sentAt: new Date('2024-02-01T08:00:01Z'),
+      },
     });
     await db.close();
   });

@@ -39,7 +39,15 @@ const PENDING_DUE = new Date('2099-03-01T09:00:00Z');
 async function seedRemindersAndLink(prisma: PrismaClient, scopeId: string): Promise<void> {
   await prisma.reminder.create({ data: { scopeId, text: 'Call the dentist', dueAt: PENDING_DUE, channel: 'terminal' } });
   await prisma.reminder.create({
-    data: { scopeId, text: 'Water the plants', dueAt: new Date('2024-02-01T08:00:00Z'), channel: 'terminal', status: 'sent', attempts: 1, sentAt: new Date('2024-02-01T08:00:01Z') },
+    data: {
+      scopeId,
+      text: 'Water the plants',
+      dueAt: new Date('2024-02-01T08:00:00Z'),
+      channel: 'terminal',
+      status: 'sent',
+      attempts: 1,
+      sentAt: new Date('2024-02-01T08:00:01Z'),
+    },
   });
   await prisma.identityLink.create({ data: { identityKey: LINKED_IDENTITY, scopeId, state: 'linked' } });
 }

@@ -82,7 +82,17 @@ export interface ModelData {
 }
 
 /** The sections of a scope export that hold rows (the document's own names). */
-export type ExportSection = 'profile' | 'conversations' | 'episodes' | 'memories' | 'memoryLinks' | 'entities' | 'digests' | 'reminders' | 'sleepRuns' | 'auditEvents';
+export type ExportSection =
+  | 'profile'
+  | 'conversations'
+  | 'episodes'
+  | 'memories'
+  | 'memoryLinks'
+  | 'entities'
+  | 'digests'
+  | 'reminders'
+  | 'sleepRuns'
+  | 'auditEvents';
 
 const INSTALLATION_INDEX = 'a fact about one installation\u2019s vector index; the embedding worker re-embeds after an import';
 
