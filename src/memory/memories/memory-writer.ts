@@ -19,16 +19,26 @@
  * cited unless the owner wrote the memory themselves ({@link ChangeOrigin.by}).
  *
  * The reads those checks make are `memory-write-checks.ts`; the audit events and their snapshots,
- * `memory-audit.ts`.
+ * `memory-audit.ts`; contradicting and settling, `contradiction-writes.ts`; forgetting,
+ * `memory-forget.ts` (both re-exported here: this module stays the one write path callers import).
  */
 import { ValidationError } from '../../shared/errors';
 import type { Memory, Prisma } from '../../storage/prisma';
 import { checkedContent } from './memory-guards';
 import { audit, cleanReason, snapshot } from './memory-audit';
 import { checkEvidence, checkScope, load, restatedMemory } from './memory-write-checks';
-import { writeTombstones } from '../vectors/tombstones';
 import { addsInformation, type Neighbour } from './restatements';
 import { nameTheSubject, speakerOfWrite } from './speakers';
+import { settleRestated } from './contradiction-writes';
+
+export {
+  CONTRADICTION_FLOOR,
+  CONTRADICTION_PENALTY,
+  contradictMemory,
+  resolveContradiction,
+  SETTLED_CONFIDENCE,
+} from './contradiction-writes';
+export { forgetMemory } from './memory-forget';
 
 export type Tx = Prisma.TransactionClient;
 
@@ -37,8 +47,6 @@ export type SourceType = 'stated' | 'observed' | 'inferred';
 export const SOURCE_TRUST: Record<SourceType, number> = { stated: 1, observed: 0.8, inferred: 0.5 };
 
 export const REINFORCE_STEP = 0.05;
-export const CONTRADICTION_PENALTY = 0.2;
-export const CONTRADICTION_FLOOR = 0.1;
 export const DEACTIVATION_THRESHOLD = 0.1;
 
 /** Who made a change, for the audit trail. */
@@ -299,104 +307,6 @@ export async function mergeMemories(tx: Tx, scopeId: string, weakerId: string, s
 }
 
 /**
- * New information conflicts with a memory: both sides are kept and linked, and the contradicted
- * memory loses 0.2 confidence (never below 0.1) instead of being overwritten.
- */
-export async function contradictMemory(tx: Tx, scopeId: string, id: string, contradictedById: string, origin: ChangeOrigin): Promise<Memory> {
-  const before = await load(tx, scopeId, id);
-  await load(tx, scopeId, contradictedById);
-  const after = await tx.memory.update({ where: { id }, data: { confidence: Math.max(CONTRADICTION_FLOOR, before.confidence - CONTRADICTION_PENALTY) } });
-  await tx.memoryLink.upsert({
-    where: { fromId_toId_kind: { fromId: contradictedById, toId: id, kind: 'contradicts' } },
-    create: { scopeId, fromId: contradictedById, toId: id, kind: 'contradicts', reason: cleanReason(origin.reason), createdAt: origin.now },
-    update: { reason: cleanReason(origin.reason) },
-  });
-  await audit(tx, scopeId, origin, 'contradict', id, snapshot(before), { ...snapshot(after), contradictedBy: contradictedById });
-  return after;
-}
-
-/** Confidence of the side of a contradiction the person (or a restatement) settled as true. */
-export const SETTLED_CONFIDENCE = 0.9;
-
-/**
- * Settles a contradiction in favour of `keptId`: the other side stops being current (validTo now,
- * superseded by the kept one, a `supersedes` link, kept as history for "what was believed then"),
- * and the kept side is confirmed (counted, confidence at least {@link SETTLED_CONFIDENCE}: the
- * person said which is true). One `resolve` audit event on the side set aside, one `reinforce` on
- * the kept side naming it. Refused unless the two are current and linked as contradicting.
- */
-export async function resolveContradiction(
-  tx: Tx,
-  scopeId: string,
-  keptId: string,
-  otherId: string,
-  origin: ChangeOrigin,
-): Promise<{ kept: Memory; other: Memory }> {
-  const kept = await load(tx, scopeId, keptId);
-  const other = await load(tx, scopeId, otherId);
-  if (kept.validTo || other.validTo || !kept.active || !other.active) {
-    throw new ValidationError('only a contradiction between two current memories can be settled', { code: 'memory.superseded' });
-  }
-  const link = await tx.memoryLink.findFirst({
-    where: {
-      scopeId,
-      kind: 'contradicts',
-      OR: [
-        { fromId: keptId, toId: otherId },
-        { fromId: otherId, toId: keptId },
-      ],
-    },
-    select: { id: true },
-  });
-  if (!link) throw new ValidationError(`memories ${keptId} and ${otherId} are not in conflict`, { code: 'memory.no_conflict' });
-  const after = await tx.memory.update({
-    where: { id: keptId },
-    data: { reinforcementCount: { increment: 1 }, lastReinforcedAt: origin.now, confidence: Math.max(kept.confidence, SETTLED_CONFIDENCE) },
-  });
-  const setAside = await tx.memory.update({ where: { id: otherId }, data: { active: false, validTo: origin.now, supersededById: keptId } });
-  await tx.memoryLink.upsert({
-    where: { fromId_toId_kind: { fromId: keptId, toId: otherId, kind: 'supersedes' } },
-    create: { scopeId, fromId: keptId, toId: otherId, kind: 'supersedes', reason: cleanReason(origin.reason), createdAt: origin.now },
-    update: {},
-  });
-  await audit(tx, scopeId, origin, 'resolve', otherId, snapshot(other), { ...snapshot(setAside), resolvedInFavourOf: keptId });
-  await audit(tx, scopeId, origin, 'reinforce', keptId, snapshot(kept), { ...snapshot(after), resolved: otherId });
-  return { kept: after, other: setAside };
-}
-
-/**
- * The restatement rule's side of contradictions: `restatedId` was said again (folded into
- * `currentId`, itself or its new version), so every open conflict it was in is settled in
- * favour of what was restated. Returns the ids set aside.
- */
-async function settleRestated(tx: Tx, scopeId: string, restatedId: string, currentId: string, origin: ChangeOrigin): Promise<string[]> {
-  const links = await tx.memoryLink.findMany({
-    where: { scopeId, kind: 'contradicts', OR: [{ fromId: restatedId }, { toId: restatedId }] },
-    select: { fromId: true, toId: true },
-  });
-  const others = [...new Set(links.map((l) => (l.fromId === restatedId ? l.toId : l.fromId)))];
-  const setAside: string[] = [];
-  for (const otherId of others) {
-    const other = await tx.memory.findFirst({ where: { scopeId, id: otherId, active: true, validTo: null }, select: { id: true } });
-    if (!other || otherId === currentId) continue;
-    if (currentId !== restatedId) {
-      // The restated side got a new version: the conflict now stands between it and the other side.
-      await tx.memoryLink.upsert({
-        where: { fromId_toId_kind: { fromId: otherId, toId: currentId, kind: 'contradicts' } },
-        create: { scopeId, fromId: otherId, toId: currentId, kind: 'contradicts', reason: null, createdAt: origin.now },
-        update: {},
-      });
-    }
-    await resolveContradiction(tx, scopeId, currentId, otherId, {
-      ...origin,
-      reason: `said again: ${restatedId === currentId ? 'the memory' : 'an earlier version'} was restated`,
-    });
-    setAside.push(otherId);
-  }
-  return setAside;
-}
-
-/**
  * Sets a lower confidence; below 0.1 the memory fades (inactive, never deleted). `step` marks a
  * scheduled decay step (counted, so each 30 days without evidence costs one step only).
  */
@@ -442,56 +352,4 @@ export async function linkMemories(
     },
   });
   return true;
-}
-
-/**
- * Removes a memory and every version it superseded or that superseded it (the whole chain is
- * the same knowledge). The rows go (links and sources cascade, full-text triggers fire); the
- * audit keeps that something was forgotten, without its text. Their vectors get tombstones in
- * the same transaction (see vectors/tombstones.ts). Returns the ids removed so the caller can
- * flush the tombstones and rebuild derived documents.
- */
-export async function forgetMemory(tx: Tx, scopeId: string, id: string, origin: ChangeOrigin): Promise<string[]> {
-  const root = await load(tx, scopeId, id);
-  const chain = new Set<string>([root.id]);
-  let frontier = [root.id];
-  while (frontier.length > 0) {
-    const related = await tx.memory.findMany({
-      where: { scopeId, OR: [{ id: { in: frontier }, supersededById: { not: null } }, { supersededById: { in: frontier } }] },
-      select: { id: true, supersededById: true },
-    });
-    const next: string[] = [];
-    for (const r of related) {
-      for (const candidate of [r.id, r.supersededById]) {
-        if (candidate && !chain.has(candidate)) {
-          chain.add(candidate);
-          next.push(candidate);
-        }
-      }
-    }
-    frontier = next;
-  }
-  const ids = [...chain];
-  // Break the supersession references inside the chain first (they are NoAction foreign keys).
-  await tx.memory.updateMany({ where: { scopeId, id: { in: ids } }, data: { supersededById: null } });
-  // Scrub the text from earlier audit events of these memories: the audit keeps what happened, not what was said.
-  await tx.auditEvent.updateMany({
-    where: { scopeId, subjectType: 'memory', subjectId: { in: ids } },
-    data: { before: { redacted: true }, after: { redacted: true }, reason: null },
-  });
-  await tx.memory.deleteMany({ where: { scopeId, id: { in: ids } } });
-  await writeTombstones(tx, scopeId, 'memory', ids);
-  await tx.auditEvent.create({
-    data: {
-      scopeId,
-      runId: origin.runId ?? null,
-      action: 'forget',
-      subjectType: 'memory',
-      subjectId: root.id,
-      after: { removed: ids.length, category: root.category },
-      reason: cleanReason(origin.reason) ?? 'forgotten at the owner\u2019s request',
-      createdAt: origin.now,
-    },
-  });
-  return ids;
 }

@@ -109,7 +109,7 @@ export const consolidationAnswerSchema = z.object({
     .default([]),
   /**
    * The model's explicit "nothing here is worth remembering" (a reason, or true): an answer
-   * without a single operation is accepted only with it (see `answerProblem` in consolidator.ts).
+   * without a single operation is accepted only with it (see `answerProblem` in answer-review.ts).
    */
   nothing: z.union([z.boolean(), z.string().trim().max(500)]).optional(),
 });
