@@ -18,7 +18,7 @@ import { digestInstant, isValidTimeZone, parseClockTime } from '../../shared/loc
 import type { Prisma, PrismaClient, Scope } from '../../storage/prisma';
 import { regenerateSoulIn } from '../profiles/soul';
 import { DEFAULT_CONSOLIDATION_ATTEMPTS, requirePolicy } from './scope-policy';
-import { scopeSettingsSchema } from './scope-settings';
+import { requireReadableSettings, settingsAuditEvent } from './settings-write';
 
 /** What a person sees of their digest schedule. */
 export interface DigestSchedule {
@@ -189,27 +189,12 @@ export function createDigestScheduleService(
         // Times set (or moved by a new zone) apply from their next occurrence after now.
         settings.digestFrom = now.toISOString();
         // The stored document must stay readable by the scheduler: check it before writing.
-        const checked = scopeSettingsSchema.safeParse(settings);
-        if (!checked.success)
-          throw new ValidationError(`these settings would be invalid: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, {
-            code: 'scope.settings_invalid',
-          });
+        requireReadableSettings(settings);
         await tx.scope.update({
           where: { id: scopeId },
           data: { settings: settings as Prisma.InputJsonObject, ...(zoneChanged ? { timezone: wanted.timeZone } : {}) },
         });
-        await tx.auditEvent.create({
-          data: {
-            scopeId,
-            action: 'settings',
-            subjectType: 'scope',
-            subjectId: scopeId,
-            before: before as Prisma.InputJsonObject,
-            after: after as Prisma.InputJsonObject,
-            reason: origin.reason ?? null,
-            createdAt: now,
-          },
-        });
+        await tx.auditEvent.create({ data: settingsAuditEvent(scopeId, { before, after }, origin.reason ?? null, now) });
         // The soul states the zone and its "last updated" time in it: rendered again now, in the
         // same transaction, the next reply's prompt shows the new zone (not the old one until sleep).
         if (zoneChanged) await regenerateSoulIn(tx, scopeId, { now, defaultTimeZone: defaults.timeZone, maxTokens: defaults.soulMaxTokens });

@@ -14,7 +14,7 @@ import { NotFoundError, ValidationError } from '../../shared/errors';
 import { isInSleepWindow, nextWindowOpening, type SleepWindow } from '../../shared/local-time';
 import type { Prisma, PrismaClient, Scope } from '../../storage/prisma';
 import { requirePolicy, type PolicyDefaults } from './scope-policy';
-import { scopeSettingsSchema } from './scope-settings';
+import { requireReadableSettings, settingsAuditEvent } from './settings-write';
 
 /** The cap `capped on` gives a scope that has none: seed 001 keeps ten memories per app. */
 export const SEED_MEMORY_CAP = 10;
@@ -201,25 +201,8 @@ export function createScopeControls(prisma: PrismaClient, defaults: PolicyDefaul
         }
         if (Object.keys(after).length === 0) return;
         // The stored document must stay readable by the scheduler: check it before writing.
-        const checked = scopeSettingsSchema.safeParse(settings);
-        if (!checked.success)
-          throw new ValidationError(
-            `the scope's settings would be invalid: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
-            { code: 'scope.settings_invalid' },
-          );
-        await tx.scope.update({ where: { id: scopeId }, data: { settings: settings as Prisma.InputJsonObject } });
-        await tx.auditEvent.create({
-          data: {
-            scopeId,
-            action: 'settings',
-            subjectType: 'scope',
-            subjectId: scopeId,
-            before: before as Prisma.InputJsonObject,
-            after: after as Prisma.InputJsonObject,
-            reason: origin.reason ?? null,
-            createdAt: now,
-          },
-        });
+        requireReadableSettings(settings);
+        await tx.auditEvent.create({ data: settingsAuditEvent(scopeId, { before, after }, origin.reason ?? null, now) });
       });
       return describe(await load(scopeId), now);
     },
