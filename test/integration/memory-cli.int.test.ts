@@ -167,7 +167,7 @@ describe('memory commands (CLI, SQLite)', () => {
         {
           command: commands[i]![0],
           code: 2,
-          error: expect.objectContaining({ code: 'not_found', message: 'no scope "nobody" (see `npm run cli -- scopes`)' }),
+          error: expect.objectContaining({ code: 'not_found', message: 'No scope "nobody" (see `npm run cli -- scopes`)' }),
         },
       );
     }

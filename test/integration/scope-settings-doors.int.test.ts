@@ -152,12 +152,12 @@ describe('scope settings from the CLI and the admin API', () => {
     const before = await row();
     const auditsBefore = (await audits()).length;
     const cases: Array<[string[], RegExp]> = [
-      [['--sleep-window', '25:00-03:00'], /sleep window: "25:00-03:00" names an hour past 24:00/],
+      [['--sleep-window', '25:00-03:00'], /sleep window: "25:00-03:00" names an hour past 24:00/i],
       [['--sleep-window', '02:30-05:00'], /does not start and end on the hour/],
       [['--sleep-window', '04:00-04:00'], /is empty/],
-      [['--reply-budget=-3'], /reply budget: -3 is not a whole number of replies from 0/],
+      [['--reply-budget=-3'], /reply budget: -3 is not a whole number of replies from 0/i],
       [['--sleep-budget', 'lots'], /--sleep-budget takes a whole number or default, not "lots"/],
-      [['--capped', '0'], /memory cap: 0 is not a whole number from 1/],
+      [['--capped', '0'], /memory cap: 0 is not a whole number from 1/i],
       [['--capped', 'maybe'], /--capped takes on, off or a number/],
       [['--cap', 'on'], /Unknown option '--cap'/],
       // One bad option among good ones: none of them is applied.
@@ -178,9 +178,9 @@ describe('scope settings from the CLI and the admin API', () => {
     const refused: Array<[unknown, RegExp]> = [
       [{ sleepWindow: '22:00-22:00' }, /is empty/],
       [{ sleepWindow: 'night' }, /is not a window/],
-      [{ replyDailyBudget: -1 }, /replyDailyBudget must be an integer from 0 to 1000000/],
-      [{ sleepDailyTokenBudget: 1.5 }, /sleepDailyTokenBudget must be an integer/],
-      [{ memoryCap: 0 }, /memoryCap must be an integer from 1/],
+      [{ replyDailyBudget: -1 }, /replyDailyBudget: must be an integer from 0 to 1000000/],
+      [{ sleepDailyTokenBudget: 1.5 }, /sleepDailyTokenBudget: must be an integer/],
+      [{ memoryCap: 0 }, /memoryCap: must be an integer from 1/],
       [{ cappedMode: false, memoryCap: 12 }, /contradict/],
       [{ capped: true }, /capped/],
       // A good digest time beside a bad window: neither is written.
