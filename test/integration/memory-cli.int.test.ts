@@ -173,10 +173,10 @@ describe('memory commands (CLI, SQLite)', () => {
     }
     const noScope = await runCli(['memories'], env);
     expect(noScope.code).toBe(2);
-    expect(noScope.stderr).toMatch(/memories needs --scope/);
+    expect(noScope.stderr).toMatch(/memories needs --scope/i);
     const neither = await runCli(['forget', '--scope', 'ana'], env);
     expect(neither.code).toBe(2);
-    expect(neither.stderr).toMatch(/exactly one of --memory ID or --words/);
+    expect(neither.stderr).toMatch(/exactly one of --memory ID or --words/i);
     const both = await runCli(['forget', '--scope', 'ana', '--memory', ids.nurse, '--words', 'nurse'], env);
     expect(both.code).toBe(2);
     const badLimit = await runCli(['audit', '--scope', 'ana', '--limit', 'lots'], env);
