@@ -78,6 +78,19 @@ export interface OwnerIdentities {
   readonly keys: ReadonlySet<string>;
 }
 
+/** The audit event of an identity's link reaching `state` (linked after a merge, or unlinked). */
+function linkStateAudit(scopeId: string, identityKey: string, state: 'linked' | 'unlinked', origin: ChangeOrigin) {
+  return {
+    scopeId,
+    action: state === 'linked' ? 'link' : 'unlink',
+    subjectType: 'identity',
+    subjectId: identityKey,
+    after: { state },
+    reason: origin.reason ?? null,
+    createdAt: origin.now,
+  };
+}
+
 /**
  * The owner's identity keys, as each channel names them (telegram-scope.ts, terminal-channel.ts,
  * webhook-request.ts), and the scope of the first one configured: Telegram, else the terminal,
@@ -131,17 +144,7 @@ export function createIdentityScopes(deps: {
       if (link?.state !== 'merging') return null;
       const counts = link.fromScopeId && link.fromScopeId !== link.scopeId ? await mergeScopeRows(tx, link.fromScopeId, link.scopeId, origin, pause) : null;
       await tx.identityLink.update({ where: { identityKey }, data: { state: 'linked' } });
-      await tx.auditEvent.create({
-        data: {
-          scopeId: link.scopeId,
-          action: 'link',
-          subjectType: 'identity',
-          subjectId: identityKey,
-          after: { state: 'linked' },
-          reason: origin.reason ?? null,
-          createdAt: origin.now,
-        },
-      });
+      await tx.auditEvent.create({ data: linkStateAudit(link.scopeId, identityKey, 'linked', origin) });
       return counts;
     }, MERGE_TRANSACTION);
   }
@@ -190,17 +193,7 @@ export function createIdentityScopes(deps: {
       if (!link || !ACTIVE.includes(link.state as LinkState)) return false;
       await prisma.$transaction([
         prisma.identityLink.update({ where: { identityKey }, data: { state: 'unlinked' } }),
-        prisma.auditEvent.create({
-          data: {
-            scopeId: link.scopeId,
-            action: 'unlink',
-            subjectType: 'identity',
-            subjectId: identityKey,
-            after: { state: 'unlinked' },
-            reason: origin.reason ?? null,
-            createdAt: origin.now,
-          },
-        }),
+        prisma.auditEvent.create({ data: linkStateAudit(link.scopeId, identityKey, 'unlinked', origin) }),
       ]);
       return true;
     },
