@@ -202,6 +202,7 @@ export function createScopeControls(prisma: PrismaClient, defaults: PolicyDefaul
         if (Object.keys(after).length === 0) return;
         // The stored document must stay readable by the scheduler: check it before writing.
         requireReadableSettings(settings);
+        await tx.scope.update({ where: { id: scopeId }, data: { settings: settings as Prisma.InputJsonObject } });
         await tx.auditEvent.create({ data: settingsAuditEvent(scopeId, { before, after }, origin.reason ?? null, now) });
       });
       return describe(await load(scopeId), now);
