@@ -421,7 +421,8 @@ describe('scoped full text on SQLite', () => {
   it("counts each word of every turn as often as FTS5 holds it, from the turn's text", () => {
     const texts = fs.existsSync(LOCOMO)
       ? (fs.readFileSync(LOCOMO, 'utf8').match(/"text": "((?:[^"\\]|\\.)*)"/g) ?? []).map((t) => JSON.parse(t.slice(8)) as string)
-      : TEXTS;
+      : [...TEXTS];
+    // Words FTS5 treats unusually, added to a copy (TEXTS is the rows every other test inserts).
     texts.push('Ana: painters paint painted paintings; PAINT!', 'x', '', 'naïve café crème, naive cafe creme', `東京 12th ${'y'.repeat(300)}`);
     const db = new Database(':memory:');
     try {
