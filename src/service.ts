@@ -235,6 +235,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
         metrics: core.metrics,
         embeddingWorker: core.embeddingWorker,
         links: { identities: core.identities, codes: core.linkCodes },
+        corrections: core.corrections,
         ...(telegram && heartbeat && { telegramPolling: () => pollHealth(heartbeat, telegram.heartbeat.maxAgeSeconds) }),
       });
       parts.api = await api.listen({ host: config.api.host, port: config.api.port });
