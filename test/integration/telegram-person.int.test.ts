@@ -172,7 +172,7 @@ describe('Telegram: forgetting by number, /sleep, wording', () => {
     expect(answer).toContain('New\n\n1. Ana is learning the cello');
     expect(answer).toContain('Updated\n\n2. Ana drinks oat milk lattes (was: Ana drinks black coffee)');
     expect(answer).toContain('Faded\n\n3. Ana plays chess');
-    expect(answer).toMatch(/Reply \/forget N to make me forget one, \/why N to see where it came from, \/fix N new text to correct it, \/pin N to keep it\.$/);
+    expect(answer).toMatch(/Reply \/forget N to make me forget one, \/why N to see where it came from\.$/);
     expect(answer).not.toContain('#');
 
     // The numbers are the summary's.
