@@ -124,6 +124,7 @@ describe('correcting and pinning memories through Telegram and the admin API (ch
         unknown: await ask(ANA, '/fix 99 Jordi is my brother'),
         secret: await ask(ANA, `/fix 2 Jordi's door code is ${PASTED_KEY}`),
         empty: await ask(ANA, '/pin'),
+        firstPerson: await ask(ANA, '/fix 2 my husband is Jordi'),
       };
       expect(refusals).toEqual({
         bare: 'Tell me what is true instead: /fix 3 Jordi is my husband corrects item 3 of the last /memories list (or digest) you saw.',
@@ -131,6 +132,7 @@ describe('correcting and pinning memories through Telegram and the admin API (ch
         unknown: 'There is no number 99 in the last /memories list you saw (it showed 1–2). Nothing changed.',
         secret: 'The new text holds what looks like a password, key or token, and I never keep secrets; nothing changed.',
         empty: expect.stringMatching(/^Which one\? \/pin 3/),
+        firstPerson: expect.stringMatching(/^I keep memories about you in the third person, .* Nothing changed\.$/),
       });
       expect(await state(anaScope)).toBe(before);
 

@@ -63,8 +63,16 @@ export interface FixAsker {
   readonly speakerId?: string;
 }
 
+/**
+ * What a person reads when their words start with "I" or "my": the writer reads those as about the
+ * assistant (persona protection), while the person meant themselves; the way through is their name.
+ */
+export const FIRST_PERSON_TEXT =
+  'I keep memories about you in the third person, and text starting with “I” or “my” reads as about me: write it with your name or the other person’s (/fix 2 Jordi is Ana’s husband). Nothing changed.';
+
 /** A refusal from the domain as the person reads it, or the error again when it is not theirs. */
 function refusal(error: unknown): string {
+  if (error instanceof AppError && error.code === 'memory.about_assistant') return FIRST_PERSON_TEXT;
   if (error instanceof AppError && error.category === 'user') {
     const text = asSentence(error.message);
     return /nothing changed\.?$/i.test(text) ? `${text.replace(/\.?$/, '')}.` : `${text.replace(/\.?$/, '')}. Nothing changed.`;
