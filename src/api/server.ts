@@ -43,6 +43,8 @@ import type { McpDoorServices } from '../mcp/memory-server';
 import type { ScopeTokens } from '../memory/scopes/scope-tokens';
 import { renderMetrics } from './metrics-endpoint';
 import { registerLinkRoutes } from './link-routes';
+import { registerMemoryChangeRoute } from './memory-change-route';
+import type { MemoryCorrections } from '../memory/memories/memory-corrections';
 import { renderDocsPage, type OpenApiDocument } from './docs-page';
 import { joinMarkdownFiles, renderMarkdownExport } from '../export/markdown-export';
 import { removeImportFile, spoolToFile, SpoolTooLarge, type ImportFile } from '../export/import-file';
@@ -104,6 +106,8 @@ export interface ApiOptions {
   readonly mcp?: { readonly services: McpDoorServices; readonly tokens: Pick<ScopeTokens, 'verify'> };
   /** Linked identities (`/links`, api/link-routes.ts); no routes when absent. */
   readonly links?: Parameters<typeof registerLinkRoutes>[1];
+  /** Correcting and pinning a memory (`PATCH /scopes/:id/memories/:mid`); no route when absent. */
+  readonly corrections?: Pick<MemoryCorrections, 'correct' | 'pin'>;
 }
 
 /**
@@ -216,6 +220,8 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
     if (!detail) throw new NotFoundError(`no memory ${mid} in scope ${id}`);
     return detail;
   });
+
+  if (options.corrections) registerMemoryChangeRoute(app, { directory, corrections: options.corrections });
 
   app.delete('/scopes/:id/memories/:mid', { schema: { params: jsonSchema(memoryParams) } }, async (request) => {
     const { id, mid } = memoryParams.parse(request.params);

@@ -25,12 +25,14 @@ describe('Telegram bot: access, scopes and messages', () => {
       'digest',
       'end',
       'export',
+      'fix',
       'forget',
       'help',
       'keep',
       'link',
       'memories',
       'pause',
+      'pin',
       'reminders',
       'resume',
       'settings',
@@ -38,6 +40,7 @@ describe('Telegram bot: access, scopes and messages', () => {
       'start',
       'timezone',
       'unlink',
+      'unpin',
       'why',
     ]);
     expect(commands).toEqual(BOT_COMMANDS);
