@@ -49,8 +49,8 @@ function planned(
   }
   const confidence = raw.source === 'inferred' ? Math.min(raw.confidence, INFERRED_CONFIDENCE_CAP) : raw.confidence;
   // Learned only from notes relaying the person: observed (the agent's wording), never stated.
-  const onlyRelayed = sources.every((id) => isRelayedNote(ctx.episodeById.get(id)!));
-  const sourceType = raw.source === 'stated' && onlyRelayed ? 'observed' : raw.source;
+  const onlyRelayed = () => sources.every((id) => isRelayedNote(ctx.episodeById.get(id)!));
+  const sourceType = raw.source === 'stated' && onlyRelayed() ? 'observed' : raw.source;
   return { category: raw.category, content: raw.content, confidence, importance: raw.importance ?? 0.5, sourceType, sourceEpisodeIds: sources };
 }
 
