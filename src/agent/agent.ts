@@ -4,8 +4,8 @@
  * One turn: store the person's message as an episode; retrieve context (relevant memories,
  * recent episodes of other conversations); read the soul and the active goals; build the prompt
  * in seed 000's order within the reply budget; call the model with the memory tools (at most
- * MAX_TOOL_ROUNDS rounds, tool-rounds.ts, every call bound to this scope); store the reply as an agent
- * episode that lists the memories it was shown (`metadata.injectedMemoryIds`, so sleep does not
+ * `MAX_TOOL_ROUNDS` rounds, `tool-rounds.ts`, every call bound to this scope); store the reply as
+ * an agent episode that lists the memories it was shown (`metadata.injectedMemoryIds`, so sleep does not
  * learn them back from the reply); update the working memory; compact when the working context
  * reaches the threshold. One log line per reply states the tokens of each part, estimated, beside
  * what the model reported.
@@ -145,6 +145,10 @@ export interface AgentServices {
   readonly reminders?: Pick<ReminderBook, 'set' | 'upcoming' | 'cancel'>;
 }
 
+/**
+ * The agent on the memory domain's services: one honest reply per message, never a throw, one
+ * message of a scope at a time (see the file's header).
+ */
 export function createAgent(params: AgentServices & { options?: AgentOptions }): Agent {
   const parts = createTurnParts(params, params.options?.systemPrompt ?? DEFAULT_SYSTEM_PROMPT);
   const { log, store, clock } = parts;
