@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { tempDir } from '../support/databases';
-import { exportEpisode, exportMemory, exportTime } from '../support/export-rows';
+import { exportEpisode, exportMemory, exportScopeRow } from '../support/export-rows';
 import { cleanEnv, startTs } from '../support/run-process';
 import { freePort } from '../chaos/chaos-support';
 
@@ -31,20 +31,7 @@ function exportDocument(): Record<string, unknown> {
   return {
     format: 'nocturne.scope-export',
     version: 1,
-    scope: {
-      id: SCOPE_ID,
-      key: SCOPE_KEY,
-      channel: 'import',
-      kind: 'private',
-      title: null,
-      ownerId: null,
-      timezone: null,
-      paused: false,
-      settings: null,
-      lastMessageAt: exportTime(1),
-      createdAt: exportTime(0),
-      updatedAt: exportTime(1),
-    },
+    scope: exportScopeRow(SCOPE_ID, SCOPE_KEY, 1),
     profile: null,
     conversations: [],
     episodes: [exportEpisode(0, { content: 'I adopted a greyhound named Rocket' }), exportEpisode(1, { content: 'Rocket loves the beach' })],
