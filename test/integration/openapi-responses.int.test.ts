@@ -159,6 +159,15 @@ describe('the admin API publishes what each route answers', () => {
     TEST_TIMEOUT_MS,
   );
 
+  it('the /docs page shows what each route answers', async () => {
+    const html = await (await fetch(`${api}/docs`)).text();
+    const answers = html.match(/<p>Answer 2\d\d \(/g) ?? [];
+    const section = html.slice(html.indexOf('<code>/scopes/{id}/memories</code>'));
+    process.stderr.write(`openapi-responses: /docs shows ${answers.length} answers\n`);
+    expect(answers.length).toBeGreaterThan(20);
+    expect(section.slice(0, section.indexOf('</section>'))).toContain('Answer 200 (application/json)');
+  });
+
   it('a request without the token is answered 401 in the published error shape', async () => {
     const response = await fetch(`${api}/scopes`);
     const schema = published('GET', '/scopes', response.status);
