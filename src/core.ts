@@ -20,15 +20,14 @@ import { createSoulReader, type SoulReader } from './memory/profiles/soul';
 import { createSleepScheduler, type SleepScheduler } from './sleep/scheduler';
 import { createSleepService, type SleepService } from './sleep/sleep-service';
 import { createGivenUpMessages, type GivenUpMessages } from './sleep/given-up';
-import { createEmbedder } from './vectors/embedders/create-embedder';
 import { readExportView } from './export/export-view';
 import type { Embedder } from './memory/embeddings/embedder';
-import { createEmbeddingWorker, type EmbeddingWorker } from './memory/embeddings/embedding-worker';
+import type { EmbeddingWorker } from './memory/embeddings/embedding-worker';
 import { createEpisodeService, type EpisodeService } from './memory/episodes/episode-service';
-import { createHybridSearch, type HybridSearch } from './memory/retrieval/hybrid-search';
+import { createRetrieval } from './core-retrieval';
+import type { HybridSearch } from './memory/retrieval/hybrid-search';
 import { createContextRetriever, type ContextRetriever } from './memory/retrieval/retrieve-context';
-import { createVectorIndex } from './vectors/indexes/create-vector-index';
-import { createIndexGuard, type IndexGuard } from './memory/vectors/index-guard';
+import type { IndexGuard } from './memory/vectors/index-guard';
 import type { VectorIndex } from './memory/vectors/vector-index';
 import { createScopeArchive, type ScopeArchive } from './export/scope-archive';
 import { createAuditLog, type AuditLog } from './memory/audit/audit-log';
@@ -44,10 +43,9 @@ import { createDigestScheduleService, type DigestScheduleService } from './memor
 import { createScopeControls, type ScopeControls } from './memory/scopes/scope-controls';
 import { policyDefaults } from './memory/scopes/scope-policy';
 import { createScopeTokens, type ScopeTokens } from './memory/scopes/scope-tokens';
-import { showSearchResults } from './memory/output-filter';
 import type { Logger } from './shared/logger';
 import { createStoreStats, type StoreStats } from './memory/store-stats';
-import { createMetrics, type Metrics } from './shared/metrics';
+import type { Metrics } from './shared/metrics';
 import { openDatabase, type Database } from './storage/database';
 import { createEpisodeRepository, type EpisodeRepository } from './storage/episode-repository';
 import { createFullTextIndex, type FullTextIndex } from './storage/full-text';
@@ -156,22 +154,12 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
   const episodes = createEpisodeRepository(db.prisma);
   const memories = createMemoryRepository(db.prisma);
   const fullText = createFullTextIndex(db.prisma, db.provider);
-  const embedder = overrides.embedder ?? createEmbedder(config.embedder, { logger: logger.child({ component: 'embedder' }), timeoutMs: config.llm.timeoutMs });
-  const vectorIndex = overrides.vectorIndex ?? createVectorIndex(config.vectors, embedder.dimension);
-  const indexGuard = createIndexGuard({ index: vectorIndex, embedder, prisma: db.prisma });
-  const state = await indexGuard.init();
-  if (state.status === 'mismatch') {
-    logger.warn('vector search is off until the index is rebuilt: run `npm run cli -- reindex`', { stored: state.stored, configured: state.configured });
-  } else if (state.status === 'unavailable') {
-    logger.warn('the vector index is unavailable: searching by keywords only; episodes are stored and get their vectors when it answers', {
-      reason: state.reason,
-    });
-  }
-  const metrics = createMetrics({
-    nocturne_search_seconds: 'Hybrid search latency, query embedding included.',
-    nocturne_embedding_set_aside_total: 'Episodes and memories the embedder kept refusing, set aside so the queue goes on (`doctor` lists them).',
+  const { embedder, vectorIndex, indexGuard, metrics, embeddingWorker, search } = await createRetrieval(config, logger, overrides, {
+    db,
+    episodes,
+    memories,
+    fullText,
   });
-  const embeddingWorker = createEmbeddingWorker({ prisma: db.prisma, embedder, index: vectorIndex, guard: indexGuard, logger, metrics });
   const episodeService = createEpisodeService({
     scopes,
     episodes,
@@ -180,30 +168,6 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     database: config.database,
     ...(overrides.clock && { clock: overrides.clock }),
   });
-  const hybrid = createHybridSearch({
-    prisma: db.prisma,
-    episodes,
-    memories,
-    fullText,
-    embedder,
-    index: vectorIndex,
-    guard: indexGuard,
-    logger,
-    contextRadius: 2,
-  });
-  // The domain boundary of search: every caller (agent prompt, memory tools, CLI, admin API,
-  // sleep) gets the results' texts through the output filter, never a stored secret.
-  const search: HybridSearch = {
-    async search(query) {
-      const started = performance.now();
-      try {
-        const outcome = await hybrid.search(query);
-        return { ...outcome, results: showSearchResults(outcome.results) };
-      } finally {
-        metrics.observe('nocturne_search_seconds', (performance.now() - started) / 1000, { strategy: query.strategy ?? 'hybrid' });
-      }
-    },
-  };
   const context = createContextRetriever({ prisma: db.prisma, search, logger });
   // Every prompt of every caller (replies, compaction, sleep) is redacted of secrets before it
   // leaves: the one model every service below is given is wrapped here (src/llm/prompt-redaction.ts).

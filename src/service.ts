@@ -16,16 +16,12 @@
 import path from 'node:path';
 import type { Api } from 'grammy';
 import type { Readable, Writable } from 'node:stream';
-import { createAgent, type Agent, type AgentServices } from './agent/agent';
-import { createImageDescriber } from './agent/image-describer';
+import { createAgent, type Agent } from './agent/agent';
 import { createApiServer } from './api/server';
-import { createForgetPreviewBook } from './mcp/forget-previews';
-import type { McpDoorServices } from './mcp/memory-server';
 import type { Config } from './config/load-config';
 import type { ConversationHandler } from './channels/conversation-handler';
 import { createDigestSender } from './channels/telegram/digest-sender';
 import { createTelegramReminderSender } from './channels/telegram/telegram-reminders';
-import type { TelegramMediaOptions } from './channels/telegram/media/media-options';
 import { createFileHeartbeat, pollHealth } from './channels/telegram/poll-heartbeat';
 import { createTelegramBot } from './channels/telegram/telegram-bot';
 import { createTelegramPolling } from './channels/telegram/telegram-polling';
@@ -35,7 +31,7 @@ import { createTerminalChannel } from './channels/terminal/terminal-channel';
 import { webhookEdit, webhookInbound } from './channels/webhook/webhook-inbound';
 import { startWebhookServer } from './channels/webhook/webhook-server';
 import { createCore, type Core, type CoreOverrides } from './core';
-import { createTranscriber } from './llm/transcriber';
+import { agentServices, apiServices, channelServices, mediaServices } from './door-services';
 import type { Logger } from './shared/logger';
 import { registerSecrets, setLogPseudonymKey } from './shared/redact';
 import { createLeases } from './sleep/lease';
@@ -45,6 +41,8 @@ import { createLeases } from './sleep/lease';
  * replica takes the chat over this long after the holder died (one on the same machine at once).
  */
 const TELEGRAM_CHAT_LEASE_MS = 30_000;
+
+export { agentServices, apiServices, channelServices, mcpServices, mediaServices } from './door-services';
 
 export interface ServiceIo {
   readonly input: Readable & { isTTY?: boolean };
@@ -74,73 +72,6 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-/** The MCP door's services from the core (the same ones the admin API's /mcp is given). */
-export function mcpServices(core: Core): McpDoorServices {
-  return {
-    search: core.search,
-    catalog: core.catalog,
-    episodes: core.episodeService,
-    forget: core.forget,
-    profiles: core.profiles,
-    digestBook: core.digestBook,
-    forgetPreviews: createForgetPreviewBook(),
-    logger: core.logger,
-  };
-}
-
-/** The services the agent loop uses, by name, taken from the core. */
-export function agentServices(core: Core): AgentServices {
-  return {
-    config: core.config,
-    llm: core.llm,
-    logger: core.logger,
-    scopes: core.personDirectory,
-    episodes: core.episodeService,
-    memories: core.memoryStore,
-    conversations: core.conversations,
-    context: core.context,
-    search: core.search,
-    soul: core.soul,
-    reminders: core.reminders,
-  };
-}
-
-/** The domain services a chat channel's commands use (/memories, /why, /forget, /fix, /digest, /export, /sleep). */
-export function channelServices(core: Core) {
-  const { catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts, reminders, corrections } = core;
-  const link = { codes: core.linkCodes, identities: core.identities };
-  return {
-    directory: core.personDirectory,
-    catalog,
-    digestBook,
-    forget,
-    archive,
-    scheduler,
-    digestSchedule,
-    scopeControls,
-    conflicts,
-    reminders,
-    corrections,
-    link,
-  };
-}
-
-/**
- * What the Telegram bot reads media with: the configured model describes photos (it is the one
- * model every reply uses, so its prompt redaction and usage records apply), the transcription
- * server turns voice into words when one is configured, and documents are stored through the
- * episode service.
- */
-export function mediaServices(config: Config, core: Core, logger: Logger): TelegramMediaOptions {
-  const { media } = config;
-  return {
-    limits: { maxFileBytes: media.maxFileBytes, documentMaxPages: media.documentMaxPages, documentMaxParts: media.documentMaxParts },
-    describer: createImageDescriber({ model: core.llm, vision: media.vision, maxChars: media.descriptionMaxChars, logger }),
-    ...(media.transcription && { transcriber: createTranscriber(media.transcription) }),
-    episodes: core.episodeService,
-  };
-}
-
 /**
  * Starts the Telegram digest sender and connects it to the sleep scheduler: a digest the
  * scheduler's tick builds is sent right after (not at the sender's next one-minute pass).
@@ -168,6 +99,37 @@ export function wantsTerminal(config: Config, input: { isTTY?: boolean }): boole
   if (config.terminal.mode === 'on') return true;
   if (config.terminal.mode === 'off') return false;
   return !config.telegram && input.isTTY === true;
+}
+
+/**
+ * The terminal conversation of `npm start` (the login user's scope), with its reminders; `ended`
+ * resolves when the person leaves it (/quit, Ctrl-D), which stops the service.
+ */
+function startTerminal(
+  config: Config,
+  core: Core,
+  doors: { io: ServiceIo; handler: ConversationHandler; logger: Logger; clock?: () => Date },
+): { stop(): Promise<void>; ended: Promise<string> } {
+  const { io, handler, logger, clock } = doors;
+  const terminal = createTerminalChannel({
+    ...channelServices(core),
+    handler,
+    input: io.input,
+    output: io.output,
+    scopeKey: `terminal:${config.terminal.user}`,
+    authorName: config.terminal.user,
+    logger,
+    defaultTimeZone: config.timeZone,
+    exportDir: path.join(config.dataDir, 'exports'),
+    banner: modelBanner(config, io.logFile),
+    reminderDelivery: {
+      reminders: core.reminders,
+      intervalMs: config.reminders.checkMs,
+      lateAfterMs: config.reminders.lateAfterMs,
+      ...(clock && { clock }),
+    },
+  });
+  return { stop: () => terminal.stop(), ended: terminal.run().then(() => 'the terminal conversation was left') };
 }
 
 /**
@@ -214,28 +176,9 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
 
     if (config.adminToken) {
       const api = await createApiServer({
+        ...apiServices(core),
         token: config.adminToken,
         logger,
-        mcp: { services: mcpServices(core), tokens: core.scopeTokens },
-        timeZone: config.timeZone,
-        directory: core.directory,
-        catalog: core.catalog,
-        episodeLog: core.episodeLog,
-        auditLog: core.auditLog,
-        archive: core.archive,
-        forget: core.forget,
-        search: core.search,
-        sleep: core.sleep,
-        scheduler: core.scheduler,
-        givenUp: core.givenUp,
-        digestSchedule: core.digestSchedule,
-        scopeControls: core.scopeControls,
-        storeStats: core.storeStats,
-        indexGuard: core.indexGuard,
-        metrics: core.metrics,
-        embeddingWorker: core.embeddingWorker,
-        links: { identities: core.identities, codes: core.linkCodes },
-        corrections: core.corrections,
         ...(telegram && heartbeat && { telegramPolling: () => pollHealth(heartbeat, telegram.heartbeat.maxAgeSeconds) }),
       });
       parts.api = await api.listen({ host: config.api.host, port: config.api.port });
@@ -316,27 +259,10 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
     } else parts.telegram = 'off (set TELEGRAM_BOT_TOKEN)';
 
     if (wantsTerminal(config, io.input)) {
-      const terminal = createTerminalChannel({
-        ...channelServices(core),
-        handler,
-        input: io.input,
-        output: io.output,
-        scopeKey: `terminal:${config.terminal.user}`,
-        authorName: config.terminal.user,
-        logger,
-        defaultTimeZone: config.timeZone,
-        exportDir: path.join(config.dataDir, 'exports'),
-        banner: modelBanner(config, io.logFile),
-        reminderDelivery: {
-          reminders: core.reminders,
-          intervalMs: config.reminders.checkMs,
-          lateAfterMs: config.reminders.lateAfterMs,
-          ...(overrides.clock && { clock: overrides.clock }),
-        },
-      });
+      const terminal = startTerminal(config, core, { io, handler, logger, clock: overrides.clock });
       stops.push(['terminal', () => terminal.stop()]);
       parts.terminal = `terminal:${config.terminal.user}`;
-      ended = terminal.run().then(() => 'the terminal conversation was left');
+      ended = terminal.ended;
     } else parts.terminal = 'off';
   } catch (error) {
     await stopAll(stops, log);

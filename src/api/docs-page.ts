@@ -20,10 +20,13 @@ interface OpenApiOperation {
   readonly description?: string;
   readonly parameters?: readonly OpenApiParameter[];
   readonly requestBody?: { readonly content?: Record<string, { readonly schema?: unknown }> };
+  readonly responses?: Record<string, { readonly content?: Record<string, { readonly schema?: unknown }> }>;
 }
 
 export interface OpenApiDocument {
   readonly info?: { readonly title?: string; readonly version?: string };
+  /** Schemas used by more than one route, referenced as `#/components/schemas/<name>`. */
+  readonly components?: { readonly schemas?: Record<string, unknown> };
   readonly paths?: Record<string, Record<string, OpenApiOperation>>;
 }
 
@@ -44,6 +47,16 @@ function describeSchema(schema: Record<string, unknown> | undefined): string {
   return parts.join(', ');
 }
 
+/** An operation's successful answers (2xx) with their media type and schema; the error body is the same everywhere and said once. */
+function successAnswers(op: OpenApiOperation): Array<[string, string, unknown]> {
+  const answers: Array<[string, string, unknown]> = [];
+  for (const [status, response] of Object.entries(op.responses ?? {})) {
+    if (!status.startsWith('2')) continue;
+    for (const [media, { schema }] of Object.entries(response.content ?? {})) if (schema) answers.push([status, media, schema]);
+  }
+  return answers;
+}
+
 export function renderDocsPage(doc: OpenApiDocument): string {
   const title = `${doc.info?.title ?? 'API'} ${doc.info?.version ? `v${doc.info.version}` : ''}`.trim();
   const sections: string[] = [];
@@ -62,6 +75,9 @@ export function renderDocsPage(doc: OpenApiDocument): string {
           op.summary || op.description ? `<p>${escape(op.summary ?? op.description ?? '')}</p>` : '',
           rows.length > 0 ? `<table><tr><th>parameter</th><th>in</th><th>required</th><th>type</th><th>description</th></tr>${rows.join('')}</table>` : '',
           body ? `<p>JSON body:</p><pre>${escape(JSON.stringify(body, null, 2))}</pre>` : '',
+          ...successAnswers(op).map(
+            ([status, media, schema]) => `<p>Answer ${escape(status)} (${escape(media)}):</p><pre>${escape(JSON.stringify(schema, null, 2))}</pre>`,
+          ),
           '</section>',
         ].join('\n'),
       );
@@ -73,6 +89,8 @@ export function renderDocsPage(doc: OpenApiDocument): string {
 </head><body>
 <h1>${escape(title)}</h1>
 <p>Every route needs <code>Authorization: Bearer &lt;ADMIN_TOKEN&gt;</code> except <code>/healthz</code> and <code>/readyz</code>. Scopes are named by id or key. The machine-readable form is <code>/openapi.json</code>.</p>
+<p>Each route's answer is described below; a refused request answers <code>{"error", "detail"?, "code"?, "problems"?}</code> (400 with <code>problems</code> for a bad part, 401, 404, 409, 500). Shared schemas:</p>
+<pre>${escape(JSON.stringify(doc.components?.schemas ?? {}, null, 2))}</pre>
 ${sections.join('\n')}
 </body></html>
 `;

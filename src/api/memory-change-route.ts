@@ -6,12 +6,14 @@
  * is `{ memory }`, the memory after the change (texts through the output filter); another scope's
  * memory id is 404, a bad body 400 naming the field.
  */
-import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import type { CorrectionOrigin, MemoryCorrections } from '../memory/memories/memory-corrections';
 import { MAX_MEMORY_CHARS } from '../memory/memories/memory-guards';
 import type { ScopeDirectory } from '../memory/scopes/scope-directory';
-import { jsonSchema, memoryParams } from './schemas';
+import { ValidationError } from '../shared/errors';
+import type { ApiApp } from './api-app';
+import { errorResponses, memoryChangeResponse } from './response-schemas';
+import { memoryParams } from './schemas';
 
 /** What a change may say; at least one field. */
 export const memoryChangeBody = z
@@ -27,16 +29,19 @@ export const memoryChangeBody = z
 const ORIGIN: CorrectionOrigin = { by: 'operator', door: 'the admin API' };
 
 export function registerMemoryChangeRoute(
-  app: FastifyInstance,
+  app: ApiApp,
   deps: { directory: Pick<ScopeDirectory, 'require'>; corrections: Pick<MemoryCorrections, 'correct' | 'pin'> },
 ): void {
-  app.patch('/scopes/:id/memories/:mid', { schema: { params: jsonSchema(memoryParams), body: jsonSchema(memoryChangeBody) } }, async (request) => {
-    const { id, mid } = memoryParams.parse(request.params);
-    const body = memoryChangeBody.parse(request.body ?? {});
+  const schema = { params: memoryParams, body: memoryChangeBody, response: { 200: memoryChangeResponse, ...errorResponses } };
+  app.patch('/scopes/:id/memories/:mid', { schema }, async (request) => {
+    const { id, mid } = request.params;
+    const body = request.body;
     const scope = await deps.directory.require(id);
     const now = new Date();
-    let memory = body.content === undefined ? undefined : await deps.corrections.correct(scope.id, mid, body.content, { ...ORIGIN, now });
-    if (body.pinned !== undefined) memory = await deps.corrections.pin(scope.id, memory?.id ?? mid, body.pinned, { ...ORIGIN, now });
+    const corrected = body.content === undefined ? undefined : await deps.corrections.correct(scope.id, mid, body.content, { ...ORIGIN, now });
+    const memory = body.pinned === undefined ? corrected : await deps.corrections.pin(scope.id, corrected?.id ?? mid, body.pinned, { ...ORIGIN, now });
+    // The body's schema asks for one field at least, so one of the two ran.
+    if (!memory) throw new ValidationError('content: give content, pinned or both', { code: 'api.bad_request' });
     return { memory };
   });
 }

@@ -1,8 +1,8 @@
 /**
- * Request schemas of the admin API, written once in zod. `jsonSchema` turns one into the JSON
- * Schema fastify puts in the OpenAPI document and remembers which zod schema it came from, so
- * the server validates every request with the zod schema itself (`validatorFor`): one set of
- * rules, one wording of the reasons. Numbers are built by {@link integerIn} and {@link numberIn},
+ * Request schemas of the admin API, written once in zod. Routes are given the zod schemas
+ * themselves (fastify-type-provider-zod's `jsonSchemaTransform` turns them into the OpenAPI
+ * document), and the server validates every request with them (`validatorFor`, the server's
+ * validator compiler): one set of rules, one wording of the reasons. Numbers are built by {@link integerIn} and {@link numberIn},
  * which refuse what is not a finite number in range (`Infinity`, `1e400`, `NaN`, `1.5` for an
  * integer) and say which range is allowed.
  */
@@ -102,14 +102,13 @@ export const settingsBody = z
     path: ['cappedMode'],
   });
 
-/** Which zod schema each JSON Schema handed to fastify came from. */
-const sources = new WeakMap<object, z.ZodType>();
-
-/** JSON Schema for the OpenAPI document (draft-07); requests are validated by the zod schema it came from. */
-export function jsonSchema(schema: z.ZodType): Record<string, unknown> {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { target: 'draft-7', io: 'input' }) as Record<string, unknown>;
-  sources.set(rest, schema);
-  return rest;
+/**
+ * The schema a route is given. Routes take zod schemas directly now (the server's validator and
+ * the OpenAPI transform read them); kept so route code written with it still validates the same.
+ * @deprecated give the zod schema itself.
+ */
+export function jsonSchema<T extends z.ZodType>(schema: T): T {
+  return schema;
 }
 
 /** A refused request part: `validation` lists every problem; the message names each parameter and its rule. */
@@ -121,12 +120,13 @@ export class RequestValidationError extends Error {
 }
 
 /**
- * The validator fastify runs for a route part (params, querystring, body) whose JSON Schema came
- * from {@link jsonSchema}: the zod schema's parsed value, or a {@link RequestValidationError}.
+ * The validator fastify runs for a route part (params, querystring, body), given as a zod schema:
+ * the schema's parsed value, or a {@link RequestValidationError}. Not the type provider's own
+ * `validatorCompiler`, whose error reads differently: clients and tests rely on "field: problem".
  */
 export function validatorFor(schema: unknown, part: string): (data: unknown) => { value: unknown } | { error: Error } {
-  const zod = typeof schema === 'object' && schema !== null ? sources.get(schema) : undefined;
-  if (!zod) throw new Error(`the admin API validates with zod: give the route's ${part} schema through jsonSchema()`);
+  if (!(schema instanceof z.ZodType)) throw new Error(`the admin API validates with zod: the route's ${part} schema is not a zod schema`);
+  const zod = schema;
   return (data) => {
     // fastify hands a missing body or query string over as null: nothing given, every default.
     const input = data ?? {};

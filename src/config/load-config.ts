@@ -6,170 +6,22 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
-import { AppError } from '../shared/errors';
-import type { SleepWindow } from '../shared/local-time';
+import { ConfigError, type ConfigIssue } from './config-error';
+import type { Config, TelegramMode } from './config-types';
+import { crossFieldIssues, webhookPath } from './cross-field-rules';
 import { envSchema, type Env } from './schema';
 
-/** The typed configuration the composition root hands to every component. */
-export interface Config {
-  readonly dataDir: string;
-  readonly database:
-    | { readonly provider: 'sqlite'; readonly url: string; readonly file: string; readonly encryptionKey?: string }
-    | { readonly provider: 'postgres'; readonly url: string };
-  readonly vectors:
-    | { readonly store: 'sqlite-vec'; readonly file: string; readonly encryptionKey?: string; readonly scanMemoryBytes?: number }
-    | { readonly store: 'qdrant'; readonly url: string; readonly apiKey?: string };
-  readonly embedder: { readonly kind: 'local' | 'ollama'; readonly model: string; readonly ollamaHost: string; readonly dimension?: number };
-  readonly llm: {
-    readonly provider: 'anthropic' | 'ollama';
-    readonly model: string;
-    readonly timeoutMs: number;
-    readonly anthropicApiKey?: string;
-    readonly anthropicBaseUrl?: string;
-    readonly ollamaHost: string;
-  };
-  readonly telegram?: TelegramConfig;
-  /** What becomes of photos, documents and voice messages (Telegram). */
-  readonly media: MediaConfig;
-  readonly adminToken?: string;
-  /** Where the admin API listens (served only when adminToken is set). */
-  readonly api: { readonly host: string; readonly port: number };
-  /** The webhook channel, when WEBHOOK_SECRET is set. */
-  readonly webhook?: { readonly secret: string; readonly host: string; readonly port: number; readonly callbackHosts: readonly string[] };
-  /** The terminal conversation: `auto` runs it when no Telegram token is set and stdin is a TTY. */
-  readonly terminal: { readonly mode: Env['TERMINAL']; readonly user: string };
-  /**
-   * The owner of a personal deployment on each channel: every identity named here talks into one
-   * scope (memory/scopes/identity-links.ts) from the first message on.
-   */
-  readonly owner: OwnerConfig;
-  /** Linking identities: the merge's test pause (0 in production). */
-  readonly link: { readonly mergePauseMs: number };
-  readonly ingest: { readonly maxEpisodeBytes: number };
-  readonly timeZone: string;
-  /** The sleep scheduler; per-scope overrides live in Scope.settings (see src/sleep/scope-settings.ts). */
-  readonly sleep: SleepConfig;
-  /** The agent loop (src/agent/): reply budgets, conversation end and compaction. */
-  readonly agent: AgentConfig;
-  /** Reminder delivery: how often due reminders are looked for, and after how long one is sent marked late. */
-  readonly reminders: { readonly checkMs: number; readonly lateAfterMs: number };
-  readonly log: { readonly level: Env['LOG_LEVEL']; readonly format: Env['LOG_FORMAT']; readonly file?: string };
-  /** Every secret value, so the logger can redact them wherever they appear. */
-  readonly secrets: readonly string[];
-}
-
-/** OWNER_TELEGRAM_USER_ID, OWNER_TERMINAL_USER and OWNER_WEBHOOK_SENDER, each optional. */
-export interface OwnerConfig {
-  readonly telegramUserId?: string;
-  readonly terminalUser?: string;
-  /** `<source>` or `<source>:<user>`. */
-  readonly webhookSender?: string;
-}
-
-/** Limits and helpers of media reading (src/channels/telegram/media/). */
-export interface MediaConfig {
-  /** MEDIA_MAX_FILE_MB in bytes: the largest file downloaded. */
-  readonly maxFileBytes: number;
-  /** MEDIA_VISION: whether photos are shown to the model. */
-  readonly vision: boolean;
-  readonly descriptionMaxChars: number;
-  readonly documentMaxPages: number;
-  readonly documentMaxParts: number;
-  /** The transcription server, when TRANSCRIPTION_URL is set. */
-  readonly transcription?: { readonly url: string; readonly model: string; readonly apiKey?: string };
-}
-
-/** The Telegram channel, when TELEGRAM_BOT_TOKEN is set. */
-export interface TelegramConfig {
-  readonly token: string;
-  readonly apiRoot: string;
-  readonly allowedUsers: readonly number[];
-  readonly groups: boolean;
-  /**
-   * How updates arrive: long polling (one consumer per bot), or a webhook Telegram posts to,
-   * served on the webhook listener (API_HOST:WEBHOOK_PORT) at the path of `url`.
-   */
-  readonly mode: TelegramMode;
-  /** The polling heartbeat (polling mode only): its file (DATA_DIR/telegram-heartbeat) and how old it may get. */
-  readonly heartbeat: { readonly file: string; readonly maxAgeSeconds: number };
-}
-
-/** Polling, or the webhook with its public URL, the path served, and the secret Telegram sends back. */
-export type TelegramMode =
-  | { readonly kind: 'polling' }
-  | { readonly kind: 'webhook'; readonly url: string; readonly path: string; readonly secret: string; readonly host: string; readonly port: number };
-
-/** Settings of the sleep scheduler (src/sleep/scheduler.ts); cron expressions are already validated. */
-export interface SleepConfig {
-  readonly enabled: boolean;
-  readonly consolidateCron: string;
-  readonly decayCron: string;
-  /** How often due digests are looked for; not a setting, since DIGEST_TIME says when they are due. */
-  readonly digestCheckCron: string;
-  readonly idleMinutes: number;
-  readonly minEpisodes: number;
-  /** SLEEP_MAX_WAIT_HOURS: a run is due with fewer episodes before the person's oldest message waits longer. */
-  readonly maxWaitHours: number;
-  /** SLEEP_WINDOW_START / SLEEP_WINDOW_HOURS: the nightly window of scopes that set none. */
-  readonly defaultSleepWindow: SleepWindow;
-  readonly maxAttempts: number;
-  /** Tokens per scope per local day; 0 means unlimited. */
-  readonly dailyTokenBudget: number;
-  /** HH:MM, local to each scope. */
-  readonly digestTime: string;
-  /** Size of the soul in estimated tokens (SOUL_MAX_TOKENS; see src/memory/profiles/soul.ts). */
-  readonly soulMaxTokens: number;
-}
-
-/** The compaction strategies of seed 002 (src/agent/compaction-strategies.ts). */
-export type CompactionStrategyName = Env['AGENT_COMPACTION_STRATEGY'];
-
-/** Settings of the agent loop (src/agent/); every budget in estimated tokens. */
-export interface AgentConfig {
-  /** Window budgeted per reply (prompt + answer); absent: the model's own context window. */
-  readonly contextTokens?: number;
-  readonly memoryTokens: number;
-  readonly summaryTokens: number;
-  readonly goalTokens: number;
-  /** Turns kept in full by compaction. */
-  readonly recentTurns: number;
-  readonly answerTokens: number;
-  /** 0 means conversations are only ended explicitly. */
-  readonly idleEndMinutes: number;
-  /** AGENT_END_SUMMARY: a model-written summary of every ended conversation (uncapped scopes). */
-  readonly endSummary: boolean;
-  readonly compactionStrategy: CompactionStrategyName;
-  readonly compactionCooldownMs: number;
-  /** REPLY_RATE_PER_MINUTE: replies to one scope in any 60 s (0 = unlimited). */
-  readonly replyRatePerMinute: number;
-  /** REPLY_DAILY_BUDGET: replies to one scope per local day (0 = unlimited). */
-  readonly replyDailyBudget: number;
-}
-
-/** One problem with one setting, printed to the person who has to fix it. */
-export interface ConfigIssue {
-  readonly setting: string;
-  readonly problem: string;
-}
-
-/** Thrown when the configuration is invalid; carries every problem at once. */
-export class ConfigError extends AppError {
-  readonly issues: readonly ConfigIssue[];
-
-  constructor(issues: readonly ConfigIssue[]) {
-    super(
-      `Invalid configuration (${issues.length} problem${issues.length === 1 ? '' : 's'}):\n` +
-        issues.map((issue) => `  - ${issue.setting}: ${issue.problem}`).join('\n'),
-      {
-        code: 'config.invalid',
-        category: 'user',
-        hint: 'Fix the settings above in the environment or in .env (see .env.example and the README).',
-      },
-    );
-    this.name = 'ConfigError';
-    this.issues = issues;
-  }
-}
+export type {
+  AgentConfig,
+  CompactionStrategyName,
+  Config,
+  MediaConfig,
+  OwnerConfig,
+  SleepConfig,
+  TelegramConfig,
+  TelegramMode,
+} from './config-types';
+export { ConfigError, type ConfigIssue } from './config-error';
 
 export interface LoadConfigOptions {
   /** The environment to read; defaults to process.env. */
@@ -329,60 +181,6 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     log: { level: env.LOG_LEVEL, format: env.LOG_FORMAT, ...(env.LOG_FILE ? { file: path.resolve(cwd, env.LOG_FILE) } : {}) },
     secrets,
   };
-}
-
-/**
- * Rules that join several settings. They read the raw strings so that they are reported together
- * with the problems of single settings, all at once.
- */
-function crossFieldIssues(env: Record<string, string | undefined>): ConfigIssue[] {
-  const issues: ConfigIssue[] = [];
-  if (env.DB_PROVIDER === 'postgres') {
-    if (!env.DATABASE_URL || !/^postgres(ql)?:\/\//.test(env.DATABASE_URL)) {
-      issues.push({ setting: 'DATABASE_URL', problem: 'must be a postgresql://user:password@host:5432/database URL when DB_PROVIDER=postgres' });
-    }
-  } else if (env.DATABASE_URL && !env.DATABASE_URL.startsWith('file:')) {
-    issues.push({ setting: 'DATABASE_URL', problem: 'must be a file:PATH URL when DB_PROVIDER=sqlite (or set DB_PROVIDER=postgres)' });
-  }
-  if (env.DATABASE_ENCRYPTION_KEY && env.DB_PROVIDER === 'postgres' && env.VECTOR_STORE === 'qdrant') {
-    issues.push({
-      setting: 'DATABASE_ENCRYPTION_KEY',
-      problem:
-        'encrypts the embedded SQLite files, and with DB_PROVIDER=postgres and VECTOR_STORE=qdrant there are none: use the encryption at rest of the PostgreSQL and Qdrant servers (or their disks), and unset it',
-    });
-  }
-  if (env.VECTOR_STORE === 'qdrant' && !env.QDRANT_URL) {
-    issues.push({ setting: 'QDRANT_URL', problem: 'is required when VECTOR_STORE=qdrant, e.g. http://127.0.0.1:6333' });
-  }
-  if (env.TELEGRAM_MODE === 'webhook') {
-    if (!env.TELEGRAM_WEBHOOK_URL)
-      issues.push({
-        setting: 'TELEGRAM_WEBHOOK_URL',
-        problem: 'is required when TELEGRAM_MODE=webhook: the public https URL Telegram posts updates to, e.g. https://bot.example.com/telegram',
-      });
-    else if (webhookPath(env.TELEGRAM_WEBHOOK_URL)?.startsWith('/webhook/'))
-      issues.push({ setting: 'TELEGRAM_WEBHOOK_URL', problem: 'its path must not be under /webhook/ (the webhook channel serves those); use e.g. /telegram' });
-    if (!env.TELEGRAM_WEBHOOK_SECRET)
-      issues.push({
-        setting: 'TELEGRAM_WEBHOOK_SECRET',
-        problem:
-          'is required when TELEGRAM_MODE=webhook: 16-256 characters of A-Z a-z 0-9 _ - (generate one with `openssl rand -hex 32`); Telegram sends it with every update and other requests are refused',
-      });
-    if (!env.TELEGRAM_BOT_TOKEN) issues.push({ setting: 'TELEGRAM_BOT_TOKEN', problem: 'is required when TELEGRAM_MODE=webhook' });
-  }
-  if (env.LLM_PROVIDER === 'anthropic' && !env.ANTHROPIC_API_KEY) {
-    issues.push({ setting: 'ANTHROPIC_API_KEY', problem: 'is required when LLM_PROVIDER=anthropic' });
-  }
-  return issues;
-}
-
-/** The path of a URL (`/` when it has none), or undefined when it is not a URL. */
-function webhookPath(url: string): string | undefined {
-  try {
-    return new URL(url).pathname || '/';
-  } catch {
-    return undefined;
-  }
 }
 
 function telegramMode(env: Env): TelegramMode {

@@ -33,7 +33,20 @@ import type {
   Profile,
   SleepRun,
 } from '../storage/prisma';
-import { byId, canonicalJson, compareStrings, SCOPE_EXPORT_FORMAT, SCOPE_EXPORT_VERSION, type JsonValue, type ScopeExport } from './scope-document';
+import {
+  exportedAuditEvent,
+  exportedConversation,
+  exportedDigest,
+  exportedEntity,
+  exportedEpisode,
+  exportedMemory,
+  exportedMemoryLink,
+  exportedProfile,
+  exportedReminder,
+  exportedScope,
+  exportedSleepRun,
+} from './row-readers';
+import { byId, SCOPE_EXPORT_FORMAT, SCOPE_EXPORT_VERSION, type ScopeExport } from './scope-document';
 
 /** The Prisma client or a transaction client: the scope and every exported model of the data map. */
 export type ScopeReader = Pick<PrismaClient, 'scope' | ExportedDelegate>;
@@ -43,10 +56,6 @@ async function readTables(prisma: ScopeReader, scopeId: string): Promise<Record<
   const tables = await Promise.all(EXPORTED_MODELS.map(async (m) => [m.table, await delegateOf(prisma, m).findMany({ where: { scopeId } })] as const));
   return Object.fromEntries(tables) as Record<ExportedTable, unknown[]>;
 }
-
-const iso = (date: Date): string => date.toISOString();
-const isoOrNull = (date: Date | null): string | null => (date ? date.toISOString() : null);
-const jsonOrNull = (value: unknown): JsonValue | null => (value === null || value === undefined ? null : canonicalJson(value));
 
 function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[]> {
   const groups = new Map<string, T[]>();
@@ -64,7 +73,7 @@ export async function readScope(prisma: ScopeReader, scopeId: string): Promise<S
   const scope = await prisma.scope.findUnique({ where: { id: scopeId } });
   if (!scope) throw new NotFoundError(`no scope with id ${scopeId}`);
   const rows = await readTables(prisma, scopeId);
-  const profile = (rows.profile as Profile[])[0] ?? null;
+  const profile = (rows.profile as Profile[])[0];
   const conversations = rows.conversations as Conversation[];
   const episodes = rows.episodes as Episode[];
   const tags = rows.episodeTags as EpisodeTag[];
@@ -84,153 +93,17 @@ export async function readScope(prisma: ScopeReader, scopeId: string): Promise<S
   return {
     format: SCOPE_EXPORT_FORMAT,
     version: SCOPE_EXPORT_VERSION,
-    scope: {
-      id: scope.id,
-      key: scope.key,
-      channel: scope.channel,
-      kind: scope.kind,
-      title: scope.title,
-      ownerId: scope.ownerId,
-      timezone: scope.timezone,
-      paused: scope.paused,
-      settings: jsonOrNull(scope.settings),
-      lastMessageAt: isoOrNull(scope.lastMessageAt),
-      createdAt: iso(scope.createdAt),
-      updatedAt: iso(scope.updatedAt),
-    },
-    profile: profile ? { soul: profile.soul, data: jsonOrNull(profile.data), version: profile.version, updatedAt: iso(profile.updatedAt) } : null,
-    conversations: byId(conversations).map((c) => ({
-      id: c.id,
-      status: c.status,
-      startedAt: iso(c.startedAt),
-      lastActivityAt: iso(c.lastActivityAt),
-      endedAt: isoOrNull(c.endedAt),
-      endReason: c.endReason,
-      summary: c.summary,
-      state: jsonOrNull(c.state),
-    })),
-    episodes: byId(episodes).map((e) => ({
-      id: e.id,
-      channel: e.channel,
-      role: e.role,
-      author: e.author,
-      authorId: e.authorId,
-      content: e.content,
-      summary: e.summary,
-      timestamp: iso(e.timestamp),
-      conversationId: e.conversationId,
-      turn: e.turn,
-      externalId: e.externalId,
-      metadata: jsonOrNull(e.metadata),
-      importance: e.importance,
-      importanceSource: e.importanceSource,
-      consolidated: e.consolidated,
-      consolidationAttempts: e.consolidationAttempts,
-      consolidatedAt: isoOrNull(e.consolidatedAt),
-      contentHash: e.contentHash,
-      createdAt: iso(e.createdAt),
-      tags: (tagsOf.get(e.id) ?? [])
-        .map((t) => ({ kind: t.kind, value: t.value }))
-        .sort((a, b) => compareStrings(a.kind, b.kind) || compareStrings(a.value, b.value)),
-    })),
-    memories: byId(memories).map((m) => ({
-      id: m.id,
-      category: m.category,
-      content: m.content,
-      subjectId: m.subjectId,
-      subjectName: m.subjectName,
-      confidence: m.confidence,
-      importance: m.importance,
-      active: m.active,
-      reinforcementCount: m.reinforcementCount,
-      lastReinforcedAt: iso(m.lastReinforcedAt),
-      sourceType: m.sourceType,
-      sourceTrust: m.sourceTrust,
-      validFrom: iso(m.validFrom),
-      validTo: isoOrNull(m.validTo),
-      supersededById: m.supersededById,
-      linkedAt: isoOrNull(m.linkedAt),
-      decaySteps: m.decaySteps,
-      accessCount: m.accessCount,
-      lastAccessedAt: isoOrNull(m.lastAccessedAt),
-      pinned: m.pinned,
-      createdAt: iso(m.createdAt),
-      updatedAt: iso(m.updatedAt),
-      sourceEpisodeIds: (sourcesOf.get(m.id) ?? []).map((s) => s.episodeId).sort(compareStrings),
-    })),
-    memoryLinks: byId(links).map((l) => ({
-      id: l.id,
-      fromId: l.fromId,
-      toId: l.toId,
-      kind: l.kind,
-      score: l.score,
-      reason: l.reason,
-      createdAt: iso(l.createdAt),
-    })),
-    entities: byId(entities).map((e) => ({
-      id: e.id,
-      key: e.key,
-      name: e.name,
-      kind: e.kind,
-      attributes: jsonOrNull(e.attributes),
-      favorability: e.favorability,
-      interactionCount: e.interactionCount,
-      createdAt: iso(e.createdAt),
-      updatedAt: iso(e.updatedAt),
-      observations: byId(observationsOf.get(e.id) ?? []).map((o) => ({
-        id: o.id,
-        episodeId: o.episodeId,
-        content: o.content,
-        consolidated: o.consolidated,
-        createdAt: iso(o.createdAt),
-      })),
-    })),
-    digests: byId(digests).map((d) => ({
-      id: d.id,
-      periodStart: iso(d.periodStart),
-      periodEnd: iso(d.periodEnd),
-      content: d.content,
-      items: canonicalJson(d.items ?? []),
-      status: d.status,
-      attempts: d.attempts,
-      sentAt: isoOrNull(d.sentAt),
-      createdAt: iso(d.createdAt),
-    })),
-    reminders: byId(reminders).map((r) => ({
-      id: r.id,
-      text: r.text,
-      dueAt: iso(r.dueAt),
-      channel: r.channel,
-      status: r.status,
-      attempts: r.attempts,
-      late: r.late,
-      sentAt: isoOrNull(r.sentAt),
-      createdAt: iso(r.createdAt),
-    })),
-    sleepRuns: byId(sleepRuns).map((r) => ({
-      id: r.id,
-      kind: r.kind,
-      status: r.status,
-      startedAt: iso(r.startedAt),
-      finishedAt: isoOrNull(r.finishedAt),
-      episodeCount: r.episodeCount,
-      llmCalls: r.llmCalls,
-      inputTokens: r.inputTokens,
-      outputTokens: r.outputTokens,
-      stats: jsonOrNull(r.stats),
-      error: r.error,
-    })),
-    auditEvents: byId(auditEvents).map((a) => ({
-      id: a.id,
-      runId: a.runId,
-      action: a.action,
-      subjectType: a.subjectType,
-      subjectId: a.subjectId,
-      before: jsonOrNull(a.before),
-      after: jsonOrNull(a.after),
-      reason: a.reason,
-      createdAt: iso(a.createdAt),
-    })),
+    scope: exportedScope(scope),
+    profile: exportedProfile(profile),
+    conversations: byId(conversations).map(exportedConversation),
+    episodes: byId(episodes).map((e) => exportedEpisode(e, tagsOf.get(e.id) ?? [])),
+    memories: byId(memories).map((m) => exportedMemory(m, sourcesOf.get(m.id) ?? [])),
+    memoryLinks: byId(links).map(exportedMemoryLink),
+    entities: byId(entities).map((e) => exportedEntity(e, observationsOf.get(e.id) ?? [])),
+    digests: byId(digests).map(exportedDigest),
+    reminders: byId(reminders).map(exportedReminder),
+    sleepRuns: byId(sleepRuns).map(exportedSleepRun),
+    auditEvents: byId(auditEvents).map(exportedAuditEvent),
   };
 }
 

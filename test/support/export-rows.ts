@@ -55,3 +55,21 @@ export function exportMemory(i: number, extra: Record<string, unknown> = {}): Re
     ...extra,
   };
 }
+
+/** The scope row of an export: an imported private scope, last spoken to at minute `lastMinute`. */
+export function exportScopeRow(id: string, key: string, lastMinute = 0): Record<string, unknown> {
+  return {
+    id,
+    key,
+    channel: 'import',
+    kind: 'private',
+    title: null,
+    ownerId: null,
+    timezone: null,
+    paused: false,
+    settings: null,
+    lastMessageAt: exportTime(lastMinute),
+    createdAt: exportTime(0),
+    updatedAt: exportTime(lastMinute),
+  };
+}

@@ -22,9 +22,21 @@
  * Needs Qdrant 1.10 or later (the Query API). Network failures, timeouts and 5xx answers become
  * `vectors.unavailable` errors whose hint names QDRANT_URL.
  */
-import { createHash } from 'node:crypto';
 import { QdrantClient } from '@qdrant/js-client-rest';
-import { AppError, StorageError, ValidationError } from '../../shared/errors';
+import { displayUrl, toVectorError } from './qdrant-errors';
+import {
+  checkedPrefix,
+  collectionName,
+  deleteCollectionIfExists,
+  deleteIdentityPoint,
+  ensureCollection,
+  POINT_BATCH,
+  pointId,
+  readIdentityPoint,
+  retrieveVectors,
+  scopeCondition,
+  writeIdentityPoint,
+} from './qdrant-layout';
 import {
   checkIdentity,
   checkNotClosed,
@@ -52,19 +64,11 @@ export interface QdrantVectorIndexOptions {
   readonly timeoutMs: number;
 }
 
-const FORMAT = 1;
-const META_POINT_ID = 1;
-const UPSERT_BATCH = 256;
 const MAX_DIMENSION = 65536;
 
 /** Creates the adapter; no request is made until {@link VectorIndex.init}. */
 export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): VectorIndex {
-  const prefix = options.collectionPrefix ?? 'nocturne';
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(prefix)) {
-    throw new ValidationError(`A Qdrant collection prefix is 1 to 64 letters, digits, "_" or "-", got ${JSON.stringify(prefix)}.`, {
-      code: 'vectors.invalid_prefix',
-    });
-  }
+  const prefix = checkedPrefix(options.collectionPrefix ?? 'nocturne');
   const metaCollection = `${prefix}_meta`;
   const where = displayUrl(options.url);
 
@@ -85,34 +89,6 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
     }
   }
 
-  /**
-   * Many people in one collection (Qdrant's payload-based multitenancy, issue 18): `scope_id` is
-   * a tenant index (`is_tenant`: a scope's points are stored together and read sequentially), and
-   * the HNSW graph is built per scope (`payload_m` 16) instead of over the whole collection
-   * (`m` 0), so every search, always filtered on one scope, walks that scope's graph only.
-   * Applied when a collection is created; docs/deploy.md says how to move an existing one.
-   */
-  async function ensureCollection(name: string, vectors: { size: number; distance: 'Cosine' | 'Dot' }, indexes: string[], perScope = false): Promise<void> {
-    const { exists } = await api().collectionExists(name);
-    if (!exists) {
-      try {
-        await api().createCollection(name, { vectors, ...(perScope && { hnsw_config: { m: 0, payload_m: 16 } }) });
-      } catch (error) {
-        // Another process may have created it between the check and the creation.
-        if (!isAlreadyExists(error)) throw error;
-      }
-    }
-    for (const field of indexes) {
-      const tenant = perScope && field === 'scope_id';
-      await api().createPayloadIndex(name, { field_name: field, field_schema: tenant ? { type: 'keyword', is_tenant: true } : 'keyword', wait: true });
-    }
-  }
-
-  async function deleteCollectionIfExists(name: string): Promise<void> {
-    const { exists } = await api().collectionExists(name);
-    if (exists) await api().deleteCollection(name);
-  }
-
   function requireCollection(): { name: string; identity: IndexIdentity } {
     if (!identity || !collection) throw identityMissingError();
     return { name: collection, identity };
@@ -123,17 +99,10 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
       call('open the Qdrant index', async () => {
         checkNotClosed(closed);
         client ??= new QdrantClient({ url: options.url, apiKey: options.apiKey, timeout: options.timeoutMs, checkCompatibility: false });
-        await ensureCollection(metaCollection, { size: 1, distance: 'Dot' }, []);
-        const [point] = await api().retrieve(metaCollection, { ids: [META_POINT_ID], with_payload: true, with_vector: false });
-        const payload = (point?.payload ?? null) as { format?: unknown; embedder?: unknown; dimension?: unknown; collection?: unknown } | null;
-        if (payload && (typeof payload.embedder !== 'string' || typeof payload.dimension !== 'number' || typeof payload.collection !== 'string')) {
-          throw new StorageError(`The identity point of ${metaCollection} is not one this version wrote.`, {
-            code: 'vectors.format_unsupported',
-            hint: `Delete the collections named ${prefix}_* on the Qdrant server at QDRANT_URL (${where}) and run a reindex.`,
-          });
-        }
-        identity = payload ? { embedder: payload.embedder as string, dimension: payload.dimension as number } : null;
-        collection = payload ? (payload.collection as string) : null;
+        await ensureCollection(api(), metaCollection, { size: 1, distance: 'Dot' }, []);
+        const stored = await readIdentityPoint(api(), metaCollection, `the collections named ${prefix}_* on the Qdrant server at QDRANT_URL (${where})`);
+        identity = stored?.identity ?? null;
+        collection = stored?.collection ?? null;
         return identity;
       }),
 
@@ -144,16 +113,13 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
         const name = collectionName(prefix, next);
         const same = sameIdentity(identity, next);
         if (!same) {
-          if (collection) await deleteCollectionIfExists(collection);
+          if (collection) await deleteCollectionIfExists(api(), collection);
           // A collection of that name can be left over from an earlier identity: start empty.
-          await deleteCollectionIfExists(name);
+          await deleteCollectionIfExists(api(), name);
         }
-        await ensureCollection(name, { size: next.dimension, distance: 'Cosine' }, ['scope_id', 'kind'], true);
+        await ensureCollection(api(), name, { size: next.dimension, distance: 'Cosine' }, ['scope_id', 'kind'], true);
         if (!same) {
-          await api().upsert(metaCollection, {
-            wait: true,
-            points: [{ id: META_POINT_ID, vector: [1], payload: { format: FORMAT, embedder: next.embedder, dimension: next.dimension, collection: name } }],
-          });
+          await writeIdentityPoint(api(), metaCollection, next, name);
         }
         identity = { embedder: next.embedder, dimension: next.dimension };
         collection = name;
@@ -170,8 +136,8 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
           vector: Array.from(record.vector),
           payload: { scope_id: record.scopeId, kind: record.kind, id: record.id },
         }));
-        for (let start = 0; start < points.length; start += UPSERT_BATCH) {
-          await api().upsert(target.name, { wait: true, points: points.slice(start, start + UPSERT_BATCH) });
+        for (let start = 0; start < points.length; start += POINT_BATCH) {
+          await api().upsert(target.name, { wait: true, points: points.slice(start, start + POINT_BATCH) });
         }
       }),
 
@@ -197,8 +163,8 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
     clear: () =>
       call('clear the vector index', async () => {
         api();
-        if (collection) await deleteCollectionIfExists(collection);
-        await api().delete(metaCollection, { wait: true, points: [META_POINT_ID] });
+        if (collection) await deleteCollectionIfExists(api(), collection);
+        await deleteIdentityPoint(api(), metaCollection);
         identity = null;
         collection = null;
       }),
@@ -238,26 +204,7 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
         checkScopeIds(scopeId, ids);
         api();
         if (!collection || ids.length === 0) return [];
-        const records: VectorRecord[] = [];
-        const unique = [...new Set(ids)];
-        for (let start = 0; start < unique.length; start += UPSERT_BATCH) {
-          const points = await api().retrieve(collection, {
-            ids: unique.slice(start, start + UPSERT_BATCH).map((id) => pointId(scopeId, id)),
-            with_payload: ['id', 'kind', 'scope_id'],
-            with_vector: true,
-          });
-          for (const point of points) {
-            // Point ids are derived from the scope, but the payload is checked too.
-            if (point.payload?.scope_id !== scopeId || !Array.isArray(point.vector)) continue;
-            records.push({
-              id: String(point.payload.id),
-              kind: point.payload.kind as VectorKind,
-              scopeId,
-              vector: Float32Array.from(point.vector as number[]),
-            });
-          }
-        }
-        return records;
+        return retrieveVectors(api(), collection, scopeId, ids);
       }),
 
     close: async () => {
@@ -265,88 +212,4 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
       client = null;
     },
   };
-}
-
-/** `${prefix}_${embedder slug}_${dimension}`: readable in the Qdrant dashboard, one per identity. */
-function collectionName(prefix: string, identity: IndexIdentity): string {
-  const slug =
-    identity.embedder
-      .toLowerCase()
-      .replace(/[^a-z0-9]+/g, '_')
-      .replace(/^_+|_+$/g, '')
-      .slice(0, 80) || 'embedder';
-  return `${prefix}_${slug}_${identity.dimension}`;
-}
-
-/** A UUID (version 8, "custom") from SHA-256 of scope and id: stable, and distinct per scope. */
-function pointId(scopeId: string, id: string): string {
-  const bytes = createHash('sha256').update(scopeId).update('\u0000').update(id).digest().subarray(0, 16);
-  bytes[6] = (bytes[6]! & 0x0f) | 0x80;
-  bytes[8] = (bytes[8]! & 0x3f) | 0x80;
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
-
-function scopeCondition(scopeId: string) {
-  return { key: 'scope_id', match: { value: scopeId } };
-}
-
-/** The URL without user name or password, for messages. */
-function displayUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    parsed.username = '';
-    parsed.password = '';
-    return parsed.toString().replace(/\/$/, '');
-  } catch {
-    return '(an invalid URL)';
-  }
-}
-
-function isAlreadyExists(error: unknown): boolean {
-  const status = (error as { status?: unknown })?.status;
-  return status === 409 || (status === 400 && /already exists/i.test(JSON.stringify((error as { data?: unknown }).data ?? '')));
-}
-
-/** What Qdrant said, from the body of an HTTP error (`{ status: { error } }`) or the error message. */
-function reason(error: unknown): string {
-  const data = (error as { data?: { status?: { error?: unknown } } })?.data;
-  if (typeof data?.status?.error === 'string') return data.status.error;
-  return error instanceof Error ? error.message : String(error);
-}
-
-function toVectorError(error: unknown, what: string, where: string): AppError {
-  if (error instanceof AppError) return error;
-  const status = (error as { status?: unknown })?.status;
-  if (typeof status !== 'number' || status >= 500 || status === 429) {
-    // No HTTP answer at all (refused, DNS, TLS, timeout), an overloaded or failing server.
-    return new StorageError(`Could not ${what}: Qdrant at ${where} is unavailable (${reason(error)}).`, {
-      code: 'vectors.unavailable',
-      cause: error,
-      hint: `Check that Qdrant is running and reachable at QDRANT_URL (${where}), or set VECTOR_STORE=sqlite-vec to use the embedded index.`,
-      details: typeof status === 'number' ? { status } : undefined,
-    });
-  }
-  if (status === 401 || status === 403) {
-    return new StorageError(`Could not ${what}: Qdrant at ${where} refused the credentials (HTTP ${status}).`, {
-      code: 'vectors.unauthorized',
-      cause: error,
-      hint: 'Check QDRANT_API_KEY against the API key the Qdrant server at QDRANT_URL expects.',
-      details: { status },
-    });
-  }
-  if (status === 404) {
-    return new StorageError(`Could not ${what}: a Nocturne collection is missing on Qdrant at ${where} (${reason(error)}).`, {
-      code: 'vectors.collection_missing',
-      cause: error,
-      hint: 'The collection was deleted outside Nocturne: run a reindex to recreate and refill it.',
-      details: { status },
-    });
-  }
-  return new StorageError(`Could not ${what}: Qdrant at ${where} rejected the request (HTTP ${status}: ${reason(error)}).`, {
-    code: 'vectors.rejected',
-    cause: error,
-    hint: 'Qdrant 1.10 or later is needed; if the identity was changed by another process, restart this one.',
-    details: { status },
-  });
 }
