@@ -108,11 +108,24 @@ export function agentServices(core: Core): AgentServices {
   };
 }
 
-/** The domain services a chat channel's commands use (/memories, /why, /forget, /digest, /export, /sleep). */
+/** The domain services a chat channel's commands use (/memories, /why, /forget, /fix, /digest, /export, /sleep). */
 export function channelServices(core: Core) {
-  const { catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts, reminders } = core;
+  const { catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts, reminders, corrections } = core;
   const link = { codes: core.linkCodes, identities: core.identities };
-  return { directory: core.personDirectory, catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts, reminders, link };
+  return {
+    directory: core.personDirectory,
+    catalog,
+    digestBook,
+    forget,
+    archive,
+    scheduler,
+    digestSchedule,
+    scopeControls,
+    conflicts,
+    reminders,
+    corrections,
+    link,
+  };
 }
 
 /**
@@ -232,6 +245,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
         embeddingWorker: core.embeddingWorker,
         links: { identities: core.identities, codes: core.linkCodes },
         web: webRouteServices(config, core, () => groupMembership),
+        corrections: core.corrections,
         ...(telegram && heartbeat && { telegramPolling: () => pollHealth(heartbeat, telegram.heartbeat.maxAgeSeconds) }),
       });
       parts.api = await api.listen({ host: config.api.host, port: config.api.port });
