@@ -68,6 +68,18 @@ const LINK_REFUSED_PAGE = `<!doctype html>
 </body></html>
 `;
 
+/**
+ * User agents of link-preview fetchers (Telegram's, Slack's, ...): they open a link a person was
+ * sent before the person does, and must not use up its single opening.
+ */
+const PREVIEW_AGENTS = /TelegramBot|Slackbot|facebookexternalhit|WhatsApp|Discordbot|Twitterbot|LinkedInBot|SkypeUriPreview/i;
+
+/** What a preview fetcher gets: the link stays unused. */
+const PREVIEW_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Nocturne memory page</title></head>
+<body><p>Open this link in your browser to see your memory page.</p></body></html>
+`;
+
 const viewers = new WeakMap<FastifyRequest, WebViewer>();
 
 /** The viewer the auth hook found for this request (every `/app/api/*` handler runs after it). */
@@ -87,6 +99,8 @@ export function registerWebRoutes(app: FastifyInstance, services: WebRouteServic
 
   app.get('/app/login', { schema: { hide: true, querystring: jsonSchema(loginQuery) } }, async (request, reply) => {
     const { t } = loginQuery.parse(request.query);
+    if (PREVIEW_AGENTS.test(request.headers['user-agent'] ?? ''))
+      return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(PREVIEW_PAGE);
     const wait = limiter.waitSeconds(request.ip);
     if (wait > 0)
       return reply

@@ -160,6 +160,9 @@ describe('the memory page: who may see it (issue 33)', () => {
   it('opens a browser session from a cli web-link once, with a strict cookie; the link again and an expired link are refused', async () => {
     const url = await webLink(`telegram:private:${ANA.id}`);
     expect(url.startsWith(`${PUBLIC_URL}/app/login?t=`)).toBe(true);
+    // A link preview fetched by a messenger does not use the link up.
+    const preview = await fetch(local(url), { redirect: 'manual', headers: { 'user-agent': 'TelegramBot (like TwitterBot)' } });
+    expect({ status: preview.status, cookie: preview.headers.get('set-cookie') }).toEqual({ status: 200, cookie: null });
     const first = await login(url);
     process.stderr.write(`web-auth: link -> ${first.status} ${first.location}; cookie attributes ${first.cookie?.replace(/=[^;]+/, '=…')}\n`);
     expect(first.status).toBe(303);
