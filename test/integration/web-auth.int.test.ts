@@ -35,6 +35,8 @@ const PUBLIC_URL = 'https://nocturne.example.test';
 const ANA = { id: 4242, first_name: 'Ana' };
 const BRUNO = { id: 5151, first_name: 'Bruno' };
 const CARLA = { id: 6161, first_name: 'Carla' };
+/** Not on TELEGRAM_ALLOWED_USERS. */
+const DORA = { id: 7171, first_name: 'Dora' };
 const GROUP = { id: -100777, type: 'group' as const, title: 'Choir' };
 /** Words only B's memory holds. */
 const B_MARKER = 'Bruno keeps seventeen beehives in Ghent';
@@ -106,7 +108,7 @@ describe('the memory page: who may see it (issue 33)', () => {
       WEB_INIT_DATA_MAX_AGE_SECONDS: '3600',
       TELEGRAM_BOT_TOKEN: fake.token,
       TELEGRAM_API_ROOT: fake.apiRoot,
-      TELEGRAM_ALLOWED_USERS: `${ANA.id},${CARLA.id}`,
+      TELEGRAM_ALLOWED_USERS: `${ANA.id},${BRUNO.id},${CARLA.id}`,
       TELEGRAM_GROUPS: 'true',
     });
     service = startEntry('src/main.ts', [], env);
@@ -157,6 +159,16 @@ describe('the memory page: who may see it (issue 33)', () => {
     }
     process.stderr.write(`web-auth: refusals ${JSON.stringify(seen)}\n`);
     for (const name of Object.keys(cases)) expect(seen[name]).toEqual({ status: 401, code: 'web.unauthorized' });
+
+    // Valid data of someone the bot does not serve: refused, and no scope is made for them.
+    const stranger = await fetch(`${apiBase}/app/api/me`, { headers: tg(signInitData(initDataFields(DORA, now()), fake.token)) });
+    expect({ status: stranger.status, code: ((await stranger.json()) as { code: string }).code }).toEqual({ status: 403, code: 'web.forbidden' });
+    const db = openSqlite(path.join(dataDir, 'nocturne.db'), { readonly: true });
+    try {
+      expect(db.prepare('SELECT count(*) AS n FROM "Scope" WHERE "key" = ?').get(`telegram:private:${DORA.id}`)).toEqual({ n: 0 });
+    } finally {
+      db.close();
+    }
   }, 60_000);
 
   it('opens a browser session from a cli web-link once, with a strict cookie; the link again and an expired link are refused', async () => {
