@@ -18,6 +18,9 @@ import type { Api } from 'grammy';
 import type { Readable, Writable } from 'node:stream';
 import { createAgent, type Agent } from './agent/agent';
 import { createApiServer } from './api/server';
+import type { GroupMembership } from './memory/web/web-access';
+import { webRouteServices } from './memory-page-services';
+import { setMemoryMenuButton, telegramGroupMembership } from './channels/telegram/memory-page';
 import type { Config } from './config/load-config';
 import type { ConversationHandler } from './channels/conversation-handler';
 import { createDigestSender } from './channels/telegram/digest-sender';
@@ -27,7 +30,7 @@ import { createTelegramBot } from './channels/telegram/telegram-bot';
 import { createTelegramPolling } from './channels/telegram/telegram-polling';
 import { createAttemptContext } from './channels/telegram/telegram-update-worker';
 import { createTelegramWebhook } from './channels/telegram/telegram-webhook';
-import { createTerminalChannel } from './channels/terminal/terminal-channel';
+import { createTerminalChannel, type TerminalChannelOptions } from './channels/terminal/terminal-channel';
 import { webhookEdit, webhookInbound } from './channels/webhook/webhook-inbound';
 import { startWebhookServer } from './channels/webhook/webhook-server';
 import { createCore, type Core, type CoreOverrides } from './core';
@@ -108,9 +111,9 @@ export function wantsTerminal(config: Config, input: { isTTY?: boolean }): boole
 function startTerminal(
   config: Config,
   core: Core,
-  doors: { io: ServiceIo; handler: ConversationHandler; logger: Logger; clock?: () => Date },
+  doors: { io: ServiceIo; handler: ConversationHandler; logger: Logger; clock?: () => Date; web?: TerminalChannelOptions['web'] },
 ): { stop(): Promise<void>; ended: Promise<string> } {
-  const { io, handler, logger, clock } = doors;
+  const { io, handler, logger, clock, web } = doors;
   const terminal = createTerminalChannel({
     ...channelServices(core),
     handler,
@@ -122,6 +125,7 @@ function startTerminal(
     defaultTimeZone: config.timeZone,
     exportDir: path.join(config.dataDir, 'exports'),
     banner: modelBanner(config, io.logFile),
+    ...(web && { web }),
     reminderDelivery: {
       reminders: core.reminders,
       intervalMs: config.reminders.checkMs,
@@ -174,11 +178,18 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
     const telegram = config.telegram?.mode.kind === 'polling' ? config.telegram : undefined;
     const heartbeat = telegram && createFileHeartbeat({ file: telegram.heartbeat.file, logger });
 
+    // The memory page asks Telegram whether a viewer belongs to a group; the bot is built below.
+    let groupMembership: GroupMembership | undefined;
+    // `/memory` and `/web` in the chats, when the page is served (on the admin API's listener).
+    const webPage = config.adminToken
+      ? { sessions: core.webSessions, publicUrl: config.web.publicUrl, https: config.web.https, webAppShortName: config.web.webAppShortName }
+      : undefined;
     if (config.adminToken) {
       const api = await createApiServer({
         ...apiServices(core),
         token: config.adminToken,
         logger,
+        web: webRouteServices(config, core, () => groupMembership),
         ...(telegram && heartbeat && { telegramPolling: () => pollHealth(heartbeat, telegram.heartbeat.maxAgeSeconds) }),
       });
       parts.api = await api.listen({ host: config.api.host, port: config.api.port });
@@ -199,6 +210,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
             logger,
             defaultTimeZone: config.timeZone,
             media: mediaServices(config, core, logger),
+            ...(webPage && { memoryPage: webPage }),
             ...channelServices(core),
           })
         : undefined;
@@ -236,6 +248,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
     } else parts.webhook = 'off (set WEBHOOK_SECRET)';
 
     if (bot) {
+      groupMembership = telegramGroupMembership(bot.api);
       if (telegramWebhook) {
         await telegramWebhook.start();
         stops.push(['Telegram', () => telegramWebhook.stop()]);
@@ -243,6 +256,8 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
         await telegramPolling.start();
         stops.push(['Telegram', () => telegramPolling.stop()]);
       }
+      // Not awaited: a slow or refusing Bot API delays nothing (it is logged; /memory still works).
+      void setMemoryMenuButton(bot.api, webPage, logger);
       const digests = await startDigestSender(core, bot, logger, overrides.clock ? { clock: overrides.clock } : {});
       stops.splice(stops.length - 1, 0, ['digest sender', () => digests.stop()]);
       const reminders = createTelegramReminderSender({
@@ -259,7 +274,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
     } else parts.telegram = 'off (set TELEGRAM_BOT_TOKEN)';
 
     if (wantsTerminal(config, io.input)) {
-      const terminal = startTerminal(config, core, { io, handler, logger, clock: overrides.clock });
+      const terminal = startTerminal(config, core, { io, handler, logger, clock: overrides.clock, web: webPage });
       stops.push(['terminal', () => terminal.stop()]);
       parts.terminal = `terminal:${config.terminal.user}`;
       ended = terminal.ended;

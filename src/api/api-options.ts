@@ -24,6 +24,7 @@ import type { SleepScheduler } from '../sleep/scheduler';
 import type { SleepService } from '../sleep/sleep-service';
 import type { MemoryCorrections } from '../memory/memories/memory-corrections';
 import type { LinkRouteDeps } from './link-routes';
+import type { WebRouteServices } from './web-routes';
 
 /** What the admin API is given: its token and logger, and the services its routes use. */
 export interface ApiOptions {
@@ -62,6 +63,8 @@ export interface ApiOptions {
   readonly mcp?: { readonly services: McpDoorServices; readonly tokens: Pick<ScopeTokens, 'verify'> };
   /** Linked identities (`/links`, api/link-routes.ts); no routes when absent. */
   readonly links?: LinkRouteDeps;
+  /** The memory page's data (`/app/login`, `/app/api/*`, api/web-routes.ts); no routes when absent. */
+  readonly web?: WebRouteServices;
   /** Correcting and pinning a memory (`PATCH /scopes/:id/memories/:mid`); no route when absent. */
   readonly corrections?: Pick<MemoryCorrections, 'correct' | 'pin'>;
 }

@@ -21,6 +21,7 @@ import { bearerMatches } from './auth';
 import { registerHealthRoutes } from './health-routes';
 import { registerHistoryRoutes } from './history-routes';
 import { registerLinkRoutes } from './link-routes';
+import { registerWebRoutes } from './web-routes';
 import { registerMemoryChangeRoute } from './memory-change-route';
 import { MCP_PATH, registerMcpRoute } from './mcp-route';
 import { registerMemoryRoutes } from './memory-routes';
@@ -39,6 +40,12 @@ export type { ApiOptions } from './api-options';
 const OPEN_ROUTES = new Set(['/healthz', '/readyz', '/docs']);
 
 /** Builds the admin API: the server, then each route group; `listen` is the caller's. */
+/** Paths of the memory page (`/app`, its assets, `/app/login`, `/app/api/*`): not behind ADMIN_TOKEN. */
+function isWebPagePath(url: string): boolean {
+  const path = url.split('?')[0] ?? '';
+  return path === '/app' || path.startsWith('/app/');
+}
+
 export async function createApiServer(options: ApiOptions): Promise<FastifyInstance> {
   const log = options.logger.child({ component: 'api' });
   const app = Fastify({ logger: false, bodyLimit: 1024 * 1024 }).withTypeProvider<ZodTypeProvider>();
@@ -59,6 +66,8 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
 
   app.addHook('onRequest', async (request, reply) => {
     if (OPEN_ROUTES.has(request.routeOptions.url ?? '')) return;
+    // The memory page and its data prove who they are for themselves (web-routes.ts).
+    if (isWebPagePath(request.url)) return;
     // A person's token is accepted there too: the route checks the bearer itself.
     if (options.mcp && request.routeOptions.url === MCP_PATH) return;
     if (!bearerMatches(request.headers.authorization, options.token)) {
@@ -85,6 +94,7 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
   if (options.mcp) registerMcpRoute(app, { adminToken: options.token, directory: options.directory, ...options.mcp });
   registerMemoryRoutes(app, options);
   if (options.links) registerLinkRoutes(app, options.links);
+  if (options.web) registerWebRoutes(app, options.web);
   if (options.corrections) registerMemoryChangeRoute(app, { directory: options.directory, corrections: options.corrections });
   registerSearchRoutes(app, options);
   registerHistoryRoutes(app, options);

@@ -29,6 +29,8 @@ export interface Config {
   readonly adminToken?: string;
   /** Where the admin API listens (served only when adminToken is set). */
   readonly api: { readonly host: string; readonly port: number };
+  /** The memory page (docs/channels.md, "The memory page"), served by the admin API's listener. */
+  readonly web: WebConfig;
   /** The webhook channel, when WEBHOOK_SECRET is set. */
   readonly webhook?: { readonly secret: string; readonly host: string; readonly port: number; readonly callbackHosts: readonly string[] };
   /** The terminal conversation: `auto` runs it when no Telegram token is set and stdin is a TTY. */
@@ -51,6 +53,17 @@ export interface Config {
   readonly log: { readonly level: Env['LOG_LEVEL']; readonly format: Env['LOG_FORMAT']; readonly file?: string };
   /** Every secret value, so the logger can redact them wherever they appear. */
   readonly secrets: readonly string[];
+}
+
+/** PUBLIC_URL, WEB_INIT_DATA_MAX_AGE_SECONDS and TELEGRAM_WEBAPP_SHORT_NAME. */
+export interface WebConfig {
+  /** Where people reach the page, without a trailing slash (PUBLIC_URL, else http://127.0.0.1:API_PORT). */
+  readonly publicUrl: string;
+  /** Whether {@link publicUrl} is https: cookies are Secure, and Telegram accepts it for a Mini App. */
+  readonly https: boolean;
+  readonly initDataMaxAgeSeconds: number;
+  /** The Mini App's short name at @BotFather, for t.me direct links from groups. */
+  readonly webAppShortName?: string;
 }
 
 /** OWNER_TELEGRAM_USER_ID, OWNER_TERMINAL_USER and OWNER_WEBHOOK_SENDER, each optional. */

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseEnv } from 'node:util';
 import { ConfigError, type ConfigIssue } from './config-error';
-import type { Config, TelegramMode } from './config-types';
+import type { Config, TelegramMode, WebConfig } from './config-types';
 import { crossFieldIssues, webhookPath } from './cross-field-rules';
 import { envSchema, type Env } from './schema';
 
@@ -20,6 +20,7 @@ export type {
   SleepConfig,
   TelegramConfig,
   TelegramMode,
+  WebConfig,
 } from './config-types';
 export { ConfigError, type ConfigIssue } from './config-error';
 
@@ -141,6 +142,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     },
     adminToken: env.ADMIN_TOKEN,
     api: { host: env.API_HOST, port: env.API_PORT },
+    web: webConfig(env),
     webhook: env.WEBHOOK_SECRET
       ? { secret: env.WEBHOOK_SECRET, host: env.API_HOST, port: env.WEBHOOK_PORT, callbackHosts: env.WEBHOOK_CALLBACK_HOSTS }
       : undefined,
@@ -215,4 +217,15 @@ function passwordOf(url: string | undefined): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The memory page's settings; PUBLIC_URL's trailing slashes go (links append `/app/...`). */
+function webConfig(env: Env): WebConfig {
+  const publicUrl = (env.PUBLIC_URL ?? `http://127.0.0.1:${env.API_PORT}`).replace(/\/+$/, '');
+  return {
+    publicUrl,
+    https: publicUrl.startsWith('https://'),
+    initDataMaxAgeSeconds: env.WEB_INIT_DATA_MAX_AGE_SECONDS,
+    ...(env.TELEGRAM_WEBAPP_SHORT_NAME && { webAppShortName: env.TELEGRAM_WEBAPP_SHORT_NAME }),
+  };
 }

@@ -31,6 +31,7 @@ describe('Telegram bot: access, scopes and messages', () => {
       'keep',
       'link',
       'memories',
+      'memory',
       'pause',
       'pin',
       'reminders',
@@ -41,6 +42,7 @@ describe('Telegram bot: access, scopes and messages', () => {
       'timezone',
       'unlink',
       'unpin',
+      'web',
       'why',
     ]);
     expect(commands).toEqual(BOT_COMMANDS);
