@@ -44,6 +44,7 @@ import type { ScopeTokens } from '../memory/scopes/scope-tokens';
 import { renderMetrics } from './metrics-endpoint';
 import { registerLinkRoutes } from './link-routes';
 import { renderDocsPage, type OpenApiDocument } from './docs-page';
+import { registerWebPage, WEB_PAGE_ROUTES } from './web-page';
 import { joinMarkdownFiles, renderMarkdownExport } from '../export/markdown-export';
 import { removeImportFile, spoolToFile, SpoolTooLarge, type ImportFile } from '../export/import-file';
 import { serializeScopeExport } from '../export/scope-document';
@@ -129,6 +130,8 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
 
   app.addHook('onRequest', async (request, reply) => {
     if (OPEN_ROUTES.has(request.routeOptions.url ?? '')) return;
+    // The memory page's files hold no data; its data calls check who asks themselves.
+    if (WEB_PAGE_ROUTES.has(request.routeOptions.url ?? '')) return;
     // A person's token is accepted there too: the route checks the bearer itself.
     if (options.mcp && request.routeOptions.url === MCP_PATH) return;
     if (!bearerMatches(request.headers.authorization, options.token)) {
@@ -190,6 +193,7 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
     reply.type('text/html; charset=utf-8').send(renderDocsPage(app.swagger() as OpenApiDocument)),
   );
 
+  registerWebPage(app);
   if (options.mcp) registerMcpRoute(app, { adminToken: options.token, directory, ...options.mcp });
 
   app.get('/scopes', async () => ({ scopes: await directory.list() }));

@@ -1,0 +1,474 @@
+/**
+ * What the memory page's browser tests and the screenshot script share: Debian's Chromium (found,
+ * or the reason it is absent), Telegram Mini App init data signed the way Telegram signs it, a
+ * JSON export of one person's scope with something for every view (memories in several
+ * categories with their messages, a faded one, links, people and things, nightly digests, a
+ * profile), and `npm start` (main.ts as a child process) over a temp SQLite store into which the
+ * exports were imported with the CLI (`import-scope`), with the loopback Bot API, the model
+ * doubles and the admin API on.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { freePort } from '../chaos/chaos-support';
+import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
+import { startOllamaDouble, type OllamaDouble } from '../doubles/ollama-server';
+import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from '../doubles/telegram-server';
+import { tempDir } from '../support/databases';
+import { cleanEnv, ROOT, runCli } from '../support/run-process';
+
+/** Where Debian's package puts the browser; `chromium` on PATH is tried after it. */
+const CHROMIUM_PATHS = ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
+
+/** The browser's path, or why there is none (the browser tests skip with that reason). */
+export function findChromium(): { path: string } | { missing: string } {
+  for (const candidate of CHROMIUM_PATHS) if (fs.existsSync(candidate)) return { path: candidate };
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    const candidate = path.join(dir, 'chromium');
+    if (dir && fs.existsSync(candidate)) return { path: candidate };
+  }
+  return { missing: `no Chromium at ${CHROMIUM_PATHS.join(' or ')} or on PATH (apt-get install -y chromium; .ci/run installs it)` };
+}
+
+/** A phone's screen, CSS pixels (an iPhone 12-15). */
+export const PHONE = { width: 390, height: 844, deviceScaleFactor: 1, isMobile: true, hasTouch: true } as const;
+
+/** The two people of the fixture, as Telegram users. */
+export const ANA: FakeUser = { id: 7_001_001, first_name: 'Ana' };
+export const BRUNO: FakeUser = { id: 7_001_002, first_name: 'Bruno' };
+
+export const scopeKeyOf = (person: FakeUser): string => `telegram:private:${person.id}`;
+
+/**
+ * Telegram Mini App init data for `user`, signed with `botToken` as Telegram does
+ * (core.telegram.org/bots/webapps#validating-data-received-via-the-mini-app): the secret is
+ * HMAC-SHA256 of the bot token with the key "WebAppData"; `hash` is HMAC-SHA256 with that secret
+ * over the fields other than `hash`, sorted by name, as `name=value` lines.
+ */
+export function signInitData(botToken: string, user: FakeUser, options: { authDate?: Date; startParam?: string } = {}): string {
+  const fields: Record<string, string> = {
+    auth_date: String(Math.floor((options.authDate ?? new Date()).getTime() / 1000)),
+    query_id: `AAH${user.id}test`,
+    user: JSON.stringify({ id: user.id, first_name: user.first_name, language_code: 'en', allows_write_to_pm: true }),
+    ...(options.startParam && { start_param: options.startParam }),
+  };
+  const checkString = Object.keys(fields)
+    .sort()
+    .map((name) => `${name}=${fields[name]}`)
+    .join('\n');
+  const secret = createHmac('sha256', 'WebAppData').update(botToken).digest();
+  const hash = createHmac('sha256', secret).update(checkString).digest('hex');
+  return new URLSearchParams({ ...fields, hash }).toString();
+}
+
+/** The address Telegram opens a Mini App at: the page with the init data (and theme) in the hash. */
+export function miniAppUrl(base: string, initData: string): string {
+  const hash = new URLSearchParams({ tgWebAppData: initData, tgWebAppVersion: '8.0', tgWebAppPlatform: 'android' });
+  return `${base}/app#${hash.toString()}`;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const HOUR_MS = 60 * 60 * 1000;
+
+/** What the fixture puts in one person's scope, for the assertions. */
+export interface FixtureFacts {
+  readonly scopeId: string;
+  /** Current memories' texts (what the Memories view lists by default). */
+  readonly active: readonly string[];
+  /** The faded memory's text (listed only with "show faded"). */
+  readonly faded: string;
+  /** Ids by name, for the actions. */
+  readonly ids: Readonly<Record<string, string>>;
+  /** Nights with a digest, oldest first (YYYY-MM-DD, UTC), and the digests' texts. */
+  readonly digestNights: readonly string[];
+  readonly digests: readonly string[];
+  readonly entityNames: readonly string[];
+  readonly soul: string;
+}
+
+/** A UUIDv7-shaped id unique to a person and a number (stable across runs: the tests name rows by it). */
+const idFor = (person: FakeUser, n: number): string => `0190b000-0000-7000-8${String(person.id % 1000).padStart(3, '0')}-${n.toString(16).padStart(12, '0')}`;
+
+interface MemorySeed {
+  readonly name: string;
+  readonly category: string;
+  readonly content: string;
+  readonly confidence: number;
+  readonly message: string;
+  readonly daysAgo: number;
+  readonly faded?: boolean;
+}
+
+/** Ana's world; Bruno's is the same shape with his own words (`${name}` marks whose). */
+function memorySeeds(name: string): MemorySeed[] {
+  const own = name === 'Ana';
+  return [
+    {
+      name: 'husband',
+      category: 'relationship',
+      content: own ? 'Ana is married to Jordi, who teaches music.' : 'Bruno lives with his sister Carla.',
+      confidence: 0.92,
+      message: own ? 'Jordi, my husband, teaches music at the conservatory.' : 'My sister Carla and I share a flat.',
+      daysAgo: 9,
+    },
+    {
+      name: 'coffee',
+      category: 'preference',
+      content: own ? 'Ana drinks her coffee black, no sugar.' : 'Bruno prefers green tea to coffee.',
+      confidence: 0.8,
+      message: own ? 'Black coffee please, never sugar.' : 'Green tea for me, coffee keeps me up.',
+      daysAgo: 7,
+    },
+    {
+      name: 'marathon',
+      category: 'goal',
+      content: own ? 'Ana is training for the Valencia marathon in December.' : 'Bruno wants to learn to sail this summer.',
+      confidence: 0.74,
+      message: own ? "I'm training for the Valencia marathon in December!" : 'This summer I want to learn to sail.',
+      daysAgo: 5,
+    },
+    {
+      name: 'dog',
+      category: 'fact',
+      content: own ? 'Ana has a beagle called Luna.' : 'Bruno has a cat named Pixel.',
+      confidence: 0.88,
+      message: own ? 'Luna, my beagle, stole my sandwich again.' : 'Pixel the cat knocked my cup over.',
+      daysAgo: 3,
+    },
+    {
+      name: 'standup',
+      category: 'routine',
+      content: own ? 'Ana has a team stand-up every weekday at 9:30.' : 'Bruno works late on Thursdays.',
+      confidence: 0.66,
+      message: own ? 'Stand-up at 9:30 every weekday, as always.' : 'Thursdays I stay late at the office.',
+      daysAgo: 2,
+    },
+    {
+      name: 'guitar',
+      category: 'interest',
+      content: own ? 'Ana used to play the guitar.' : 'Bruno once collected stamps.',
+      confidence: 0.3,
+      message: own ? 'I played guitar as a teenager.' : 'As a kid I collected stamps.',
+      daysAgo: 12,
+      faded: true,
+    },
+  ];
+}
+
+/**
+ * A JSON export (`nocturne.scope-export` v1) of `person`'s private Telegram scope, dated
+ * relative to `now` so the timeline's last 60 nights hold it.
+ */
+export function buildExport(person: FakeUser, now: Date): { document: Record<string, unknown>; facts: FixtureFacts } {
+  const name = person.first_name;
+  const at = (daysAgo: number, hours = 0) => new Date(now.getTime() - daysAgo * DAY_MS + hours * HOUR_MS).toISOString();
+  const scopeId = idFor(person, 1);
+  const seeds = memorySeeds(name);
+  const ids: Record<string, string> = {};
+  const episodes = seeds.map((seed, i) => {
+    const id = idFor(person, 100 + i);
+    ids[`episode:${seed.name}`] = id;
+    return {
+      id,
+      channel: 'telegram',
+      role: 'user',
+      author: name,
+      authorId: String(person.id),
+      content: seed.message,
+      summary: null,
+      timestamp: at(seed.daysAgo, -3),
+      conversationId: null,
+      turn: null,
+      externalId: `tg-${person.id}-${i}`,
+      metadata: null,
+      importance: 0.6,
+      importanceSource: 'default',
+      consolidated: true,
+      consolidationAttempts: 1,
+      consolidatedAt: at(seed.daysAgo),
+      contentHash: `fixture-${person.id}-${i}`,
+      createdAt: at(seed.daysAgo, -3),
+      tags: [],
+    };
+  });
+  const memories = seeds.map((seed, i) => {
+    const id = idFor(person, 200 + i);
+    ids[seed.name] = id;
+    return {
+      id,
+      category: seed.category,
+      content: seed.content,
+      subjectId: String(person.id),
+      subjectName: name,
+      confidence: seed.confidence,
+      importance: 0.6,
+      active: !seed.faded,
+      reinforcementCount: 1,
+      lastReinforcedAt: at(seed.daysAgo),
+      sourceType: 'episode',
+      sourceTrust: 1,
+      validFrom: at(seed.daysAgo),
+      validTo: seed.faded ? at(1) : null,
+      supersededById: null,
+      linkedAt: null,
+      decaySteps: seed.faded ? 3 : 0,
+      accessCount: 0,
+      lastAccessedAt: null,
+      createdAt: at(seed.daysAgo),
+      updatedAt: seed.faded ? at(1) : at(seed.daysAgo),
+      sourceEpisodeIds: [ids[`episode:${seed.name}`]!],
+    };
+  });
+  const memoryLinks = [
+    ['husband', 'guitar', 'related'],
+    ['marathon', 'standup', 'related'],
+    ['dog', 'marathon', 'related'],
+  ].map(([from, to, kind], i) => ({
+    id: idFor(person, 300 + i),
+    fromId: ids[from!]!,
+    toId: ids[to!]!,
+    kind: kind!,
+    score: 0.7,
+    reason: null,
+    createdAt: at(2),
+  }));
+  const entityRows = (
+    name === 'Ana'
+      ? [
+          { key: 'jordi', name: 'Jordi', kind: 'person', about: 'husband', note: 'Jordi is Ana’s husband; he teaches music.' },
+          { key: 'luna', name: 'Luna', kind: 'pet', about: 'dog', note: 'Luna is Ana’s beagle.' },
+          { key: 'valencia marathon', name: 'Valencia marathon', kind: 'thing', about: 'marathon', note: 'A race in December Ana trains for.' },
+        ]
+      : [
+          { key: 'carla', name: 'Carla', kind: 'person', about: 'husband', note: 'Carla is Bruno’s sister.' },
+          { key: 'pixel', name: 'Pixel', kind: 'pet', about: 'dog', note: 'Pixel is Bruno’s cat.' },
+        ]
+  ).map((e, i) => ({
+    id: idFor(person, 400 + i),
+    key: e.key,
+    name: e.name,
+    kind: e.kind,
+    attributes: { summary: e.note },
+    favorability: 0.6,
+    interactionCount: 2,
+    createdAt: at(9),
+    updatedAt: at(2),
+    observations: [{ id: idFor(person, 500 + i), episodeId: ids[`episode:${e.about}`]!, content: e.note, consolidated: true, createdAt: at(2) }],
+  }));
+  const digestDays = [9, 7, 5, 3, 2];
+  const digests = digestDays.map((daysAgo, i) => {
+    const seed = seeds.find((s) => s.daysAgo === daysAgo)!;
+    return {
+      id: idFor(person, 600 + i),
+      periodStart: at(daysAgo + 1),
+      periodEnd: at(daysAgo),
+      content: `Last night I learned: ${seed.content}`,
+      items: [{ n: 1, memoryId: ids[seed.name], text: seed.content }],
+      status: 'sent',
+      attempts: 1,
+      sentAt: at(daysAgo),
+      createdAt: at(daysAgo),
+    };
+  });
+  const auditEvents = [
+    ...seeds.map((seed, i) => ({
+      id: idFor(person, 700 + i),
+      runId: null,
+      action: 'create',
+      subjectType: 'memory',
+      subjectId: ids[seed.name]!,
+      before: null,
+      after: { content: seed.content, category: seed.category },
+      reason: 'consolidated while asleep',
+      createdAt: at(seed.daysAgo),
+    })),
+    {
+      id: idFor(person, 790),
+      runId: null,
+      action: 'deactivate',
+      subjectType: 'memory',
+      subjectId: ids.guitar!,
+      before: { active: true },
+      after: { active: false },
+      reason: 'faded: not recalled for a long time',
+      createdAt: at(1),
+    },
+  ];
+  const soul =
+    name === 'Ana'
+      ? '# Ana\n\nMarried to Jordi (a music teacher). Has a beagle, Luna.\nTraining for the Valencia marathon in December.\nLikes her coffee black.'
+      : '# Bruno\n\nLives with his sister Carla and a cat, Pixel.\nPrefers green tea.';
+  const document = {
+    format: 'nocturne.scope-export',
+    version: 1,
+    scope: {
+      id: scopeId,
+      key: scopeKeyOf(person),
+      channel: 'telegram',
+      kind: 'private',
+      title: name,
+      ownerId: String(person.id),
+      timezone: 'UTC',
+      paused: false,
+      settings: null,
+      lastMessageAt: at(2),
+      createdAt: at(14),
+      updatedAt: at(1),
+    },
+    profile: { soul, data: null, version: 3, updatedAt: at(1) },
+    conversations: [],
+    episodes,
+    memories,
+    memoryLinks,
+    entities: entityRows,
+    digests,
+    reminders: [],
+    sleepRuns: [],
+    auditEvents,
+  };
+  const facts: FixtureFacts = {
+    scopeId,
+    active: seeds.filter((s) => !s.faded).map((s) => s.content),
+    faded: seeds.find((s) => s.faded)!.content,
+    ids,
+    digestNights: digests.map((d) => d.periodEnd.slice(0, 10)).sort(),
+    digests: digests.map((d) => d.content),
+    entityNames: entityRows.map((e) => e.name),
+    soul,
+  };
+  return { document, facts };
+}
+
+/** The admin token of the page tests' service (the audit is read through the admin API). */
+export const PAGE_ADMIN_TOKEN = 'adm-web-page-0123456789abcdef';
+
+/** A running service with the two people's scopes imported. */
+export interface PageService {
+  readonly base: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly telegram: FakeTelegramServer;
+  readonly facts: { readonly ana: FixtureFacts; readonly bruno: FixtureFacts };
+  /** What the service printed so far (its JSON log lines). */
+  output(): string;
+  /** GET an admin route (with the bearer token); its JSON. */
+  admin(pathname: string): Promise<unknown>;
+  /** `npm run cli -- web-link --scope KEY`: the single-use login URL it printed. */
+  webLink(person: FakeUser): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** Runs the CLI; throws with its output unless it exits 0. */
+async function cliOk(args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string }> {
+  const run = await runCli(args, env);
+  if (run.code !== 0) throw new Error(`npm run cli -- ${args.join(' ')} exited with ${run.code}:\n${run.stdout}\n${run.stderr}`);
+  return run;
+}
+
+/** How long `npm start` may take to be ready on a loaded 2-core machine. */
+const READY_TIMEOUT_MS = 120_000;
+/** How long it may take to stop after SIGTERM before it is killed. */
+const STOP_TIMEOUT_MS = 15_000;
+
+/** `npm start` (main.ts under node + tsx, one process); resolves once it logs that it is ready. */
+async function startService(env: NodeJS.ProcessEnv): Promise<{ output(): string; stop(): Promise<void> }> {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main.ts')], {
+    env,
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const ended = new Promise<void>((resolve) => child.on('close', () => resolve()));
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), STOP_TIMEOUT_MS);
+    await ended;
+    clearTimeout(timer);
+  };
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  while (!/Nocturne is ready/.test(output)) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      await stop();
+      throw new Error(`npm start did not become ready:\n${output}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { output: () => output, stop };
+}
+
+/** Imports both people's exports with the CLI, then starts `npm start` with the admin API (and so the page) on. */
+export async function startPageService(options: { now?: Date; extraEnv?: Record<string, string> } = {}): Promise<PageService> {
+  const now = options.now ?? new Date();
+  const dataDir = tempDir('nocturne-web-page-');
+  const cleanups: Array<() => Promise<unknown>> = [];
+  try {
+    const telegram = await startFakeTelegram();
+    cleanups.push(() => telegram.close());
+    const model: AnthropicDouble = await startAnthropicDouble({ responder: () => ({ kind: 'text', text: '{}' }) });
+    cleanups.push(() => model.stop());
+    const ollama: OllamaDouble = await startOllamaDouble({ models: ['nomic-embed-text'] });
+    cleanups.push(() => ollama.stop());
+    const port = await freePort();
+    const env = cleanEnv({
+      DATA_DIR: dataDir,
+      TERMINAL: 'off',
+      SLEEP_ENABLED: 'false',
+      TELEGRAM_BOT_TOKEN: telegram.token,
+      TELEGRAM_API_ROOT: telegram.apiRoot,
+      TELEGRAM_ALLOWED_USERS: [ANA.id, BRUNO.id].join(','),
+      ADMIN_TOKEN: PAGE_ADMIN_TOKEN,
+      API_HOST: '127.0.0.1',
+      API_PORT: String(port),
+      ANTHROPIC_API_KEY: 'sk-ant-web-page-test-000000000000',
+      ANTHROPIC_BASE_URL: model.url,
+      EMBEDDER: 'ollama',
+      EMBEDDING_MODEL: 'nomic-embed-text',
+      OLLAMA_HOST: ollama.url,
+      LOG_LEVEL: 'info',
+      ...options.extraEnv,
+    });
+    const facts: Record<string, FixtureFacts> = {};
+    for (const [label, person] of [
+      ['ana', ANA],
+      ['bruno', BRUNO],
+    ] as const) {
+      const { document, facts: personFacts } = buildExport(person, now);
+      const file = path.join(dataDir, `${label}-export.json`);
+      fs.writeFileSync(file, JSON.stringify(document));
+      await cliOk(['import-scope', file], env);
+      facts[label] = personFacts;
+    }
+    const service = await startService(env);
+    cleanups.push(() => service.stop());
+    const base = `http://127.0.0.1:${port}`;
+    return {
+      base,
+      env,
+      telegram,
+      output: service.output,
+      facts: { ana: facts.ana!, bruno: facts.bruno! },
+      async admin(pathname) {
+        const response = await fetch(`${base}${pathname}`, { headers: { authorization: `Bearer ${PAGE_ADMIN_TOKEN}` } });
+        if (!response.ok) throw new Error(`GET ${pathname} answered ${response.status}: ${await response.text()}`);
+        return response.json();
+      },
+      async webLink(person) {
+        const run = await cliOk(['web-link', '--scope', scopeKeyOf(person)], env);
+        const url = /https?:\/\/\S+\/app\/login\?t=\S+/.exec(run.stdout)?.[0];
+        if (!url) throw new Error(`web-link printed no link:\n${run.stdout}\n${run.stderr}`);
+        return url;
+      },
+      async stop() {
+        for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+}
