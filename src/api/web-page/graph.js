@@ -59,9 +59,13 @@
     const { nodes, links } = layout(graph, width, height);
     const xs = nodes.map((n) => n.x);
     const ys = nodes.map((n) => n.y);
-    const minX = Math.min(...xs) - MARGIN;
-    const minY = Math.min(...ys) - MARGIN;
-    const viewBox = `${minX} ${minY} ${Math.max(...xs) + MARGIN - minX} ${Math.max(...ys) + MARGIN - minY}`;
+    // The drawing's extent, never smaller than the box: a small graph keeps its natural size
+    // rather than being blown up to fill the screen.
+    const spanX = Math.max(Math.max(...xs) - Math.min(...xs) + 2 * MARGIN, width);
+    const spanY = Math.max(Math.max(...ys) - Math.min(...ys) + 2 * MARGIN, height);
+    const minX = (Math.max(...xs) + Math.min(...xs) - spanX) / 2;
+    const minY = (Math.max(...ys) + Math.min(...ys) - spanY) / 2;
+    const viewBox = `${minX} ${minY} ${spanX} ${spanY}`;
     const drawing = svg('svg', { viewBox, width: '100%', height, role: 'img', 'aria-label': 'People, things and memories' });
     const edges = svg('g', { class: 'edges' });
     for (const link of links) edges.append(svg('line', { x1: link.source.x, y1: link.source.y, x2: link.target.x, y2: link.target.y, class: `edge ${link.kind}` }));
