@@ -52,11 +52,8 @@
   }
 
   async function start() {
-    const telegram = window.Nocturne.telegram();
-    if (telegram) {
-      telegram.ready();
-      if (telegram.expand) telegram.expand();
-    }
+    window.Nocturne.telegramEvent('web_app_ready');
+    window.Nocturne.telegramEvent('web_app_expand');
     window.Nocturne.onRefusal(refuse);
     for (const view of VIEW_NAMES) views[view].wire();
     for (const button of document.querySelectorAll('#tabs button')) button.addEventListener('click', () => select(button.dataset.view));

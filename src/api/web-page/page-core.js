@@ -164,7 +164,24 @@
     return date.toLocaleString(undefined, { year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
   }
 
+  /**
+   * Tells the Telegram client an event of the Mini App protocol (`web_app_ready`, `web_app_expand`)
+   * the way Telegram's own script does, without loading it: through the app's web view bridge on
+   * phones and desktops, by a message to the parent frame in Telegram's web clients. Outside
+   * Telegram it does nothing.
+   */
+  function telegramEvent(name) {
+    if (!session.initData) return;
+    try {
+      if (window.TelegramWebviewProxy) window.TelegramWebviewProxy.postEvent(name, '');
+      else if (window.parent !== window) window.parent.postMessage(JSON.stringify({ eventType: name, eventData: '' }), '*');
+    } catch (_) {
+      // A client that does not listen: the page works the same.
+    }
+  }
+
   window.Nocturne = {
+    telegramEvent,
     api,
     download,
     el,
@@ -176,6 +193,5 @@
     /** Each view registers itself here: `{ wire(), show(), clear() }`. */
     views: {},
     onRefusal: (listener) => refusalListeners.push(listener),
-    telegram: () => (window.Telegram && window.Telegram.WebApp) || null,
   };
 })();
