@@ -151,7 +151,8 @@
   function explain(error) {
     if (!(error instanceof ApiError)) return 'The server could not be reached. Check the connection and try again.';
     if (error.status === 401) return 'Open this page again from the bot.';
-    if (error.status === 403) return 'This action was refused: reload the page and try again.';
+    // A stale CSRF token is mended by a reload; any other refusal says why in the server's words.
+    if (error.status === 403) return error.code === 'web.csrf' ? 'This action was refused: reload the page and try again.' : error.message;
     if (error.status === 404) return 'Not found: it may have been forgotten already.';
     return error.message;
   }
