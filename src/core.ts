@@ -36,6 +36,7 @@ import { createReminderBook, type ReminderBook } from './memory/reminders/remind
 import { createEpisodeLog, type EpisodeLog } from './memory/episodes/episode-log';
 import { createMemoryCatalog, type MemoryCatalog } from './memory/memories/memory-catalog';
 import { createProfileReader, type ProfileReader } from './memory/profiles/profile-reader';
+import { createWebSessions, type WebSessions } from './memory/web/web-sessions';
 import { createScopeDirectory, type ScopeDirectory } from './memory/scopes/scope-directory';
 import { createIdentityScopes, createPersonDirectory, type IdentityScopes, type PersonDirectory } from './memory/scopes/identity-links';
 import { createLinkCodes, type LinkCodes } from './memory/scopes/link-codes';
@@ -110,6 +111,8 @@ export interface Core {
   readonly auditLog: AuditLog;
   /** A person's own tokens for the MCP endpoint: each opens one scope (issued, listed, revoked, verified). */
   readonly scopeTokens: ScopeTokens;
+  /** The memory page in a browser: single-use links (`/web`, `cli web-link`) and the sessions they open. */
+  readonly webSessions: WebSessions;
   readonly profiles: ProfileReader;
   readonly archive: ScopeArchive;
   /** Whether the database answers, its triggers, and the counts /metrics reports. */
@@ -279,6 +282,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     scopeControls: createScopeControls(db.prisma, policyDefaults(config), overrides.clock),
     auditLog: createAuditLog(db.prisma),
     scopeTokens: createScopeTokens(db.prisma),
+    webSessions: createWebSessions(db.prisma),
     profiles: createProfileReader(db.prisma),
     archive: createScopeArchive(db.prisma, config.ingest),
     storeStats: createStoreStats(db.prisma, db.provider, db.appliedMigrations),

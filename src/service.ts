@@ -19,6 +19,10 @@ import type { Readable, Writable } from 'node:stream';
 import { createAgent, type Agent, type AgentServices } from './agent/agent';
 import { createImageDescriber } from './agent/image-describer';
 import { createApiServer } from './api/server';
+import type { WebRouteServices } from './api/web-routes';
+import { createWebAccess, type GroupMembership } from './memory/web/web-access';
+import { createPageMemories } from './memory/web/page-memories';
+import { setMemoryMenuButton, telegramGroupMembership } from './channels/telegram/memory-page';
 import { createForgetPreviewBook } from './mcp/forget-previews';
 import type { McpDoorServices } from './mcp/memory-server';
 import type { Config } from './config/load-config';
@@ -113,6 +117,27 @@ export function channelServices(core: Core) {
 }
 
 /**
+ * The memory page's routes (`/app/login`, `/app/api/*`): who may look (Telegram init data signed
+ * with the bot's token, or a browser session) and what they see. `membership` is read at each
+ * request: the Telegram bot that answers it starts after the API.
+ */
+export function webRouteServices(config: Config, core: Core, membership: () => GroupMembership | undefined): WebRouteServices {
+  return {
+    access: createWebAccess({
+      identities: core.identities,
+      directory: core.directory,
+      sessions: core.webSessions,
+      ...(config.telegram && { botToken: config.telegram.token }),
+      maxAgeSeconds: config.web.initDataMaxAgeSeconds,
+      membership: { standing: (chatId, userId) => membership()?.standing(chatId, userId) ?? Promise.resolve('none') },
+    }),
+    sessions: core.webSessions,
+    memories: createPageMemories({ prisma: core.db.prisma, search: core.search, catalog: core.catalog }),
+    https: config.web.https,
+  };
+}
+
+/**
  * What the Telegram bot reads media with: the configured model describes photos (it is the one
  * model every reply uses, so its prompt redaction and usage records apply), the transcription
  * server turns voice into words when one is configured, and documents are stored through the
@@ -199,6 +224,12 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
     const telegram = config.telegram?.mode.kind === 'polling' ? config.telegram : undefined;
     const heartbeat = telegram && createFileHeartbeat({ file: telegram.heartbeat.file, logger });
 
+    // The memory page asks Telegram whether a viewer belongs to a group; the bot is built below.
+    let groupMembership: GroupMembership | undefined;
+    // `/memory` and `/web` in the chats, when the page is served (on the admin API's listener).
+    const webPage = config.adminToken
+      ? { sessions: core.webSessions, publicUrl: config.web.publicUrl, https: config.web.https, webAppShortName: config.web.webAppShortName }
+      : undefined;
     if (config.adminToken) {
       const api = await createApiServer({
         token: config.adminToken,
@@ -222,6 +253,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
         metrics: core.metrics,
         embeddingWorker: core.embeddingWorker,
         links: { identities: core.identities, codes: core.linkCodes },
+        web: webRouteServices(config, core, () => groupMembership),
         ...(telegram && heartbeat && { telegramPolling: () => pollHealth(heartbeat, telegram.heartbeat.maxAgeSeconds) }),
       });
       parts.api = await api.listen({ host: config.api.host, port: config.api.port });
@@ -242,6 +274,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
             logger,
             defaultTimeZone: config.timeZone,
             media: mediaServices(config, core, logger),
+            ...(webPage && { memoryPage: webPage }),
             ...channelServices(core),
           })
         : undefined;
@@ -279,6 +312,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
     } else parts.webhook = 'off (set WEBHOOK_SECRET)';
 
     if (bot) {
+      groupMembership = telegramGroupMembership(bot.api);
       if (telegramWebhook) {
         await telegramWebhook.start();
         stops.push(['Telegram', () => telegramWebhook.stop()]);
@@ -286,6 +320,8 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
         await telegramPolling.start();
         stops.push(['Telegram', () => telegramPolling.stop()]);
       }
+      // Not awaited: a slow or refusing Bot API delays nothing (it is logged; /memory still works).
+      void setMemoryMenuButton(bot.api, webPage, logger);
       const digests = await startDigestSender(core, bot, logger, overrides.clock ? { clock: overrides.clock } : {});
       stops.splice(stops.length - 1, 0, ['digest sender', () => digests.stop()]);
       const reminders = createTelegramReminderSender({
@@ -313,6 +349,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
         defaultTimeZone: config.timeZone,
         exportDir: path.join(config.dataDir, 'exports'),
         banner: modelBanner(config, io.logFile),
+        ...(webPage && { web: webPage }),
         reminderDelivery: {
           reminders: core.reminders,
           intervalMs: config.reminders.checkMs,

@@ -43,8 +43,9 @@ import type { McpDoorServices } from '../mcp/memory-server';
 import type { ScopeTokens } from '../memory/scopes/scope-tokens';
 import { renderMetrics } from './metrics-endpoint';
 import { registerLinkRoutes } from './link-routes';
+import { registerWebRoutes, type WebRouteServices } from './web-routes';
 import { renderDocsPage, type OpenApiDocument } from './docs-page';
-import { registerWebPage, WEB_PAGE_ROUTES } from './web-page';
+import { registerWebPage } from './web-page';
 import { joinMarkdownFiles, renderMarkdownExport } from '../export/markdown-export';
 import { removeImportFile, spoolToFile, SpoolTooLarge, type ImportFile } from '../export/import-file';
 import { serializeScopeExport } from '../export/scope-document';
@@ -105,6 +106,8 @@ export interface ApiOptions {
   readonly mcp?: { readonly services: McpDoorServices; readonly tokens: Pick<ScopeTokens, 'verify'> };
   /** Linked identities (`/links`, api/link-routes.ts); no routes when absent. */
   readonly links?: Parameters<typeof registerLinkRoutes>[1];
+  /** The memory page's data (`/app/login`, `/app/api/*`, api/web-routes.ts); no routes when absent. */
+  readonly web?: WebRouteServices;
 }
 
 /**
@@ -112,6 +115,12 @@ export interface ApiOptions {
  * by its address (it cannot send a bearer header) and which holds no data, only the API's shape.
  */
 const OPEN_ROUTES = new Set(['/healthz', '/readyz', '/docs']);
+
+/** Paths of the memory page (`/app`, its assets, `/app/login`, `/app/api/*`): not behind ADMIN_TOKEN. */
+function isWebPagePath(url: string): boolean {
+  const path = url.split('?')[0] ?? '';
+  return path === '/app' || path.startsWith('/app/');
+}
 
 export async function createApiServer(options: ApiOptions): Promise<FastifyInstance> {
   const { directory, catalog, episodeLog, auditLog, archive, forget, search, sleep, scheduler, storeStats } = options;
@@ -130,8 +139,8 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
 
   app.addHook('onRequest', async (request, reply) => {
     if (OPEN_ROUTES.has(request.routeOptions.url ?? '')) return;
-    // The memory page's files hold no data; its data calls check who asks themselves.
-    if (WEB_PAGE_ROUTES.has(request.routeOptions.url ?? '')) return;
+    // The memory page and its data prove who they are for themselves (web-routes.ts).
+    if (isWebPagePath(request.url)) return;
     // A person's token is accepted there too: the route checks the bearer itself.
     if (options.mcp && request.routeOptions.url === MCP_PATH) return;
     if (!bearerMatches(request.headers.authorization, options.token)) {
@@ -198,6 +207,7 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
 
   app.get('/scopes', async () => ({ scopes: await directory.list() }));
   if (options.links) registerLinkRoutes(app, options.links);
+  if (options.web) registerWebRoutes(app, options.web);
 
   app.get('/scopes/:id/memories', { schema: { params: jsonSchema(scopeParams), querystring: jsonSchema(memoriesQuery) } }, async (request) => {
     const { id } = scopeParams.parse(request.params);

@@ -23,9 +23,6 @@ const ASSET_MAX_AGE_SECONDS = 365 * 24 * 60 * 60;
 /** Characters of the content hash in an asset's address: enough to tell releases apart. */
 const HASH_CHARS = 12;
 
-/** The routes this module answers; the admin API's bearer check leaves them alone (server.ts). */
-export const WEB_PAGE_ROUTES: ReadonlySet<string> = new Set(['/app', '/app/assets/:file']);
-
 /**
  * The browser build a d3 package names under `exports.umd` in its package.json. The packages
  * export only their entry points, so the file is found from the entry's folder up to the

@@ -37,6 +37,7 @@ import { settingsCommand } from './commands/settings';
 import { mcpCommand } from './commands/mcp';
 import { mcpTokenCommand } from './commands/mcp-token';
 import { linkCommand } from './commands/link';
+import { webLinkCommand } from './commands/web-link';
 import { asSentence } from '../shared/sentence';
 
 const commands = [
@@ -66,6 +67,7 @@ const commands = [
   mcpCommand,
   mcpTokenCommand,
   linkCommand,
+  webLinkCommand,
 ] satisfies Command[];
 
 function usage(): string {

@@ -34,6 +34,8 @@ export interface Config {
   readonly adminToken?: string;
   /** Where the admin API listens (served only when adminToken is set). */
   readonly api: { readonly host: string; readonly port: number };
+  /** The memory page (docs/channels.md, "The memory page"), served by the admin API's listener. */
+  readonly web: WebConfig;
   /** The webhook channel, when WEBHOOK_SECRET is set. */
   readonly webhook?: { readonly secret: string; readonly host: string; readonly port: number; readonly callbackHosts: readonly string[] };
   /** The terminal conversation: `auto` runs it when no Telegram token is set and stdin is a TTY. */
@@ -56,6 +58,17 @@ export interface Config {
   readonly log: { readonly level: Env['LOG_LEVEL']; readonly format: Env['LOG_FORMAT']; readonly file?: string };
   /** Every secret value, so the logger can redact them wherever they appear. */
   readonly secrets: readonly string[];
+}
+
+/** PUBLIC_URL, WEB_INIT_DATA_MAX_AGE_SECONDS and TELEGRAM_WEBAPP_SHORT_NAME. */
+export interface WebConfig {
+  /** Where people reach the page, without a trailing slash (PUBLIC_URL, else http://127.0.0.1:API_PORT). */
+  readonly publicUrl: string;
+  /** Whether {@link publicUrl} is https: cookies are Secure, and Telegram accepts it for a Mini App. */
+  readonly https: boolean;
+  readonly initDataMaxAgeSeconds: number;
+  /** The Mini App's short name at @BotFather, for t.me direct links from groups. */
+  readonly webAppShortName?: string;
 }
 
 /** OWNER_TELEGRAM_USER_ID, OWNER_TERMINAL_USER and OWNER_WEBHOOK_SENDER, each optional. */
@@ -289,6 +302,7 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     },
     adminToken: env.ADMIN_TOKEN,
     api: { host: env.API_HOST, port: env.API_PORT },
+    web: webConfig(env),
     webhook: env.WEBHOOK_SECRET
       ? { secret: env.WEBHOOK_SECRET, host: env.API_HOST, port: env.WEBHOOK_PORT, callbackHosts: env.WEBHOOK_CALLBACK_HOSTS }
       : undefined,
@@ -417,4 +431,15 @@ function passwordOf(url: string | undefined): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** The memory page's settings; PUBLIC_URL's trailing slashes go (links append `/app/...`). */
+function webConfig(env: Env): WebConfig {
+  const publicUrl = (env.PUBLIC_URL ?? `http://127.0.0.1:${env.API_PORT}`).replace(/\/+$/, '');
+  return {
+    publicUrl,
+    https: publicUrl.startsWith('https://'),
+    initDataMaxAgeSeconds: env.WEB_INIT_DATA_MAX_AGE_SECONDS,
+    ...(env.TELEGRAM_WEBAPP_SHORT_NAME && { webAppShortName: env.TELEGRAM_WEBAPP_SHORT_NAME }),
+  };
 }

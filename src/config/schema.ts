@@ -107,6 +107,14 @@ export const envSchema = z.object({
   ADMIN_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   API_HOST: z.string().trim().min(1).default('127.0.0.1'),
   API_PORT: int(1, 65_535).default(8787),
+  // The memory page (docs/channels.md, "The memory page")
+  PUBLIC_URL: url.optional(),
+  WEB_INIT_DATA_MAX_AGE_SECONDS: int(60, 30 * 86_400).default(86_400),
+  TELEGRAM_WEBAPP_SHORT_NAME: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9_]{3,30}$/, 'must be the short name given to /newapp in @BotFather (3-30 of A-Z, a-z, 0-9, _)')
+    .optional(),
   WEBHOOK_SECRET: z.string().min(16, 'must be at least 16 characters').optional(),
   WEBHOOK_PORT: int(1, 65_535).default(8788),
   WEBHOOK_CALLBACK_HOSTS: z
@@ -243,6 +251,12 @@ export const settingDocs: Record<keyof Env, string> = {
   ADMIN_TOKEN: 'Bearer token of the admin HTTP API (at least 16 characters; never logged); when set, npm start serves the API.',
   API_HOST: 'Address the admin API and the webhook channel listen on (loopback by default).',
   API_PORT: 'Port of the admin API.',
+  PUBLIC_URL:
+    'The address people reach this service at (the admin API listener), used in /web links and by the memory page as a Telegram Mini App, which needs https (e.g. https://nocturne.example.com); default http://127.0.0.1:API_PORT. When https, the bot sets its chat menu button to the page.',
+  WEB_INIT_DATA_MAX_AGE_SECONDS:
+    'Oldest Telegram Mini App data (auth_date) the memory page accepts, in seconds (60 to 30 days, default 86400); older is refused and the page asks to be opened again.',
+  TELEGRAM_WEBAPP_SHORT_NAME:
+    'Short name of the Mini App registered with @BotFather /newapp: /memory in a group answers a t.me direct link to it (Telegram allows web_app buttons only in private chats). Unset: /memory in a group explains how to set it.',
   WEBHOOK_SECRET:
     'Shared secret of the webhook channel (HMAC-SHA256 of the body; at least 16 characters; never logged); when set, npm start serves POST /webhook/<source>.',
   WEBHOOK_PORT: 'Port of the webhook channel, and of the Telegram webhook route when TELEGRAM_MODE=webhook.',

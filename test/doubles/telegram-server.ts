@@ -101,6 +101,8 @@ export interface FakeTelegramServer {
   forward(from: FakeUser, text: string, origin: { user?: FakeUser; channel?: string }, options?: { chat?: FakeChat }): Update & { message: Message };
   /** Users that getChatMember reports as administrators of a chat (`chatId:userId`). */
   readonly admins: Set<string>;
+  /** Users that getChatMember reports as having left a chat (`chatId:userId`); everyone else is a member. */
+  readonly departed: Set<string>;
   /** A message with media fields (photo, voice, sticker, document...) and an optional caption. */
   media(from: FakeUser, fields: Partial<Message>, options?: { chat?: FakeChat }): Update & { message: Message };
   /**
@@ -245,6 +247,7 @@ function commandEntities(text: string): Message['entities'] {
 export async function startFakeTelegram(options: { token?: string; username?: string; webhookRetryMs?: number } = {}): Promise<FakeTelegramServer> {
   const token = options.token ?? '123456789:AAFakeTokenForTestsOnly_abcdefghijklmn';
   const admins = new Set<string>();
+  const departed = new Set<string>();
   const botInfo: UserFromGetMe = {
     id: BOT_ID,
     is_bot: true,
@@ -418,6 +421,7 @@ export async function startFakeTelegram(options: { token?: string; username?: st
         webhook = undefined;
         return true;
       case 'setMyCommands':
+      case 'setChatMenuButton':
       case 'sendChatAction':
       case 'answerCallbackQuery':
       case 'leaveChat':
@@ -430,7 +434,7 @@ export async function startFakeTelegram(options: { token?: string; username?: st
       case 'getChatMember': {
         const userId = Number(p.user_id);
         return {
-          status: admins.has(`${String(p.chat_id)}:${userId}`) ? 'administrator' : 'member',
+          status: admins.has(`${String(p.chat_id)}:${userId}`) ? 'administrator' : departed.has(`${String(p.chat_id)}:${userId}`) ? 'left' : 'member',
           user: { id: userId, is_bot: false, first_name: 'Someone' },
         };
       }
@@ -616,6 +620,7 @@ export async function startFakeTelegram(options: { token?: string; username?: st
 
   return {
     admins,
+    departed,
     apiRoot: `http://127.0.0.1:${port}`,
     token,
     botInfo,

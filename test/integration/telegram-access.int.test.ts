@@ -30,6 +30,7 @@ describe('Telegram bot: access, scopes and messages', () => {
       'keep',
       'link',
       'memories',
+      'memory',
       'pause',
       'reminders',
       'resume',
@@ -38,6 +39,7 @@ describe('Telegram bot: access, scopes and messages', () => {
       'start',
       'timezone',
       'unlink',
+      'web',
       'why',
     ]);
     expect(commands).toEqual(BOT_COMMANDS);

@@ -24,6 +24,8 @@ export const COMMANDS: readonly ChannelCommand[] = [
   { command: 'resume', description: 'Start learning again' },
   { command: 'reminders', description: 'Your reminders to come; /reminders cancel 2 cancels number 2' },
   { command: 'export', description: 'Everything I keep, as JSON and Markdown files' },
+  { command: 'memory', description: 'Open your memory page: see, correct, pin or forget what I remember' },
+  { command: 'web', description: 'A one-time link to your memory page in a browser (10 minutes)' },
   { command: 'link', description: 'One memory for your chats: /link gives a code, /link CODE in your other chat joins them' },
   { command: 'unlink', description: 'Stop this chat joining the linked memory (what was merged stays)' },
   { command: 'end', description: 'End this conversation (start fresh)' },

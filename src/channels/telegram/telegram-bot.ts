@@ -37,6 +37,7 @@ import { registerConversation } from './conversation';
 import { registerDigestCommand } from './digest-command';
 import { registerEditedMessages } from './edited-message';
 import { registerExportCommand } from './export-command';
+import { registerMemoryPageCommands, type TelegramMemoryPage } from './memory-page';
 import { registerForgetCommand } from './forget-command';
 import { registerGroupCommands } from './group-commands';
 import { BOT_COMMANDS, registerHelpCommands } from './help-commands';
@@ -89,6 +90,8 @@ export interface TelegramBotOptions extends CommandServices {
   readonly link?: LinkServices;
   /** Reading photos, documents and voice (media/); without it media are noted by what they are. */
   readonly media?: TelegramMediaOptions;
+  /** `/memory` and `/web` (memory-page.ts); without it they say the page is not served. */
+  readonly memoryPage?: TelegramMemoryPage;
 }
 
 export interface TelegramBot {
@@ -241,6 +244,7 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
   registerRemindersCommand(routes, { reminders: options.reminders });
   registerGroupCommands(routes, { directory: options.directory });
   registerLinkCommands(routes, { link: options.link });
+  registerMemoryPageCommands(routes, { page: options.memoryPage });
   registerEditedMessages(routes, { handler, logger });
   if (options.media) {
     const { token, apiRoot } = options.settings;

@@ -30,6 +30,7 @@ import type { ConversationHandler } from '../conversation-handler';
 import type { InboundMessage } from '../../agent/inbound-message';
 import { createTerminalCommands, type CommandAnswer } from './terminal-commands';
 import type { LinkServices } from '../commands/link';
+import type { WebLinkServices } from '../commands/web';
 import { scopeTimeZone } from '../../memory/scopes/scope-policy';
 
 /** The channel name stored on scopes and episodes. */
@@ -70,6 +71,8 @@ export interface TerminalChannelOptions extends CommandServices {
   readonly reminderDelivery?: Omit<ReminderSenderOptions, 'channel' | 'scopeKey' | 'send' | 'logger'>;
   /** `/link` and `/unlink` (without them, the commands say linking is not available). */
   readonly link?: LinkServices;
+  /** `/web`: links to the memory page (without them, the command says the page is not served). */
+  readonly web?: WebLinkServices;
 }
 
 export interface TerminalChannel {
@@ -111,6 +114,7 @@ export function createTerminalChannel(options: TerminalChannelOptions): Terminal
     exportDir: options.exportDir,
     print,
     link: options.link,
+    web: options.web,
     identity: { key: scopeKey, channel: TERMINAL_CHANNEL, kind: 'user', title: authorName, ownerId: authorName },
   });
   const reminderSender =

@@ -25,6 +25,7 @@ import { confirmForget, FORGET_KEPT_TEXT, FORGET_USAGE, forgetReason, parseForge
 import { helpText, NUMBERS_NOTE } from '../commands/help';
 import { answerKeep } from '../commands/keep';
 import { answerLink, answerUnlink, LINK_UNAVAILABLE_TEXT, type LinkServices } from '../commands/link';
+import { answerWeb, type WebLinkServices } from '../commands/web';
 import type { ScopeDescriptor } from '../../memory/scopes/scope-directory';
 import { parseMemoriesFlags, renderMemoryList } from '../commands/memories';
 import { createNumberedLists } from '../commands/numbered-lists';
@@ -73,6 +74,8 @@ export interface TerminalCommandDeps extends CommandServices {
   /** `/link` and `/unlink`, and the identity they act for (the terminal user's own scope key). */
   readonly link?: LinkServices;
   readonly identity?: ScopeDescriptor;
+  /** `/web` (and `/memory`, which on a terminal is the same link); without it they say the page is not served. */
+  readonly web?: WebLinkServices;
 }
 
 export interface TerminalCommands {
@@ -215,6 +218,15 @@ export function createTerminalCommands(deps: TerminalCommandDeps): TerminalComma
           return { text: deps.identity ? await answerLink(deps.link, deps.identity, argument) : LINK_UNAVAILABLE_TEXT };
         case 'unlink':
           return { text: deps.identity ? await answerUnlink(deps.link, deps.identity) : LINK_UNAVAILABLE_TEXT };
+        case 'web':
+        case 'memory':
+          return {
+            text: await answerWeb(
+              deps.web,
+              { scopeId: scope.id, identityKey: deps.identity?.key ?? scope.key, group: false },
+              `asked for with /${name} on the terminal`,
+            ),
+          };
         case 'end':
           await deps.handler.end(scope.key);
           return { text: END_TEXT };

@@ -53,6 +53,8 @@ export const chatCommand: Command = {
       logger: ctx.logger,
       defaultTimeZone: ctx.config.timeZone,
       exportDir: path.join(ctx.config.dataDir, 'exports'),
+      // `/web`: the link opens the page on the service's listener (served when ADMIN_TOKEN is set there).
+      web: { sessions: core.webSessions, publicUrl: ctx.config.web.publicUrl },
       // Reminders set here are printed when due while the conversation is open (late ones at its start).
       reminderDelivery: { reminders: core.reminders, intervalMs: ctx.config.reminders.checkMs, lateAfterMs: ctx.config.reminders.lateAfterMs },
     });

@@ -25,6 +25,8 @@ export async function purgeScopeIn(tx: Tx, scopeId: string, setting: PurgeSettin
   const { now } = setting;
   const scope = await tx.scope.findUnique({ where: { id: scopeId }, select: { id: true, key: true } });
   if (!scope) throw new NotFoundError(`no scope ${scopeId}`, { code: 'scope.not_found' });
+  // The memory page's browser sessions end even when there is nothing else to purge.
+  await tx.webSession.deleteMany({ where: { scopeId } });
   const ids = (await tx.memory.findMany({ where: { scopeId }, select: { id: true } })).map((m) => m.id);
   // With no memory left, the people and things learned and the exports still go.
   const location = setting.exportsDir ? { exportsDir: setting.exportsDir, scope, protectedFiles: setting.protectedFiles } : undefined;

@@ -351,6 +351,21 @@ export const SCOPE_DATA_MAP = [
     purge: 'keep',
   },
   {
+    model: 'WebSession',
+    delegate: 'webSession',
+    table: 'webSessions',
+    scope: { by: 'scopeId' },
+    text: [],
+    json: [],
+    plain: ['id', 'linkHash', 'sessionHash', 'scopeId', 'identityKey'],
+    // Credentials, not memory: an export or a copy must never open the scope in a browser.
+    exportPlace: { as: 'left out', why: 'credentials: the hashes of browser links and sessions of the memory page' },
+    migrated: { no: 'credentials of one installation: a moved store asks for a new link' },
+    forget: {},
+    // A purge ends every browser session of the scope (purge-scope.ts).
+    purge: 'delete',
+  },
+  {
     model: 'Lease',
     delegate: 'lease',
     table: 'leases',
