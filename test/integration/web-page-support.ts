@@ -209,7 +209,8 @@ export function buildExport(person: FakeUser, now: Date): { document: Record<str
       sourceType: 'episode',
       sourceTrust: 1,
       validFrom: at(seed.daysAgo),
-      validTo: seed.faded ? at(1) : null,
+      // A faded memory is inactive but still current (no later version ended it).
+      validTo: null,
       supersededById: null,
       linkedAt: null,
       decaySteps: seed.faded ? 3 : 0,

@@ -66,6 +66,11 @@ describeWithBrowser('the memory page in Chromium', () => {
     const context = await browser.createBrowserContext({ downloadBehavior: { policy: 'allow', downloadPath: downloads } });
     contexts.push(context);
     const page = await context.newPage();
+    // What went wrong inside the page is printed with the test's output.
+    page.on('pageerror', (error) => process.stderr.write(`web-page: page error: ${String(error)}\n`));
+    page.on('console', (message) => {
+      if (message.type() === 'error') process.stderr.write(`web-page: console: ${message.text()}\n`);
+    });
     await page.setViewport(PHONE);
     page.setDefaultTimeout(STEP_MS);
     return page;
