@@ -15,6 +15,7 @@ import { createEpisodeEdits, type EpisodeEdits } from './memory/episodes/episode
 import { createConversationStore, type ConversationStore } from './memory/conversations/conversation-store';
 import { createMemoryStore, type MemoryStore } from './memory/memories/memory-store';
 import { createConflictBook, type ConflictBook } from './memory/memories/conflict-book';
+import { createMemoryCorrections, type MemoryCorrections } from './memory/memories/memory-corrections';
 import { createSoulReader, type SoulReader } from './memory/profiles/soul';
 import { createSleepScheduler, type SleepScheduler } from './sleep/scheduler';
 import { createSleepService, type SleepService } from './sleep/sleep-service';
@@ -100,6 +101,8 @@ export interface Core {
   readonly catalog: MemoryCatalog;
   /** Open contradictions: list them, and settle one when the person says which side is true. */
   readonly conflicts: ConflictBook;
+  /** The person's and the operator's own say over a memory: correct it (a new version), pin it. */
+  readonly corrections: MemoryCorrections;
   readonly episodeLog: EpisodeLog;
   readonly digestBook: DigestBook;
   /** Reminders people asked for: set, listed and cancelled by the agent and /reminders, sent by the channels. */
@@ -271,6 +274,7 @@ export async function createCore(config: Config, logger: Logger, overrides: Core
     edits: createEpisodeEdits({ directory, routedScopeId: (key) => identities.linkedScopeId(key), episodes: episodeService, forget }),
     catalog: createMemoryCatalog(db.prisma),
     conflicts: createConflictBook({ prisma: db.prisma, soul: { maxTokens: config.sleep.soulMaxTokens, defaultTimeZone: config.timeZone } }),
+    corrections: createMemoryCorrections(db.prisma, { soul: { maxTokens: config.sleep.soulMaxTokens, defaultTimeZone: config.timeZone } }),
     episodeLog: createEpisodeLog(episodes),
     digestBook: createDigestBook(db.prisma, config.timeZone),
     reminders: createReminderBook(db.prisma, config.timeZone),

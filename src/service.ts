@@ -19,9 +19,8 @@ import type { Readable, Writable } from 'node:stream';
 import { createAgent, type Agent, type AgentServices } from './agent/agent';
 import { createImageDescriber } from './agent/image-describer';
 import { createApiServer } from './api/server';
-import type { WebRouteServices } from './api/web-routes';
-import { createWebAccess, type GroupMembership } from './memory/web/web-access';
-import { createPageMemories } from './memory/web/page-memories';
+import type { GroupMembership } from './memory/web/web-access';
+import { webRouteServices } from './memory-page-services';
 import { setMemoryMenuButton, telegramGroupMembership } from './channels/telegram/memory-page';
 import { createForgetPreviewBook } from './mcp/forget-previews';
 import type { McpDoorServices } from './mcp/memory-server';
@@ -109,31 +108,23 @@ export function agentServices(core: Core): AgentServices {
   };
 }
 
-/** The domain services a chat channel's commands use (/memories, /why, /forget, /digest, /export, /sleep). */
+/** The domain services a chat channel's commands use (/memories, /why, /forget, /fix, /digest, /export, /sleep). */
 export function channelServices(core: Core) {
-  const { catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts, reminders } = core;
+  const { catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts, reminders, corrections } = core;
   const link = { codes: core.linkCodes, identities: core.identities };
-  return { directory: core.personDirectory, catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts, reminders, link };
-}
-
-/**
- * The memory page's routes (`/app/login`, `/app/api/*`): who may look (Telegram init data signed
- * with the bot's token, or a browser session) and what they see. `membership` is read at each
- * request: the Telegram bot that answers it starts after the API.
- */
-export function webRouteServices(config: Config, core: Core, membership: () => GroupMembership | undefined): WebRouteServices {
   return {
-    access: createWebAccess({
-      identities: core.identities,
-      directory: core.directory,
-      sessions: core.webSessions,
-      ...(config.telegram && { botToken: config.telegram.token }),
-      maxAgeSeconds: config.web.initDataMaxAgeSeconds,
-      membership: { standing: (chatId, userId) => membership()?.standing(chatId, userId) ?? Promise.resolve('none') },
-    }),
-    sessions: core.webSessions,
-    memories: createPageMemories({ prisma: core.db.prisma, search: core.search, catalog: core.catalog }),
-    https: config.web.https,
+    directory: core.personDirectory,
+    catalog,
+    digestBook,
+    forget,
+    archive,
+    scheduler,
+    digestSchedule,
+    scopeControls,
+    conflicts,
+    reminders,
+    corrections,
+    link,
   };
 }
 
@@ -254,6 +245,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
         embeddingWorker: core.embeddingWorker,
         links: { identities: core.identities, codes: core.linkCodes },
         web: webRouteServices(config, core, () => groupMembership),
+        corrections: core.corrections,
         ...(telegram && heartbeat && { telegramPolling: () => pollHealth(heartbeat, telegram.heartbeat.maxAgeSeconds) }),
       });
       parts.api = await api.listen({ host: config.api.host, port: config.api.port });

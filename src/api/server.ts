@@ -44,6 +44,8 @@ import type { ScopeTokens } from '../memory/scopes/scope-tokens';
 import { renderMetrics } from './metrics-endpoint';
 import { registerLinkRoutes } from './link-routes';
 import { registerWebRoutes, type WebRouteServices } from './web-routes';
+import { registerMemoryChangeRoute } from './memory-change-route';
+import type { MemoryCorrections } from '../memory/memories/memory-corrections';
 import { renderDocsPage, type OpenApiDocument } from './docs-page';
 import { registerWebPage } from './web-page';
 import { joinMarkdownFiles, renderMarkdownExport } from '../export/markdown-export';
@@ -108,6 +110,8 @@ export interface ApiOptions {
   readonly links?: Parameters<typeof registerLinkRoutes>[1];
   /** The memory page's data (`/app/login`, `/app/api/*`, api/web-routes.ts); no routes when absent. */
   readonly web?: WebRouteServices;
+  /** Correcting and pinning a memory (`PATCH /scopes/:id/memories/:mid`); no route when absent. */
+  readonly corrections?: Pick<MemoryCorrections, 'correct' | 'pin'>;
 }
 
 /**
@@ -230,6 +234,8 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
     if (!detail) throw new NotFoundError(`no memory ${mid} in scope ${id}`);
     return detail;
   });
+
+  if (options.corrections) registerMemoryChangeRoute(app, { directory, corrections: options.corrections });
 
   app.delete('/scopes/:id/memories/:mid', { schema: { params: jsonSchema(memoryParams) } }, async (request) => {
     const { id, mid } = memoryParams.parse(request.params);

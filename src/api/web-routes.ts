@@ -15,13 +15,26 @@ import { isRefusal, type WebAccess, type WebViewer } from '../memory/web/web-acc
 import type { PageMemories } from '../memory/web/page-memories';
 import type { WebSessions } from '../memory/web/web-sessions';
 import { CHANGING_METHODS, createLoginLimiter, csrfMatches, refuse, sessionCookie, sessionCookieOf } from './web-auth';
-import { jsonSchema } from './schemas';
+import { integerIn, jsonSchema } from './schemas';
+import type { ScopeArchive } from '../export/scope-archive';
+import { serializeScopeExport } from '../export/scope-document';
+import type { ProfileReader } from '../memory/profiles/profile-reader';
+import type { PageForget } from '../memory/web/page-forget';
+import type { PageGraph } from '../memory/web/page-graph';
+import { MAX_TIMELINE_DAYS, type PageTimeline } from '../memory/web/page-timeline';
 
 /** What the page's routes use. */
 export interface WebRouteServices {
   readonly access: WebAccess;
   readonly sessions: Pick<WebSessions, 'redeem' | 'end'>;
   readonly memories: PageMemories;
+  readonly timeline: PageTimeline;
+  readonly graph: PageGraph;
+  readonly forget: PageForget;
+  /** The soul as the agent sees it (`/app/api/soul`). */
+  readonly profiles: Pick<ProfileReader, 'soul' | 'profile'>;
+  /** The JSON export (`/app/api/export`). */
+  readonly archive: Pick<ScopeArchive, 'export'>;
   /** PUBLIC_URL is https: the cookie is Secure whatever the request came over (a TLS proxy in front). */
   readonly https: boolean;
   readonly clock?: () => Date;
@@ -34,6 +47,8 @@ const listQuery = z.object({
   all: z.enum(['0', '1', 'true', 'false']).optional(),
 });
 const memoryIdParams = z.object({ id: z.string().min(1).max(100) });
+const timelineQuery = z.object({ days: integerIn(1, MAX_TIMELINE_DAYS).default(60) });
+const forgetBody = z.object({ confirm: z.boolean().default(false) }).strict();
 
 /** The short page a used, expired or wrong link answers. */
 const LINK_REFUSED_PAGE = `<!doctype html>
@@ -131,7 +146,53 @@ export function registerWebRoutes(app: FastifyInstance, services: WebRouteServic
       const memory = await services.memories.detail(reachOf(viewerOf(request)), id);
       return memory ?? notFound(reply);
     });
+
+    api.post(
+      '/app/api/memories/:id/forget',
+      { schema: { hide: true, params: jsonSchema(memoryIdParams), body: jsonSchema(forgetBody) } },
+      async (request, reply) => {
+        const { id } = memoryIdParams.parse(request.params);
+        const { confirm } = forgetBody.parse(request.body ?? {});
+        const viewer = viewerOf(request);
+        // Within the viewer's reach only: another member's memory in a group is not theirs to forget.
+        if (!(await services.memories.detail(reachOf(viewer), id))) return notFound(reply);
+        if (!confirm) return { preview: await services.forget.preview(viewer.scope.id, id) };
+        return { forgotten: await services.forget.confirm(viewer.scope.id, id) };
+      },
+    );
+
+    api.get('/app/api/timeline', { schema: { hide: true, querystring: jsonSchema(timelineQuery) } }, async (request) => {
+      const { days } = timelineQuery.parse(request.query);
+      return { nights: await services.timeline.nights(reachOf(viewerOf(request)), days, now()) };
+    });
+
+    api.get('/app/api/graph', { schema: { hide: true } }, async (request) => services.graph.graph(reachOf(viewerOf(request))));
+
+    api.get('/app/api/entities/:id', { schema: { hide: true, params: jsonSchema(memoryIdParams) } }, async (request, reply) => {
+      const { id } = memoryIdParams.parse(request.params);
+      return (await services.graph.entity(reachOf(viewerOf(request)), id)) ?? refuse(reply, 404, 'No such person or thing here.', 'web.not_found');
+    });
+
+    api.get('/app/api/soul', { schema: { hide: true } }, async (request, reply) => {
+      const viewer = viewerOf(request);
+      if (viewer.speakerId !== undefined) return wholeGroupOnly(reply);
+      const [text, profile] = await Promise.all([services.profiles.soul(viewer.scope.id), services.profiles.profile(viewer.scope.id)]);
+      return { text, updatedAt: profile?.updatedAt.toISOString() ?? null };
+    });
+
+    api.get('/app/api/export', { schema: { hide: true } }, async (request, reply) => {
+      const viewer = viewerOf(request);
+      if (viewer.speakerId !== undefined) return wholeGroupOnly(reply);
+      const document = serializeScopeExport(await services.archive.export(viewer.scope.id));
+      const day = now().toISOString().slice(0, 10);
+      return reply.type('application/json; charset=utf-8').header('content-disposition', `attachment; filename="nocturne-export-${day}.json"`).send(document);
+    });
   });
+}
+
+/** What a group member who is not its administrator gets for a view of the whole group. */
+function wholeGroupOnly(reply: FastifyReply): FastifyReply {
+  return refuse(reply, 403, 'Only the group’s administrators see the whole group’s memory.', 'web.forbidden');
 }
 
 /** Another scope's memory, another member's, and one that does not exist answer alike. */

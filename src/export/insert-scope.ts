@@ -198,6 +198,7 @@ export async function insertBatch(tx: Tx, batch: RowBatch, scopeId: string): Pro
           decaySteps: m.decaySteps,
           accessCount: m.accessCount,
           lastAccessedAt: dateOrNull(m.lastAccessedAt),
+          pinned: m.pinned ?? false,
           createdAt: date(m.createdAt),
           updatedAt: date(m.updatedAt),
         })),

@@ -153,6 +153,7 @@ export async function readScope(prisma: ScopeReader, scopeId: string): Promise<S
       decaySteps: m.decaySteps,
       accessCount: m.accessCount,
       lastAccessedAt: isoOrNull(m.lastAccessedAt),
+      pinned: m.pinned,
       createdAt: iso(m.createdAt),
       updatedAt: iso(m.updatedAt),
       sourceEpisodeIds: (sourcesOf.get(m.id) ?? []).map((s) => s.episodeId).sort(compareStrings),

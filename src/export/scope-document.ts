@@ -106,6 +106,8 @@ const memorySchema = z.strictObject({
   decaySteps: int,
   accessCount: int,
   lastAccessedAt: nullableTimestamp,
+  // Absent from documents written before memories could be pinned: not pinned.
+  pinned: z.boolean().optional(),
   createdAt: timestamp,
   updatedAt: timestamp,
   /** The episodes it was learned from (MemorySource rows), sorted. */

@@ -14,6 +14,8 @@
  *   {@link EVENT_GRACE_DAYS} days ago fades, audited like any fading. The date is read from the
  *   content rather than kept in a column: consolidation writes it there, a correction that moves
  *   the appointment changes it with the words, and no schema change is needed.
+ * - A pinned memory (the person pinned it: `/pin N`, the memory page) is left out of all of the
+ *   above: the person said it matters, so neither time nor a passed date fades it.
  */
 import { DEACTIVATION_THRESHOLD, decayMemory, type ChangeOrigin } from '../memory/memories/memory-writer';
 import { latestStatedDate } from '../shared/relative-dates';
@@ -58,7 +60,7 @@ export function accessImportance(accessCount: number, lastAccessedAt: Date | nul
 export async function decayScope(prisma: PrismaClient, scopeId: string, origin: ChangeOrigin, options: DecayOptions = DEFAULT_DECAY): Promise<DecayResult> {
   const period = options.periodDays * DAY_MS;
   const candidates = await prisma.memory.findMany({
-    where: { scopeId, active: true, validTo: null, lastReinforcedAt: { lt: new Date(origin.now.getTime() - period) } },
+    where: { scopeId, active: true, validTo: null, pinned: false, lastReinforcedAt: { lt: new Date(origin.now.getTime() - period) } },
     select: { id: true, confidence: true, decaySteps: true, lastReinforcedAt: true },
   });
   const contradicted = new Set(
@@ -90,7 +92,7 @@ export async function decayScope(prisma: PrismaClient, scopeId: string, origin: 
 
   let expired = 0;
   const events = await prisma.memory.findMany({
-    where: { scopeId, active: true, validTo: null, category: { in: EVENT_CATEGORIES } },
+    where: { scopeId, active: true, validTo: null, pinned: false, category: { in: EVENT_CATEGORIES } },
     select: { id: true, content: true, confidence: true },
   });
   for (const m of events) {

@@ -28,7 +28,7 @@ function addColumn(prismaDir: string): void {
     file,
     models.replace(
       '  sourceTrust        Float     @default(1)\n',
-      '  sourceTrust        Float     @default(1)\n  pinned             Boolean   @default(false)\n',
+      '  sourceTrust        Float     @default(1)\n  starred            Boolean   @default(false)\n',
     ),
   );
 }
@@ -59,18 +59,18 @@ describe('migration runner on SQLite', () => {
     const created = await createMigration({
       provider: 'sqlite',
       adapterFactory: createSqliteMigrationAdapter({ file: path.join(tempDir(), 'scratch.db') }),
-      name: 'add_pinned',
+      name: 'add_starred',
       prismaDir,
     });
-    expect(created?.name).toMatch(/^\d{14}_add_pinned$/);
+    expect(created?.name).toMatch(/^\d{14}_add_starred$/);
     const sql = fs.readFileSync(created!.file, 'utf8');
-    expect(sql).toMatch(/pinned/);
+    expect(sql).toMatch(/starred/);
 
     const applied = await applyPendingMigrations({ provider: 'sqlite', adapterFactory: createSqliteMigrationAdapter({ file }), prismaDir });
     expect(applied).toEqual([created!.name]);
     const after = await createSqliteClient({ file });
-    const rows = await after.$queryRawUnsafe<Array<{ content: string; pinned: number | bigint }>>('SELECT content, pinned FROM "Memory"');
-    expect(rows.map((r) => [r.content, Number(r.pinned)])).toEqual([['keeps bees', 0]]);
+    const rows = await after.$queryRawUnsafe<Array<{ content: string; starred: number | bigint }>>('SELECT content, starred FROM "Memory"');
+    expect(rows.map((r) => [r.content, Number(r.starred)])).toEqual([['keeps bees', 0]]);
     // The full-text triggers survive (SQLite rebuilds tables for some changes and drops their triggers).
     await after.memory.create({ data: { scopeId: scope.id, category: 'fact', content: 'plays the oboe', confidence: 0.8 } });
     const hits = await after.$queryRawUnsafe<Array<{ n: bigint }>>(`SELECT COUNT(*) AS n FROM search_fts WHERE search_fts MATCH 'oboe'`);
@@ -152,16 +152,16 @@ pgDescribe('migration runner on PostgreSQL', () => {
     const created = await createMigration({
       provider: 'postgres',
       adapterFactory: createPostgresMigrationAdapter(await createPostgresDatabase()),
-      name: 'add_pinned',
+      name: 'add_starred',
       prismaDir,
     });
-    expect(fs.readFileSync(created!.file, 'utf8')).toMatch(/ALTER TABLE "Memory" ADD COLUMN\s+"pinned" BOOLEAN NOT NULL DEFAULT false/);
+    expect(fs.readFileSync(created!.file, 'utf8')).toMatch(/ALTER TABLE "Memory" ADD COLUMN\s+"starred" BOOLEAN NOT NULL DEFAULT false/);
     expect(await applyPendingMigrations({ provider: 'postgres', adapterFactory: createPostgresMigrationAdapter(live), prismaDir })).toEqual([created!.name]);
 
     const client = new pg.Client({ connectionString: live });
     await client.connect();
     try {
-      const columns = await client.query(`SELECT column_name FROM information_schema.columns WHERE table_name = 'Memory' AND column_name = 'pinned'`);
+      const columns = await client.query(`SELECT column_name FROM information_schema.columns WHERE table_name = 'Memory' AND column_name = 'starred'`);
       expect(columns.rowCount).toBe(1);
       // No shadow database is left behind.
       const shadows = await client.query(`SELECT datname FROM pg_database WHERE datname LIKE 'nocturne_shadow_%'`);

@@ -25,6 +25,7 @@ describe('Telegram bot: access, scopes and messages', () => {
       'digest',
       'end',
       'export',
+      'fix',
       'forget',
       'help',
       'keep',
@@ -32,6 +33,7 @@ describe('Telegram bot: access, scopes and messages', () => {
       'memories',
       'memory',
       'pause',
+      'pin',
       'reminders',
       'resume',
       'settings',
@@ -39,6 +41,7 @@ describe('Telegram bot: access, scopes and messages', () => {
       'start',
       'timezone',
       'unlink',
+      'unpin',
       'web',
       'why',
     ]);

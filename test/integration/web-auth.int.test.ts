@@ -266,11 +266,81 @@ describe('the memory page: who may see it (issue 33)', () => {
     expect(groupReply.text).not.toContain('/app/login');
   }, 90_000);
 
+  it('serves the timeline, graph, an entity, the soul and the export of the viewer’s scope only', async () => {
+    const get = async (route: string, headers: Record<string, string> = asAna()) => {
+      const res = await fetch(`${apiBase}${route}`, { headers });
+      const text = await res.text();
+      expect({ route, status: res.status }).toEqual({ route, status: 200 });
+      expect(text).not.toContain('beehives');
+      return { res, text, body: JSON.parse(text) as Record<string, unknown> };
+    };
+    const { nights } = (await get('/app/api/timeline?days=60')).body as { nights: Array<{ date: string; learned: number }> };
+    expect(nights).toHaveLength(60);
+    expect(nights.every((n) => /^\d{4}-\d{2}-\d{2}$/.test(n.date))).toBe(true);
+    const asCarla = tg(signInitData(initDataFields(CARLA, now(), `g${GROUP.id}`), fake.token));
+    const groupNights = (await get('/app/api/timeline?days=7', asCarla)).body.nights as Array<{ learned: number }>;
+    expect(groupNights.at(-1)!.learned).toBe(1);
+
+    const graph = (await get('/app/api/graph')).body as { nodes: Array<{ id: string; kind: string; label: string }>; edges: Array<{ kind: string }> };
+    const bea = graph.nodes.find((n) => n.kind === 'entity' && n.label === 'Bea');
+    expect(bea).toBeDefined();
+    expect(graph.nodes.filter((n) => n.kind === 'memory').map((n) => n.label)).toContain('Ana drinks green tea');
+    expect(graph.edges.map((e) => e.kind)).toContain('related');
+    const entity = (await get(`/app/api/entities/${bea!.id}`)).body as { name: string; summary: string };
+    expect(entity.name).toBe('Bea');
+    expect(entity.summary).toContain('relation: sister');
+
+    const soul = (await get('/app/api/soul')).body as { text: string };
+    expect(typeof soul.text).toBe('string');
+    expect(soul.text.length).toBeGreaterThan(0);
+
+    const exported = await get('/app/api/export');
+    expect(exported.res.headers.get('content-disposition')).toMatch(/^attachment; filename="nocturne-export-\d{4}-\d{2}-\d{2}\.json"$/);
+    expect(exported.text).toContain('Ana drinks green tea');
+  }, 60_000);
+
+  it('forgets a memory with its earlier version after a preview, only with the CSRF token in a browser', async () => {
+    const opened = await login(await webLink(`telegram:private:${ANA.id}`));
+    const cookie = `nocturne_session=${/nocturne_session=([^;]*)/.exec(opened.cookie!)![1]}`;
+    const { csrf } = (await (await fetch(`${apiBase}/app/api/me`, { headers: { cookie } })).json()) as { csrf: string };
+    const list = async () =>
+      ((await (await fetch(`${apiBase}/app/api/memories`, { headers: { cookie } })).json()) as { memories: Array<{ id: string; content: string }> }).memories;
+    const tea = (await list()).find((m) => m.content === 'Ana drinks green tea')!;
+    const post = (id: string, body: unknown, headers: Record<string, string>) =>
+      fetch(`${apiBase}/app/api/memories/${id}/forget`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      });
+
+    const preview = (await (await post(tea.id, { confirm: false }, { cookie, 'x-csrf-token': csrf })).json()) as { preview: { text: string; count: number } };
+    expect(preview.preview.count).toBe(2);
+    expect(preview.preview.text).toContain('Ana drinks green tea');
+    expect(preview.preview.text).toContain('Ana drinks coffee every morning (earlier version)');
+
+    const withoutToken = await post(tea.id, { confirm: true }, { cookie });
+    expect(withoutToken.status).toBe(403);
+    expect((await list()).map((m) => m.id)).toContain(tea.id);
+    const othersMemory = await post(bMemoryId, { confirm: true }, { cookie, 'x-csrf-token': csrf });
+    expect(othersMemory.status).toBe(404);
+
+    const done = (await (await post(tea.id, { confirm: true }, { cookie, 'x-csrf-token': csrf })).json()) as { forgotten: number };
+    expect(done.forgotten).toBe(2);
+    expect((await list()).map((m) => m.id)).not.toContain(tea.id);
+    // B's memory is still there: the refused request changed nothing.
+    const db = openSqlite(path.join(dataDir, 'nocturne.db'), { readonly: true });
+    try {
+      expect(db.prepare('SELECT count(*) AS n FROM "Memory" WHERE "id" = ?').get(bMemoryId)).toEqual({ n: 1 });
+    } finally {
+      db.close();
+    }
+  }, 90_000);
+
   it('keeps link tokens and cookies out of the log, the store in plain and the export; refuses a flood of wrong links with 429', async () => {
     const ana = await (
       await fetch(`${apiBase}/scopes/${encodeURIComponent(`telegram:private:${ANA.id}`)}/export`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
     ).text();
-    expect(secretsSeen.length).toBeGreaterThanOrEqual(6);
+    expect(secretsSeen.length).toBeGreaterThanOrEqual(8);
     const hashes = [...secretsSeen, ...sentOnTelegram].map((s) => createHash('sha256').update(s).digest('hex'));
     for (const text of [service.stderr(), service.stdout(), ana])
       for (const needle of [...secretsSeen, ...sentOnTelegram, ...hashes]) expect(text).not.toContain(needle);

@@ -14,6 +14,7 @@ import type { ScopeControls } from '../../memory/scopes/scope-controls';
 import type { ConflictBook } from '../../memory/memories/conflict-book';
 import type { ConsolidationControl } from '../../memory/scopes/consolidation-control';
 import type { ReminderBook } from '../../memory/reminders/reminder-book';
+import type { MemoryCorrections } from '../../memory/memories/memory-corrections';
 
 /**
  * The domain services behind the commands, by name: the memory catalog (/memories, /why), the
@@ -35,6 +36,8 @@ export interface CommandServices {
   readonly conflicts: Pick<ConflictBook, 'keep'>;
   /** The scope's reminders to come (/reminders, /reminders cancel N); absent: the command says they are unavailable. */
   readonly reminders?: Pick<ReminderBook, 'upcoming' | 'cancel'>;
+  /** Correcting and pinning a memory (/fix N, /pin N, /unpin N); absent: the commands say they are unavailable. */
+  readonly corrections?: Pick<MemoryCorrections, 'correct' | 'pin'>;
 }
 
 /** The scope a command acts on. */

@@ -15,6 +15,9 @@ export const COMMANDS: readonly ChannelCommand[] = [
   { command: 'memories', description: 'What I remember about you (by category, with numbers; --all: faded ones too)' },
   { command: 'forget', description: 'Forget something: /forget 3 or /forget my ex' },
   { command: 'why', description: 'Where a memory came from: /why 3' },
+  { command: 'fix', description: 'Correct a memory: /fix 3 Jordi is my husband' },
+  { command: 'pin', description: 'Keep a memory from ever fading: /pin 3 (/unpin 3 lets it fade again)' },
+  { command: 'unpin', description: 'Let a pinned memory fade again like any other: /unpin 3' },
   { command: 'keep', description: 'Which is true, when I heard two things that conflict: /keep 3' },
   { command: 'digest', description: 'What I learned since the last digest, now; /digest at 21:30 or /digest off for the evening one' },
   { command: 'timezone', description: 'Your time zone, for dates and the digest: /timezone Europe/Madrid' },
@@ -37,7 +40,7 @@ export const COMMANDS: readonly ChannelCommand[] = [
 export const ABOUT_TEXT = 'I remember our conversations, and while I sleep I sort them into lasting memories.';
 
 /** What the numbers in `/forget N` and `/why N` mean. */
-export const NUMBERS_NOTE = 'Numbers in /forget, /why and /keep refer to the last /memories list, /sleep summary or digest you saw.';
+export const NUMBERS_NOTE = 'Numbers in /forget, /why, /fix, /pin and /keep refer to the last /memories list, /sleep summary or digest you saw.';
 
 /**
  * A help text: {@link ABOUT_TEXT} and `about`, one line per command (but /start; `usage` adds a

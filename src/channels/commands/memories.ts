@@ -34,6 +34,9 @@ export interface MemoryList {
   readonly entries: ReadonlyArray<{ n: number; memoryId: string }>;
 }
 
+/** How a pinned memory (`/pin N`) is marked in the list. */
+export const PINNED_MARK = '📌';
+
 /** The flag that lists faded memories too. */
 export const WITH_FADED_FLAG = '--all';
 
@@ -79,11 +82,12 @@ export async function renderMemoryList(
     const lines = rows.map((row, i) => {
       const date = formatLocalMinute(row.firstHeardAt ?? row.validFrom, scope.timeZone).slice(0, 10);
       const faded = row.faded ? '[faded] ' : '';
-      return `${entries[i]!.n}. ${faded}${excerpt(row.content, MAX_LINE_CHARS)}\n    ${row.category} · confidence ${row.confidence.toFixed(2)} · from ${date}`;
+      const pin = row.pinned ? `${PINNED_MARK} ` : '';
+      return `${entries[i]!.n}. ${pin}${faded}${excerpt(row.content, MAX_LINE_CHARS)}\n    ${row.category} · confidence ${row.confidence.toFixed(2)} · from ${date}`;
     });
     const first = entries[0]!.n;
     const last = entries[entries.length - 1]!.n;
-    const footer = ['Reply /forget N to make me forget one, /why N to see where it came from.'];
+    const footer = ['Reply /forget N to make me forget one, /why N to see where it came from, /fix N new text to correct it, /pin N to keep it.'];
     if (rows.some((row) => row.faded)) footer.push('Ask me “do you remember …” to bring a faded one back.');
     text = [`Memories${filter} ${first}–${last} of ${total} (page ${shown + 1}/${pages})`, '', ...lines, '', ...footer].join('\n');
   }

@@ -38,6 +38,7 @@ import { registerDigestCommand } from './digest-command';
 import { registerEditedMessages } from './edited-message';
 import { registerExportCommand } from './export-command';
 import { registerMemoryPageCommands, type TelegramMemoryPage } from './memory-page';
+import { registerFixCommands } from './fix-command';
 import { registerForgetCommand } from './forget-command';
 import { registerGroupCommands } from './group-commands';
 import { BOT_COMMANDS, registerHelpCommands } from './help-commands';
@@ -237,6 +238,7 @@ export function createTelegramBot(options: TelegramBotOptions): TelegramBot {
   registerForgetCommand(routes, { forget, digestBook, lists, catalog });
   registerWhyCommand(routes, { catalog, digestBook, lists });
   registerKeepCommand(routes, { conflicts, digestBook, lists });
+  registerFixCommands(routes, { catalog, digestBook, lists, corrections: options.corrections });
   registerDigestCommand(routes, { digestBook, digestSchedule, logger });
   registerSettingsCommand(routes, { scopeControls: options.scopeControls });
   registerConsolidationCommands(routes, { scheduler, digestBook, lists });

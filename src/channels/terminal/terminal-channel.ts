@@ -100,6 +100,7 @@ export function createTerminalChannel(options: TerminalChannelOptions): Terminal
   const { catalog, digestBook, forget, archive, scheduler, digestSchedule, scopeControls, conflicts, reminders } = options;
   const commands = createTerminalCommands({
     reminders,
+    corrections: options.corrections,
     catalog,
     digestBook,
     forget,

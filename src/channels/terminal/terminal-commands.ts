@@ -8,6 +8,7 @@
  * - `/forget N` and `/forget words` list what would go and ask "Forget it? (y/n)": the next line answers;
  * - `/digest` prints the digest, claimed and marked sent like a delivered one;
  * - `/keep N` answers the digest's "Which is true?" (no buttons on a terminal);
+ * - `/fix N new text`, `/pin N` and `/unpin N` correct and pin a memory (commands/fix.ts);
  * - `/export` writes `<stem>.json` and `<stem>.md` into a folder and prints their paths.
  */
 import fs from 'node:fs/promises';
@@ -24,6 +25,7 @@ import { buildExportFiles, exportCounts } from '../commands/export';
 import { confirmForget, FORGET_KEPT_TEXT, FORGET_USAGE, forgetReason, parseForgetArgument, previewForgetNumber, previewForgetWords } from '../commands/forget';
 import { helpText, NUMBERS_NOTE } from '../commands/help';
 import { answerKeep } from '../commands/keep';
+import { answerFix, answerPin } from '../commands/fix';
 import { answerLink, answerUnlink, LINK_UNAVAILABLE_TEXT, type LinkServices } from '../commands/link';
 import { answerWeb, type WebLinkServices } from '../commands/web';
 import type { ScopeDescriptor } from '../../memory/scopes/scope-directory';
@@ -47,6 +49,9 @@ export const TERMINAL_HELP_TEXT = helpText({
     memories: '[--all] [category | next | prev | N]',
     forget: 'N | words',
     why: 'N',
+    fix: 'N new text',
+    pin: 'N',
+    unpin: 'N',
     keep: 'N',
     digest: '[at HH:MM | off | on]',
     timezone: '[Zone]',
@@ -192,6 +197,11 @@ export function createTerminalCommands(deps: TerminalCommandDeps): TerminalComma
           return forget(argument, scope);
         case 'why':
           return { text: await answerWhy({ catalog, digestBook, lists }, scope, argument) };
+        case 'fix':
+          return { text: await answerFix({ catalog, digestBook, lists, corrections: deps.corrections }, { scope, where: WHERE }, argument) };
+        case 'pin':
+        case 'unpin':
+          return { text: await answerPin({ catalog, digestBook, lists, corrections: deps.corrections }, { scope, where: WHERE }, argument, name === 'pin') };
         case 'keep':
           return { text: await answerKeep({ conflicts: deps.conflicts, digestBook, lists, scope, argument, where: WHERE }) };
         case 'digest': {

@@ -3,6 +3,9 @@
  * memories (seed 001: 10). When a conversation ends the model writes one memory of it; past the
  * cap it decides ONE delete or edit; on a model error or an invalid decision the oldest memory
  * is deleted (FIFO). The count is verified after every change.
+ *
+ * A pinned memory is never evicted: the model is shown only the unpinned ones to choose from, and
+ * FIFO removes the oldest unpinned one (the new memory itself when every other one is pinned).
  */
 import { z } from 'zod';
 import type { LanguageModel, LlmResponse } from '../../llm/language-model';
@@ -111,7 +114,7 @@ export async function rememberConversation(
   const memoryLine = (n: number, m: (typeof active)[number]) => `${n}. [${m.createdAt.toISOString().slice(0, 10)}] ${m.content}`;
   // The oldest memories that fit the window: the model chooses among those shown (FIFO removes the oldest anyway).
   const candidates = takeWithin(
-    active.filter((m) => m.id !== created.id),
+    active.filter((m) => m.id !== created.id && !m.pinned),
     (m) => memoryLine(0, m),
     decideSize.maxPromptChars - created.content.length - FRAMING_CHARS,
   );
@@ -164,7 +167,7 @@ export async function rememberConversation(
     }
   } catch (error) {
     log.warn('memory cap decision failed; deleting the oldest memory (FIFO)', { scopeId, error });
-    const oldest = active[0]!;
+    const oldest = active.find((m) => !m.pinned) ?? created;
     removed = await prisma.$transaction((tx) =>
       forgetMemory(tx, scopeId, oldest.id, { ...origin, reason: `memory cap ${cap}: oldest removed (FIFO fallback)` }),
     );

@@ -34,6 +34,8 @@ export interface MemoryLine {
   readonly firstHeardAt: Date | null;
   /** It has faded (deactivated, kept for deep recall); only pages asked `withFaded` hold one. */
   readonly faded: boolean;
+  /** The person pinned it (memory-corrections.ts): it never fades by itself. */
+  readonly pinned: boolean;
 }
 
 /** One source message of a memory, as `/why` shows it. */
@@ -52,6 +54,8 @@ export interface MemoryExplanation {
   readonly sourceCount: number;
   /** The oldest source messages first. */
   readonly sources: readonly MemorySourceMessage[];
+  /** The versions it replaced (a correction, a revision), the oldest first: what it said before. */
+  readonly earlier: ReadonlyArray<{ readonly content: string; readonly validFrom: Date; readonly validTo: Date | null }>;
 }
 
 export interface MemoryDetail {
@@ -87,6 +91,9 @@ export interface MemoryCatalog {
   explain(scopeId: string, memoryId: string, maxSources: number): Promise<MemoryExplanation | null>;
 }
 
+/** Earlier versions `/why` shows at most: the recent history of a memory, not every rewording it ever had. */
+const MAX_EARLIER_VERSIONS = 10;
+
 function stateFilter(state: MemoryState | undefined): { active?: boolean; validTo?: null } {
   return state === 'all' ? {} : { active: true, validTo: null };
 }
@@ -105,6 +112,25 @@ export function createMemoryCatalog(prisma: PrismaClient): MemoryCatalog {
     return dates;
   }
 
+  /** The chain of versions `memoryId` replaced, walked back through `supersededById`, oldest first. */
+  async function earlierVersions(scopeId: string, memoryId: string): Promise<MemoryExplanation['earlier']> {
+    const chain: Array<MemoryExplanation['earlier'][number]> = [];
+    const seen = new Set([memoryId]);
+    let next = [memoryId];
+    while (next.length > 0 && chain.length < MAX_EARLIER_VERSIONS) {
+      const rows = await prisma.memory.findMany({
+        where: { scopeId, supersededById: { in: next } },
+        select: { id: true, content: true, validFrom: true, validTo: true },
+        orderBy: { validFrom: 'desc' },
+      });
+      const fresh = rows.filter((r) => !seen.has(r.id));
+      for (const r of fresh) seen.add(r.id);
+      chain.push(...fresh.map(({ content, validFrom, validTo }) => ({ content, validFrom, validTo })));
+      next = fresh.map((r) => r.id);
+    }
+    return chain.slice(0, MAX_EARLIER_VERSIONS).sort((a, b) => a.validFrom.getTime() - b.validFrom.getTime());
+  }
+
   return {
     async page(scopeId, query) {
       const state = query.withFaded ? { validTo: null } : stateFilter('current');
@@ -121,7 +147,7 @@ export function createMemoryCatalog(prisma: PrismaClient): MemoryCatalog {
           orderBy: [{ active: 'desc' }, { confidence: 'desc' }, { validFrom: 'asc' }, { id: 'asc' }],
           skip: query.offset,
           take: query.limit,
-          select: { id: true, category: true, content: true, confidence: true, validFrom: true, active: true },
+          select: { id: true, category: true, content: true, confidence: true, validFrom: true, active: true, pinned: true },
         }),
       ]);
       const dates = await firstHeard(
@@ -186,7 +212,8 @@ export function createMemoryCatalog(prisma: PrismaClient): MemoryCatalog {
           take: maxSources,
         }),
       ]);
-      return showStoredValue({ ...memory, sourceCount, sources: rows.map((r) => r.episode) });
+      const earlier = await earlierVersions(scopeId, memoryId);
+      return showStoredValue({ ...memory, sourceCount, sources: rows.map((r) => r.episode), earlier });
     },
   };
 }

@@ -252,6 +252,8 @@ export async function supersedeMemory(
       importance: before.importance,
       sourceType: before.sourceType,
       sourceTrust: before.sourceTrust,
+      // A pinned memory stays pinned in its new wording: the pin is on what it is about.
+      pinned: before.pinned,
       reinforcementCount: 1,
       lastReinforcedAt: origin.now,
       validFrom: origin.now,
@@ -293,6 +295,8 @@ export async function mergeMemories(tx: Tx, scopeId: string, weakerId: string, s
       importance: Math.max(stronger.importance, weaker.importance),
       lastReinforcedAt: weaker.lastReinforcedAt > stronger.lastReinforcedAt ? weaker.lastReinforcedAt : stronger.lastReinforcedAt,
       active: true,
+      // The memory that holds a pinned one's words is pinned in its place.
+      pinned: stronger.pinned || weaker.pinned,
     },
   });
   const folded = await tx.memory.update({ where: { id: weakerId }, data: { active: false, validTo: origin.now, supersededById: strongerId } });

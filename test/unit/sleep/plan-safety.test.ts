@@ -66,6 +66,7 @@ function memory(content: string): Memory {
     embeddedWith: null,
     linkedAt: null,
     decaySteps: 0,
+    pinned: false,
     accessCount: 0,
     lastAccessedAt: null,
     createdAt: new Date(),

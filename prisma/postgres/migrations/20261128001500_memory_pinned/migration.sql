@@ -1,0 +1,2 @@
+-- AlterTable
+ALTER TABLE "Memory" ADD COLUMN     "pinned" BOOLEAN NOT NULL DEFAULT false;
