@@ -160,17 +160,19 @@ describeWithBrowser('the memory page in Chromium', () => {
     expect(await state(page)).toBe('ready');
     expect((await waitForMemories(page, service.facts.ana.active.length)).sort()).toEqual([...service.facts.ana.active].sort());
 
-    // The session cookie is sent, the CSRF header is not: refused, nothing changed.
+    // The session cookie is sent, the CSRF header is not: the forget is refused, nothing goes.
     const target = service.facts.ana.ids.coffee!;
     const noCsrf = await page.evaluate(
       (id) =>
-        fetch(`/app/api/memories/${id}/pin`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"pinned":true}' }).then(
+        fetch(`/app/api/memories/${id}/forget`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"confirm":true}' }).then(
           (r) => r.status,
         ),
       target,
     );
     expect(noCsrf).toBe(403);
-    expect((await audit()).filter((e) => e.action === 'pin' && e.subjectId === target)).toEqual([]);
+    expect((await audit()).filter((e) => e.action === 'forget')).toEqual([]);
+    await page.reload();
+    expect(await waitForMemories(page, service.facts.ana.active.length)).toContain(service.facts.ana.active[1]);
 
     const again = await freshPage();
     const answer = await again.goto(link);
