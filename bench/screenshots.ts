@@ -34,7 +34,8 @@ async function main(): Promise<void> {
     await page.setViewport(PHONE);
     page.setDefaultTimeout(STEP_MS);
     await page.emulateMediaFeatures([{ name: 'prefers-color-scheme', value: 'light' }]);
-    await page.goto(miniAppUrl(service.base, signInitData(service.telegram.token, ANA)));
+    const initData = signInitData(service.telegram.token, ANA);
+    await page.goto(miniAppUrl(service.base, initData));
     await page.waitForSelector('body[data-state="ready"] article.memory');
     // One memory opened, to show where it came from.
     await page.click('article.memory .content');
@@ -43,7 +44,14 @@ async function main(): Promise<void> {
 
     await page.click('#tabs button[data-view="timeline"]');
     await page.waitForSelector('#chart canvas');
-    await page.click('#nights button.night');
+    // The latest night with a digest, opened under the chart.
+    const nights = (await page.evaluate(
+      `fetch('/app/api/timeline?days=60', { headers: { 'x-telegram-init-data': ${JSON.stringify(initData)} } }).then((r) => r.json())`,
+    )) as {
+      nights: Array<{ date: string; digest: string | null }>;
+    };
+    const night = nights.nights.filter((n) => n.digest).at(-1);
+    if (night) await page.click(`#nights button.night[data-date="${night.date}"]`);
     await page.waitForSelector('#night .digest');
     await shoot(page, 'timeline');
 

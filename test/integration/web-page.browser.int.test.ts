@@ -194,9 +194,12 @@ describeWithBrowser('the memory page in Chromium', () => {
     const points = await page.$eval('#chart', (chart) => Number(chart.getAttribute('data-points')));
     expect(points).toBe(timeline.nights.length);
     expect(timeline.nights.filter((n) => n.digest).length).toBeGreaterThanOrEqual(service.facts.ana.digestNights.length);
-    await page.click('#nights button.night');
+    // Tapping a night with a digest shows that digest.
+    const withDigest = timeline.nights.find((n) => n.digest)!;
+    await page.click(`#nights button.night[data-date="${withDigest.date}"]`);
     await page.waitForSelector('#night .digest');
-    expect(await page.$eval('#night .digest', (d) => d.textContent)).toMatch(/^Last night I learned/);
+    expect(await page.$eval('#night .digest', (d) => d.textContent)).toBe(withDigest.digest);
+    expect(withDigest.digest).toMatch(/Last night I learned/);
 
     await page.click('#tabs button[data-view="graph"]');
     await page.waitForSelector('#graph svg g.node');

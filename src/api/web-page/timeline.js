@@ -67,7 +67,7 @@
         el(
           'li',
           {},
-          el('button', { type: 'button', className: 'night', onclick: () => showNight(index) }, `${night.date}: +${night.learned} learned, ${night.updated} updated, ${night.faded} faded`),
+          el('button', { type: 'button', className: 'night', dataset: { date: night.date }, onclick: () => showNight(index) }, `${night.date}: +${night.learned} learned, ${night.updated} updated, ${night.faded} faded`),
         ),
       ),
     );
