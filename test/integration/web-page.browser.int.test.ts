@@ -191,8 +191,11 @@ describeWithBrowser('the memory page in Chromium', () => {
     await page.click('#tabs button[data-view="timeline"]');
     await page.waitForSelector('#chart canvas');
     const timeline = (await api('/timeline?days=60')) as { nights: Array<{ date: string; digest: string | null }> };
-    const points = await page.$eval('#chart', (chart) => Number(chart.getAttribute('data-points')));
-    expect(points).toBe(timeline.nights.length);
+    // One point per night from a little before the first night with anything in it.
+    const [points, first] = await page.$eval('#chart', (chart) => [Number(chart.getAttribute('data-points')), chart.getAttribute('data-first') ?? ''] as const);
+    const firstActive = timeline.nights.find((n) => n.digest)!.date;
+    expect(first <= firstActive).toBe(true);
+    expect(points).toBe(timeline.nights.filter((n) => n.date >= first).length);
     expect(timeline.nights.filter((n) => n.digest).length).toBeGreaterThanOrEqual(service.facts.ana.digestNights.length);
     // Tapping a night with a digest shows that digest.
     const withDigest = timeline.nights.find((n) => n.digest)!;
@@ -205,7 +208,9 @@ describeWithBrowser('the memory page in Chromium', () => {
     await page.waitForSelector('#graph svg g.node');
     const graph = (await api('/graph')) as { nodes: Array<{ id: string; kind: string; label: string }> };
     const drawn = await page.$$eval('#graph svg g.node', (nodes) => nodes.length);
-    process.stderr.write(`web-page: timeline ${points} points; graph ${drawn} nodes drawn of ${graph.nodes.length}\n`);
+    process.stderr.write(
+      `web-page: timeline ${points} points from ${first} (${timeline.nights.length} nights); graph ${drawn} nodes drawn of ${graph.nodes.length}\n`,
+    );
     expect(drawn).toBe(graph.nodes.length);
     const jordi = graph.nodes.find((n) => n.kind === 'entity' && n.label === 'Jordi');
     expect(jordi).toBeDefined();

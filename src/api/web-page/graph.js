@@ -15,6 +15,7 @@
   const CHARGE = -140;
   const MARGIN = 30;
   const LABEL_CHARS = 18;
+  const GRAVITY = 0.08;
 
   const state = { graph: null, loaded: false };
 
@@ -38,6 +39,9 @@
       .force('link', d3.forceLink(links).id((n) => n.id).distance(LINK_DISTANCE))
       .force('charge', d3.forceManyBody().strength(CHARGE))
       .force('center', d3.forceCenter(width / 2, height / 2))
+      // A weak pull to the middle keeps parts that link to nothing on the screen.
+      .force('x', d3.forceX(width / 2).strength(GRAVITY))
+      .force('y', d3.forceY(height / 2).strength(GRAVITY))
       .force('collide', d3.forceCollide(ENTITY_RADIUS + 4))
       .stop();
     for (let i = 0; i < LAYOUT_TICKS; i++) simulation.tick();

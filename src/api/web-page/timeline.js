@@ -15,7 +15,21 @@
     { key: 'faded', label: 'Faded', stroke: '#868e96' },
   ];
 
+  /** The chart starts a little before the first night with anything in it, but shows at least this many nights. */
+  const MIN_NIGHTS = 14;
+  const LEAD_NIGHTS = 2;
+
   const state = { nights: [], chart: null, loaded: false };
+
+  const active = (night) => Boolean(night.learned || night.updated || night.faded || night.digest);
+
+  /** The nights the chart draws: the quiet weeks before the first event are left out. */
+  function drawnNights() {
+    const first = state.nights.findIndex(active);
+    if (first < 0) return state.nights.slice(-MIN_NIGHTS);
+    const start = Math.max(0, Math.min(first - LEAD_NIGHTS, state.nights.length - MIN_NIGHTS));
+    return state.nights.slice(start);
+  }
 
   /** A night's date (YYYY-MM-DD) as uPlot's x value: seconds at midnight UTC of that date. */
   const xOf = (date) => Date.parse(`${date}T00:00:00Z`) * SECONDS_PER_MS;
@@ -36,13 +50,16 @@
     const box = document.getElementById('chart');
     if (state.chart) state.chart.destroy();
     box.replaceChildren();
-    box.dataset.points = String(state.nights.length);
-    if (state.nights.length === 0) {
+    const nights = drawnNights();
+    box.dataset.points = String(nights.length);
+    box.dataset.first = nights.length ? nights[0].date : '';
+    if (nights.length === 0) {
       box.append(el('p', { className: 'empty' }, 'No nights yet: the chart fills in as Nocturne sleeps.'));
       state.chart = null;
       return;
     }
-    const data = [state.nights.map((n) => xOf(n.date)), ...SERIES.map((s) => state.nights.map((n) => Number(n[s.key]) || 0))];
+    const data = [nights.map((n) => xOf(n.date)), ...SERIES.map((s) => nights.map((n) => Number(n[s.key]) || 0))];
+    const offset = state.nights.length - nights.length;
     const options = {
       width: Math.max(box.clientWidth, 280),
       height: CHART_HEIGHT,
@@ -55,15 +72,15 @@
     state.chart = new window.uPlot(options, data, box);
     state.chart.over.addEventListener('click', () => {
       const index = state.chart.cursor.idx;
-      if (index !== null && index !== undefined) showNight(index);
+      if (index !== null && index !== undefined) showNight(index + offset);
     });
   }
 
   function drawList() {
     const list = document.getElementById('nights');
-    const active = state.nights.map((night, index) => ({ night, index })).filter(({ night }) => night.learned || night.updated || night.faded || night.digest);
+    const shown = state.nights.map((night, index) => ({ night, index })).filter(({ night }) => active(night));
     list.replaceChildren(
-      ...active.reverse().map(({ night, index }) =>
+      ...shown.reverse().map(({ night, index }) =>
         el(
           'li',
           {},
