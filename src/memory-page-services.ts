@@ -33,6 +33,7 @@ export function webRouteServices(config: Config, core: Core, membership: () => G
     forget: createPageForget(core.forget),
     profiles: core.profiles,
     archive: core.archive,
+    corrections: core.corrections,
     https: config.web.https,
   };
 }

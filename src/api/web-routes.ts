@@ -19,6 +19,7 @@ import { integerIn, jsonSchema } from './schemas';
 import type { ScopeArchive } from '../export/scope-archive';
 import { serializeScopeExport } from '../export/scope-document';
 import type { ProfileReader } from '../memory/profiles/profile-reader';
+import type { MemoryCorrections } from '../memory/memories/memory-corrections';
 import type { PageForget } from '../memory/web/page-forget';
 import type { PageGraph } from '../memory/web/page-graph';
 import { MAX_TIMELINE_DAYS, type PageTimeline } from '../memory/web/page-timeline';
@@ -35,6 +36,8 @@ export interface WebRouteServices {
   readonly profiles: Pick<ProfileReader, 'soul' | 'profile'>;
   /** The JSON export (`/app/api/export`). */
   readonly archive: Pick<ScopeArchive, 'export'>;
+  /** Correcting and pinning (the person's own say, audited as theirs). */
+  readonly corrections: Pick<MemoryCorrections, 'correct' | 'pin'>;
   /** PUBLIC_URL is https: the cookie is Secure whatever the request came over (a TLS proxy in front). */
   readonly https: boolean;
   readonly clock?: () => Date;
@@ -49,6 +52,11 @@ const listQuery = z.object({
 const memoryIdParams = z.object({ id: z.string().min(1).max(100) });
 const timelineQuery = z.object({ days: integerIn(1, MAX_TIMELINE_DAYS).default(60) });
 const forgetBody = z.object({ confirm: z.boolean().default(false) }).strict();
+/** Longer than any memory the writer keeps; the writer's own limit says how long one may be. */
+const correctBody = z.object({ content: z.string().min(1).max(20_000) }).strict();
+const pinBody = z.object({ pinned: z.boolean() }).strict();
+/** How the audit trail names this door. */
+const DOOR = { by: 'person', door: 'the memory page' } as const;
 
 /** The short page a used, expired or wrong link answers. */
 const LINK_REFUSED_PAGE = `<!doctype html>
@@ -58,6 +66,18 @@ const LINK_REFUSED_PAGE = `<!doctype html>
 <h1>This link does not work any more</h1>
 <p>A memory page link works once, within 10 minutes. Ask the bot for a new one: send <code>/web</code> in your chat.</p>
 </body></html>
+`;
+
+/**
+ * User agents of link-preview fetchers (Telegram's, Slack's, ...): they open a link a person was
+ * sent before the person does, and must not use up its single opening.
+ */
+const PREVIEW_AGENTS = /TelegramBot|Slackbot|facebookexternalhit|WhatsApp|Discordbot|Twitterbot|LinkedInBot|SkypeUriPreview/i;
+
+/** What a preview fetcher gets: the link stays unused. */
+const PREVIEW_PAGE = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Nocturne memory page</title></head>
+<body><p>Open this link in your browser to see your memory page.</p></body></html>
 `;
 
 const viewers = new WeakMap<FastifyRequest, WebViewer>();
@@ -79,6 +99,8 @@ export function registerWebRoutes(app: FastifyInstance, services: WebRouteServic
 
   app.get('/app/login', { schema: { hide: true, querystring: jsonSchema(loginQuery) } }, async (request, reply) => {
     const { t } = loginQuery.parse(request.query);
+    if (PREVIEW_AGENTS.test(request.headers['user-agent'] ?? ''))
+      return reply.header('cache-control', 'no-store').type('text/html; charset=utf-8').send(PREVIEW_PAGE);
     const wait = limiter.waitSeconds(request.ip);
     if (wait > 0)
       return reply
@@ -160,6 +182,28 @@ export function registerWebRoutes(app: FastifyInstance, services: WebRouteServic
         return { forgotten: await services.forget.confirm(viewer.scope.id, id) };
       },
     );
+
+    api.post(
+      '/app/api/memories/:id/correct',
+      { schema: { hide: true, params: jsonSchema(memoryIdParams), body: jsonSchema(correctBody) } },
+      async (request, reply) => {
+        const { id } = memoryIdParams.parse(request.params);
+        const { content } = correctBody.parse(request.body);
+        const reach = reachOf(viewerOf(request));
+        if (!(await services.memories.detail(reach, id))) return notFound(reply);
+        const corrected = await services.corrections.correct(reach.scopeId, id, content, DOOR);
+        return { memory: await services.memories.detail(reach, corrected.id) };
+      },
+    );
+
+    api.post('/app/api/memories/:id/pin', { schema: { hide: true, params: jsonSchema(memoryIdParams), body: jsonSchema(pinBody) } }, async (request, reply) => {
+      const { id } = memoryIdParams.parse(request.params);
+      const { pinned } = pinBody.parse(request.body);
+      const reach = reachOf(viewerOf(request));
+      if (!(await services.memories.detail(reach, id))) return notFound(reply);
+      await services.corrections.pin(reach.scopeId, id, pinned, DOOR);
+      return { memory: await services.memories.detail(reach, id) };
+    });
 
     api.get('/app/api/timeline', { schema: { hide: true, querystring: jsonSchema(timelineQuery) } }, async (request) => {
       const { days } = timelineQuery.parse(request.query);

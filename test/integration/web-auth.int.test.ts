@@ -160,6 +160,9 @@ describe('the memory page: who may see it (issue 33)', () => {
   it('opens a browser session from a cli web-link once, with a strict cookie; the link again and an expired link are refused', async () => {
     const url = await webLink(`telegram:private:${ANA.id}`);
     expect(url.startsWith(`${PUBLIC_URL}/app/login?t=`)).toBe(true);
+    // A link preview fetched by a messenger does not use the link up.
+    const preview = await fetch(local(url), { redirect: 'manual', headers: { 'user-agent': 'TelegramBot (like TwitterBot)' } });
+    expect({ status: preview.status, cookie: preview.headers.get('set-cookie') }).toEqual({ status: 200, cookie: null });
     const first = await login(url);
     process.stderr.write(`web-auth: link -> ${first.status} ${first.location}; cookie attributes ${first.cookie?.replace(/=[^;]+/, '=…')}\n`);
     expect(first.status).toBe(303);
@@ -336,11 +339,60 @@ describe('the memory page: who may see it (issue 33)', () => {
     }
   }, 90_000);
 
+  it('corrects and pins a memory, audited as the person’s, refusing bad text and a browser change without the CSRF token', async () => {
+    const post = (route: string, body: unknown, headers: Record<string, string>) =>
+      fetch(`${apiBase}/app/api/${route}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const list = async () =>
+      (
+        (await (await fetch(`${apiBase}/app/api/memories`, { headers: asAna() })).json()) as {
+          memories: Array<{ id: string; content: string; pinned: boolean }>;
+        }
+      ).memories;
+    const nurse = (await list()).find((m) => m.content === 'Ana works night shifts as a nurse')!;
+
+    const empty = await post(`memories/${nurse.id}/correct`, { content: '   ' }, asAna());
+    const secret = await post(`memories/${nurse.id}/correct`, { content: 'Ana’s key is sk-ant-api03-abcdefghijklmnopqrstuvwxyz012345' }, asAna());
+    expect([empty.status, secret.status]).toEqual([400, 400]);
+    expect(await secret.text()).not.toContain('abcdefghijklmnop');
+    expect((await list()).map((m) => m.content)).toContain('Ana works night shifts as a nurse');
+
+    const corrected = await post(`memories/${nurse.id}/correct`, { content: 'Ana works day shifts as a nurse' }, asAna());
+    const { memory } = (await corrected.json()) as { memory: { id: string; content: string; history: Array<{ content: string }> } };
+    expect(corrected.status).toBe(200);
+    expect(memory.content).toBe('Ana works day shifts as a nurse');
+    expect(memory.history.map((h) => h.content)).toEqual(['Ana works night shifts as a nurse']);
+    expect((await list()).map((m) => m.content)).not.toContain('Ana works night shifts as a nurse');
+
+    const opened = await login(await webLink(`telegram:private:${ANA.id}`));
+    const cookie = `nocturne_session=${/nocturne_session=([^;]*)/.exec(opened.cookie!)![1]}`;
+    const { csrf } = (await (await fetch(`${apiBase}/app/api/me`, { headers: { cookie } })).json()) as { csrf: string };
+    expect((await post(`memories/${memory.id}/pin`, { pinned: true }, { cookie })).status).toBe(403);
+    expect((await list()).find((m) => m.id === memory.id)!.pinned).toBe(false);
+    const pinned = (await (await post(`memories/${memory.id}/pin`, { pinned: true }, { cookie, 'x-csrf-token': csrf })).json()) as {
+      memory: { pinned: boolean };
+    };
+    expect(pinned.memory.pinned).toBe(true);
+    expect((await post(`memories/${bMemoryId}/pin`, { pinned: true }, { cookie, 'x-csrf-token': csrf })).status).toBe(404);
+
+    const db = openSqlite(path.join(dataDir, 'nocturne.db'), { readonly: true });
+    try {
+      const events = db.prepare('SELECT "action", "reason" FROM "AuditEvent" WHERE "action" IN (\'correct\', \'pin\') ORDER BY "createdAt"').all() as Array<{
+        action: string;
+        reason: string;
+      }>;
+      expect(events.map((e) => e.action)).toEqual(['correct', 'pin']);
+      for (const event of events) expect(event.reason).toContain('by the person (the memory page)');
+      expect(db.prepare('SELECT "pinned" FROM "Memory" WHERE "id" = ?').get(bMemoryId)).toEqual({ pinned: 0 });
+    } finally {
+      db.close();
+    }
+  }, 90_000);
+
   it('keeps link tokens and cookies out of the log, the store in plain and the export; refuses a flood of wrong links with 429', async () => {
     const ana = await (
       await fetch(`${apiBase}/scopes/${encodeURIComponent(`telegram:private:${ANA.id}`)}/export`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })
     ).text();
-    expect(secretsSeen.length).toBeGreaterThanOrEqual(8);
+    expect(secretsSeen.length).toBeGreaterThanOrEqual(10);
     const hashes = [...secretsSeen, ...sentOnTelegram].map((s) => createHash('sha256').update(s).digest('hex'));
     for (const text of [service.stderr(), service.stdout(), ana])
       for (const needle of [...secretsSeen, ...sentOnTelegram, ...hashes]) expect(text).not.toContain(needle);

@@ -70,10 +70,8 @@ type MemoryRow = {
   createdAt: Date;
   updatedAt: Date;
   active: boolean;
+  pinned: boolean;
 };
-
-/** Whether a memory is pinned: the column exists once the pinning migration is in. */
-const pinnedOf = (row: object) => (row as { pinned?: unknown }).pinned === true;
 
 export function createPageMemories(deps: { prisma: PrismaClient; search: Pick<HybridSearch, 'search'>; catalog: Pick<MemoryCatalog, 'detail'> }): PageMemories {
   const { prisma } = deps;
@@ -107,7 +105,7 @@ export function createPageMemories(deps: { prisma: PrismaClient; search: Pick<Hy
         confidence: r.confidence,
         createdAt: r.createdAt.toISOString(),
         updatedAt: r.updatedAt.toISOString(),
-        pinned: pinnedOf(r),
+        pinned: r.pinned,
         faded: !r.active,
         sources: sources.get(r.id) ?? [],
       }),
