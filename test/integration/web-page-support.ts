@@ -100,6 +100,9 @@ interface MemorySeed {
   readonly faded?: boolean;
 }
 
+/** A memory whose text is markup: the page must show it as text, never run or render it. */
+export const MARKUP_MEMORY = 'Ana\'s note reads <img src=x onerror="window.__pwned=1"> & <b>bold</b>.';
+
 /** Ana's world; Bruno's is the same shape with his own words (`${name}` marks whose). */
 function memorySeeds(name: string): MemorySeed[] {
   const own = name === 'Ana';
@@ -143,6 +146,14 @@ function memorySeeds(name: string): MemorySeed[] {
       confidence: 0.66,
       message: own ? 'Stand-up at 9:30 every weekday, as always.' : 'Thursdays I stay late at the office.',
       daysAgo: 2,
+    },
+    {
+      name: 'markup',
+      category: 'fact',
+      content: own ? MARKUP_MEMORY : 'Bruno writes <b>bold</b> in his notes.',
+      confidence: 0.55,
+      message: own ? 'Remember my note: <img src=x onerror="window.__pwned=1"> & <b>bold</b>' : 'I write <b>bold</b> in notes.',
+      daysAgo: 4,
     },
     {
       name: 'guitar',

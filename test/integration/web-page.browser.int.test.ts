@@ -21,7 +21,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import puppeteer, { type Browser, type BrowserContext, type ElementHandle, type Page } from 'puppeteer-core';
 import { tempDir } from '../support/databases';
-import { ANA, BRUNO, findChromium, miniAppUrl, PHONE, signInitData, startPageService, type PageService } from './web-page-support';
+import { ANA, BRUNO, findChromium, MARKUP_MEMORY, miniAppUrl, PHONE, signInitData, startPageService, type PageService } from './web-page-support';
 
 const chromium = findChromium();
 const describeWithBrowser = 'path' in chromium ? describe : describe.skip;
@@ -116,6 +116,10 @@ describeWithBrowser('the memory page in Chromium', () => {
     const html = await page.content();
     for (const text of [...service.facts.bruno.active, service.facts.bruno.soul]) expect(html).not.toContain(text);
     expect(html).not.toContain(service.facts.ana.faded);
+    // A memory written in markup is shown as its text: no element made of it, nothing run.
+    expect(shown).toContain(MARKUP_MEMORY);
+    expect(await page.$$eval('article.memory img, article.memory b', (nodes) => nodes.length)).toBe(0);
+    expect(await page.evaluate('window.__pwned === undefined')).toBe(true);
 
     // Tapping a memory shows the message it came from.
     const card = await cardOf(page, service.facts.ana.active[0]!);
