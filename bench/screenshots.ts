@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   const chromium = findChromium();
   if (!('path' in chromium)) throw new Error(`cannot take screenshots: ${chromium.missing}`);
   fs.mkdirSync(OUT_DIR, { recursive: true });
-  const service = await startPageService();
+  const service = await startPageService({ demo: true });
   const browser = await puppeteer.launch({ executablePath: chromium.path, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
   try {
     const page = await browser.newPage();

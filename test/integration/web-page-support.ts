@@ -171,11 +171,11 @@ function memorySeeds(name: string): MemorySeed[] {
  * A JSON export (`nocturne.scope-export` v1) of `person`'s private Telegram scope, dated
  * relative to `now` so the timeline's last 60 nights hold it.
  */
-export function buildExport(person: FakeUser, now: Date): { document: Record<string, unknown>; facts: FixtureFacts } {
+export function buildExport(person: FakeUser, now: Date, options: { markup?: boolean } = {}): { document: Record<string, unknown>; facts: FixtureFacts } {
   const name = person.first_name;
   const at = (daysAgo: number, hours = 0) => new Date(now.getTime() - daysAgo * DAY_MS + hours * HOUR_MS).toISOString();
   const scopeId = idFor(person, 1);
-  const seeds = memorySeeds(name);
+  const seeds = memorySeeds(name).filter((seed) => options.markup !== false || seed.name !== 'markup');
   const ids: Record<string, string> = {};
   const episodes = seeds.map((seed, i) => {
     const id = idFor(person, 100 + i);
@@ -412,7 +412,7 @@ async function startService(env: NodeJS.ProcessEnv): Promise<{ output(): string;
 }
 
 /** Imports both people's exports with the CLI, then starts `npm start` with the admin API (and so the page) on. */
-export async function startPageService(options: { now?: Date; extraEnv?: Record<string, string> } = {}): Promise<PageService> {
+export async function startPageService(options: { now?: Date; extraEnv?: Record<string, string>; demo?: boolean } = {}): Promise<PageService> {
   const now = options.now ?? new Date();
   const dataDir = tempDir('nocturne-web-page-');
   const cleanups: Array<() => Promise<unknown>> = [];
@@ -447,7 +447,8 @@ export async function startPageService(options: { now?: Date; extraEnv?: Record<
       ['ana', ANA],
       ['bruno', BRUNO],
     ] as const) {
-      const { document, facts: personFacts } = buildExport(person, now);
+      // The demo (screenshots) leaves out the memory written in markup, which is there for the tests.
+      const { document, facts: personFacts } = buildExport(person, now, { markup: !options.demo });
       const file = path.join(dataDir, `${label}-export.json`);
       fs.writeFileSync(file, JSON.stringify(document));
       await cliOk(['import-scope', file], env);
