@@ -23,6 +23,7 @@ export function webRouteServices(config: Config, core: Core, membership: () => G
       directory: core.directory,
       sessions: core.webSessions,
       ...(config.telegram && { botToken: config.telegram.token }),
+      allowedUsers: config.telegram?.allowedUsers ?? [],
       maxAgeSeconds: config.web.initDataMaxAgeSeconds,
       membership: { standing: (chatId, userId) => membership()?.standing(chatId, userId) ?? Promise.resolve('none') },
     }),

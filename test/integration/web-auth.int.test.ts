@@ -25,7 +25,7 @@ import { createSilentLogger } from '../../src/shared/logger';
 import { startFakeTelegram, type FakeTelegramServer } from '../doubles/telegram-server';
 import { tempDir } from '../support/databases';
 import { initDataFields, signInitData } from '../support/init-data';
-import { cleanEnv } from '../support/run-process';
+import { cleanEnv, ROOT, runTs } from '../support/run-process';
 import { seedScope } from '../support/scope-fixture';
 import { freePort, rawFileHits } from '../chaos/chaos-support';
 import { openSqlite, runCliToEnd, startEntry, type Entry } from '../chaos/crash-support';
@@ -35,6 +35,8 @@ const PUBLIC_URL = 'https://nocturne.example.test';
 const ANA = { id: 4242, first_name: 'Ana' };
 const BRUNO = { id: 5151, first_name: 'Bruno' };
 const CARLA = { id: 6161, first_name: 'Carla' };
+/** Not on TELEGRAM_ALLOWED_USERS. */
+const DORA = { id: 7171, first_name: 'Dora' };
 const GROUP = { id: -100777, type: 'group' as const, title: 'Choir' };
 /** Words only B's memory holds. */
 const B_MARKER = 'Bruno keeps seventeen beehives in Ghent';
@@ -55,6 +57,8 @@ describe('the memory page: who may see it (issue 33)', () => {
    * still hold it (single use, ten minutes); they are looked for in the log and the export only.
    */
   const sentOnTelegram: string[] = [];
+  /** The session the Telegram /web link opened (the purge at the end must end it). */
+  let telegramCookie = '';
   const now = () => Math.floor(Date.now() / 1000);
   const tg = (raw: string) => ({ 'x-telegram-init-data': raw });
   const asAna = (startParam?: string) => tg(signInitData(initDataFields(ANA, now(), startParam), fake.token));
@@ -104,7 +108,7 @@ describe('the memory page: who may see it (issue 33)', () => {
       WEB_INIT_DATA_MAX_AGE_SECONDS: '3600',
       TELEGRAM_BOT_TOKEN: fake.token,
       TELEGRAM_API_ROOT: fake.apiRoot,
-      TELEGRAM_ALLOWED_USERS: `${ANA.id},${CARLA.id}`,
+      TELEGRAM_ALLOWED_USERS: `${ANA.id},${BRUNO.id},${CARLA.id}`,
       TELEGRAM_GROUPS: 'true',
     });
     service = startEntry('src/main.ts', [], env);
@@ -155,6 +159,16 @@ describe('the memory page: who may see it (issue 33)', () => {
     }
     process.stderr.write(`web-auth: refusals ${JSON.stringify(seen)}\n`);
     for (const name of Object.keys(cases)) expect(seen[name]).toEqual({ status: 401, code: 'web.unauthorized' });
+
+    // Valid data of someone the bot does not serve: refused, and no scope is made for them.
+    const stranger = await fetch(`${apiBase}/app/api/me`, { headers: tg(signInitData(initDataFields(DORA, now()), fake.token)) });
+    expect({ status: stranger.status, code: ((await stranger.json()) as { code: string }).code }).toEqual({ status: 403, code: 'web.forbidden' });
+    const db = openSqlite(path.join(dataDir, 'nocturne.db'), { readonly: true });
+    try {
+      expect(db.prepare('SELECT count(*) AS n FROM "Scope" WHERE "key" = ?').get(`telegram:private:${DORA.id}`)).toEqual({ n: 0 });
+    } finally {
+      db.close();
+    }
   }, 60_000);
 
   it('opens a browser session from a cli web-link once, with a strict cookie; the link again and an expired link are refused', async () => {
@@ -264,9 +278,26 @@ describe('the memory page: who may see it (issue 33)', () => {
     const list = (await (await fetch(`${apiBase}/app/api/memories`, { headers: { cookie } })).json()) as { memories: Array<{ content: string }> };
     expect(list.memories.map((m) => m.content)).toContain('Ana drinks green tea');
 
+    telegramCookie = cookie;
+
     fake.message(CARLA, '/web', { chat: GROUP });
     const groupReply = await fake.waitFor(() => fake.sent(GROUP.id).find((m) => m.text?.includes('private chat')), 30_000, 'the group /web answer');
     expect(groupReply.text).not.toContain('/app/login');
+  }, 90_000);
+
+  it('answers /web on the terminal (cli chat) with a link to the terminal user’s own page', async () => {
+    const chat = await runTs('src/cli/index.ts', ['chat', '--scope', 'terminal:ana', '--name', 'Ana'], env, ROOT, '/web\n/quit\n');
+    const url = /https:\/\/\S+\/app\/login\?t=[A-Za-z0-9_-]+/.exec(chat.stdout)?.[0];
+    expect({ code: chat.code, url: url !== undefined }).toEqual({ code: 0, url: true });
+    secretsSeen.push(new URL(url!).searchParams.get('t')!);
+    const opened = await login(url!);
+    expect(opened.status).toBe(303);
+    const cookie = `nocturne_session=${/nocturne_session=([^;]*)/.exec(opened.cookie!)![1]}`;
+    const me = (await (await fetch(`${apiBase}/app/api/me`, { headers: { cookie } })).json()) as { scope: { title: string }; person: { name: string } };
+    expect(me.scope.title).toBe('Ana');
+    const list = (await (await fetch(`${apiBase}/app/api/memories`, { headers: { cookie } })).json()) as { memories: unknown[] };
+    // terminal:ana is its own, new scope: nothing of Telegram's Ana (not linked) and nothing of B.
+    expect(list.memories).toEqual([]);
   }, 90_000);
 
   it('serves the timeline, graph, an entity, the soul and the export of the viewer’s scope only', async () => {
@@ -407,4 +438,12 @@ describe('the memory page: who may see it (issue 33)', () => {
     expect(statuses).toEqual([...Array(8).fill(401), 429, 429, 429, 429]);
     expect(valid.status).toBe(429);
   }, 90_000);
+
+  it('ends the scope’s browser sessions when its memories are purged', async () => {
+    expect((await fetch(`${apiBase}/app/api/me`, { headers: { cookie: telegramCookie } })).status).toBe(200);
+    const key = encodeURIComponent(`telegram:private:${ANA.id}`);
+    const purge = await fetch(`${apiBase}/scopes/${key}/memories`, { method: 'DELETE', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    expect(purge.status).toBe(200);
+    expect((await fetch(`${apiBase}/app/api/me`, { headers: { cookie: telegramCookie } })).status).toBe(401);
+  }, 60_000);
 });

@@ -4,6 +4,7 @@
  * - Inside Telegram (a Mini App), the init data is checked on every request (telegram-init-data.ts)
  *   and its user is the identity `telegram:private:<id>`, resolved like a message from their
  *   private chat (identity-links.ts: the owner's identities and linked chats share one scope).
+ *   Only people the bot serves (TELEGRAM_ALLOWED_USERS) are let in, as in the chats.
  *   A direct Mini App link opened from a group names it in `start_param` as `g<chat id>`: the user
  *   must be a member of that group now (asked of Telegram through {@link GroupMembership}; a member
  *   who left is refused), and the page then shows that group's scope only. The group's
@@ -71,8 +72,11 @@ export function createWebAccess(deps: {
   /** The bot's token (init data is signed with it); no Mini App door without it. */
   botToken?: string;
   maxAgeSeconds: number;
+  /** Who the bot serves (TELEGRAM_ALLOWED_USERS): anyone else opening the Mini App is refused, and no scope is made for them. */
+  allowedUsers: readonly number[];
   membership?: GroupMembership;
 }): WebAccess {
+  const allowed = new Set(deps.allowedUsers);
   const unauthorized = (reason: string): WebRefusal => ({ refused: 'unauthorized', reason });
 
   return {
@@ -80,6 +84,7 @@ export function createWebAccess(deps: {
       if (!deps.botToken) return unauthorized('this service runs no Telegram bot');
       const data = validateInitData(raw, { botToken: deps.botToken, maxAgeSeconds: deps.maxAgeSeconds, now });
       if (!data.ok) return unauthorized(data.reason === 'expired' ? 'the Telegram data is too old: open the page again' : 'the Telegram data is not valid');
+      if (!allowed.has(data.user.id)) return { refused: 'forbidden', reason: 'this bot does not serve you (ask its operator to add your Telegram user id)' };
       const personName = nameOf(data.user);
       const group = data.startParam && GROUP_START.exec(data.startParam);
       if (data.startParam && !group) return unauthorized('the page was opened with an unknown start parameter');
