@@ -10,7 +10,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import puppeteer, { type Page } from 'puppeteer-core';
-import { ANA, findChromium, miniAppUrl, PHONE, signInitData, startPageService } from '../test/integration/web-page-support';
+import { ANA } from '../test/integration/web-page-fixture';
+import { findChromium, miniAppUrl, PHONE, signInitData, startPageService } from '../test/integration/web-page-support';
 
 const OUT_DIR = path.resolve(__dirname, '..', 'docs', 'images');
 /** How long a view may take to appear. */

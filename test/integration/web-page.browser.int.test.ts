@@ -21,7 +21,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import puppeteer, { type Browser, type BrowserContext, type ElementHandle, type Page } from 'puppeteer-core';
 import { tempDir } from '../support/databases';
-import { ANA, BRUNO, findChromium, MARKUP_MEMORY, miniAppUrl, PHONE, signInitData, startPageService, type PageService } from './web-page-support';
+import { ANA, BRUNO, MARKUP_MEMORY } from './web-page-fixture';
+import { findChromium, miniAppUrl, PHONE, signInitData, startPageService, type PageService } from './web-page-support';
 
 const chromium = findChromium();
 const describeWithBrowser = 'path' in chromium ? describe : describe.skip;
