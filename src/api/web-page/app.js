@@ -1,6 +1,5 @@
 // The memory page's start: asks who it speaks for (/app/api/me), then shows the tabs; a refusal
 // (401) anywhere clears every view and says how to open the page again.
-'use strict';
 
 (() => {
   const { api, download, el, status, explain, session, views } = window.Nocturne;
@@ -64,7 +63,7 @@
       session.csrf = me.csrf || null;
       const title = document.getElementById('title');
       title.textContent = me.scope && me.scope.kind === 'group' ? `Group memory: ${me.scope.title}` : 'Your memory';
-      if (me.person && me.person.name) title.append(el('small', { className: 'who' }, me.person.name));
+      if (me.person?.name) title.append(el('small', { className: 'who' }, me.person.name));
       document.getElementById('tabs').hidden = false;
       document.getElementById('download').hidden = false;
       if (me.via === 'browser') addSignOut();

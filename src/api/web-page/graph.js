@@ -1,7 +1,6 @@
 // The People & things view: entities and memories as a graph (d3-force lays it out once, the page
 // draws it as SVG: no animation, light on a phone), and a card for the node one taps: an entity's
 // profile with its memories, or a memory with what it links to; names in the card open theirs.
-'use strict';
 
 (() => {
   const { api, el, status, explain } = window.Nocturne;
@@ -36,7 +35,13 @@
     const d3 = window.d3;
     const simulation = d3
       .forceSimulation(nodes)
-      .force('link', d3.forceLink(links).id((n) => n.id).distance(LINK_DISTANCE))
+      .force(
+        'link',
+        d3
+          .forceLink(links)
+          .id((n) => n.id)
+          .distance(LINK_DISTANCE),
+      )
       .force('charge', d3.forceManyBody().strength(CHARGE))
       .force('center', d3.forceCenter(width / 2, height / 2))
       // A weak pull to the middle keeps parts that link to nothing on the screen.
@@ -72,7 +77,8 @@
     const viewBox = `${minX} ${minY} ${spanX} ${spanY}`;
     const drawing = svg('svg', { viewBox, width: '100%', height, role: 'img', 'aria-label': 'People, things and memories' });
     const edges = svg('g', { class: 'edges' });
-    for (const link of links) edges.append(svg('line', { x1: link.source.x, y1: link.source.y, x2: link.target.x, y2: link.target.y, class: `edge ${link.kind}` }));
+    for (const link of links)
+      edges.append(svg('line', { x1: link.source.x, y1: link.source.y, x2: link.target.x, y2: link.target.y, class: `edge ${link.kind}` }));
     const dots = svg('g', { class: 'nodes' });
     for (const node of nodes) {
       const group = svg('g', { class: `node ${node.kind}`, tabindex: 0, 'data-id': node.id, transform: `translate(${node.x},${node.y})` });
@@ -128,7 +134,11 @@
       el('p', { className: 'meta' }, entity.kind || 'entity'),
       entity.summary ? el('p', { className: 'summary' }, entity.summary) : null,
       el('h4', {}, memories.length ? 'What Nocturne knows' : 'No memory mentions them yet'),
-      el('ul', {}, memories.map((m) => el('li', {}, state.graph.nodes.some((n) => n.id === m.id) ? opener(m.id, m.content) : m.content))),
+      el(
+        'ul',
+        {},
+        memories.map((m) => el('li', {}, state.graph.nodes.some((n) => n.id === m.id) ? opener(m.id, m.content) : m.content)),
+      ),
     ];
   }
 
@@ -138,7 +148,11 @@
       el('h3', {}, node.label),
       node.category ? el('p', { className: 'meta' }, node.category) : null,
       el('h4', {}, near.length ? 'Linked to' : 'Not linked to anything'),
-      el('ul', {}, near.map(({ node: other, kind }) => el('li', {}, `${kind}: `, opener(other.id, other.label)))),
+      el(
+        'ul',
+        {},
+        near.map(({ node: other, kind }) => el('li', {}, `${kind}: `, opener(other.id, other.label))),
+      ),
     ];
   }
 

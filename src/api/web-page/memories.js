@@ -1,7 +1,6 @@
 // The Memories view: what Nocturne knows, by category, with confidence, dates and the messages it
 // came from (on tap); search, a category filter and "show faded"; and the actions on one memory:
 // correct (inline), forget (the preview first, then the confirmation), pin or unpin.
-'use strict';
 
 (() => {
   const { api, el, status, explain, when } = window.Nocturne;
@@ -138,16 +137,35 @@
     const parts = [];
     const sources = detail.sources || [];
     parts.push(el('h3', {}, sources.length ? 'From these messages' : 'No message is kept for this memory'));
-    if (sources.length) parts.push(el('ul', { className: 'sources' }, sources.map((s) => el('li', {}, el('time', {}, when(s.at)), ' ', s.text))));
+    if (sources.length)
+      parts.push(
+        el(
+          'ul',
+          { className: 'sources' },
+          sources.map((s) => el('li', {}, el('time', {}, when(s.at)), ' ', s.text)),
+        ),
+      );
     const history = detail.history || [];
     if (history.length) {
       parts.push(el('h3', {}, 'Earlier versions'));
-      parts.push(el('ul', { className: 'history' }, history.map((h) => el('li', {}, el('time', {}, when(h.validFrom || h.createdAt)), ' ', h.content))));
+      parts.push(
+        el(
+          'ul',
+          { className: 'history' },
+          history.map((h) => el('li', {}, el('time', {}, when(h.validFrom || h.createdAt)), ' ', h.content)),
+        ),
+      );
     }
     const links = detail.links || [];
     if (links.length) {
       parts.push(el('h3', {}, 'Linked'));
-      parts.push(el('ul', { className: 'links' }, links.map((l) => el('li', {}, `${l.kind}: `, l.content))));
+      parts.push(
+        el(
+          'ul',
+          { className: 'links' },
+          links.map((l) => el('li', {}, `${l.kind}: `, l.content)),
+        ),
+      );
     }
     return parts;
   }

@@ -1,7 +1,6 @@
 // The memory page's shared parts: who the page speaks for (Telegram's init data or the browser's
 // session cookie), the calls to /app/api, the status line, and a DOM builder that only ever sets
 // text through textContent, so no stored text is ever read as HTML.
-'use strict';
 
 (() => {
   /** Where the init data is kept for a reload inside Telegram (the hash is not always kept). */
@@ -11,7 +10,7 @@
   function readInitData() {
     const hash = new URLSearchParams(window.location.hash.slice(1));
     const fromHash = hash.get('tgWebAppData');
-    const fromScript = window.Telegram && window.Telegram.WebApp && window.Telegram.WebApp.initData;
+    const fromScript = window.Telegram?.WebApp?.initData;
     let remembered = null;
     try {
       remembered = window.sessionStorage.getItem(INIT_DATA_KEY);
@@ -42,7 +41,15 @@
   /** Telegram's colours, when it gave them, as the page's CSS variables. */
   function applyTheme(theme) {
     if (!theme) return;
-    const names = { bg_color: '--bg', text_color: '--fg', hint_color: '--hint', link_color: '--link', button_color: '--accent', button_text_color: '--accent-fg', secondary_bg_color: '--card' };
+    const names = {
+      bg_color: '--bg',
+      text_color: '--fg',
+      hint_color: '--hint',
+      link_color: '--link',
+      button_color: '--accent',
+      button_text_color: '--accent-fg',
+      secondary_bg_color: '--card',
+    };
     for (const [key, variable] of Object.entries(names)) {
       const value = theme[key];
       if (typeof value === 'string' && /^#[0-9a-f]{3,8}$/i.test(value)) document.documentElement.style.setProperty(variable, value);
@@ -78,7 +85,7 @@
     try {
       const body = await response.json();
       if (body && typeof body.error === 'string') message = body.error;
-      code = body && body.code;
+      code = body?.code;
     } catch (_) {
       // Not JSON: the status says enough.
     }

@@ -1,5 +1,4 @@
 // The Profile view: the soul text, exactly as the agent is given it, and when it was last written.
-'use strict';
 
 (() => {
   const { api, el, status, explain, when } = window.Nocturne;

@@ -1,6 +1,5 @@
 // The Timeline view: learned, updated and faded memories night by night as a uPlot chart, and the
 // night's digest on tap (on the chart, or in the list of nights under it).
-'use strict';
 
 (() => {
   const { api, el, status, explain } = window.Nocturne;
@@ -80,13 +79,19 @@
     const list = document.getElementById('nights');
     const shown = state.nights.map((night, index) => ({ night, index })).filter(({ night }) => active(night));
     list.replaceChildren(
-      ...shown.reverse().map(({ night, index }) =>
-        el(
-          'li',
-          {},
-          el('button', { type: 'button', className: 'night', dataset: { date: night.date }, onclick: () => showNight(index) }, `${night.date}: +${night.learned} learned, ${night.updated} updated, ${night.faded} faded`),
+      ...shown
+        .reverse()
+        .map(({ night, index }) =>
+          el(
+            'li',
+            {},
+            el(
+              'button',
+              { type: 'button', className: 'night', dataset: { date: night.date }, onclick: () => showNight(index) },
+              `${night.date}: +${night.learned} learned, ${night.updated} updated, ${night.faded} faded`,
+            ),
+          ),
         ),
-      ),
     );
   }
 
@@ -108,7 +113,7 @@
     let timer = null;
     window.addEventListener('resize', () => {
       clearTimeout(timer);
-      timer = setTimeout(() => state.chart && state.chart.setSize({ width: Math.max(document.getElementById('chart').clientWidth, 280), height: CHART_HEIGHT }), 150);
+      timer = setTimeout(() => state.chart?.setSize({ width: Math.max(document.getElementById('chart').clientWidth, 280), height: CHART_HEIGHT }), 150);
     });
   }
 
