@@ -12,7 +12,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Core } from '../../src/core';
-import { createMemory } from '../../src/memory/memories/memory-writer';
+import { createMemory, decayMemory } from '../../src/memory/memories/memory-writer';
 import type { RunningService } from '../../src/service';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
 import type { SeenLlmRequest } from '../doubles/llm-script';
@@ -218,6 +218,15 @@ describe('correcting and pinning memories through Telegram and the admin API (ch
         ['correct', 'corrected by the operator (the admin API)'],
         ['pin', 'pinned by the operator (the admin API)'],
       ]);
+
+      // A faded memory is corrected too: the new version is current.
+      const faded = await remember(anaScope, 'Ana swims on Tuesdays', 0.6);
+      await core.db.prisma.$transaction((tx) => decayMemory(tx, anaScope, faded, 0.05, { now: new Date(), reason: 'test: faded' }));
+      const revived = await api('PATCH', `/scopes/${key}/memories/${faded}`, { content: 'Ana swims on Thursdays' });
+      expect({ status: revived.status, memory: revived.json.memory }).toMatchObject({
+        status: 200,
+        memory: { content: 'Ana swims on Thursdays', active: true },
+      });
 
       // Bo's scope, Ana's memory: not found, and nothing of hers in the answer.
       expect(await ask(BO, 'hello')).toBe('Noted.');

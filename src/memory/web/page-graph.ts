@@ -51,11 +51,11 @@ export interface PageGraph {
 type MemoryRow = { id: string; content: string; category: string };
 type EntityRow = { id: string; name: string; kind: string; observations: Array<{ episodeId: string | null }> };
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Whether `memory` names `entity` (its name as a word) or came from a message the entity was observed in. */
 function ties(entity: EntityRow, memory: MemoryRow, sources: ReadonlyMap<string, ReadonlySet<string>>): boolean {
-  if (entity.name.trim().length > 1 && new RegExp(`(^|[^\\p{L}\\p{N}])${escape(entity.name.trim())}($|[^\\p{L}\\p{N}])`, 'iu').test(memory.content))
+  if (entity.name.trim().length > 1 && new RegExp(`(^|[^\\p{L}\\p{N}])${escapeRegExp(entity.name.trim())}($|[^\\p{L}\\p{N}])`, 'iu').test(memory.content))
     return true;
   const episodes = sources.get(memory.id);
   return !!episodes && entity.observations.some((o) => o.episodeId !== null && episodes.has(o.episodeId));
