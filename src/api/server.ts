@@ -22,6 +22,7 @@ import { registerHealthRoutes } from './health-routes';
 import { registerHistoryRoutes } from './history-routes';
 import { registerLinkRoutes } from './link-routes';
 import { registerWebRoutes } from './web-routes';
+import { registerWebPage } from './web-page';
 import { registerMemoryChangeRoute } from './memory-change-route';
 import { MCP_PATH, registerMcpRoute } from './mcp-route';
 import { registerMemoryRoutes } from './memory-routes';
@@ -94,6 +95,7 @@ export async function createApiServer(options: ApiOptions): Promise<FastifyInsta
   if (options.mcp) registerMcpRoute(app, { adminToken: options.token, directory: options.directory, ...options.mcp });
   registerMemoryRoutes(app, options);
   if (options.links) registerLinkRoutes(app, options.links);
+  registerWebPage(app);
   if (options.web) registerWebRoutes(app, options.web);
   if (options.corrections) registerMemoryChangeRoute(app, { directory: options.directory, corrections: options.corrections });
   registerSearchRoutes(app, options);
