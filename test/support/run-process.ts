@@ -51,6 +51,13 @@ export function runCli(args: readonly string[], env: NodeJS.ProcessEnv): Promise
   return runTs('src/cli/index.ts', args, env);
 }
 
+/**
+ * How long a long-running entry point may take to say it is ready. A quiet machine needs 3-5 s; with
+ * the cores shared by several test runs (load average 20) a start has taken over 30 s, so the bound
+ * only catches a start that hangs.
+ */
+export const READY_TIMEOUT_MS = 120_000;
+
 /** Starts a long-running entry point; resolves once a stderr line matches `ready`. */
 export function startTs(
   script: string,
@@ -64,7 +71,7 @@ export function startTs(
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`${script} did not become ready:\n${output}`));
-    }, 30_000);
+    }, READY_TIMEOUT_MS);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       if (ready.test(output)) {
