@@ -7,14 +7,14 @@
  * Anthropic and Ollama servers) are started before it, handed to it through its settings, and
  * stopped after it.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { startAnthropicDouble, type AnthropicDouble, type AnthropicDoubleOptions } from '../doubles/anthropic-server';
 import { startOllamaDouble, type OllamaDouble, type OllamaDoubleOptions } from '../doubles/ollama-server';
 import { startFakeTelegram, type FakeTelegramServer } from '../doubles/telegram-server';
 import { migratedDataDir, tempDir } from './databases';
 import { freePort } from './free-port';
-import { cleanEnv, READY_TIMEOUT_MS, ROOT } from './run-process';
+import { cleanEnv, READY_TIMEOUT_MS, startEntry } from './run-process';
 
 /** A loopback address nothing listens on: an embedder pointed here never downloads a model. */
 const CLOSED_HOST = 'http://127.0.0.1:9';
@@ -148,18 +148,8 @@ function spawnService(
   parts: Pick<RunningNocturne, 'dataDir' | 'telegram' | 'anthropic' | 'ollama' | 'webhookBase'>,
   stopDoubles: () => Promise<void>,
 ): RunningNocturne {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main.ts')], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  let done = false;
-  child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      done = true;
-      resolve({ code, signal });
-    });
-  });
+  const entry = startEntry('src/main.ts', [], env);
+  const { child, ended: exited } = entry;
   const apiBase = `http://127.0.0.1:${env.API_PORT}`;
   const adminToken = env.ADMIN_TOKEN!;
   return {
@@ -168,9 +158,9 @@ function spawnService(
     env,
     apiBase,
     adminToken,
-    output: () => output,
-    logged: (pattern) => pattern.test(output),
-    running: () => !done,
+    output: () => `${entry.stdout()}${entry.stderr()}`,
+    logged: (pattern) => entry.logged(pattern) || pattern.test(entry.stdout()),
+    running: () => entry.running(),
     api(route, init = {}) {
       const headers = new Headers(init.headers);
       headers.set('authorization', `Bearer ${adminToken}`);
@@ -179,7 +169,7 @@ function spawnService(
     },
     exited,
     async stop(options = {}) {
-      if (!done) child.kill('SIGTERM');
+      if (entry.running()) child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
       const { code } = await exited;
       clearTimeout(timer);
@@ -187,7 +177,7 @@ function spawnService(
       return code;
     },
     async kill() {
-      if (!done) child.kill('SIGKILL');
+      entry.kill();
       await exited;
       await stopDoubles();
     },
