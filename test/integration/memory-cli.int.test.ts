@@ -3,14 +3,13 @@
  * real SQLite file: memories, audit, soul, digest, forget (preview, then --yes), pause/resume,
  * and the usage errors. The state is made with the memory writer in this process first.
  */
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import { loadConfig } from '../../src/config/load-config';
 import { createMemory, decayMemory, supersedeMemory } from '../../src/memory/memories/memory-writer';
 import { createSilentLogger } from '../../src/shared/logger';
 import { regenerateSoul } from '../../src/memory/profiles/soul';
 import { openDatabase, type Database } from '../../src/storage/database';
-import { tempDir } from '../support/databases';
+import { migratedDataDir } from '../support/databases';
 import { cleanEnv, runCli } from '../support/run-process';
 
 /**
@@ -42,7 +41,7 @@ describe('memory commands (CLI, SQLite)', () => {
   };
 
   beforeAll(async () => {
-    env = cleanEnv({ DATA_DIR: path.join(tempDir(), 'data') });
+    env = cleanEnv({ DATA_DIR: migratedDataDir() });
     const config = loadConfig({ env: { DATA_DIR: env.DATA_DIR! }, envFile: false });
     db = await openDatabase({ database: config.database, logger: createSilentLogger() });
     scopeId = (await db.prisma.scope.create({ data: { key: 'ana', channel: 'terminal', title: 'Ana', createdAt: ago(48) } })).id;
