@@ -31,7 +31,7 @@ export interface NocturneOptions {
   /**
    * The data folder (give the same one to start again on the same store). When not given, a new one
    * holding a copy of the run's migrated store, as a store is on every start but the first (saves
-   * the start ~1.3 s of CPU); `emptyStore` gives an empty one, whose start migrates.
+   * the start its first migration: up to ~1.3 s of CPU); `emptyStore` gives an empty one, whose start migrates.
    */
   readonly dataDir?: string;
   readonly emptyStore?: boolean;

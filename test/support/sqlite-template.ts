@@ -11,7 +11,7 @@ import { SQLITE_TEMPLATE_ENV } from './databases';
 
 /**
  * Migrates a new SQLite store at `file` and checkpoints it into that one file: the run's template.
- * Migrating costs a process ~1.3 s of CPU (the schema engine's WebAssembly, then 13 migrations);
+ * Migrating costs a process up to ~1.3 s of CPU (the schema engine's WebAssembly, then 13 migrations);
  * copying the result costs ~0.04 s, so the run migrates once and the tests that are not about
  * migrating start on copies.
  */
