@@ -5,7 +5,6 @@
  * of the files after a checkpoint).
  */
 import fs from 'node:fs';
-import net from 'node:net';
 import Database from 'better-sqlite3';
 
 /** mulberry32: small, fast, good enough to pick test cases; the same seed gives the same run. */
@@ -86,17 +85,7 @@ export function markersIn(text: string, markers: Iterable<string>): string[] {
   return [...markers].filter((m) => lower.includes(m));
 }
 
-/** A port free on loopback right now (the caller binds it at once). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../support/free-port';
 
 /** One place a needle was found in a SQLite database. */
 export interface TableHit {

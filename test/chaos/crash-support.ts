@@ -6,60 +6,13 @@
  * table of trials, kill points and outcomes.
  */
 import { expect } from '@jest/globals';
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
 import Database from 'better-sqlite3';
 import { tempDir as newTempDir } from '../support/databases';
-import { ROOT } from '../support/run-process';
+import { startEntry, type Entry } from '../support/run-process';
 import { createRng, type Rng } from './chaos-support';
 
-/** A child process running one of Nocturne's entry points. */
-export interface Entry {
-  readonly child: ChildProcess;
-  /** Milliseconds since the spawn. */
-  age(): number;
-  stdout(): string;
-  stderr(): string;
-  /** Whether a line of stderr (the JSON logs) matches. */
-  logged(pattern: RegExp): boolean;
-  /** Resolves when the process has ended (exit code, or the signal that ended it). */
-  readonly ended: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  running(): boolean;
-  /** SIGKILL now (no-op when it already ended); returns whether it was still running. */
-  kill(): boolean;
-}
-
-/** Runs `script` (relative to the repository) with `args` in a controlled environment. */
-export function startEntry(script: string, args: readonly string[], env: NodeJS.ProcessEnv): Entry {
-  const started = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  let done = false;
-  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
-  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      done = true;
-      resolve({ code, signal });
-    });
-  });
-  return {
-    child,
-    age: () => performance.now() - started,
-    stdout: () => out,
-    stderr: () => err,
-    logged: (pattern) => pattern.test(err),
-    ended,
-    running: () => !done && child.exitCode === null && child.signalCode === null,
-    kill() {
-      if (done || child.exitCode !== null || child.signalCode !== null) return false;
-      return child.kill('SIGKILL');
-    },
-  };
-}
+export { startEntry, type Entry };
 
 /** The CLI (`npm run cli -- ...`). */
 export function startCli(args: readonly string[], env: NodeJS.ProcessEnv): Entry {

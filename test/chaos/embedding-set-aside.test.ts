@@ -12,11 +12,9 @@
  */
 import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { startOllamaDouble, type OllamaDouble } from '../doubles/ollama-server';
-import { tempDir } from '../support/databases';
 import { exportEpisode, exportTime } from '../support/export-rows';
-import { cleanEnv, runCli, startTs } from '../support/run-process';
-import { freePort } from './chaos-support';
+import { runCli } from '../support/run-process';
+import { startNocturne } from '../support/service-harness';
 import { openSqlite, waitFor } from './crash-support';
 
 const MARKER = 'zz-refused-by-the-model-zz';
@@ -65,42 +63,20 @@ function scopeExport(tag: string, count: number, poison?: number): Record<string
 
 describe('a row the embedder always refuses', () => {
   const stops: Array<() => Promise<unknown>> = [];
-  let ollama: OllamaDouble | undefined;
   afterAll(async () => {
     for (const stop of stops) await stop();
-    await ollama?.stop();
   });
 
   it('is set aside with a record, and the other episodes, later scopes included, are embedded', async () => {
-    ollama = await startOllamaDouble({ refuse: { containing: MARKER } });
-    const dataDir = path.join(tempDir(), 'data');
-    const port = await freePort();
-    const token = 'admin-token-embedding-set-aside';
-    const env = cleanEnv({
-      DATA_DIR: dataDir,
-      ADMIN_TOKEN: token,
-      API_PORT: String(port),
-      SLEEP_ENABLED: 'false',
-      EMBEDDER: 'ollama',
-      OLLAMA_HOST: ollama.url,
-      LOG_LEVEL: 'info',
-    });
-    const service = await startTs('src/main.ts', env, /Nocturne is ready/);
-    stops.push(async () => {
-      if (service.child.exitCode === null) service.child.kill('SIGKILL');
-      await service.exited;
-    });
-    const api = `http://127.0.0.1:${port}`;
+    const service = await startNocturne({ ollama: { start: { refuse: { containing: MARKER } } }, env: { LOG_LEVEL: 'info' } });
+    stops.push(() => service.kill());
+    const ollama = service.ollama!;
     const post = async (doc: Record<string, unknown>) => {
       const scopeId = (doc.scope as { id: string }).id;
-      const response = await fetch(`${api}/scopes/${scopeId}/import`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-        body: JSON.stringify(doc),
-      });
+      const response = await service.api(`/scopes/${scopeId}/import`, { method: 'POST', body: JSON.stringify(doc) });
       expect(response.status).toBe(201);
     };
-    const db = openSqlite(path.join(dataDir, 'nocturne.db'), { readonly: true });
+    const db = openSqlite(path.join(service.dataDir, 'nocturne.db'), { readonly: true });
     const marks = () =>
       new Map(
         (db.prepare('SELECT id, embeddedWith FROM Episode').all() as Array<{ id: string; embeddedWith: string | null }>).map((r) => [r.id, r.embeddedWith]),
@@ -115,12 +91,11 @@ describe('a row the embedder always refuses', () => {
     const laterScope = await waitFor(() => embedded('ep-b-') === 10 && marks().get('ep-a-000') !== null, { timeoutMs: WAIT_MS, intervalMs: 250 });
     const poisonMark = marks().get('ep-a-000');
     const counts = { a: embedded('ep-a-'), b: embedded('ep-b-') };
-    const metrics = await (await fetch(`${api}/metrics`, { headers: { authorization: `Bearer ${token}` } })).text();
+    const metrics = await (await service.api('/metrics')).text();
     const refusedRequests = ollama.requests.filter((r) => r.inputs.some((text) => text.includes(MARKER))).length;
-    service.child.kill('SIGTERM');
-    const code = await service.exited;
+    const code = await service.stop({ keepDoubles: true });
     db.close();
-    const doctor = await runCli(['doctor'], env);
+    const doctor = await runCli(['doctor'], service.env);
     const log = service.output();
     const setAsideLine = log.split('\n').find((line) => line.includes('cannot be embedded')) ?? '';
     // eslint-disable-next-line no-console

@@ -23,12 +23,14 @@ import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic
 import type { SeenLlmRequest } from '../doubles/llm-script';
 import { startOllamaDouble, type OllamaDouble } from '../doubles/ollama-server';
 import { startFakeTelegram, type FakeTelegramServer } from '../doubles/telegram-server';
-import { createPostgresDatabase, postgresAvailable, postgresSkipReason, tempDir } from '../support/databases';
-import { cleanEnv, startTs } from '../support/run-process';
-import { chaosSeed, createMarkerFactory, createRng, elapsed, freePort, rawFileHits, scanSqliteTables } from './chaos-support';
+import { createPostgresDatabase, postgresAvailable, postgresSkipReason } from '../support/databases';
+import { startNocturne, type RunningNocturne } from '../support/service-harness';
+import { chaosSeed, createMarkerFactory, createRng, elapsed, rawFileHits, scanSqliteTables } from './chaos-support';
 
 const ADMIN_TOKEN = 'entity-forget-admin-token-0123456789';
 const ANA = { id: 7101, first_name: 'Ana' };
+/** How long a reply may take (generous: a loaded 2-core machine). */
+const REPLY_WAIT_MS = 120_000;
 
 interface ApiMemory {
   readonly id: string;
@@ -81,7 +83,7 @@ function suite(store: 'SQLite' | 'PostgreSQL', databaseEnv: () => Promise<Record
     let dataDir: string;
     let dbFile: string;
     let databaseUrl: string | undefined;
-    let service: Awaited<ReturnType<typeof startTs>>;
+    let service: RunningNocturne;
     let api: string;
     let scopeId: string;
 
@@ -175,43 +177,30 @@ function suite(store: 'SQLite' | 'PostgreSQL', databaseEnv: () => Promise<Record
       anthropic = await startAnthropicDouble({ responder: answer });
       ollama = await startOllamaDouble();
       fake = await startFakeTelegram();
-      dataDir = path.join(tempDir('nocturne-chaos-entity-forget-'), 'data');
-      dbFile = path.join(dataDir, 'nocturne.db');
-      const port = await freePort();
       const database = await databaseEnv();
       databaseUrl = database.DATABASE_URL;
-      const env = cleanEnv({
-        ...database,
-        DATA_DIR: dataDir,
-        TERMINAL: 'off',
-        SLEEP_ENABLED: 'false',
-        LLM_PROVIDER: 'anthropic',
-        ANTHROPIC_API_KEY: 'sk-ant-entity-forget-0000000',
-        ANTHROPIC_BASE_URL: anthropic.url,
-        EMBEDDER: 'ollama',
-        OLLAMA_HOST: ollama.url,
-        TELEGRAM_BOT_TOKEN: fake.token,
-        TELEGRAM_API_ROOT: fake.apiRoot,
-        TELEGRAM_ALLOWED_USERS: String(ANA.id),
-        ADMIN_TOKEN,
-        API_PORT: String(port),
+      service = await startNocturne({
+        telegram: { use: fake, allowedUsers: [ANA.id] },
+        anthropic: { use: anthropic },
+        ollama: { use: ollama },
+        env: { ...database, ADMIN_TOKEN },
       });
-      service = await startTs('src/main.ts', env, /Nocturne is ready/);
-      api = `http://127.0.0.1:${port}`;
+      dataDir = service.dataDir;
+      dbFile = path.join(dataDir, 'nocturne.db');
+      api = service.apiBase;
       for (const text of [said, 'My neighbour Tom plays the cello every evening, it is lovely.']) {
         const before = fake.sent(ANA.id).length;
         fake.message(ANA, text);
-        await fake.waitFor(() => fake.sent(ANA.id).length > before, 30_000, 'the reply');
+        await fake.waitFor(() => fake.sent(ANA.id).length > before, REPLY_WAIT_MS, 'the reply');
       }
       const { scopes } = JSON.parse(await call('GET', '/scopes')) as { scopes: Array<{ id: string; key: string }> };
       scopeId = scopes.find((s) => s.key === `telegram:private:${ANA.id}`)!.id;
       const slept = JSON.parse(await call('POST', `/scopes/${scopeId}/sleep`, {})) as { outcome: { status: string } };
       expect(slept.outcome.status).toBe('succeeded');
-    }, 180_000);
+    }, 300_000);
 
     afterAll(async () => {
-      service?.child.kill('SIGTERM');
-      await service?.exited;
+      await service?.stop();
       await fake?.close();
       await anthropic?.stop();
       await ollama?.stop();

@@ -29,7 +29,8 @@ import { regenerateSoul } from '../../src/memory/profiles/soul';
 import { startOllamaDouble, type OllamaDouble } from '../doubles/ollama-server';
 import { tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';
-import { cleanEnv, startTs } from '../support/run-process';
+import { cleanEnv } from '../support/run-process';
+import { startNocturne, type RunningNocturne } from '../support/service-harness';
 import { chaosSeed, createMarkerFactory, createRng, elapsed, rawFileHits, scanSqliteTables } from './chaos-support';
 import { startCli, trialsPerPhase, waitFor, type Entry } from './crash-support';
 
@@ -61,7 +62,7 @@ describe('forget with the service running, killed at random moments (chaos)', ()
   let dbFile: string;
   let config: Config;
   let env: NodeJS.ProcessEnv;
-  let service: Awaited<ReturnType<typeof startTs>>;
+  let service: RunningNocturne;
   let core: Core;
   let planted = 0;
 
@@ -143,12 +144,11 @@ describe('forget with the service running, killed at random moments (chaos)', ()
     env = cleanEnv(settings);
     config = loadConfig({ env: { ...settings, TZ: 'UTC' }, envFile: false });
     core = await createCore(config, memoryLogger().logger);
-    service = await startTs('src/main.ts', env, /Nocturne is ready/);
-  }, 120_000);
+    service = await startNocturne({ dataDir, env: settings });
+  }, 300_000);
 
   afterAll(async () => {
-    service?.child.kill('SIGTERM');
-    await service?.exited;
+    await service?.stop();
     await core?.close();
     await ollama?.stop();
     if (dataDir) fs.rmSync(path.dirname(dataDir), { recursive: true, force: true });

@@ -10,15 +10,14 @@
  *   with REPLY_DAILY_BUDGET just above what was spent) only the rest of the budget is answered.
  */
 import { afterAll, describe, expect, it } from '@jest/globals';
-import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { signRequest } from '../../src/channels/webhook/signature';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
 import { tempDir } from '../support/databases';
-import { cleanEnv, startTs } from '../support/run-process';
-import { elapsed, freePort } from './chaos-support';
+import { startNocturne, type RunningNocturne } from '../support/service-harness';
+import { elapsed } from './chaos-support';
 
 const WEBHOOK_SECRET = 'whk-reply-limits-0123456789abcdef';
 const RATE = 10;
@@ -30,32 +29,16 @@ describe('hostile input, round three: per-person reply limits (chaos)', () => {
   const dataDir = path.join(tempDir('nocturne-chaos-reply-limits-'), 'data');
   const figures: Record<string, unknown> = {};
   let double: AnthropicDouble | undefined;
-  let running: { child: ChildProcess; output: () => string; exited: Promise<number | null> } | undefined;
+  let running: RunningNocturne | undefined;
 
+  /** `npm start` on the same data folder and model double, with the webhook channel; its webhook base URL. */
   async function start(extra: Record<string, string>): Promise<string> {
-    const port = await freePort();
-    running = await startTs(
-      'src/main.ts',
-      cleanEnv({
-        DATA_DIR: dataDir,
-        TERMINAL: 'off',
-        SLEEP_ENABLED: 'false',
-        EMBEDDER: 'ollama',
-        OLLAMA_HOST: 'http://127.0.0.1:9',
-        ANTHROPIC_API_KEY: 'sk-ant-reply-limits-test-0000000000',
-        ANTHROPIC_BASE_URL: double!.url,
-        WEBHOOK_SECRET,
-        WEBHOOK_PORT: String(port),
-        ...extra,
-      }),
-      /Nocturne is ready/,
-    );
-    return `http://127.0.0.1:${port}`;
+    running = await startNocturne({ dataDir, webhookSecret: WEBHOOK_SECRET, anthropic: { use: double! }, env: extra });
+    return running.webhookBase!;
   }
   async function stop(): Promise<void> {
     if (!running) return;
-    running.child.kill('SIGTERM');
-    expect(await running.exited).toBe(0);
+    expect(await running.stop()).toBe(0);
     running = undefined;
   }
   async function send(base: string, i: number): Promise<{ status: number; reply: string }> {
@@ -82,8 +65,7 @@ describe('hostile input, round three: per-person reply limits (chaos)', () => {
   }
 
   afterAll(async () => {
-    if (running?.child.exitCode === null) running.child.kill('SIGKILL');
-    await running?.exited;
+    await running?.kill();
     await double?.stop();
     fs.rmSync(path.dirname(dataDir), { recursive: true, force: true });
     // eslint-disable-next-line no-console

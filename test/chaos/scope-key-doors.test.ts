@@ -15,7 +15,7 @@ import { createMemory } from '../../src/memory/memories/memory-writer';
 import type { RunningService } from '../../src/service';
 import { clearRegisteredSecrets } from '../../src/shared/redact';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
-import { tempDir } from '../support/databases';
+import { migratedDataDir, tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';
 import { cleanEnv } from '../support/run-process';
 import { elapsed } from './chaos-support';
@@ -38,7 +38,7 @@ describe('hostile input, round three: scope keys and export paths (chaos)', () =
   const logs = memoryLogger();
   const started = performance.now();
   const root = tempDir('nocturne-chaos-scope-keys-');
-  const dataDir = path.join(root, 'data');
+  const dataDir = migratedDataDir(path.join(root, 'data'));
   const exportsDir = path.join(dataDir, 'exports');
   const dbFile = path.join(dataDir, 'nocturne.db');
   const env = cleanEnv({ DATA_DIR: dataDir, LOG_LEVEL: 'warn', TERMINAL: 'off', SLEEP_ENABLED: 'false' });

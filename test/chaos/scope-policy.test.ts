@@ -19,16 +19,15 @@ import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic
 import type { SeenLlmRequest } from '../doubles/llm-script';
 import { startOllamaDouble, type OllamaDouble } from '../doubles/ollama-server';
 import { startFakeTelegram, type FakeTelegramServer } from '../doubles/telegram-server';
-import { tempDir } from '../support/databases';
-import { cleanEnv, runCli, startTs } from '../support/run-process';
-import { freePort } from './chaos-support';
+import { runCli } from '../support/run-process';
+import { startNocturne, type RunningNocturne } from '../support/service-harness';
 
-const ADMIN_TOKEN = 'scope-policy-admin-token-0123456789';
 const ANA = { id: 7301, first_name: 'Ana' };
 const LISBON = 'Europe/Lisbon';
 const TOKYO = 'Asia/Tokyo';
 const DAY_MS = 86_400_000;
-const REPLY_WAIT_MS = 30_000;
+/** How long a reply may take (generous: a loaded 2-core machine). */
+const REPLY_WAIT_MS = 120_000;
 
 /**
  * A default zone whose calendar date is not UTC's for the next hours: 14 hours ahead from 10:00
@@ -46,18 +45,11 @@ describe('one scope policy through npm start (chaos)', () => {
   let anthropic: AnthropicDouble;
   let ollama: OllamaDouble;
   let fake: FakeTelegramServer;
-  let dataDir: string;
-  let service: Awaited<ReturnType<typeof startTs>>;
-  let env: NodeJS.ProcessEnv;
-  let api: string;
+  let service: RunningNocturne;
   let scopeId: string;
 
   const call = async (method: string, route: string, body?: unknown): Promise<unknown> => {
-    const response = await fetch(`${api}${route}`, {
-      method,
-      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    const response = await service.api(route, { method, body: body === undefined ? undefined : JSON.stringify(body) });
     const text = await response.text();
     if (!response.ok) throw new Error(`${method} ${route}: ${response.status} ${text}`);
     return JSON.parse(text);
@@ -101,38 +93,23 @@ describe('one scope policy through npm start (chaos)', () => {
     });
     ollama = await startOllamaDouble();
     fake = await startFakeTelegram();
-    dataDir = path.join(tempDir('nocturne-chaos-scope-policy-'), 'data');
-    const port = await freePort();
-    env = cleanEnv({
-      DATA_DIR: dataDir,
-      TZ: defaultZone,
-      TERMINAL: 'off',
-      SLEEP_ENABLED: 'false',
-      LLM_PROVIDER: 'anthropic',
-      ANTHROPIC_API_KEY: 'sk-ant-scope-policy-0000000',
-      ANTHROPIC_BASE_URL: anthropic.url,
-      EMBEDDER: 'ollama',
-      OLLAMA_HOST: ollama.url,
-      TELEGRAM_BOT_TOKEN: fake.token,
-      TELEGRAM_API_ROOT: fake.apiRoot,
-      TELEGRAM_ALLOWED_USERS: String(ANA.id),
-      ADMIN_TOKEN,
-      API_PORT: String(port),
+    service = await startNocturne({
+      telegram: { use: fake, allowedUsers: [ANA.id] },
+      anthropic: { use: anthropic },
+      ollama: { use: ollama },
+      env: { TZ: defaultZone },
     });
-    service = await startTs('src/main.ts', env, /Nocturne is ready/);
-    api = `http://127.0.0.1:${port}`;
     await say('I have a dentist appointment tomorrow.');
     const { scopes } = (await call('GET', '/scopes')) as { scopes: Array<{ id: string; key: string }> };
     scopeId = scopes.find((s) => s.key === `telegram:private:${ANA.id}`)!.id;
-  }, 120_000);
+  }, 300_000);
 
   afterAll(async () => {
-    service?.child.kill('SIGTERM');
-    await service?.exited;
+    await service?.stop();
     await fake?.close();
     await anthropic?.stop();
     await ollama?.stop();
-    if (dataDir) fs.rmSync(path.dirname(dataDir), { recursive: true, force: true });
+    if (service) fs.rmSync(path.dirname(service.dataDir), { recursive: true, force: true });
   });
 
   it('uses one zone for every line of a consolidation batch: the date shown and the date learned agree', async () => {
@@ -186,7 +163,7 @@ describe('one scope policy through npm start (chaos)', () => {
   });
 
   it('sees a zone set by the CLI in another process at the next reply: the agent caches no policy', async () => {
-    const cli = await runCli(['timezone', '--scope', `telegram:private:${ANA.id}`, TOKYO], env);
+    const cli = await runCli(['timezone', '--scope', `telegram:private:${ANA.id}`, TOKYO], service.env);
     expect(cli.code).toBe(0);
     await say('and now?');
     const prompt = replyRequests().at(-1)!;

@@ -8,12 +8,10 @@
  * exports; A's keyword searches are read before and after B receives 3,000 episodes full of A's
  * query words, and must be identical: the same rows, in the same order, with the same scores.
  */
-import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
-import { tempDir } from '../support/databases';
 import { exportEpisode } from '../support/export-rows';
-import { cleanEnv, startTs } from '../support/run-process';
-import { chaosSeed, createRng, freePort } from './chaos-support';
+import { startNocturne } from '../support/service-harness';
+import { chaosSeed, createRng } from './chaos-support';
 
 const WORDS = ['kites', 'violin', 'harbor', 'saffron', 'glacier', 'orchard', 'lantern', 'compass', 'meadow', 'thunder', 'copper', 'pebble'];
 const at = (i: number) => new Date(Date.UTC(2026, 0, 1) + i * 60_000).toISOString();
@@ -66,29 +64,10 @@ describe("one scope's keyword results do not depend on other scopes (issue 16, i
 
   it('gives scope A the same rows and scores before and after scope B fills up with its words', async () => {
     const rng = createRng(chaosSeed('scope-statistics'));
-    const port = await freePort();
-    const token = 'admin-token-scope-statistics';
-    const service = await startTs(
-      'src/main.ts',
-      cleanEnv({
-        DATA_DIR: path.join(tempDir(), 'data'),
-        ADMIN_TOKEN: token,
-        API_PORT: String(port),
-        TERMINAL: 'off',
-        SLEEP_ENABLED: 'false',
-        EMBEDDER: 'ollama',
-        OLLAMA_HOST: 'http://127.0.0.1:9',
-      }),
-      /Nocturne is ready/,
-    );
-    stops.push(async () => {
-      if (service.child.exitCode === null) service.child.kill('SIGKILL');
-      await service.exited;
-    });
-    const api = `http://127.0.0.1:${port}`;
-    const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+    const service = await startNocturne();
+    stops.push(() => service.kill());
     const importScope = async (scopeId: string, key: string, texts: string[]) => {
-      const response = await fetch(`${api}/scopes/${scopeId}/import`, { method: 'POST', headers, body: JSON.stringify(exportOf(scopeId, key, texts)) });
+      const response = await service.api(`/scopes/${scopeId}/import`, { method: 'POST', body: JSON.stringify(exportOf(scopeId, key, texts)) });
       expect(response.status).toBe(201);
     };
     const sentence = (n: number) => Array.from({ length: n }, () => rng.pick(WORDS)).join(' ');
@@ -102,9 +81,8 @@ describe("one scope's keyword results do not depend on other scopes (issue 16, i
     const searchA = async () => {
       const out: Array<{ query: string; hits: Array<{ id: string; keyword: number }> }> = [];
       for (const query of queries) {
-        const response = await fetch(`${api}/scopes/scope-a/search`, {
+        const response = await service.api('/scopes/scope-a/search', {
           method: 'POST',
-          headers,
           body: JSON.stringify({ query, strategy: 'keyword', limit: 20, kinds: ['episode'] }),
         });
         expect(response.status).toBe(200);
@@ -130,7 +108,6 @@ describe("one scope's keyword results do not depend on other scopes (issue 16, i
     );
     expect(after).toEqual(before);
 
-    service.child.kill('SIGTERM');
-    expect(await service.exited).toBe(0);
+    expect(await service.stop()).toBe(0);
   }, 180_000);
 });

@@ -6,15 +6,32 @@
  * the Bot API hangs (takes every call, answers none), or goes away, or the model call hangs, and
  * SIGTERM is sent.
  */
-import path from 'node:path';
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
 import { startFakeTelegram, type FakeTelegramServer } from '../doubles/telegram-server';
-import { tempDir } from '../support/databases';
-import { cleanEnv, startTs } from '../support/run-process';
+import { startNocturne } from '../support/service-harness';
 
 const ANA = { id: 424_242_001, first_name: 'Ana' };
 const STOP_PROMISE_MS = 10_000;
+/**
+ * The promise is held by the service's own clock: from its "stopping" line to its "stopped
+ * cleanly" line (and exit status 0: its 10 s watchdog did not fire). Seen from this process the stop
+ * also holds the signal's delivery and the process's exit, which a loaded machine delays by
+ * seconds; that view gets this margin.
+ */
+const OUTSIDE_MARGIN_MS = 10_000;
+/** How long the first reply or model call may take (a start on a busy machine is slow). */
+const REPLY_WAIT_MS = 120_000;
+
+/** Milliseconds between the service's "stopping" and "stopped cleanly" log lines (its own timestamps); NaN when either is missing. */
+function loggedStopMs(output: string): number {
+  const at = (message: string) => {
+    const line = output.split('\n').find((l) => l.includes(`"message":"${message}"`));
+    const timestamp = line ? (JSON.parse(line) as { timestamp?: string }).timestamp : undefined;
+    return timestamp ? Date.parse(timestamp) : Number.NaN;
+  };
+  return at('stopped cleanly') - at('stopping');
+}
 
 type Fault = 'bot-api-hangs' | 'bot-api-gone' | 'model-hangs';
 
@@ -37,33 +54,15 @@ describe('SIGTERM stops the service within 10 s whatever is pending (issue 16, i
         },
       });
       cleanups.push(() => double.stop());
-      const service = await startTs(
-        'src/main.ts',
-        cleanEnv({
-          DATA_DIR: path.join(tempDir('nocturne-stop-'), 'data'),
-          TERMINAL: 'off',
-          SLEEP_ENABLED: 'false',
-          EMBEDDER: 'ollama',
-          OLLAMA_HOST: 'http://127.0.0.1:9',
-          TELEGRAM_BOT_TOKEN: fake.token,
-          TELEGRAM_API_ROOT: fake.apiRoot,
-          TELEGRAM_ALLOWED_USERS: String(ANA.id),
-          ANTHROPIC_API_KEY: 'sk-ant-stop-deadline-test-0000000000',
-          ANTHROPIC_BASE_URL: double.url,
-        }),
-        /Nocturne is ready/,
-      );
-      cleanups.push(async () => {
-        if (service.child.exitCode === null) service.child.kill('SIGKILL');
-        await service.exited;
-      });
+      const service = await startNocturne({ telegram: { use: fake, allowedUsers: [ANA.id] }, anthropic: { use: double } });
+      cleanups.push(() => service.kill());
 
       if (fault === 'model-hangs') {
         fake.message(ANA, 'hello, remember that I like kites');
-        await fake.waitFor(() => modelCalls > 0, 30_000, 'the model call');
+        await fake.waitFor(() => modelCalls > 0, REPLY_WAIT_MS, 'the model call');
       } else {
         fake.message(ANA, 'hello');
-        await fake.waitFor(() => fake.sent(ANA.id).length > 0, 30_000, 'the first reply');
+        await fake.waitFor(() => fake.sent(ANA.id).length > 0, REPLY_WAIT_MS, 'the first reply');
         if (fault === 'bot-api-hangs') fake.hang();
         else await fake.close();
         // Let the runner reach its next (hanging or failing) call.
@@ -72,24 +71,29 @@ describe('SIGTERM stops the service within 10 s whatever is pending (issue 16, i
 
       const started = performance.now();
       service.child.kill('SIGTERM');
-      const code = await Promise.race([service.exited, new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), 30_000))]);
+      const code = await Promise.race([
+        service.exited,
+        new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), STOP_PROMISE_MS + OUTSIDE_MARGIN_MS + 10_000)),
+      ]);
       const took = performance.now() - started;
+      const stopMs = loggedStopMs(service.output());
       const abandoned = service
         .output()
         .split('\n')
         .filter((line) => /abandon/i.test(line));
       // eslint-disable-next-line no-console
       console.log(
-        `stop-deadline ${fault}: exit ${String(code)} after ${(took / 1000).toFixed(1)} s; abandoned:\n${abandoned.join('\n') || '(nothing logged)'}`,
+        `stop-deadline ${fault}: exit ${JSON.stringify(code)} after ${(took / 1000).toFixed(1)} s (the service's stop ${stopMs} ms); abandoned:\n${abandoned.join('\n') || '(nothing logged)'}`,
       );
-      expect(code).toBe(0);
-      expect(took).toBeLessThan(STOP_PROMISE_MS);
+      expect(code).toEqual({ code: 0, signal: null });
+      expect(stopMs).toBeLessThan(STOP_PROMISE_MS);
+      expect(took).toBeLessThan(STOP_PROMISE_MS + OUTSIDE_MARGIN_MS);
       // A model call in progress is abandoned and named. A hanging or absent Bot API leaves nothing
       // to abandon: the long poll is aborted, and every update taken in was recorded before the
       // poll that confirmed it, so no confirmation is owed at the stop.
       if (fault === 'model-hangs') expect(abandoned.length).toBeGreaterThan(0);
       else expect(service.output()).toMatch(/Telegram bot stopped/);
     },
-    120_000,
+    300_000,
   );
 });

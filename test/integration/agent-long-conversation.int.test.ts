@@ -119,5 +119,5 @@ describe('a 2,000-turn conversation', () => {
     process.stdout.write(
       `2,000-turn run: ${elapsed} ms, ${cycles} compactions, max prompt+reserve ${maxTotal} / ${WINDOW}, max request ${Math.max(...requestTotals)}, mean prompt ${average}, final summary ${estimator.text(conversation.summary ?? '')} tokens, ${recent.size} turns in full, ${favourites} flushed facts\n`,
     );
-  }, 300_000); // ~25 s alone; several minutes when CI shares the cores with other suites
+  }, 900_000); // ~25 s alone; it passed 300 s when the cores were shared with five other test runs
 });

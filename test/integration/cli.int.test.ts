@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from '@jest/globals';
-import { createPostgresDatabase, postgresAvailable, postgresSkipReason, tempDir } from '../support/databases';
+import { createPostgresDatabase, migratedDataDir, postgresAvailable, postgresSkipReason, tempDir } from '../support/databases';
 import { cleanEnv, runCli, runTs } from '../support/run-process';
 
 const BIG = 'é'.repeat(1_000_000); // 2 MB of UTF-8 on one line
@@ -118,7 +118,7 @@ if (postgresAvailable()) {
 
 describe('CLI errors', () => {
   it('says what is wrong with the command line, with exit status 2', async () => {
-    const env = cleanEnv({ DATA_DIR: path.join(tempDir(), 'data') });
+    const env = cleanEnv({ DATA_DIR: migratedDataDir() });
     const unknown = await runCli(['frobnicate'], env);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/Unknown command "frobnicate"/);
@@ -152,7 +152,7 @@ describe('CLI errors', () => {
 
 describe('CLI chat', () => {
   it('is the terminal channel on stdin/stdout: commands answered in order, /quit exits 0', async () => {
-    const env = cleanEnv({ DATA_DIR: path.join(tempDir(), 'data') });
+    const env = cleanEnv({ DATA_DIR: migratedDataDir() });
     const result = await runTs(
       'src/cli/index.ts',
       ['chat', '--scope', 'terminal:cli', '--name', 'Cli'],
@@ -176,7 +176,7 @@ describe('CLI chat', () => {
   });
 
   it('has no --json form', async () => {
-    const result = await runTs('src/cli/index.ts', ['chat', '--json'], cleanEnv({ DATA_DIR: path.join(tempDir(), 'data') }), undefined, '');
+    const result = await runTs('src/cli/index.ts', ['chat', '--json'], cleanEnv({ DATA_DIR: migratedDataDir() }), undefined, '');
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/no --json output/);
   });

@@ -19,7 +19,7 @@ import { createMemory, linkMemories, supersedeMemory } from '../../src/memory/me
 import { regenerateSoul } from '../../src/memory/profiles/soul';
 import { scanSqliteTables } from '../chaos/chaos-support';
 import { startOllamaDouble, type OllamaDouble } from '../doubles/ollama-server';
-import { tempDir } from '../support/databases';
+import { migratedDataDir, tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';
 import { cleanEnv, runCli } from '../support/run-process';
 
@@ -57,7 +57,7 @@ describe('forget --words reaches every text of the scope (CLI, SQLite)', () => {
 
   beforeAll(async () => {
     ollama = await startOllamaDouble();
-    dataDir = path.join(tempDir('nocturne-forget-words-'), 'data');
+    dataDir = migratedDataDir(path.join(tempDir('nocturne-forget-words-'), 'data'));
     env = cleanEnv({ DATA_DIR: dataDir, EMBEDDER: 'ollama', OLLAMA_HOST: ollama.url });
     const config = loadConfig({ env: { DATA_DIR: dataDir, EMBEDDER: 'ollama', OLLAMA_HOST: ollama.url, TZ: 'UTC' }, envFile: false });
     core = await createCore(config, memoryLogger().logger);

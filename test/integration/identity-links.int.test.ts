@@ -12,84 +12,38 @@
  *   terminal's reply prompt with no linking at all.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import fs from 'node:fs';
-import path from 'node:path';
-import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
 import { startOllamaDouble, type OllamaDouble } from '../doubles/ollama-server';
-import { startFakeTelegram, type FakeTelegramServer } from '../doubles/telegram-server';
-import { tempDir } from '../support/databases';
-import { cleanEnv, ROOT, runTs, startTs } from '../support/run-process';
+import { ROOT, runTs } from '../support/run-process';
+import { startNocturne, type RunningNocturne } from '../support/service-harness';
 
 const ANA = { id: 7201, first_name: 'Ana' };
 const CAT = 'Quillifer';
 const DOG = 'Bramblewick';
 const REPLY_TIMEOUT_MS = 60_000;
 
-interface Running {
-  readonly anthropic: AnthropicDouble;
-  readonly fake: FakeTelegramServer;
-  readonly env: NodeJS.ProcessEnv;
-  readonly root: string;
-  stop(): Promise<void>;
-}
-
-async function startPerson(ollama: OllamaDouble, extra: Record<string, string> = {}): Promise<Running> {
-  const anthropic = await startAnthropicDouble();
-  const fake = await startFakeTelegram();
-  const root = tempDir('nocturne-identity-links-');
-  const env = cleanEnv({
-    DATA_DIR: path.join(root, 'data'),
-    TERMINAL: 'off',
-    SLEEP_ENABLED: 'false',
-    LLM_PROVIDER: 'anthropic',
-    ANTHROPIC_API_KEY: 'sk-ant-identity-links-0000000',
-    ANTHROPIC_BASE_URL: anthropic.url,
-    EMBEDDER: 'ollama',
-    OLLAMA_HOST: ollama.url,
-    TELEGRAM_BOT_TOKEN: fake.token,
-    TELEGRAM_API_ROOT: fake.apiRoot,
-    TELEGRAM_ALLOWED_USERS: String(ANA.id),
-    ...extra,
-  });
-  const service = await startTs('src/main.ts', env, /Nocturne is ready/).catch(async (error: unknown) => {
-    await fake.close();
-    await anthropic.stop();
-    fs.rmSync(root, { recursive: true, force: true });
-    throw error;
-  });
-  return {
-    anthropic,
-    fake,
-    env,
-    root,
-    async stop() {
-      service.child.kill('SIGTERM');
-      await service.exited;
-      await fake.close();
-      await anthropic.stop();
-      fs.rmSync(root, { recursive: true, force: true });
-    },
-  };
+/** `npm start` with Telegram (Ana allowed) and a model of its own, on a new store, sharing the embedder double. */
+function startPerson(ollama: OllamaDouble, extra: Record<string, string> = {}): Promise<RunningNocturne> {
+  return startNocturne({ telegram: { start: {}, allowedUsers: [ANA.id] }, anthropic: { start: {} }, ollama: { use: ollama }, env: extra });
 }
 
 /** Sends `text` on Telegram as Ana and returns the bot's answer. */
-async function telegram(run: Running, text: string): Promise<string> {
-  const before = run.fake.sent(ANA.id).length;
-  run.fake.message(ANA, text);
-  await run.fake.waitFor(() => run.fake.sent(ANA.id).length > before, REPLY_TIMEOUT_MS, `the answer to ${text}`);
-  return run.fake.sent(ANA.id).at(-1)?.text ?? '';
+async function telegram(run: RunningNocturne, text: string): Promise<string> {
+  const before = run.telegram!.sent(ANA.id).length;
+  run.telegram!.message(ANA, text);
+  await run.telegram!.waitFor(() => run.telegram!.sent(ANA.id).length > before, REPLY_TIMEOUT_MS, `the answer to ${text}`);
+  return run.telegram!.sent(ANA.id).at(-1)?.text ?? '';
 }
 
 /** `cli chat --name NAME` with `lines` as its input; returns what it printed. */
-async function terminal(run: Running, name: string, lines: readonly string[]): Promise<string> {
+async function terminal(run: RunningNocturne, name: string, lines: readonly string[]): Promise<string> {
   const result = await runTs('src/cli/index.ts', ['chat', '--name', name], run.env, ROOT, `${[...lines, '/quit'].join('\n')}\n`);
   expect({ code: result.code, stderr: result.code === 0 ? '' : result.stderr }).toEqual({ code: 0, stderr: '' });
   return result.stdout;
 }
 
 /** The reply prompt the model was given for the message `question` (the last request whose last turn is it). */
-function promptFor(run: Running, question: string): string {
-  const request = run.anthropic.requests.filter((r) => r.messages.at(-1)?.text?.includes(question)).at(-1);
+function promptFor(run: RunningNocturne, question: string): string {
+  const request = run.anthropic!.requests.filter((r) => r.messages.at(-1)?.text?.includes(question)).at(-1);
   if (!request) throw new Error(`no model request answered "${question}"`);
   return JSON.stringify({ system: request.system, messages: request.messages });
 }

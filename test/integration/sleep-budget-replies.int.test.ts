@@ -4,10 +4,9 @@
  * consolidation its budget. `cli chat` and `cli sleep` as a person runs them (child processes on a
  * real SQLite file).
  */
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
-import { tempDir } from '../support/databases';
+import { migratedDataDir } from '../support/databases';
 import { cleanEnv, runCli, runTs } from '../support/run-process';
 
 describe('the sleep budget and replies', () => {
@@ -27,7 +26,7 @@ describe('the sleep budget and replies', () => {
       },
     });
     env = cleanEnv({
-      DATA_DIR: path.join(tempDir(), 'data'),
+      DATA_DIR: migratedDataDir(),
       LLM_PROVIDER: 'anthropic',
       ANTHROPIC_API_KEY: 'sk-test-cli-000000000',
       ANTHROPIC_BASE_URL: model.url,

@@ -10,7 +10,6 @@
  *   refused, the rest of the night asks in the prompt, and the switch is logged once.
  */
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -19,7 +18,8 @@ import { consolidationAnswerSchema } from '../../src/sleep/consolidation/operati
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
 import { lastUserText, likesPlan, type LlmResponder, type SeenLlmRequest } from '../doubles/llm-script';
 import { tempDir } from '../support/databases';
-import { cleanEnv, runTs, startTs } from '../support/run-process';
+import { cleanEnv, runTs } from '../support/run-process';
+import { startNocturne } from '../support/service-harness';
 
 const TOKEN = 'admin-token-structured-cached-0123';
 
@@ -32,15 +32,6 @@ const responder: LlmResponder = (seen) => {
 
 const isReply = (request: SeenLlmRequest) => request.tools.length > 0;
 const isConsolidation = (request: SeenLlmRequest) => request.system?.includes('memory consolidation system') === true;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 function metric(text: string, line: string): number {
   const found = text.split('\n').find((l) => l.startsWith(`${line} `));
@@ -113,15 +104,18 @@ describe('structured answers and prompt caching through the real entry points (l
     // Cached tokens are part of the input: budgets still count everything the model read.
     for (const row of rows) expect(row.inputTokens).toBeGreaterThan(row.cacheReadTokens + row.cacheWriteTokens);
 
-    const port = await freePort();
-    const service = await startTs('src/main.ts', envFor(dataDir, { ADMIN_TOKEN: TOKEN, API_PORT: String(port), LOG_LEVEL: 'info' }), /Nocturne is ready/);
+    // npm start on the same store and settings (the chat's embedder included), read through /metrics.
+    const service = await startNocturne({
+      dataDir,
+      anthropic: { use: double },
+      env: { ANTHROPIC_API_KEY: 'sk-ant-test-structured-cached', EMBEDDER: 'local', LOG_LEVEL: 'info', ADMIN_TOKEN: TOKEN },
+    });
     let text: string;
     try {
-      text = await (await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+      text = await (await service.api('/metrics')).text();
     } finally {
-      service.child.kill('SIGTERM');
+      expect(await service.stop()).toBe(0);
     }
-    expect(await service.exited).toBe(0);
     const read = rows.reduce((n, r) => n + r.cacheReadTokens, 0);
     const written = rows.reduce((n, r) => n + r.cacheWriteTokens, 0);
     expect(metric(text, 'nocturne_llm_cache_tokens_total{kind="read"}')).toBe(read);

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
-import { tempDir } from '../support/databases';
+import { migratedDataDir, tempDir } from '../support/databases';
 import { cleanEnv, runCli, runTs } from '../support/run-process';
 
 const KEY = 'terminal:ann';
@@ -26,7 +26,7 @@ describe('/settings in the terminal conversation', () => {
   beforeAll(async () => {
     double = await startAnthropicDouble({ responder: () => ({ kind: 'text', text: ANSWER }) });
     env = cleanEnv({
-      DATA_DIR: path.join(root, 'data'),
+      DATA_DIR: migratedDataDir(path.join(root, 'data')),
       ANTHROPIC_API_KEY: 'sk-ant-test-terminal-settings',
       ANTHROPIC_BASE_URL: double.url,
       SLEEP_ENABLED: 'false',

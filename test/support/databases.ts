@@ -23,6 +23,21 @@ export function sqliteDatabase(dir = tempDir()): Extract<Config['database'], { p
   return { provider: 'sqlite', url: `file:${file}`, file };
 }
 
+/** Where the global setup put the run's migrated SQLite store (test/support/sqlite-template.ts). */
+export const SQLITE_TEMPLATE_ENV = 'NOCTURNE_TEST_SQLITE_TEMPLATE';
+
+/**
+ * A new data folder (DATA_DIR) whose SQLite store already has every migration: a copy of the run's
+ * template, as a store looks on every start after the first. Without a template (a run that skipped
+ * the global setup) the folder is empty and the first start migrates.
+ */
+export function migratedDataDir(dir = path.join(tempDir(), 'data')): string {
+  fs.mkdirSync(dir, { recursive: true });
+  const template = process.env[SQLITE_TEMPLATE_ENV];
+  if (template && fs.existsSync(template)) fs.copyFileSync(template, path.join(dir, 'nocturne.db'));
+  return dir;
+}
+
 let counter = 0;
 
 /** A new, empty PostgreSQL database on the test server; returns its URL. */

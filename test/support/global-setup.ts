@@ -6,11 +6,14 @@
  * Every temporary file of the run (test stores, exports, child processes' files) goes under one
  * folder made here: the workers and the processes they start inherit it as TMPDIR, and the
  * teardown removes it, so a run leaves nothing behind in the machine's temporary folder.
+ *
+ * It also migrates one SQLite store, the template that `migratedDataDir` copies.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { findPostgresBinaries, startLocalPostgres, type LocalPostgres } from '../../src/storage/local-postgres';
+import { writeSqliteTemplate } from './sqlite-template';
 
 export default async function globalSetup(): Promise<void> {
   const { dir, reason } = findPostgresBinaries();
@@ -23,4 +26,5 @@ export default async function globalSetup(): Promise<void> {
   const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nocturne-test-run-'));
   (globalThis as { __nocturneRunDir?: string }).__nocturneRunDir = runDir;
   process.env.TMPDIR = runDir;
+  await writeSqliteTemplate(path.join(runDir, 'sqlite-template', 'nocturne.db'));
 }

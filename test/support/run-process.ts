@@ -51,6 +51,13 @@ export function runCli(args: readonly string[], env: NodeJS.ProcessEnv): Promise
   return runTs('src/cli/index.ts', args, env);
 }
 
+/**
+ * How long a long-running entry point may take to say it is ready. A quiet machine needs 3-5 s; with
+ * the cores shared by several test runs (load average 20) a start has taken over 30 s, so the bound
+ * only catches a start that hangs.
+ */
+export const READY_TIMEOUT_MS = 120_000;
+
 /** Starts a long-running entry point; resolves once a stderr line matches `ready`. */
 export function startTs(
   script: string,
@@ -64,7 +71,7 @@ export function startTs(
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`${script} did not become ready:\n${output}`));
-    }, 30_000);
+    }, READY_TIMEOUT_MS);
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
       if (ready.test(output)) {
@@ -79,4 +86,51 @@ export function startTs(
       if (!ready.test(output)) reject(new Error(`${script} exited with ${code} before it was ready:\n${output}`));
     });
   });
+}
+
+/** A child process running one of Nocturne's entry points. */
+export interface Entry {
+  readonly child: ChildProcess;
+  /** Milliseconds since the spawn. */
+  age(): number;
+  stdout(): string;
+  stderr(): string;
+  /** Whether a line of stderr (the JSON logs) matches. */
+  logged(pattern: RegExp): boolean;
+  /** Resolves when the process has ended (exit code, or the signal that ended it). */
+  readonly ended: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  running(): boolean;
+  /** SIGKILL now (no-op when it already ended); returns whether it was still running. */
+  kill(): boolean;
+}
+
+/** Runs `script` (relative to the repository) with `args` in a controlled environment. */
+export function startEntry(script: string, args: readonly string[], env: NodeJS.ProcessEnv): Entry {
+  const started = performance.now();
+  const child = spawn(process.execPath, nodeArgs(script, args), { env, cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  let done = false;
+  child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  child.stderr!.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      done = true;
+      resolve({ code, signal });
+    });
+  });
+  return {
+    child,
+    age: () => performance.now() - started,
+    stdout: () => out,
+    stderr: () => err,
+    logged: (pattern) => pattern.test(err),
+    ended,
+    running: () => !done && child.exitCode === null && child.signalCode === null,
+    kill() {
+      if (done || child.exitCode !== null || child.signalCode !== null) return false;
+      return child.kill('SIGKILL');
+    },
+  };
 }
