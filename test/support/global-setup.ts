@@ -24,6 +24,8 @@ export default async function globalSetup(): Promise<void> {
     process.env.NOCTURNE_TEST_PG_URL = server.url;
   }
   const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'nocturne-test-run-'));
+  // The same permissions as /tmp: a cluster a test starts runs as the postgres user and must reach its folder.
+  fs.chmodSync(runDir, 0o1777);
   (globalThis as { __nocturneRunDir?: string }).__nocturneRunDir = runDir;
   process.env.TMPDIR = runDir;
   await writeSqliteTemplate(path.join(runDir, 'sqlite-template', 'nocturne.db'));
