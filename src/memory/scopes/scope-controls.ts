@@ -210,10 +210,13 @@ export function createScopeControls(prisma: PrismaClient, defaults: PolicyDefaul
   };
 }
 
-/** Now when the window is open (or always open), else its next opening. */
+/**
+ * The window's next opening: while it is open, the one after this night's (an answer that does not
+ * move with the second it is asked, so two reads of the settings agree); now for a window that
+ * never closes.
+ */
 function nextOpening(now: Date, window: SleepWindow, timeZone: string): Date {
-  if (window.durationHours >= HOURS_PER_DAY || isInSleepWindow(now, window, timeZone)) return now;
-  // Outside the window: the opening after the last one that opened, which is the next one.
+  if (window.durationHours >= HOURS_PER_DAY) return now;
   return nextWindowOpening(now, window, timeZone);
 }
 
