@@ -193,7 +193,7 @@ export function buildExport(person: FakeUser, now: Date, options: { markup?: boo
   const entityRows = (
     name === 'Ana'
       ? [
-          { key: 'jordi', name: 'Jordi', kind: 'person', about: 'husband', note: 'Jordi is Ana’s husband; he teaches music.' },
+          { key: 'jordi', name: 'Jordi', kind: 'person', about: 'husband', note: 'Jordi is Ana’s husband; he teaches music.', relation: 'husband' },
           { key: 'luna', name: 'Luna', kind: 'pet', about: 'dog', note: 'Luna is Ana’s beagle.' },
           { key: 'valencia marathon', name: 'Valencia marathon', kind: 'thing', about: 'marathon', note: 'A race in December Ana trains for.' },
         ]
@@ -206,7 +206,8 @@ export function buildExport(person: FakeUser, now: Date, options: { markup?: boo
     key: e.key,
     name: e.name,
     kind: e.kind,
-    attributes: { summary: e.note },
+    // Consolidation writes the person's relation to the owner beside the summary.
+    attributes: 'relation' in e ? { summary: e.note, relation: e.relation } : { summary: e.note },
     favorability: 0.6,
     interactionCount: 2,
     createdAt: at(9),

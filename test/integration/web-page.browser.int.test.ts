@@ -222,6 +222,8 @@ describeWithBrowser('the memory page in Chromium', () => {
     await page.click(`#graph g.node[data-id="${jordi!.id}"]`);
     await page.waitForSelector('#profile-card .entity-name');
     expect(await page.$eval('#profile-card .entity-name', (h) => h.textContent)).toBe('Jordi');
+    // A husband is family, as the soul says, not a degree of liking.
+    expect(await page.$eval('#profile-card', (card) => card.textContent)).toContain('relationship: family');
 
     await page.click('#tabs button[data-view="profile"]');
     await page.waitForSelector('#soul .soul-text');

@@ -11,7 +11,8 @@ import type { PrismaClient } from '../../storage/prisma';
 import { KNOWLEDGE_ONLY } from '../memories/categories';
 import { aboutSpeaker } from '../memories/speakers';
 import { showStoredValue } from '../output-filter';
-import { relationshipState } from '../profiles/relationship';
+import { relationshipOf } from '../profiles/relationship';
+import { SOUL_OBSERVATIONS_PER_PERSON } from '../profiles/soul-render';
 import type { PageReach } from './page-memories';
 
 export interface GraphNode {
@@ -122,9 +123,25 @@ export function createPageGraph(deps: { prisma: PrismaClient }): PageGraph {
       const found = entities.find((t) => t.entity.id === entityId);
       if (!found) return null;
       const attributes = row.attributes && typeof row.attributes === 'object' && !Array.isArray(row.attributes) ? Object.entries(row.attributes) : [];
+      // The same relationship the soul shows: family by the relation, the other names or the owner's words.
+      const text = (key: string) => {
+        const value = attributes.find(([k]) => k === key)?.[1];
+        return typeof value === 'string' ? value : '';
+      };
+      const observations = await prisma.entityObservation.findMany({
+        where: { scopeId: reach.scopeId, entityId },
+        orderBy: { createdAt: 'desc' },
+        take: SOUL_OBSERVATIONS_PER_PERSON,
+        select: { content: true },
+      });
+      const relationship = relationshipOf(
+        row.favorability,
+        [text('relation'), ...text('aliases').split(',')],
+        observations.map((o) => o.content),
+      );
       const summary = [
         ...attributes.map(([key, value]) => `${key}: ${typeof value === 'string' ? value : JSON.stringify(value)}`),
-        `relationship: ${relationshipState(row.favorability)}`,
+        `relationship: ${relationship}`,
       ].join('\n');
       return showStoredValue({
         id: found.entity.id,
