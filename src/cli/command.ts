@@ -1,6 +1,7 @@
 /**
- * What a CLI command is: a name, a usage line, its options, and a run function that writes
- * results to `out` (stdout) and returns an exit code. Logs go to stderr through the logger.
+ * What a CLI command is: a row of the command table (command-table.ts: a name, a usage line, its
+ * options) and an implementation, loaded when the command runs, whose run function writes results
+ * to `out` (stdout) and returns an exit code. Logs go to stderr through the logger.
  */
 import type { ParseArgsConfig } from 'node:util';
 import type { Config } from '../config/load-config';
@@ -11,6 +12,8 @@ export interface CommandContext {
   readonly values: Record<string, string | boolean | undefined>;
   readonly positionals: readonly string[];
   readonly json: boolean;
+  /** This command's usage line from the command table, for the usage errors it raises itself. */
+  readonly usage: string;
   readonly out: NodeJS.WritableStream;
   /** Opens the database and services on first use (doctor must be able to run without them). */
   core(): Promise<Core>;
@@ -18,6 +21,10 @@ export interface CommandContext {
   readonly logger: Logger;
 }
 
+/**
+ * A row of the command table: what `--help` and the argument parser need, cheap to load, and how
+ * to load the implementation, which is imported only when the command runs.
+ */
 export interface Command {
   readonly name: string;
   readonly usage: string;
@@ -29,6 +36,11 @@ export interface Command {
    * rather than stderr, as they do under `npm start` on a terminal.
    */
   readonly logsToFile?: boolean;
+  load(): Promise<CommandRunner>;
+}
+
+/** A command's implementation: what its module exports for the command table to load. */
+export interface CommandRunner {
   run(ctx: CommandContext): Promise<number>;
 }
 

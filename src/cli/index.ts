@@ -5,70 +5,14 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/load-config';
-import { createCore, type Core } from '../core';
+import type { Core } from '../core';
 import { AppError } from '../shared/errors';
 import { openLogFile } from '../shared/log-file';
 import { createLogger } from '../shared/logger';
 import { redactSecrets, registerSecrets, setLogPseudonymKey } from '../shared/redact';
 import { explainStorageFailure } from '../storage/storage-errors';
-import type { Command } from './command';
-import { doctorCommand } from './commands/doctor';
-import { episodesCommand } from './commands/episodes';
-import { importCommand } from './commands/import';
-import { evalCommand } from './commands/eval';
-import { reindexCommand } from './commands/reindex';
-import { scopesCommand } from './commands/scopes';
-import { searchCommand } from './commands/search';
-import { sleepCommand } from './commands/sleep';
-import { auditCommand } from './commands/audit';
-import { chatCommand } from './commands/chat';
-import { digestCommand } from './commands/digest';
-import { forgetCommand } from './commands/forget';
-import { memoriesCommand } from './commands/memories';
-import { pauseCommand, resumeCommand } from './commands/pause';
-import { repliesCommand } from './commands/replies';
-import { soulCommand } from './commands/soul';
-import { exportCommand } from './commands/export';
-import { importScopeCommand } from './commands/import-scope';
-import { migrateStoreCommand } from './commands/migrate-store';
-import { encryptCommand } from './commands/encrypt';
-import { timezoneCommand } from './commands/timezone';
-import { settingsCommand } from './commands/settings';
-import { mcpCommand } from './commands/mcp';
-import { mcpTokenCommand } from './commands/mcp-token';
-import { linkCommand } from './commands/link';
-import { webLinkCommand } from './commands/web-link';
 import { asSentence } from '../shared/sentence';
-
-const commands = [
-  importCommand,
-  episodesCommand,
-  scopesCommand,
-  searchCommand,
-  memoriesCommand,
-  auditCommand,
-  soulCommand,
-  digestCommand,
-  timezoneCommand,
-  settingsCommand,
-  forgetCommand,
-  sleepCommand,
-  chatCommand,
-  pauseCommand,
-  resumeCommand,
-  repliesCommand,
-  reindexCommand,
-  evalCommand,
-  doctorCommand,
-  exportCommand,
-  importScopeCommand,
-  migrateStoreCommand,
-  encryptCommand,
-  mcpCommand,
-  mcpTokenCommand,
-  linkCommand,
-  webLinkCommand,
-] satisfies Command[];
+import { COMMANDS as commands } from './command-table';
 
 function usage(): string {
   return [
@@ -127,14 +71,18 @@ export async function runCli(argv: readonly string[], out: NodeJS.WritableStream
   const logger = createLogger({ level: config.log.level, format: config.log.format, ...(logStream ? { stream: logStream } : {}) });
   let core: Promise<Core> | undefined;
   try {
-    return await command.run({
+    const implementation = await command.load();
+    return await implementation.run({
       values: parsed.values as Record<string, string | boolean | undefined>,
       positionals: parsed.positionals,
       json: parsed.values.json === true,
+      usage: command.usage,
       out,
       config,
       logger,
-      core: () => (core ??= createCore(config, logger)),
+      // The core's modules (the store, the retrieval stack, the model adapters) are loaded, and the
+      // core built, on first use only: a command that does not open the store does not pay for them.
+      core: () => (core ??= import('../core').then(({ createCore }) => createCore(config, logger))),
     });
   } catch (error) {
     // A full disk, a database locked by another process or a read-only file say what to do.

@@ -10,7 +10,7 @@
 import path from 'node:path';
 import type { Config } from '../config/load-config';
 import { AppError, StorageError } from '../shared/errors';
-import { SQLITE_BUSY_TIMEOUT_MS } from './sqlite-driver';
+import { SQLITE_BUSY_TIMEOUT_MS } from './sqlite-lock-waits';
 
 export type StorageFailure = 'full' | 'busy' | 'read_only';
 

@@ -4,7 +4,7 @@
  */
 import type { AuditEvent } from '../../memory/records';
 import { ValidationError } from '../../shared/errors';
-import { writeResult, type Command } from '../command';
+import { writeResult, type CommandRunner } from '../command';
 import { oneLine, requireScope } from './scope-option';
 
 function field(value: AuditEvent['after'], key: string): unknown {
@@ -21,11 +21,7 @@ function describe(event: AuditEvent): string {
   return event.after === null ? '' : oneLine(JSON.stringify(event.after), 120);
 }
 
-export const auditCommand: Command = {
-  name: 'audit',
-  usage: 'audit --scope S [--limit N] [--json]',
-  summary: "show the latest changes to a scope's memory, newest first",
-  options: { scope: { type: 'string' }, limit: { type: 'string' } },
+export const auditCommand: CommandRunner = {
   async run(ctx) {
     const limit = ctx.values.limit === undefined ? 50 : Number(ctx.values.limit);
     if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)

@@ -14,14 +14,9 @@ import path from 'node:path';
 import { normalizeScopeKey } from '../../memory/scopes/scope-key';
 import { createTerminalChannel } from '../../channels/terminal/terminal-channel';
 import { ValidationError } from '../../shared/errors';
-import type { Command } from '../command';
+import type { CommandRunner } from '../command';
 
-export const chatCommand: Command = {
-  name: 'chat',
-  usage: 'chat [--scope KEY] [--name NAME]',
-  summary: 'talk with the agent on the terminal, with the channel commands (/help; /quit exits)',
-  options: { scope: { type: 'string' }, name: { type: 'string' } },
-  logsToFile: true,
+export const chatCommand: CommandRunner = {
   async run(ctx) {
     if (ctx.json)
       throw new ValidationError(

@@ -11,7 +11,7 @@
 import { digestItems } from '../../memory/digests/digest';
 import type { DigestSchedule } from '../../memory/scopes/digest-schedule';
 import { ValidationError } from '../../shared/errors';
-import { writeResult, type Command, type CommandContext } from '../command';
+import { writeResult, type CommandRunner, type CommandContext } from '../command';
 import { requireScope } from './scope-option';
 
 /** The schedule as the CLI prints it with --json. */
@@ -48,11 +48,7 @@ async function setSchedule(ctx: CommandContext): Promise<number> {
   return 0;
 }
 
-export const digestCommand: Command = {
-  name: 'digest',
-  usage: 'digest --scope S [--at HH:MM | --off | --on | --schedule] [--json]',
-  summary: 'build and print the digest of what was learned since the last one; or set the evening digest time, off or on',
-  options: { scope: { type: 'string' }, at: { type: 'string' }, off: { type: 'boolean' }, on: { type: 'boolean' }, schedule: { type: 'boolean' } },
+export const digestCommand: CommandRunner = {
   async run(ctx) {
     if (ctx.values.at !== undefined || ctx.values.on || ctx.values.off || ctx.values.schedule) return setSchedule(ctx);
     const { core, scope } = await requireScope(ctx, 'digest');

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describeDatabase } from '../../storage/database';
 import { readMigrations, searchIndexScript } from '../../storage/migrations/migration-runner';
-import { writeResult, type Command, type CommandContext } from '../command';
+import { writeResult, type CommandRunner, type CommandContext } from '../command';
 import { plural } from '../../shared/plural';
 
 /** Rows set aside that doctor names; the rest are counted. */
@@ -178,11 +178,7 @@ async function serviceChecks(ctx: CommandContext): Promise<Check[]> {
   return checks;
 }
 
-export const doctorCommand: Command = {
-  name: 'doctor',
-  usage: 'doctor [--json]',
-  summary: 'check configuration, database, migrations and outside services',
-  options: {},
+export const doctorCommand: CommandRunner = {
   async run(ctx) {
     const checks: Check[] = [
       {

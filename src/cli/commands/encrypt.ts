@@ -14,7 +14,7 @@ import Database from 'better-sqlite3';
 import { ValidationError } from '../../shared/errors';
 import { registerSecrets } from '../../shared/redact';
 import { rekeySqliteFile, sqliteFileState, unlockSqlite, type RekeyOutcome } from '../../storage/sqlite-encryption';
-import { writeResult, type Command, type CommandContext } from '../command';
+import { writeResult, type CommandRunner, type CommandContext } from '../command';
 
 const MIN_KEY_LENGTH = 16;
 
@@ -55,11 +55,7 @@ function checkOpens(file: string, key: string | undefined): void {
   }
 }
 
-export const encryptCommand: Command = {
-  name: 'encrypt',
-  usage: 'encrypt [--rekey | --decrypt] [--json]',
-  summary: 'encrypt an existing store with DATABASE_ENCRYPTION_KEY; --rekey reads a new passphrase from stdin; --decrypt removes encryption (Nocturne stopped)',
-  options: { rekey: { type: 'boolean' }, decrypt: { type: 'boolean' } },
+export const encryptCommand: CommandRunner = {
   async run(ctx) {
     const current =
       ctx.config.database.provider === 'sqlite'

@@ -4,7 +4,7 @@
  */
 import type { Episode } from '../../memory/records';
 import { ValidationError } from '../../shared/errors';
-import { writeResult, type Command } from '../command';
+import { writeResult, type CommandRunner } from '../command';
 import { requireScope } from './scope-option';
 
 /** The public shape of an episode in CLI and API output. */
@@ -30,11 +30,7 @@ function oneLine(text: string, max: number): string {
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
 
-export const episodesCommand: Command = {
-  name: 'episodes',
-  usage: 'episodes --scope S [--since ISO] [--limit N] [--json]',
-  summary: "list a scope's episodes, oldest first",
-  options: { scope: { type: 'string' }, since: { type: 'string' }, limit: { type: 'string' } },
+export const episodesCommand: CommandRunner = {
   async run(ctx) {
     const since = ctx.values.since === undefined ? undefined : new Date(ctx.values.since as string);
     if (since && Number.isNaN(since.getTime()))

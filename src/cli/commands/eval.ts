@@ -19,33 +19,14 @@ import type { CvReport } from '../../evaluation/locomo-cv';
 import { crossValidateLocomo } from '../../evaluation/locomo-cv-run';
 import { createLocomoCrowdStage, type LocomoCrowdFigures } from '../../evaluation/locomo-crowd';
 import { ValidationError } from '../../shared/errors';
-import { writeResult, type Command } from '../command';
+import { writeResult, type CommandRunner } from '../command';
 import { createStatusLine } from '../progress';
 import { runQaEval } from './eval-qa';
 import { runContextEval } from './eval-context';
 import { plural } from '../../shared/plural';
 import { openEvalStore, parseCrowdOptions, parseEvalDatabase } from './eval-store';
 
-export const evalCommand: Command = {
-  name: 'eval',
-  usage:
-    'eval locomo --data FILE [--k 5,10,25,50] [--cv] [--crowd N [--crowd-scopes S]] [--database sqlite|postgres] | --context [--budget N] [--conversations N|ids] [--questions N] | --qa [--conversations N|ids] [--questions N] [--categories 1,2,3,4] [--sleep nights|end|none]',
-  summary: 'measure retrieval (LoCoMo evidence recall@k) or, with --qa, answers end to end (J, judged by the configured model), on a fresh temporary store',
-  options: {
-    data: { type: 'string' },
-    k: { type: 'string' },
-    cv: { type: 'boolean' },
-    crowd: { type: 'string' },
-    'crowd-scopes': { type: 'string' },
-    database: { type: 'string' },
-    qa: { type: 'boolean' },
-    context: { type: 'boolean' },
-    budget: { type: 'string' },
-    conversations: { type: 'string' },
-    questions: { type: 'string' },
-    categories: { type: 'string' },
-    sleep: { type: 'string' },
-  },
+export const evalCommand: CommandRunner = {
   async run(ctx) {
     if (ctx.positionals[0] !== 'locomo') throw new ValidationError('usage: npm run cli -- eval locomo --data FILE', { code: 'cli.usage' });
     const file = ctx.values.data as string | undefined;

@@ -13,7 +13,7 @@ import { recordExportFiles } from '../../memory/archive/export-registry';
 import { renderMarkdownExport, writeMarkdownExport } from '../../export/markdown-export';
 import { countScopeExport, serializeScopeExport } from '../../export/scope-document';
 import { ValidationError } from '../../shared/errors';
-import { writeResult, type Command } from '../command';
+import { writeResult, type CommandRunner } from '../command';
 import { requireScope } from './scope-option';
 import { plural } from '../../shared/plural';
 
@@ -21,11 +21,7 @@ const formats = ['json', 'markdown'] as const;
 type Format = (typeof formats)[number];
 
 /** The `export` command. */
-export const exportCommand: Command = {
-  name: 'export',
-  usage: 'export --scope S [--format json|markdown] [--out PATH]',
-  summary: 'export a scope: complete JSON (stdout or --out FILE) or Markdown memory files (--out DIR)',
-  options: { scope: { type: 'string' }, format: { type: 'string' }, out: { type: 'string' } },
+export const exportCommand: CommandRunner = {
   async run(ctx) {
     const format = (ctx.values.format ?? 'json') as Format;
     if (!formats.includes(format)) throw new ValidationError(`--format must be json or markdown, got "${format}"`, { code: 'cli.usage' });

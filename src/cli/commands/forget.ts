@@ -6,7 +6,7 @@
 import { changesAnything, describeOtherChanges, type ForgetCounts } from '../../memory/forget/forget-effects';
 import type { MemoryMatch } from '../../memory/forget/forget-service';
 import { ValidationError } from '../../shared/errors';
-import { writeResult, type Command } from '../command';
+import { writeResult, type CommandRunner } from '../command';
 import { oneLine, requireScope } from './scope-option';
 import { plural } from '../../shared/plural';
 
@@ -20,11 +20,7 @@ function listMatches(matches: readonly MemoryMatch[]): string[] {
   return matches.map((m) => `  ${m.id}  ${m.category.padEnd(12)} ${m.state === 'active' ? '' : `[${m.state}] `}${oneLine(m.content, 140)}`);
 }
 
-export const forgetCommand: Command = {
-  name: 'forget',
-  usage: 'forget --scope S (--memory ID | --words "...") [--yes]',
-  summary: 'forget memories for good (without --yes: show what would go)',
-  options: { scope: { type: 'string' }, memory: { type: 'string' }, words: { type: 'string' }, yes: { type: 'boolean' } },
+export const forgetCommand: CommandRunner = {
   async run(ctx) {
     const memoryId = ctx.values.memory as string | undefined;
     const words = ctx.values.words as string | undefined;

@@ -9,7 +9,7 @@ import fs from 'node:fs/promises';
 import { removeImportFile, spoolToFile, type ImportFile } from '../../export/import-file';
 import type { ImportResult, ScopeArchive } from '../../export/scope-archive';
 import { AppError, ValidationError } from '../../shared/errors';
-import { writeResult, type Command } from '../command';
+import { writeResult, type CommandRunner } from '../command';
 import { plural } from '../../shared/plural';
 
 /** Standard input has no size of its own to keep to; this is the admin API's limit, times four. */
@@ -49,11 +49,7 @@ async function importFrom(
 }
 
 /** The `import-scope` command. */
-export const importScopeCommand: Command = {
-  name: 'import-scope',
-  usage: 'import-scope FILE [--as KEY] [--json]',
-  summary: 'import a scope from a JSON export (exact; or a copy with new ids under --as KEY)',
-  options: { as: { type: 'string' } },
+export const importScopeCommand: CommandRunner = {
   async run(ctx) {
     const file = ctx.positionals[0];
     if (!file) throw new ValidationError('import-scope needs a file: npm run cli -- import-scope FILE [--as KEY]', { code: 'cli.usage' });

@@ -19,7 +19,7 @@ import { normalizeScopeKey } from '../../memory/scopes/scope-key';
 import { ENCODED_LIMIT_RULE, formatBytes, maxEncodedEpisodeBytes } from '../../memory/episodes/episode-limits';
 import type { NewEpisode } from '../../storage/episode-repository';
 import { BUSY_RETRY_MAX_MS } from '../../storage/sqlite-lock-waits';
-import { writeResult, type Command } from '../command';
+import { writeResult, type CommandRunner } from '../command';
 import { createProgressBar } from '../progress';
 
 /**
@@ -112,11 +112,7 @@ function lineScope(value: unknown, defaultScope: string | undefined): { scope: s
   return { error: given === '' ? 'no scope: the line\'s "scope" is empty and no --scope was given' : 'no scope: give --scope or a "scope" field on the line' };
 }
 
-export const importCommand: Command = {
-  name: 'import',
-  usage: 'import [--scope S] FILE.jsonl [--channel C] [--json]',
-  summary: 'import episodes from a JSON Lines file (one message per line)',
-  options: { scope: { type: 'string' }, channel: { type: 'string' } },
+export const importCommand: CommandRunner = {
   async run(ctx) {
     const file = ctx.positionals[0];
     if (!file) throw new ValidationError('import needs a file: npm run cli -- import --scope S FILE.jsonl', { code: 'cli.usage' });

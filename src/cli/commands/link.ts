@@ -12,23 +12,17 @@
 import { ValidationError } from '../../shared/errors';
 import { normalizeScopeKey } from '../../memory/scopes/scope-key';
 import type { ScopeDescriptor } from '../../memory/scopes/scope-directory';
-import { writeResult, type Command } from '../command';
-
-const USAGE = 'link list | join IDENTITY INTO | unlink IDENTITY | resume | code IDENTITY | redeem IDENTITY CODE';
+import { writeResult, type CommandRunner } from '../command';
 
 /** An identity named on the command line: its channel is its key's first part; a Telegram group is a group. */
-function identityOf(key: string | undefined): ScopeDescriptor {
-  if (!key) throw new ValidationError(`usage: ${USAGE}`, { code: 'cli.usage' });
+function identityOf(key: string | undefined, usage: string): ScopeDescriptor {
+  if (!key) throw new ValidationError(`usage: ${usage}`, { code: 'cli.usage' });
   const normalized = normalizeScopeKey(key, 'cli.usage');
   const channel = normalized.split(':')[0] ?? normalized;
   return { key: normalized, channel, ...(normalized.startsWith('telegram:group:') && { kind: 'group' }) };
 }
 
-export const linkCommand: Command = {
-  name: 'link',
-  usage: USAGE,
-  summary: 'list, join and unlink identities that share one memory; complete an interrupted merge',
-  options: {},
+export const linkCommand: CommandRunner = {
   async run(ctx) {
     const [verb, first, second] = ctx.positionals;
     const core = await ctx.core();
@@ -41,8 +35,8 @@ export const linkCommand: Command = {
         return 0;
       }
       case 'join': {
-        const identity = identityOf(first);
-        if (!second) throw new ValidationError(`usage: ${USAGE}`, { code: 'cli.usage' });
+        const identity = identityOf(first, ctx.usage);
+        if (!second) throw new ValidationError(`usage: ${ctx.usage}`, { code: 'cli.usage' });
         const joined = await core.identities.join(identity.key, second, { now, reason: 'joined from the command line' });
         const moved = joined.merge?.moved ?? {};
         writeResult(
@@ -53,7 +47,7 @@ export const linkCommand: Command = {
         return 0;
       }
       case 'unlink': {
-        const identity = identityOf(first);
+        const identity = identityOf(first, ctx.usage);
         const done = await core.identities.unlink(identity.key, { now, reason: 'unlinked from the command line' });
         writeResult(
           ctx,
@@ -68,7 +62,7 @@ export const linkCommand: Command = {
         return 0;
       }
       case 'code': {
-        const issued = await core.linkCodes.issue(identityOf(first), { now, reason: 'asked for from the command line' });
+        const issued = await core.linkCodes.issue(identityOf(first, ctx.usage), { now, reason: 'asked for from the command line' });
         writeResult(
           ctx,
           { code: issued.code, expiresAt: issued.expiresAt.toISOString() },
@@ -77,14 +71,14 @@ export const linkCommand: Command = {
         return 0;
       }
       case 'redeem': {
-        const identity = identityOf(first);
-        if (!second) throw new ValidationError(`usage: ${USAGE}`, { code: 'cli.usage' });
+        const identity = identityOf(first, ctx.usage);
+        if (!second) throw new ValidationError(`usage: ${ctx.usage}`, { code: 'cli.usage' });
         const joined = await core.linkCodes.redeem(identity, second, { now, reason: 'redeemed from the command line' });
         writeResult(ctx, { identity: identity.key, scope: joined.scope.key, merge: joined.merge }, `${identity.key} now speaks into ${joined.scope.key}`);
         return 0;
       }
       default:
-        throw new ValidationError(`usage: ${USAGE}`, { code: 'cli.usage' });
+        throw new ValidationError(`usage: ${ctx.usage}`, { code: 'cli.usage' });
     }
   },
 };

@@ -4,14 +4,10 @@
  * The token is printed once and stored only as a hash; `--revoke` ends it at its next request.
  */
 import { ValidationError } from '../../shared/errors';
-import { writeResult, type Command } from '../command';
+import { writeResult, type CommandRunner } from '../command';
 import { requireScope } from './scope-option';
 
-export const mcpTokenCommand: Command = {
-  name: 'mcp-token',
-  usage: 'mcp-token --scope S [--label L] | --list | --revoke ID|all',
-  summary: "issue (print once), list or revoke a person's token for /mcp over HTTP",
-  options: { scope: { type: 'string' }, label: { type: 'string' }, list: { type: 'boolean' }, revoke: { type: 'string' } },
+export const mcpTokenCommand: CommandRunner = {
   async run(ctx) {
     const revoke = ctx.values.revoke as string | undefined;
     if ([ctx.values.list === true, revoke !== undefined, ctx.values.label !== undefined].filter(Boolean).length > 1) {

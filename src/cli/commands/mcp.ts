@@ -10,13 +10,9 @@ import { serveStdio } from '../../mcp/stdio-server';
 import { normalizeScopeKey } from '../../memory/scopes/scope-key';
 import { NotFoundError, ValidationError } from '../../shared/errors';
 import { mcpServices } from '../../service';
-import type { Command } from '../command';
+import type { CommandRunner } from '../command';
 
-export const mcpCommand: Command = {
-  name: 'mcp',
-  usage: 'mcp --scope S [--create]',
-  summary: "serve a scope's memory to an MCP client on stdin/stdout (docs/mcp.md)",
-  options: { scope: { type: 'string' }, create: { type: 'boolean' } },
+export const mcpCommand: CommandRunner = {
   async run(ctx) {
     if (ctx.json) throw new ValidationError('mcp speaks the MCP protocol on stdout and has no --json output', { code: 'cli.usage' });
     const name = (ctx.values.scope as string | undefined)?.trim();

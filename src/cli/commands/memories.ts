@@ -10,7 +10,7 @@ import type { Memory } from '../../memory/records';
 import { ValidationError } from '../../shared/errors';
 import type { Core } from '../../core';
 import type { CorrectionOrigin } from '../../memory/memories/memory-corrections';
-import { writeResult, type Command, type CommandContext } from '../command';
+import { writeResult, type CommandRunner, type CommandContext } from '../command';
 import { oneLine, requireScope } from './scope-option';
 
 type MemoryState = 'active' | 'faded' | 'superseded';
@@ -65,11 +65,7 @@ async function change(ctx: CommandContext, core: Core, scopeId: string, scopeKey
   return 0;
 }
 
-export const memoriesCommand: Command = {
-  name: 'memories',
-  usage: 'memories [fix|pin|unpin] --scope S [--all] [--id ID] [--text T] [--json]',
-  summary: "list a scope's current memories (--all: with faded and superseded ones); fix, pin or unpin one",
-  options: { scope: { type: 'string' }, all: { type: 'boolean' }, id: { type: 'string' }, text: { type: 'string' } },
+export const memoriesCommand: CommandRunner = {
   async run(ctx) {
     const what = ctx.positionals[0];
     if (what !== undefined && !(CHANGES as readonly string[]).includes(what))

@@ -15,7 +15,7 @@ import { createEmbedder } from '../../vectors/embedders/create-embedder';
 import { ValidationError } from '../../shared/errors';
 import { registerSecrets } from '../../shared/redact';
 import { describeDatabase } from '../../storage/database';
-import { writeResult, type Command, type CommandContext } from '../command';
+import { writeResult, type CommandRunner, type CommandContext } from '../command';
 
 type DatabaseConfig = Config['database'];
 type VectorConfig = Config['vectors'];
@@ -90,17 +90,7 @@ function scopeLine(s: ScopeMigration): string {
 }
 
 /** The `migrate-store` command. */
-export const migrateStoreCommand: Command = {
-  name: 'migrate-store',
-  usage: 'migrate-store --to postgres --database-url URL [--vectors ...]',
-  summary: 'copy every scope from the configured store to another one, verify the copy (safe to rerun)',
-  options: {
-    to: { type: 'string' },
-    'database-url': { type: 'string' },
-    vectors: { type: 'string' },
-    qdrant: { type: 'string' },
-    'vectors-file': { type: 'string' },
-  },
+export const migrateStoreCommand: CommandRunner = {
   async run(ctx) {
     const { config, logger } = ctx;
     const target = targetDatabase(ctx.values);

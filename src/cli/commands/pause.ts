@@ -3,16 +3,12 @@
  * /pause and /resume). Each change is an AuditEvent `pause`/`resume` on the scope; decay and
  * digests go on while paused (see docs/sleep.md).
  */
-import { writeResult, type Command } from '../command';
+import { writeResult, type CommandRunner } from '../command';
 import { requireScope } from './scope-option';
 
-function pauseCommandFor(paused: boolean): Command {
+function pauseCommandFor(paused: boolean): CommandRunner {
   const name = paused ? 'pause' : 'resume';
   return {
-    name,
-    usage: `${name} --scope S`,
-    summary: paused ? 'stop learning from a scope (consolidation) until resumed' : 'start learning from a paused scope again',
-    options: { scope: { type: 'string' } },
     async run(ctx) {
       const { core, scope } = await requireScope(ctx, name);
       const changed = paused

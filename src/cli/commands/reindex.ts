@@ -3,15 +3,11 @@
  * of embedder it first empties the vector index (vector search is refused until then). Resumable:
  * progress is kept per row in the database, so an interrupted reindex continues where it stopped.
  */
-import { writeResult, type Command } from '../command';
+import { writeResult, type CommandRunner } from '../command';
 import { plural } from '../../shared/plural';
 import { createProgressBar } from '../progress';
 
-export const reindexCommand: Command = {
-  name: 'reindex',
-  usage: 'reindex [--json]',
-  summary: 'embed every episode and memory that lacks a vector (rebuilds the index after an embedder change)',
-  options: {},
+export const reindexCommand: CommandRunner = {
   async run(ctx) {
     const core = await ctx.core();
     const started = Date.now();

@@ -5,14 +5,10 @@
  */
 import { ValidationError } from '../../shared/errors';
 import { GROUP_REPLIES, groupRepliesOf, isGroupReplies } from '../../memory/scopes/group-replies';
-import { writeResult, type Command } from '../command';
+import { writeResult, type CommandRunner } from '../command';
 import { requireScope } from './scope-option';
 
-export const repliesCommand: Command = {
-  name: 'replies',
-  usage: 'replies --scope S [mentions|all]',
-  summary: 'when the bot answers in a group: mentions (default: mentioned, replied to, commanded) or all',
-  options: { scope: { type: 'string' } },
+export const repliesCommand: CommandRunner = {
   async run(ctx) {
     const wanted = ctx.positionals[0]?.trim().toLowerCase();
     if (wanted !== undefined && !isGroupReplies(wanted))

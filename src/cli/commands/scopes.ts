@@ -1,11 +1,7 @@
 /** `scopes [--json]`: every scope with its episode and memory counts. */
-import { writeResult, type Command } from '../command';
+import { writeResult, type CommandRunner } from '../command';
 
-export const scopesCommand: Command = {
-  name: 'scopes',
-  usage: 'scopes [--json]',
-  summary: 'list scopes with their episode and memory counts',
-  options: {},
+export const scopesCommand: CommandRunner = {
   async run(ctx) {
     const core = await ctx.core();
     const scopes = await core.directory.list();

@@ -5,7 +5,7 @@
  */
 import { ValidationError } from '../../shared/errors';
 import type { SearchStrategy } from '../../memory/retrieval/memory-query';
-import { writeResult, type Command } from '../command';
+import { writeResult, type CommandRunner } from '../command';
 import { requireScope } from './scope-option';
 
 const STRATEGIES: readonly SearchStrategy[] = ['hybrid', 'semantic', 'keyword', 'temporal'];
@@ -20,18 +20,7 @@ function listOption(value: unknown): string[] | undefined {
   return items.length > 0 ? items : undefined;
 }
 
-export const searchCommand: Command = {
-  name: 'search',
-  usage: 'search --scope S --query Q [--limit K] [--strategy hybrid|semantic|keyword|temporal] [--topic T[,T2]] [--entity E[,E2]]',
-  summary: "search a scope's episodes and memories",
-  options: {
-    scope: { type: 'string' },
-    query: { type: 'string' },
-    limit: { type: 'string' },
-    strategy: { type: 'string' },
-    topic: { type: 'string' },
-    entity: { type: 'string' },
-  },
+export const searchCommand: CommandRunner = {
   async run(ctx) {
     const strategy = (ctx.values.strategy as SearchStrategy | undefined) ?? 'hybrid';
     if (!STRATEGIES.includes(strategy)) throw new ValidationError(`--strategy must be one of ${STRATEGIES.join(', ')}`, { code: 'cli.usage' });

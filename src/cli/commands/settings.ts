@@ -8,7 +8,7 @@
  */
 import { formatSleepWindow, parseSleepWindow, scopeControlsJson, type ScopeControlsChange, type ScopeControlsView } from '../../memory/scopes/scope-controls';
 import { ValidationError } from '../../shared/errors';
-import { writeResult, type Command, type CommandContext } from '../command';
+import { writeResult, type CommandRunner, type CommandContext } from '../command';
 import { requireScope } from './scope-option';
 
 /** `N` as a whole number (checked for range by the scope controls), `default` as null. */
@@ -69,17 +69,7 @@ function settingsText(view: ScopeControlsView): string {
   ].join('\n');
 }
 
-export const settingsCommand: Command = {
-  name: 'settings',
-  usage: 'settings --scope S [--capped on|off|N] [--sleep-window HH:00-HH:00|default] [--sleep-budget N|default] [--reply-budget N|default]',
-  summary: "print or set a scope's capped mode, sleep window and daily budgets (tokens for sleep, replies)",
-  options: {
-    scope: { type: 'string' },
-    capped: { type: 'string' },
-    'sleep-window': { type: 'string' },
-    'sleep-budget': { type: 'string' },
-    'reply-budget': { type: 'string' },
-  },
+export const settingsCommand: CommandRunner = {
   async run(ctx) {
     if (ctx.positionals.length > 0) throw new ValidationError(`settings takes options only, not "${ctx.positionals.join(' ')}"`, { code: 'cli.usage' });
     // Read before the store is opened: a typo is bad usage whichever scope it names.

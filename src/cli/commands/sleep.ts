@@ -8,15 +8,11 @@
 import { uuidv7 } from '../../shared/ids';
 import { renderPlanDiff } from '../../sleep/consolidation/diff';
 import { renderChangeSections } from '../../memory/digests/digest';
-import { writeResult, type Command } from '../command';
+import { writeResult, type CommandRunner } from '../command';
 import { requireScope } from './scope-option';
 import { plural } from '../../shared/plural';
 
-export const sleepCommand: Command = {
-  name: 'sleep',
-  usage: 'sleep --scope S [--dry-run] [--retry]',
-  summary: 'consolidate a scope now (--dry-run: show the planned changes, apply nothing; --retry: try again the messages it gave up on)',
-  options: { scope: { type: 'string' }, 'dry-run': { type: 'boolean' }, retry: { type: 'boolean' } },
+export const sleepCommand: CommandRunner = {
   async run(ctx) {
     const { core, scope } = await requireScope(ctx, 'sleep');
 

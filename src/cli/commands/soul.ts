@@ -1,12 +1,8 @@
 /** `soul --scope S [--json]`: the agent's profile of a scope's owner, as Markdown (or JSON with its data). */
-import { writeResult, type Command } from '../command';
+import { writeResult, type CommandRunner } from '../command';
 import { requireScope } from './scope-option';
 
-export const soulCommand: Command = {
-  name: 'soul',
-  usage: 'soul --scope S [--json]',
-  summary: "print what the agent believes about a scope's owner (Markdown)",
-  options: { scope: { type: 'string' } },
+export const soulCommand: CommandRunner = {
   async run(ctx) {
     const { core, scope } = await requireScope(ctx, 'soul');
     const soul = await core.profiles.soul(scope.id);

@@ -3,15 +3,11 @@
  * Europe/Madrid`): checked against the IANA database (exit 2 for an unknown zone, nothing
  * written), audited, used for the digest time, dates and prompts from the next tick on.
  */
-import { writeResult, type Command } from '../command';
+import { writeResult, type CommandRunner } from '../command';
 import { scheduleJson } from './digest';
 import { requireScope } from './scope-option';
 
-export const timezoneCommand: Command = {
-  name: 'timezone',
-  usage: 'timezone --scope S [ZONE] [--json]',
-  summary: "print or set a scope's IANA time zone (digest time, dates)",
-  options: { scope: { type: 'string' } },
+export const timezoneCommand: CommandRunner = {
   async run(ctx) {
     const zone = ctx.positionals[0];
     const { core, scope } = await requireScope(ctx, 'timezone');

@@ -4,14 +4,10 @@
  * minutes, once. The operator's door, and the tests': the page shows that one scope and nothing else.
  */
 import { webLoginUrl } from '../../memory/web/web-sessions';
-import { writeResult, type Command } from '../command';
+import { writeResult, type CommandRunner } from '../command';
 import { requireScope } from './scope-option';
 
-export const webLinkCommand: Command = {
-  name: 'web-link',
-  usage: 'web-link --scope S',
-  summary: "print a single-use link (10 minutes) to a scope's memory page in a browser",
-  options: { scope: { type: 'string' } },
+export const webLinkCommand: CommandRunner = {
   async run(ctx) {
     const { core, scope } = await requireScope(ctx, 'web-link');
     const issued = await core.webSessions.issueLink(

@@ -1,0 +1,238 @@
+/**
+ * The CLI's commands as `--help` lists them and the argument parser reads them: names, usage
+ * lines, summaries and options, plain data here. Listing the commands, printing a command's usage
+ * or refusing a bad command line therefore loads nothing else; a command's implementation (which
+ * brings the core, the model SDKs, the export formats, the evaluation...) is imported only when
+ * that command runs. Every test and script starts the CLI as a process, so what a command does
+ * not use is start-up time each of them would pay (docs/architecture.md, "Start-up").
+ */
+import type { Command } from './command';
+
+/** Every command, in the order `--help` lists them. */
+export const COMMANDS: readonly Command[] = [
+  {
+    name: 'import',
+    usage: 'import [--scope S] FILE.jsonl [--channel C] [--json]',
+    summary: 'import episodes from a JSON Lines file (one message per line)',
+    options: { scope: { type: 'string' }, channel: { type: 'string' } },
+    load: async () => (await import('./commands/import')).importCommand,
+  },
+  {
+    name: 'episodes',
+    usage: 'episodes --scope S [--since ISO] [--limit N] [--json]',
+    summary: "list a scope's episodes, oldest first",
+    options: { scope: { type: 'string' }, since: { type: 'string' }, limit: { type: 'string' } },
+    load: async () => (await import('./commands/episodes')).episodesCommand,
+  },
+  {
+    name: 'scopes',
+    usage: 'scopes [--json]',
+    summary: 'list scopes with their episode and memory counts',
+    options: {},
+    load: async () => (await import('./commands/scopes')).scopesCommand,
+  },
+  {
+    name: 'search',
+    usage: 'search --scope S --query Q [--limit K] [--strategy hybrid|semantic|keyword|temporal] [--topic T[,T2]] [--entity E[,E2]]',
+    summary: "search a scope's episodes and memories",
+    options: {
+      scope: { type: 'string' },
+      query: { type: 'string' },
+      limit: { type: 'string' },
+      strategy: { type: 'string' },
+      topic: { type: 'string' },
+      entity: { type: 'string' },
+    },
+    load: async () => (await import('./commands/search')).searchCommand,
+  },
+  {
+    name: 'memories',
+    usage: 'memories [fix|pin|unpin] --scope S [--all] [--id ID] [--text T] [--json]',
+    summary: "list a scope's current memories (--all: with faded and superseded ones); fix, pin or unpin one",
+    options: { scope: { type: 'string' }, all: { type: 'boolean' }, id: { type: 'string' }, text: { type: 'string' } },
+    load: async () => (await import('./commands/memories')).memoriesCommand,
+  },
+  {
+    name: 'audit',
+    usage: 'audit --scope S [--limit N] [--json]',
+    summary: "show the latest changes to a scope's memory, newest first",
+    options: { scope: { type: 'string' }, limit: { type: 'string' } },
+    load: async () => (await import('./commands/audit')).auditCommand,
+  },
+  {
+    name: 'soul',
+    usage: 'soul --scope S [--json]',
+    summary: "print what the agent believes about a scope's owner (Markdown)",
+    options: { scope: { type: 'string' } },
+    load: async () => (await import('./commands/soul')).soulCommand,
+  },
+  {
+    name: 'digest',
+    usage: 'digest --scope S [--at HH:MM | --off | --on | --schedule] [--json]',
+    summary: 'build and print the digest of what was learned since the last one; or set the evening digest time, off or on',
+    options: { scope: { type: 'string' }, at: { type: 'string' }, off: { type: 'boolean' }, on: { type: 'boolean' }, schedule: { type: 'boolean' } },
+    load: async () => (await import('./commands/digest')).digestCommand,
+  },
+  {
+    name: 'timezone',
+    usage: 'timezone --scope S [ZONE] [--json]',
+    summary: "print or set a scope's IANA time zone (digest time, dates)",
+    options: { scope: { type: 'string' } },
+    load: async () => (await import('./commands/timezone')).timezoneCommand,
+  },
+  {
+    name: 'settings',
+    usage: 'settings --scope S [--capped on|off|N] [--sleep-window HH:00-HH:00|default] [--sleep-budget N|default] [--reply-budget N|default]',
+    summary: "print or set a scope's capped mode, sleep window and daily budgets (tokens for sleep, replies)",
+    options: {
+      scope: { type: 'string' },
+      capped: { type: 'string' },
+      'sleep-window': { type: 'string' },
+      'sleep-budget': { type: 'string' },
+      'reply-budget': { type: 'string' },
+    },
+    load: async () => (await import('./commands/settings')).settingsCommand,
+  },
+  {
+    name: 'forget',
+    usage: 'forget --scope S (--memory ID | --words "...") [--yes]',
+    summary: 'forget memories for good (without --yes: show what would go)',
+    options: { scope: { type: 'string' }, memory: { type: 'string' }, words: { type: 'string' }, yes: { type: 'boolean' } },
+    load: async () => (await import('./commands/forget')).forgetCommand,
+  },
+  {
+    name: 'sleep',
+    usage: 'sleep --scope S [--dry-run] [--retry]',
+    summary: 'consolidate a scope now (--dry-run: show the planned changes, apply nothing; --retry: try again the messages it gave up on)',
+    options: { scope: { type: 'string' }, 'dry-run': { type: 'boolean' }, retry: { type: 'boolean' } },
+    load: async () => (await import('./commands/sleep')).sleepCommand,
+  },
+  {
+    name: 'chat',
+    usage: 'chat [--scope KEY] [--name NAME]',
+    summary: 'talk with the agent on the terminal, with the channel commands (/help; /quit exits)',
+    options: { scope: { type: 'string' }, name: { type: 'string' } },
+    logsToFile: true,
+    load: async () => (await import('./commands/chat')).chatCommand,
+  },
+  {
+    name: 'pause',
+    usage: 'pause --scope S',
+    summary: 'stop learning from a scope (consolidation) until resumed',
+    options: { scope: { type: 'string' } },
+    load: async () => (await import('./commands/pause')).pauseCommand,
+  },
+  {
+    name: 'resume',
+    usage: 'resume --scope S',
+    summary: 'start learning from a paused scope again',
+    options: { scope: { type: 'string' } },
+    load: async () => (await import('./commands/pause')).resumeCommand,
+  },
+  {
+    name: 'replies',
+    usage: 'replies --scope S [mentions|all]',
+    summary: 'when the bot answers in a group: mentions (default: mentioned, replied to, commanded) or all',
+    options: { scope: { type: 'string' } },
+    load: async () => (await import('./commands/replies')).repliesCommand,
+  },
+  {
+    name: 'reindex',
+    usage: 'reindex [--json]',
+    summary: 'embed every episode and memory that lacks a vector (rebuilds the index after an embedder change)',
+    options: {},
+    load: async () => (await import('./commands/reindex')).reindexCommand,
+  },
+  {
+    name: 'eval',
+    usage:
+      'eval locomo --data FILE [--k 5,10,25,50] [--cv] [--crowd N [--crowd-scopes S]] [--database sqlite|postgres] | --context [--budget N] [--conversations N|ids] [--questions N] | --qa [--conversations N|ids] [--questions N] [--categories 1,2,3,4] [--sleep nights|end|none]',
+    summary: 'measure retrieval (LoCoMo evidence recall@k) or, with --qa, answers end to end (J, judged by the configured model), on a fresh temporary store',
+    options: {
+      data: { type: 'string' },
+      k: { type: 'string' },
+      cv: { type: 'boolean' },
+      crowd: { type: 'string' },
+      'crowd-scopes': { type: 'string' },
+      database: { type: 'string' },
+      qa: { type: 'boolean' },
+      context: { type: 'boolean' },
+      budget: { type: 'string' },
+      conversations: { type: 'string' },
+      questions: { type: 'string' },
+      categories: { type: 'string' },
+      sleep: { type: 'string' },
+    },
+    load: async () => (await import('./commands/eval')).evalCommand,
+  },
+  {
+    name: 'doctor',
+    usage: 'doctor [--json]',
+    summary: 'check configuration, database, migrations and outside services',
+    options: {},
+    load: async () => (await import('./commands/doctor')).doctorCommand,
+  },
+  {
+    name: 'export',
+    usage: 'export --scope S [--format json|markdown] [--out PATH]',
+    summary: 'export a scope: complete JSON (stdout or --out FILE) or Markdown memory files (--out DIR)',
+    options: { scope: { type: 'string' }, format: { type: 'string' }, out: { type: 'string' } },
+    load: async () => (await import('./commands/export')).exportCommand,
+  },
+  {
+    name: 'import-scope',
+    usage: 'import-scope FILE [--as KEY] [--json]',
+    summary: 'import a scope from a JSON export (exact; or a copy with new ids under --as KEY)',
+    options: { as: { type: 'string' } },
+    load: async () => (await import('./commands/import-scope')).importScopeCommand,
+  },
+  {
+    name: 'migrate-store',
+    usage: 'migrate-store --to postgres --database-url URL [--vectors ...]',
+    summary: 'copy every scope from the configured store to another one, verify the copy (safe to rerun)',
+    options: {
+      to: { type: 'string' },
+      'database-url': { type: 'string' },
+      vectors: { type: 'string' },
+      qdrant: { type: 'string' },
+      'vectors-file': { type: 'string' },
+    },
+    load: async () => (await import('./commands/migrate-store')).migrateStoreCommand,
+  },
+  {
+    name: 'encrypt',
+    usage: 'encrypt [--rekey | --decrypt] [--json]',
+    summary:
+      'encrypt an existing store with DATABASE_ENCRYPTION_KEY; --rekey reads a new passphrase from stdin; --decrypt removes encryption (Nocturne stopped)',
+    options: { rekey: { type: 'boolean' }, decrypt: { type: 'boolean' } },
+    load: async () => (await import('./commands/encrypt')).encryptCommand,
+  },
+  {
+    name: 'mcp',
+    usage: 'mcp --scope S [--create]',
+    summary: "serve a scope's memory to an MCP client on stdin/stdout (docs/mcp.md)",
+    options: { scope: { type: 'string' }, create: { type: 'boolean' } },
+    load: async () => (await import('./commands/mcp')).mcpCommand,
+  },
+  {
+    name: 'mcp-token',
+    usage: 'mcp-token --scope S [--label L] | --list | --revoke ID|all',
+    summary: "issue (print once), list or revoke a person's token for /mcp over HTTP",
+    options: { scope: { type: 'string' }, label: { type: 'string' }, list: { type: 'boolean' }, revoke: { type: 'string' } },
+    load: async () => (await import('./commands/mcp-token')).mcpTokenCommand,
+  },
+  {
+    name: 'link',
+    usage: 'link list | join IDENTITY INTO | unlink IDENTITY | resume | code IDENTITY | redeem IDENTITY CODE',
+    summary: 'list, join and unlink identities that share one memory; complete an interrupted merge',
+    options: {},
+    load: async () => (await import('./commands/link')).linkCommand,
+  },
+  {
+    name: 'web-link',
+    usage: 'web-link --scope S',
+    summary: "print a single-use link (10 minutes) to a scope's memory page in a browser",
+    options: { scope: { type: 'string' } },
+    load: async () => (await import('./commands/web-link')).webLinkCommand,
+  },
+];
