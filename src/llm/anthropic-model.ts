@@ -13,7 +13,7 @@
  * breakpoint there, so the tools and that prefix are read from the cache by the next call; the
  * cache tokens of the usage are reported apart.
  */
-import Anthropic, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import { redactSecrets, registerSecrets } from '../shared/redact';
 import { createSilentLogger, type Logger } from '../shared/logger';
 import {
@@ -48,6 +48,16 @@ export interface AnthropicModelOptions {
 export const JSON_INSTRUCTION = 'Answer with a single JSON object and nothing else: no prose before or after it, no Markdown code fences.';
 
 const MAX_ERROR_TEXT = 300;
+
+type AnthropicSdk = typeof import('@anthropic-ai/sdk');
+
+/**
+ * The SDK is loaded by the first call, not with this module: it is the largest package the core
+ * loads, and most processes that build the model never call it (a CLI command that reads the
+ * store), or not before they are ready (`npm start` answers /healthz without it).
+ */
+let sdk: Promise<AnthropicSdk> | undefined;
+const loadSdk = (): Promise<AnthropicSdk> => (sdk ??= import('@anthropic-ai/sdk'));
 
 /**
  * What a 400 says when the schema is what was refused: the field (`output_config`, or
@@ -123,18 +133,20 @@ export function createAnthropicModel(options: AnthropicModelOptions): LanguageMo
   registerSecrets([apiKey]);
   const policy = resolveRetryPolicy(options.retry);
   const logger = (options.logger ?? createSilentLogger()).child({ component: 'llm', provider: 'anthropic', model });
-  const client = new Anthropic({
-    apiKey,
-    baseURL: options.baseUrl ?? null,
-    maxRetries: 0,
-    // Our deadline (retry.ts) fires first; this one only guards against a deadline that was lost.
-    timeout: policy.timeoutMs + 1_000,
-    ...(options.fetch && { fetch: options.fetch }),
-  });
+  let client: Anthropic | undefined;
+  const clientOf = (loaded: AnthropicSdk): Anthropic =>
+    (client ??= new loaded.default({
+      apiKey,
+      baseURL: options.baseUrl ?? null,
+      maxRetries: 0,
+      // Our deadline (retry.ts) fires first; this one only guards against a deadline that was lost.
+      timeout: policy.timeoutMs + 1_000,
+      ...(options.fetch && { fetch: options.fetch }),
+    }));
   let closed = false;
   const schemas = createSchemaSupport({ model, logger, refusal: SCHEMA_REFUSAL });
 
-  function toLlmError(error: unknown): LlmError {
+  function toLlmError(error: unknown, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError }: AnthropicSdk): LlmError {
     const base = { provider: 'anthropic' as const, model, cause: error };
     if (error instanceof APIUserAbortError) return new LlmError(`The call to Anthropic model "${model}" was aborted`, { ...base, reason: 'aborted' });
     if (error instanceof APIConnectionTimeoutError) {
@@ -206,6 +218,8 @@ export function createAnthropicModel(options: AnthropicModelOptions): LanguageMo
     contextWindow: options.contextWindow ?? 200_000,
     async complete(request: LlmRequest): Promise<LlmResponse> {
       if (closed) throw new LlmError('The Anthropic model is closed', { reason: 'aborted', provider: 'anthropic', model });
+      const loaded = await loadSdk();
+      const api = clientOf(loaded);
       const started = performance.now();
       const text = request.json ? [request.system, JSON_INSTRUCTION].filter(Boolean).join('\n\n') : request.system;
       const system = toAnthropicSystem(text, request.cachePrefixLength);
@@ -225,9 +239,9 @@ export function createAnthropicModel(options: AnthropicModelOptions): LanguageMo
           policy,
           logger,
           signal: request.signal,
-          toLlmError,
+          toLlmError: (error) => toLlmError(error, loaded),
           target: { provider: 'anthropic', model, purpose: request.purpose },
-          attempt: ({ signal }) => client.messages.create(bodyFor(withSchema), { signal }),
+          attempt: ({ signal }) => api.messages.create(bodyFor(withSchema), { signal }),
         }),
       );
       return toResponse(message, Math.round(performance.now() - started));

@@ -8,9 +8,7 @@ import { StorageError } from '../shared/errors';
 import type { Logger } from '../shared/logger';
 import { applyPendingMigrations, readMigrations } from './migrations/migration-runner';
 import { retryWhileLocked } from './migrations/retry-while-locked';
-import { createPostgresClient, createPostgresMigrationAdapter } from './postgres-driver';
 import type { DatabaseProvider, PrismaClient } from './prisma';
-import { createSqliteClient, createSqliteMigrationAdapter } from './sqlite-driver';
 
 export interface Database {
   readonly provider: DatabaseProvider;
@@ -25,13 +23,19 @@ interface ProviderDriver {
   client(): Promise<PrismaClient>;
 }
 
-function driverFor(database: Config['database']): ProviderDriver {
+/**
+ * The configured provider's driver, loaded when the store is opened: a SQLite store never loads
+ * node-postgres and the generated PostgreSQL client, nor a PostgreSQL one the SQLite adapter.
+ */
+async function driverFor(database: Config['database']): Promise<ProviderDriver> {
   if (database.provider === 'sqlite') {
+    const { createSqliteClient, createSqliteMigrationAdapter } = await import('./sqlite-driver');
     return {
       migrationAdapter: () => createSqliteMigrationAdapter(database),
       client: () => createSqliteClient(database),
     };
   }
+  const { createPostgresClient, createPostgresMigrationAdapter } = await import('./postgres-driver');
   return {
     migrationAdapter: () => createPostgresMigrationAdapter(database.url),
     client: async () => createPostgresClient(database.url),
@@ -71,7 +75,7 @@ async function hasPendingMigrations(prisma: PrismaClient, provider: Database['pr
 /** Applies pending migrations (unless `migrate: false`) and connects. */
 export async function openDatabase(params: { database: Config['database']; logger: Logger; migrate?: boolean }): Promise<Database> {
   const { database, logger } = params;
-  const driver = driverFor(database);
+  const driver = await driverFor(database);
   let applied: string[] = [];
   let prisma = await driver.client();
   if (params.migrate !== false && (await hasPendingMigrations(prisma, database.provider))) {

@@ -22,7 +22,7 @@
  * Needs Qdrant 1.10 or later (the Query API). Network failures, timeouts and 5xx answers become
  * `vectors.unavailable` errors whose hint names QDRANT_URL.
  */
-import { QdrantClient } from '@qdrant/js-client-rest';
+import type { QdrantClient } from '@qdrant/js-client-rest';
 import { displayUrl, toVectorError } from './qdrant-errors';
 import {
   checkedPrefix,
@@ -98,7 +98,11 @@ export function createQdrantVectorIndex(options: QdrantVectorIndexOptions): Vect
     init: () =>
       call('open the Qdrant index', async () => {
         checkNotClosed(closed);
-        client ??= new QdrantClient({ url: options.url, apiKey: options.apiKey, timeout: options.timeoutMs, checkCompatibility: false });
+        if (!client) {
+          // The client package is loaded here, not with this module: a store on sqlite-vec never loads it.
+          const qdrant = await import('@qdrant/js-client-rest');
+          client ??= new qdrant.QdrantClient({ url: options.url, apiKey: options.apiKey, timeout: options.timeoutMs, checkCompatibility: false });
+        }
         await ensureCollection(api(), metaCollection, { size: 1, distance: 'Dot' }, []);
         const stored = await readIdentityPoint(api(), metaCollection, `the collections named ${prefix}_* on the Qdrant server at QDRANT_URL (${where})`);
         identity = stored?.identity ?? null;
