@@ -17,19 +17,14 @@ import path from 'node:path';
 import type { Api } from 'grammy';
 import type { Readable, Writable } from 'node:stream';
 import { createAgent, type Agent } from './agent/agent';
-import { createApiServer } from './api/server';
 import type { GroupMembership } from './memory/web/web-access';
 import { webRouteServices } from './memory-page-services';
 import { setMemoryMenuButton, telegramGroupMembership } from './channels/telegram/memory-page';
 import type { Config } from './config/load-config';
 import type { ConversationHandler } from './channels/conversation-handler';
-import { createDigestSender } from './channels/telegram/digest-sender';
 import { createTelegramReminderSender } from './channels/telegram/telegram-reminders';
 import { createFileHeartbeat, pollHealth } from './channels/telegram/poll-heartbeat';
-import { createTelegramBot } from './channels/telegram/telegram-bot';
-import { createTelegramPolling } from './channels/telegram/telegram-polling';
 import { createAttemptContext } from './channels/telegram/telegram-update-worker';
-import { createTelegramWebhook } from './channels/telegram/telegram-webhook';
 import { createTerminalChannel, type TerminalChannelOptions } from './channels/terminal/terminal-channel';
 import { webhookEdit, webhookInbound } from './channels/webhook/webhook-inbound';
 import { startWebhookServer } from './channels/webhook/webhook-server';
@@ -52,6 +47,19 @@ export interface ServiceIo {
   readonly output: Writable;
   /** Where the logs go, when not to stderr (said in the terminal's greeting). */
   readonly logFile?: string;
+}
+
+/**
+ * Telegram's modules (grammY and its runner, the media readers with the PDF library), loaded only
+ * when a bot token is set: a service without Telegram starts without them.
+ */
+async function loadTelegram() {
+  const [bot, polling, webhook] = await Promise.all([
+    import('./channels/telegram/telegram-bot'),
+    import('./channels/telegram/telegram-polling'),
+    import('./channels/telegram/telegram-webhook'),
+  ]);
+  return { createBot: bot.createTelegramBot, createPolling: polling.createTelegramPolling, createWebhook: webhook.createTelegramWebhook };
 }
 
 /** Which model answers, and how to change it: the first thing a newcomer needs to know. */
@@ -86,6 +94,8 @@ export async function startDigestSender(
   logger: Logger,
   options: { intervalMs?: number; clock?: () => Date } = {},
 ): Promise<{ stop(): Promise<void> }> {
+  // With the Telegram modules (its conflict buttons are grammY's): loaded only when a bot runs.
+  const { createDigestSender } = await import('./channels/telegram/digest-sender');
   const sender = createDigestSender({ digestBook: core.digestBook, bot, logger, ...options });
   await sender.start();
   const unsubscribe = core.scheduler.onDigestsBuilt(() => sender.wake());
@@ -185,6 +195,8 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
       ? { sessions: core.webSessions, publicUrl: config.web.publicUrl, https: config.web.https, webAppShortName: config.web.webAppShortName }
       : undefined;
     if (config.adminToken) {
+      // The admin API's modules (fastify, the OpenAPI document, the routes) load only when it is served.
+      const { createApiServer } = await import('./api/server');
       const api = await createApiServer({
         ...apiServices(core),
         token: config.adminToken,
@@ -201,9 +213,10 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
     // In both modes an update is recorded in the database before Telegram counts it delivered, and
     // handled from that record once (telegram-update-worker.ts).
     const attempts = config.telegram ? createAttemptContext() : undefined;
+    const telegramModules = config.telegram ? await loadTelegram() : undefined;
     const bot =
-      config.telegram && attempts
-        ? createTelegramBot({
+      config.telegram && attempts && telegramModules
+        ? telegramModules.createBot({
             handler: attempts.wrapHandler(handler),
             settings: config.telegram,
             heartbeat,
@@ -221,10 +234,12 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
       logger,
     };
     const telegramWebhook =
-      bot && inbox && telegramMode?.kind === 'webhook' ? createTelegramWebhook({ telegram: bot, settings: telegramMode, ...inbox }) : undefined;
+      telegramModules && bot && inbox && telegramMode?.kind === 'webhook'
+        ? telegramModules.createWebhook({ telegram: bot, settings: telegramMode, ...inbox })
+        : undefined;
     const telegramPolling =
-      bot && inbox && config.telegram && !telegramWebhook
-        ? createTelegramPolling({ telegram: bot, settings: config.telegram, heartbeat, ...inbox })
+      telegramModules && bot && inbox && config.telegram && !telegramWebhook
+        ? telegramModules.createPolling({ telegram: bot, settings: config.telegram, heartbeat, ...inbox })
         : undefined;
 
     const listen = config.webhook ?? (telegramMode?.kind === 'webhook' ? telegramMode : undefined);

@@ -11,7 +11,6 @@
  * A scope named by the caller is never trusted without a token that allows it.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { handleMcpRequest } from '../mcp/http-handler';
 import type { McpDoorServices } from '../mcp/memory-server';
 import type { Scope } from '../memory/records';
 import type { ScopeDirectory } from '../memory/scopes/scope-directory';
@@ -78,6 +77,9 @@ export function registerMcpRoute(app: FastifyInstance, options: McpRouteOptions)
   app.post(MCP_PATH, { schema: { hide: true } }, async (request, reply) => {
     const scope = await allowedScope(request, reply, options);
     if (!scope) return reply;
+    // The MCP SDK is loaded by the first request here, not with the API: a service no agent talks
+    // to over MCP never loads it, and the API answers sooner after a start.
+    const { handleMcpRequest } = await import('../mcp/http-handler');
     reply.hijack();
     await handleMcpRequest(options.services, scope, request.raw, reply.raw, request.body);
     return reply;

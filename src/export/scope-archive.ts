@@ -5,7 +5,7 @@
  */
 import { exportScope } from './json-export';
 import type { ImportFile } from './import-file';
-import { importScope, importScopeFile, type ImportOptions, type ImportResult } from './json-import';
+import type { ImportOptions, ImportResult } from './json-import';
 import type { ScopeExport } from './scope-document';
 import type { PrismaClient } from '../storage/prisma';
 import type { EpisodeLimits } from '../memory/episodes/episode-limits';
@@ -29,9 +29,12 @@ export interface ScopeArchive {
  * EPISODE_MAX_BYTES): an export is one more way for messages to come in.
  */
 export function createScopeArchive(prisma: PrismaClient, limits: EpisodeLimits): ScopeArchive {
+  // Every process builds the archive and few import: the import's modules (the whole-document
+  // checks, the row writers, the reading thread) are loaded by the first import.
+  const importer = () => import('./json-import');
   return {
     export: (scopeId) => exportScope(prisma, scopeId),
-    import: (document, options) => importScope(prisma, document, limits, options),
-    importFile: (file, options) => importScopeFile(prisma, file, limits, options),
+    import: async (document, options) => (await importer()).importScope(prisma, document, limits, options),
+    importFile: async (file, options) => (await importer()).importScopeFile(prisma, file, limits, options),
   };
 }
