@@ -12,11 +12,14 @@ interface CheckpointerData {
   readonly file: string;
   readonly encryptionKey?: string;
   readonly intervalMs: number;
+  /** Set to 1 once the connection is open: until then, a stop ends the thread without waiting for it. */
+  readonly opened: Int32Array;
 }
 
-const { file, encryptionKey, intervalMs } = workerData as CheckpointerData;
+const { file, encryptionKey, intervalMs, opened } = workerData as CheckpointerData;
 const connection = new Database(file, { fileMustExist: true, timeout: 0 });
 applyKey(connection, encryptionKey);
+Atomics.store(opened, 0, 1);
 
 const timer = setInterval(() => {
   try {

@@ -38,9 +38,11 @@ function threadArgs(file: string): string[] {
  */
 export function startSqliteCheckpointer(target: { file: string; encryptionKey?: string }, onLost: (error?: Error) => void): SqliteCheckpointer {
   const script = path.join(__dirname, `sqlite-checkpoint-worker${path.extname(__filename)}`);
+  // Set to 1 by the thread once its connection is open.
+  const opened = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT));
   const worker = new Worker(script, {
     execArgv: threadArgs(script),
-    workerData: { file: target.file, encryptionKey: target.encryptionKey, intervalMs: CHECKPOINT_INTERVAL_MS },
+    workerData: { file: target.file, encryptionKey: target.encryptionKey, intervalMs: CHECKPOINT_INTERVAL_MS, opened },
   });
   // The thread never keeps the process alive.
   worker.unref();
@@ -59,7 +61,10 @@ export function startSqliteCheckpointer(target: { file: string; encryptionKey?: 
     async stop() {
       if (!stopping) {
         stopping = true;
-        worker.postMessage('stop');
+        // A thread still starting has no connection to close and nothing to checkpoint: it is ended
+        // at once, not waited for (a short CLI command would wait for the thread's whole start).
+        if (Atomics.load(opened, 0) === 0) void worker.terminate();
+        else worker.postMessage('stop');
         const timer = setTimeout(() => void worker.terminate(), 2_000);
         await exited;
         clearTimeout(timer);
