@@ -11,8 +11,12 @@ import { CHARS_PER_TOKEN } from '../../llm/prompt-budget';
 import { answerSchemaOf } from '../../llm/answer-schema';
 import { consolidationAnswerSchema } from './operations';
 
-/** The answer's JSON Schema as structured outputs send it beside the prompt (it spends the window too). */
-const ANSWER_SCHEMA_CHARS = JSON.stringify(answerSchemaOf(consolidationAnswerSchema) ?? {}).length;
+/**
+ * The answer's JSON Schema as structured outputs send it beside the prompt (it spends the window
+ * too). Made on first use (then cached by answerSchemaOf), not when the module loads: every
+ * process that builds the core loads this module, few consolidate, and making it costs ~0.05 s.
+ */
+const answerSchemaChars = (): number => JSON.stringify(answerSchemaOf(consolidationAnswerSchema) ?? {}).length;
 
 export interface PackingLimits {
   /** Most episodes in one prompt. */
@@ -33,7 +37,7 @@ export const DEFAULT_PACKING: PackingLimits = { maxEpisodes: 100, maxChars: 40_0
  */
 export function packingFor(contextWindow: number, maxAnswerTokens: number): PackingLimits {
   const instructions = Math.ceil(
-    (CONSOLIDATION_SYSTEM_PROMPT.length + INSIGHTS_REQUEST.length + GROUP_SPEAKERS_NOTE.length + ANSWER_SCHEMA_CHARS) / CHARS_PER_TOKEN,
+    (CONSOLIDATION_SYSTEM_PROMPT.length + INSIGHTS_REQUEST.length + GROUP_SPEAKERS_NOTE.length + answerSchemaChars()) / CHARS_PER_TOKEN,
   );
   const reserved = maxAnswerTokens + instructions + 1_500; /* memories */
   const maxChars = Math.max(2_000, Math.min(DEFAULT_PACKING.maxChars, (contextWindow - reserved) * 3));
