@@ -102,7 +102,11 @@ export function createConsolidator(deps: {
   // The answer never takes more than half the window (a small local model would otherwise be
   // asked for more answer than its whole window holds); prompts are packed in what is left.
   const maxAnswerTokens = Math.min(deps.options?.maxAnswerTokens ?? DEFAULT_CONSOLIDATOR_OPTIONS.maxAnswerTokens, Math.floor(deps.llm.contextWindow / 2));
-  const options = { ...DEFAULT_CONSOLIDATOR_OPTIONS, packing: packingFor(deps.llm.contextWindow, maxAnswerTokens), ...deps.options, maxAnswerTokens };
+  const options = { ...DEFAULT_CONSOLIDATOR_OPTIONS, ...deps.options, maxAnswerTokens };
+  // The packing for the model's window is worked out by the first batch, not when the core is
+  // built: it measures the answer's JSON Schema (~0.05 s), and most processes never consolidate.
+  let packing = deps.options?.packing;
+  const packingLimits = (): PackingLimits => (packing ??= packingFor(deps.llm.contextWindow, maxAnswerTokens));
   const log = deps.logger.child({ component: 'consolidation' });
   const { prisma } = deps;
 
@@ -123,7 +127,7 @@ export function createConsolidator(deps: {
 
       const { timeZone, group } = await context.timeZoneOf(scopeId);
       // Episodes that failed before are asked about in smaller prompts: halved once per attempt.
-      const prompts = packGroups(groupEpisodes(episodes), options.packing).flatMap((groups) =>
+      const prompts = packGroups(groupEpisodes(episodes), packingLimits()).flatMap((groups) =>
         splitForAttempts(groups, Math.max(...groups.flatMap((g) => g.episodes.map((e) => e.consolidationAttempts)))),
       );
       const reflection = await reflectionDue(prisma, scopeId, episodes);
