@@ -6,6 +6,7 @@
 import { Prisma as SQL } from '../generated/sqlite/client';
 import { insertEpisodes } from './episode-insert';
 import type { Episode, Prisma, PrismaClient } from './prisma';
+import { hasSqliteConnection, sqliteRead } from './sqlite-reads';
 
 /** An episode ready to store (validated and normalized by the memory layer). */
 export interface NewEpisode {
@@ -57,6 +58,20 @@ const SEARCH_COLUMNS = SQL.raw(
     .map((column) => `"${column}"`)
     .join(', '),
 );
+
+/**
+ * The same reads on SQLite's connection directly (sqlite-reads.ts), each one statement text
+ * whatever the number of ids or positions (a JSON parameter), so it stays prepared. The positions
+ * drive the lookup (CROSS JOIN keeps them the outer loop): one probe of the (scope, conversation,
+ * turn) index each.
+ */
+const SEARCH_COLUMN_LIST = Object.keys(SEARCH_FIELDS)
+  .map((column) => `e."${column}"`)
+  .join(', ');
+const ROWS_BY_ID = `SELECT ${SEARCH_COLUMN_LIST} FROM "Episode" e WHERE e."scopeId" = ? AND e."id" IN (SELECT "value" FROM json_each(?))`;
+const ROWS_AT_TURNS =
+  `SELECT ${SEARCH_COLUMN_LIST} FROM json_each(?) p CROSS JOIN "Episode" e ` +
+  `WHERE e."scopeId" = ? AND e."conversationId" = p."value" ->> 0 AND e."turn" = p."value" ->> 1`;
 
 /** A raw row with the types Prisma would give it (drivers differ in how they return times and numbers). */
 function toSearchRow(row: EpisodeSearchRow): EpisodeSearchRow {
@@ -137,6 +152,10 @@ export function createEpisodeRepository(prisma: PrismaClient): EpisodeRepository
       const out: EpisodeSearchRow[] = [];
       for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
         const chunk = ids.slice(i, i + LOOKUP_CHUNK);
+        if (hasSqliteConnection(prisma)) {
+          for (const row of await sqliteRead<EpisodeSearchRow>(prisma, ROWS_BY_ID, [scopeId, JSON.stringify(chunk)])) out.push(toSearchRow(row));
+          continue;
+        }
         const rows = await prisma.$queryRaw<EpisodeSearchRow[]>(
           SQL.sql`SELECT ${SEARCH_COLUMNS} FROM "Episode" WHERE "scopeId" = ${scopeId} AND "id" IN (${SQL.join([...chunk])})`,
         );
@@ -160,6 +179,15 @@ export function createEpisodeRepository(prisma: PrismaClient): EpisodeRepository
       return [...new Map(out.map((row) => [row.id, row])).values()];
     },
     async atTurns(scopeId, positions) {
+      if (hasSqliteConnection(prisma)) {
+        const unique = [...new Map(positions.map((p) => [`${p.turn}#${p.conversationId}`, [p.conversationId, p.turn]])).values()];
+        const out: EpisodeSearchRow[] = [];
+        for (let i = 0; i < unique.length; i += LOOKUP_CHUNK) {
+          const chunk = JSON.stringify(unique.slice(i, i + LOOKUP_CHUNK));
+          for (const row of await sqliteRead<EpisodeSearchRow>(prisma, ROWS_AT_TURNS, [chunk, scopeId])) out.push(toSearchRow(row));
+        }
+        return out;
+      }
       const byConversation = new Map<string, number[]>();
       for (const p of positions) {
         const turns = byConversation.get(p.conversationId) ?? [];
