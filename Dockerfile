@@ -3,7 +3,7 @@
 # Nocturne's image, used by docker-compose.yml (see docs/deploy.md).
 #
 # Two stages: `build` installs the dependencies (compiling better-sqlite3) and generates the Prisma
-# clients; the runtime stage carries only node_modules, src, prisma and the package files, and
+# clients and builds dist/; the runtime stage carries only node_modules, dist, prisma and the package files, and
 # runs the service as an unprivileged user with its state in the /data volume.
 
 ARG NODE_IMAGE=node:20-bookworm-slim
@@ -36,9 +36,12 @@ COPY prisma.config.ts tsconfig.json ./
 COPY prisma ./prisma
 RUN npm run generate
 
-# Jest, SWC and TypeScript stay in this stage; tsx (a runtime dependency) runs the sources.
-RUN npm prune --omit=dev --no-audit --no-fund
+# Jest, SWC and TypeScript stay in this stage; the runtime runs the JavaScript built from src/.
+COPY scripts/build.cjs ./scripts/build.cjs
 COPY src ./src
+# JavaScript in dist/, file for file (what `npm start` builds first; scripts/build.cjs).
+RUN npm run build
+RUN npm prune --omit=dev --no-audit --no-fund
 
 # ---- runtime -----------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS runtime
@@ -57,12 +60,11 @@ RUN groupadd --system --gid 10001 nocturne \
  && chown nocturne:nocturne /data
 
 WORKDIR /app
-# The application belongs to root and is read-only for the service; only /data is writable
-# (tsx keeps its transform cache under /tmp).
-COPY --from=build /app/package.json /app/package-lock.json /app/tsconfig.json ./
+# The application belongs to root and is read-only for the service; only /data is writable.
+COPY --from=build /app/package.json /app/package-lock.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/prisma ./prisma
-COPY --from=build /app/src ./src
+COPY --from=build /app/dist ./dist
 
 # Health, two questions, both must be answered yes:
 # 1. Is the service up? With the admin API on (ADMIN_TOKEN), its /readyz answers 200 (the database
@@ -149,5 +151,6 @@ HEALTHCHECK --interval=30s --timeout=10s --start-period=2m --retries=3 \
   CMD ["node", "/app/docker-healthcheck.cjs"]
 
 # The `start` script's command (package.json), run directly rather than through npm so that node
-# receives SIGTERM from `docker stop` and shuts down cleanly.
-CMD ["node", "--import", "tsx", "src/main.ts"]
+# receives SIGTERM from `docker stop` and shuts down cleanly (dist/ was built in the build stage;
+# `npm start` would build it again, and the application folder is read-only here).
+CMD ["node", "dist/main.js"]

@@ -1,8 +1,9 @@
 /**
  * Start-up of the entry points, as the tests pay it (they start the CLI and `npm start` as child
- * processes hundreds of times): `npm run -s bench:startup`. Each command runs once to warm tsx's
- * cache, then RUNS times; the figures are medians of the wall time and of the CPU time (user +
- * system, all threads) of the process. `npm start` is measured until /healthz answers (admin API
+ * processes hundreds of times): `npm run -s bench:startup`. dist/ is built first (scripts/build.cjs);
+ * each command runs as `npm run cli` runs it (node on dist/), once to warm the caches, then RUNS
+ * times; the figures are medians of the wall time and of the CPU time (user + system, all threads)
+ * of the process. `npm start` is measured until /healthz answers (admin API
  * on, Telegram and the terminal off), its CPU read from /proc at that moment (Linux).
  * The CLI runs on one migrated, empty SQLite store. See docs/architecture.md, "Start-up".
  */
@@ -37,7 +38,7 @@ const median = (values: number[]): number => [...values].sort((a, b) => a - b)[M
 function runCli(args: readonly string[]): Promise<{ wall: number; cpu: number }> {
   const cpuFile = path.join(work, 'cpu.txt');
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', '--require', CPU_PRELOAD, 'src/cli/index.ts', ...args], {
+  const child = spawn(process.execPath, ['--require', CPU_PRELOAD, 'dist/cli/index.js', ...args], {
     cwd: ROOT,
     env: { ...env, STARTUP_CPU_FILE: cpuFile },
     stdio: 'ignore',
@@ -67,7 +68,7 @@ function procCpu(pid: number): number {
 async function startService(): Promise<{ wall: number; cpu: number }> {
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, ['dist/main.js'], {
     cwd: ROOT,
     env: { ...env, ADMIN_TOKEN: 'startup-bench-admin-token', API_PORT: String(port), TERMINAL: 'off' },
     stdio: 'ignore',
@@ -98,6 +99,7 @@ async function measure(label: string, once: () => Promise<{ wall: number; cpu: n
 }
 
 async function main(): Promise<void> {
+  require('../scripts/build.cjs').buildDist();
   console.log(`median of ${RUNS} (warm), load average ${os.loadavg()[0]!.toFixed(1)} on ${os.cpus().length} cores`);
   await runCli(['scopes', '--json']); // migrates the store once: the runs below open a current one
   for (const args of CLI_COMMANDS) await measure(`cli ${args.join(' ')}`, () => runCli(args));

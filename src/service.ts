@@ -14,52 +14,41 @@
  * the agent's idle sweep and the digest sender, then the core. Nothing taken in is dropped.
  */
 import path from 'node:path';
-import type { Api } from 'grammy';
 import type { Readable, Writable } from 'node:stream';
 import { createAgent, type Agent } from './agent/agent';
 import type { GroupMembership } from './memory/web/web-access';
 import { webRouteServices } from './memory-page-services';
-import { setMemoryMenuButton, telegramGroupMembership } from './channels/telegram/memory-page';
+import { telegramGroupMembership } from './channels/telegram/memory-page';
 import type { Config } from './config/load-config';
 import type { ConversationHandler } from './channels/conversation-handler';
-import { createTelegramReminderSender } from './channels/telegram/telegram-reminders';
 import { createFileHeartbeat, pollHealth } from './channels/telegram/poll-heartbeat';
-import { createAttemptContext } from './channels/telegram/telegram-update-worker';
 import { createTerminalChannel, type TerminalChannelOptions } from './channels/terminal/terminal-channel';
 import { webhookEdit, webhookInbound } from './channels/webhook/webhook-inbound';
 import { startWebhookServer } from './channels/webhook/webhook-server';
 import { createCore, type Core, type CoreOverrides } from './core';
-import { agentServices, apiServices, channelServices, mediaServices } from './door-services';
+import { agentServices, apiServices, channelServices } from './door-services';
 import type { Logger } from './shared/logger';
 import { registerSecrets, setLogPseudonymKey } from './shared/redact';
-import { createLeases } from './sleep/lease';
-
-/**
- * How long a replica's hold on a chat's recorded Telegram updates lasts without renewal: another machine's
- * replica takes the chat over this long after the holder died (one on the same machine at once).
- */
-const TELEGRAM_CHAT_LEASE_MS = 30_000;
+import { type StopList, stopAll } from './service-stop';
 
 export { agentServices, apiServices, channelServices, mcpServices, mediaServices } from './door-services';
+export { STOP_BUDGET_MS, STOP_WATCHDOG_MS } from './service-stop';
+
+/**
+ * Starts the Telegram digest sender (service-telegram.ts), loading Telegram's modules on the way:
+ * a service without Telegram never loads them (docs/architecture.md, "Start-up").
+ */
+export async function startDigestSender(
+  ...args: Parameters<typeof import('./service-telegram').startDigestSender>
+): ReturnType<typeof import('./service-telegram').startDigestSender> {
+  return (await import('./service-telegram')).startDigestSender(...args);
+}
 
 export interface ServiceIo {
   readonly input: Readable & { isTTY?: boolean };
   readonly output: Writable;
   /** Where the logs go, when not to stderr (said in the terminal's greeting). */
   readonly logFile?: string;
-}
-
-/**
- * Telegram's modules (grammY and its runner, the media readers with the PDF library), loaded only
- * when a bot token is set: a service without Telegram starts without them.
- */
-async function loadTelegram() {
-  const [bot, polling, webhook] = await Promise.all([
-    import('./channels/telegram/telegram-bot'),
-    import('./channels/telegram/telegram-polling'),
-    import('./channels/telegram/telegram-webhook'),
-  ]);
-  return { createBot: bot.createTelegramBot, createPolling: polling.createTelegramPolling, createWebhook: webhook.createTelegramWebhook };
 }
 
 /** Which model answers, and how to change it: the first thing a newcomer needs to know. */
@@ -81,30 +70,6 @@ export interface RunningService {
   /** Resolves when the service ends by itself (the terminal conversation was left). */
   readonly ended: Promise<string>;
   stop(): Promise<void>;
-}
-
-/**
- * Starts the Telegram digest sender and connects it to the sleep scheduler: a digest the
- * scheduler's tick builds is sent right after (not at the sender's next one-minute pass).
- * `stop()` disconnects it, then stops it.
- */
-export async function startDigestSender(
-  core: Core,
-  bot: { readonly api: Api },
-  logger: Logger,
-  options: { intervalMs?: number; clock?: () => Date } = {},
-): Promise<{ stop(): Promise<void> }> {
-  // With the Telegram modules (its conflict buttons are grammY's): loaded only when a bot runs.
-  const { createDigestSender } = await import('./channels/telegram/digest-sender');
-  const sender = createDigestSender({ digestBook: core.digestBook, bot, logger, ...options });
-  await sender.start();
-  const unsubscribe = core.scheduler.onDigestsBuilt(() => sender.wake());
-  return {
-    async stop() {
-      unsubscribe();
-      await sender.stop();
-    },
-  };
 }
 
 /** Whether `npm start` opens the terminal conversation. */
@@ -157,7 +122,7 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
   // Under encryption at rest, logs name people and chats by keyed pseudonyms (docs/reliability.md).
   setLogPseudonymKey(config.database.provider === 'sqlite' ? config.database.encryptionKey : undefined);
   const log = logger.child({ component: 'service' });
-  const stops: Array<[string, () => Promise<unknown>]> = [];
+  const stops: StopList = [];
   const parts: Record<string, string> = {};
   const core = await createCore(config, logger, overrides);
   stops.push(['core', () => core.close()]);
@@ -210,37 +175,11 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
 
     // Telegram is built before the webhook listener starts: in webhook mode its route is served there.
     const telegramMode = config.telegram?.mode;
-    // In both modes an update is recorded in the database before Telegram counts it delivered, and
-    // handled from that record once (telegram-update-worker.ts).
-    const attempts = config.telegram ? createAttemptContext() : undefined;
-    const telegramModules = config.telegram ? await loadTelegram() : undefined;
-    const bot =
-      config.telegram && attempts && telegramModules
-        ? telegramModules.createBot({
-            handler: attempts.wrapHandler(handler),
-            settings: config.telegram,
-            heartbeat,
-            logger,
-            defaultTimeZone: config.timeZone,
-            media: mediaServices(config, core, logger),
-            ...(webPage && { memoryPage: webPage }),
-            ...channelServices(core),
-          })
-        : undefined;
-    const inbox = attempts && {
-      context: attempts,
-      updates: core.telegramUpdates,
-      leases: createLeases({ prisma: core.db.prisma, ttlMs: TELEGRAM_CHAT_LEASE_MS, logger }),
-      logger,
-    };
-    const telegramWebhook =
-      telegramModules && bot && inbox && telegramMode?.kind === 'webhook'
-        ? telegramModules.createWebhook({ telegram: bot, settings: telegramMode, ...inbox })
-        : undefined;
-    const telegramPolling =
-      telegramModules && bot && inbox && config.telegram && !telegramWebhook
-        ? telegramModules.createPolling({ telegram: bot, settings: config.telegram, heartbeat, ...inbox })
-        : undefined;
+    // Telegram's modules (grammY and its runner, the media readers with the PDF library) load only
+    // when a bot token is set.
+    const telegramPart = config.telegram ? await import('./service-telegram') : undefined;
+    const telegramDoor = telegramPart?.buildTelegram(config, core, { handler, heartbeat, logger, webPage });
+    const telegramWebhook = telegramDoor?.webhook;
 
     const listen = config.webhook ?? (telegramMode?.kind === 'webhook' ? telegramMode : undefined);
     if (listen) {
@@ -262,30 +201,9 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
       stops.push(['webhook', () => webhook.stop()]);
     } else parts.webhook = 'off (set WEBHOOK_SECRET)';
 
-    if (bot) {
-      groupMembership = telegramGroupMembership(bot.api);
-      if (telegramWebhook) {
-        await telegramWebhook.start();
-        stops.push(['Telegram', () => telegramWebhook.stop()]);
-      } else if (telegramPolling) {
-        await telegramPolling.start();
-        stops.push(['Telegram', () => telegramPolling.stop()]);
-      }
-      // Not awaited: a slow or refusing Bot API delays nothing (it is logged; /memory still works).
-      void setMemoryMenuButton(bot.api, webPage, logger);
-      const digests = await startDigestSender(core, bot, logger, overrides.clock ? { clock: overrides.clock } : {});
-      stops.splice(stops.length - 1, 0, ['digest sender', () => digests.stop()]);
-      const reminders = createTelegramReminderSender({
-        reminders: core.reminders,
-        api: bot.api,
-        logger,
-        intervalMs: config.reminders.checkMs,
-        lateAfterMs: config.reminders.lateAfterMs,
-        ...(overrides.clock && { clock: overrides.clock }),
-      });
-      await reminders.start();
-      stops.splice(stops.length - 1, 0, ['reminder sender', () => reminders.stop()]);
-      parts.telegram = `@${bot.bot.botInfo.username}${telegramWebhook ? ' (webhook)' : ''}`;
+    if (telegramPart && telegramDoor) {
+      groupMembership = telegramGroupMembership(telegramDoor.bot.api);
+      parts.telegram = await telegramPart.startTelegram(telegramDoor, config, core, { logger, webPage, clock: overrides.clock }, stops);
     } else parts.telegram = 'off (set TELEGRAM_BOT_TOKEN)';
 
     if (wantsTerminal(config, io.input)) {
@@ -307,42 +225,4 @@ export async function startService(config: Config, logger: Logger, io: ServiceIo
     ended,
     stop: () => (stopping ??= stopAll(stops, log)),
   };
-}
-
-/**
- * The whole stop is bounded (issue 16, item 7): SIGTERM must end the process within 10 s whatever
- * it is waiting for (a Bot API that hangs, a model call, an embedding). Each part gets what is
- * left of the budget minus a reserve for the parts after it; a part that does not finish in time
- * is abandoned and named in the log (its work is in a transaction or is redelivered, so nothing
- * is lost; see docs/reliability.md).
- */
-export const STOP_BUDGET_MS = 8_000;
-/**
- * When `npm start` exits whatever still holds it after SIGTERM (main.ts): past the budget, and
- * under Docker's default 10 s between `docker stop`'s SIGTERM and its SIGKILL.
- */
-export const STOP_WATCHDOG_MS = 9_500;
-const STOP_RESERVE_MS = 400;
-
-/** Runs the stop functions newest first; one failing or hanging does not keep the others from running. */
-async function stopAll(stops: Array<[string, () => Promise<unknown>]>, log: Logger): Promise<void> {
-  const deadline = Date.now() + STOP_BUDGET_MS;
-  const ordered = [...stops].reverse();
-  const abandoned: string[] = [];
-  for (const [i, [name, stop]] of ordered.entries()) {
-    const allowed = Math.max(STOP_RESERVE_MS, deadline - Date.now() - STOP_RESERVE_MS * (ordered.length - 1 - i));
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const finished = await Promise.race([stop().then(() => true), new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), allowed)))]);
-      if (!finished) {
-        abandoned.push(name);
-        log.warn(`abandoned on stop: ${name} did not stop within ${allowed} ms`, { part: name, waitedMs: allowed });
-      }
-    } catch (error) {
-      log.error(`${name} did not stop cleanly`, { error });
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-  if (abandoned.length > 0) log.warn('stopped with work abandoned', { abandoned });
 }

@@ -14,7 +14,8 @@
  * same document with secrets redacted (registered secret values and credential-looking strings,
  * see src/shared/redact.ts), since an export is a file that travels.
  */
-import { delegateOf, EXPORTED_JSON_COLUMNS, EXPORTED_MODELS, type ExportedDelegate, type ExportedTable } from '../memory/scopes/scope-data-map';
+import type { ExportedDelegate, ExportedTable } from '../memory/scopes/scope-data-map';
+import { delegateOf, EXPORTED_JSON_COLUMNS, EXPORTED_MODELS } from '../memory/scopes/scope-data-walk';
 import { NotFoundError } from '../shared/errors';
 import { redactSecrets, redactValue } from '../shared/redact';
 import type {

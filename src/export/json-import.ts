@@ -13,7 +13,7 @@
  * the store migration), the new ids of `copy` in `scope-copy.ts`.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { delegateOf, EXPORTED_MODELS } from '../memory/scopes/scope-data-map';
+import { delegateOf, EXPORTED_MODELS } from '../memory/scopes/scope-data-walk';
 import { normalizeScopeKey } from '../memory/scopes/scope-key';
 import type { EpisodeLimits } from '../memory/episodes/episode-limits';
 import { type AppError, NotFoundError, ValidationError } from '../shared/errors';

@@ -6,7 +6,7 @@
  * For the same reason a copy's reminders still to come are cancelled: they stay in its history,
  * but a copy never delivers what the original person asked for (its key names another chat).
  */
-import { modelData, SECTION_MODELS } from '../memory/scopes/scope-data-map';
+import { modelData, SECTION_MODELS } from '../memory/scopes/scope-data-walk';
 import { uuidv7 } from '../shared/ids';
 import type { JsonValue, ScopeExport } from './scope-document';
 

@@ -11,7 +11,8 @@
  * audit states) are written with sorted keys, because PostgreSQL's jsonb does not keep key order.
  */
 import { z } from 'zod';
-import { EXPORTED_MODELS, sectionOf, type ExportedTable, type RowSectionName } from '../memory/scopes/scope-data-map';
+import type { ExportedTable, RowSectionName } from '../memory/scopes/scope-data-map';
+import { EXPORTED_MODELS, sectionOf } from '../memory/scopes/scope-data-walk';
 
 /** What the `format` field of every export says, so a stray JSON file is recognised as not ours. */
 export const SCOPE_EXPORT_FORMAT = 'nocturne.scope-export';

@@ -3,7 +3,8 @@
  * and the plan the first pass (`stream-validation.ts`) hands the second (`stream-rows.ts`) for a
  * valid document, so the second reads the rows again without holding the document.
  */
-import { SECTION_MODELS, type RowSectionName } from '../memory/scopes/scope-data-map';
+import type { RowSectionName } from '../memory/scopes/scope-data-map';
+import { SECTION_MODELS } from '../memory/scopes/scope-data-walk';
 import type { ScopeCounts, ScopeExport } from './scope-document';
 
 /** The arrays of rows, in the schema's (and the export's) order: the data map's sections of rows with ids. */

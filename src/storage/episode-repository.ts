@@ -1,10 +1,12 @@
 /**
  * Episodes: every message, stored permanently. Writes are idempotent on (scope, externalId), so
- * importing the same file twice, or a channel redelivering a message, adds nothing.
+ * importing the same file twice, or a channel redelivering a message, adds nothing (that write
+ * and its turn numbering: episode-insert.ts).
  */
-import { uuidv7 } from '../shared/ids';
 import { Prisma as SQL } from '../generated/sqlite/client';
+import { insertEpisodes } from './episode-insert';
 import type { Episode, Prisma, PrismaClient } from './prisma';
+import { hasSqliteConnection, sqliteRead } from './sqlite-reads';
 
 /** An episode ready to store (validated and normalized by the memory layer). */
 export interface NewEpisode {
@@ -56,6 +58,20 @@ const SEARCH_COLUMNS = SQL.raw(
     .map((column) => `"${column}"`)
     .join(', '),
 );
+
+/**
+ * The same reads on SQLite's connection directly (sqlite-reads.ts), each one statement text
+ * whatever the number of ids or positions (a JSON parameter), so it stays prepared. The positions
+ * drive the lookup (CROSS JOIN keeps them the outer loop): one probe of the (scope, conversation,
+ * turn) index each.
+ */
+const SEARCH_COLUMN_LIST = Object.keys(SEARCH_FIELDS)
+  .map((column) => `e."${column}"`)
+  .join(', ');
+const ROWS_BY_ID = `SELECT ${SEARCH_COLUMN_LIST} FROM "Episode" e WHERE e."scopeId" = ? AND e."id" IN (SELECT "value" FROM json_each(?))`;
+const ROWS_AT_TURNS =
+  `SELECT ${SEARCH_COLUMN_LIST} FROM json_each(?) p CROSS JOIN "Episode" e ` +
+  `WHERE e."scopeId" = ? AND e."conversationId" = p."value" ->> 0 AND e."turn" = p."value" ->> 1`;
 
 /** A raw row with the types Prisma would give it (drivers differ in how they return times and numbers). */
 function toSearchRow(row: EpisodeSearchRow): EpisodeSearchRow {
@@ -109,97 +125,12 @@ export interface EpisodeRepository {
   tags(scopeId: string, episodeId: string): Promise<{ topics: string[]; entities: string[] }>;
 }
 
+/** Ids looked up per statement (keeps `IN (...)` lists within every driver's limits). */
 const LOOKUP_CHUNK = 500;
 
-function isUniqueViolation(error: unknown): boolean {
-  return (error as { code?: string }).code === 'P2002';
-}
-
 export function createEpisodeRepository(prisma: PrismaClient): EpisodeRepository {
-  async function insertOnce(scopeId: string, episodes: readonly NewEpisode[]): Promise<InsertResult> {
-    return prisma.$transaction(
-      async (tx) => {
-        const seen = new Set<string>();
-        const externalIds = episodes.map((e) => e.externalId).filter((id): id is string => id !== null);
-        for (let i = 0; i < externalIds.length; i += LOOKUP_CHUNK) {
-          const found = await tx.episode.findMany({
-            where: { scopeId, externalId: { in: externalIds.slice(i, i + LOOKUP_CHUNK) } },
-            select: { externalId: true },
-          });
-          for (const row of found) seen.add(row.externalId as string);
-        }
-        // Turns continue each conversation where it stopped.
-        const conversations = [...new Set(episodes.map((e) => e.conversationId).filter((id): id is string => id !== null))];
-        const nextTurn = new Map<string, number>();
-        for (let i = 0; i < conversations.length; i += LOOKUP_CHUNK) {
-          const maxima = await tx.episode.groupBy({
-            by: ['conversationId'],
-            where: { scopeId, conversationId: { in: conversations.slice(i, i + LOOKUP_CHUNK) } },
-            _max: { turn: true },
-          });
-          for (const row of maxima) nextTurn.set(row.conversationId as string, (row._max.turn ?? -1) + 1);
-        }
-        const rows: Prisma.EpisodeCreateManyInput[] = [];
-        const tags: Prisma.EpisodeTagCreateManyInput[] = [];
-        let duplicates = 0;
-        for (const episode of episodes) {
-          if (episode.externalId !== null) {
-            if (seen.has(episode.externalId)) {
-              duplicates += 1;
-              continue;
-            }
-            seen.add(episode.externalId);
-          }
-          const id = uuidv7();
-          let turn: number | null = null;
-          if (episode.conversationId !== null) {
-            turn = nextTurn.get(episode.conversationId) ?? 0;
-            nextTurn.set(episode.conversationId, turn + 1);
-          }
-          rows.push({
-            id,
-            scopeId,
-            channel: episode.channel,
-            role: episode.role,
-            author: episode.author,
-            authorId: episode.authorId ?? null,
-            content: episode.content,
-            timestamp: episode.timestamp,
-            conversationId: episode.conversationId,
-            turn,
-            externalId: episode.externalId,
-            metadata: (episode.metadata ?? undefined) as Prisma.InputJsonValue | undefined,
-            importance: episode.importance,
-            contentHash: episode.contentHash,
-          });
-          for (const value of new Set(episode.topics)) tags.push({ scopeId, episodeId: id, kind: 'topic', value });
-          for (const value of new Set(episode.entities)) tags.push({ scopeId, episodeId: id, kind: 'entity', value });
-        }
-        if (rows.length > 0) await tx.episode.createMany({ data: rows });
-        if (tags.length > 0) await tx.episodeTag.createMany({ data: tags });
-        const ids = rows.map((row) => row.id as string);
-        const stored: EpisodeRecord[] = [];
-        for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
-          stored.push(...(await tx.episode.findMany({ where: { scopeId, id: { in: ids.slice(i, i + LOOKUP_CHUNK) } } })));
-        }
-        const byId = new Map(stored.map((row) => [row.id, row]));
-        return { inserted: ids.map((id) => byId.get(id) as EpisodeRecord), duplicates };
-      },
-      { timeout: 60_000, maxWait: 30_000 },
-    );
-  }
-
   return {
-    async insertMany(scopeId, episodes) {
-      if (episodes.length === 0) return { inserted: [], duplicates: 0 };
-      try {
-        return await insertOnce(scopeId, episodes);
-      } catch (error) {
-        // A concurrent writer stored one of these external ids after our lookup: look again.
-        if (isUniqueViolation(error)) return insertOnce(scopeId, episodes);
-        throw error;
-      }
-    },
+    insertMany: (scopeId, episodes) => insertEpisodes(prisma, scopeId, episodes),
     async list(scopeId, query = {}) {
       const limit = Math.max(1, Math.min(query.limit ?? 50, 100_000));
       if (query.since) {
@@ -221,6 +152,10 @@ export function createEpisodeRepository(prisma: PrismaClient): EpisodeRepository
       const out: EpisodeSearchRow[] = [];
       for (let i = 0; i < ids.length; i += LOOKUP_CHUNK) {
         const chunk = ids.slice(i, i + LOOKUP_CHUNK);
+        if (hasSqliteConnection(prisma)) {
+          for (const row of await sqliteRead<EpisodeSearchRow>(prisma, ROWS_BY_ID, [scopeId, JSON.stringify(chunk)])) out.push(toSearchRow(row));
+          continue;
+        }
         const rows = await prisma.$queryRaw<EpisodeSearchRow[]>(
           SQL.sql`SELECT ${SEARCH_COLUMNS} FROM "Episode" WHERE "scopeId" = ${scopeId} AND "id" IN (${SQL.join([...chunk])})`,
         );
@@ -244,6 +179,15 @@ export function createEpisodeRepository(prisma: PrismaClient): EpisodeRepository
       return [...new Map(out.map((row) => [row.id, row])).values()];
     },
     async atTurns(scopeId, positions) {
+      if (hasSqliteConnection(prisma)) {
+        const unique = [...new Map(positions.map((p) => [`${p.turn}#${p.conversationId}`, [p.conversationId, p.turn]])).values()];
+        const out: EpisodeSearchRow[] = [];
+        for (let i = 0; i < unique.length; i += LOOKUP_CHUNK) {
+          const chunk = JSON.stringify(unique.slice(i, i + LOOKUP_CHUNK));
+          for (const row of await sqliteRead<EpisodeSearchRow>(prisma, ROWS_AT_TURNS, [chunk, scopeId])) out.push(toSearchRow(row));
+        }
+        return out;
+      }
       const byConversation = new Map<string, number[]>();
       for (const p of positions) {
         const turns = byConversation.get(p.conversationId) ?? [];

@@ -9,7 +9,8 @@
  */
 import { ftsTokens, ftsWords, stemCount } from './fts-tokens';
 import type { PrismaClient } from './prisma';
-import { capClause, countsOf, meanLength, statisticsColumns, type ScopeTerms, type SearchKind, type TermRow } from './scope-terms';
+import { sqliteRead } from './sqlite-reads';
+import { countsOf, meanLength, statisticsColumns, type ScopeTerms, type SearchKind, type TermRow } from './scope-terms';
 
 const SCOPE_SPAN = 2n ** 32n;
 const KIND_SPAN = 2n ** 31n;
@@ -34,15 +35,21 @@ const ROW_TEXT: Record<SearchKind, { table: string; text: string }> = {
   memory: { table: 'Memory', text: `t."content"` },
 };
 
+/** A count's cap as its statement's LIMIT (as `capClause` writes it). */
+function capRows(cap: number): number {
+  return Math.max(1, Math.floor(cap));
+}
+
 /** Rows whose text one statement reads (SQLite allows 32,766 parameters; a round number well below). */
 const TEXT_CHUNK = 500;
 
 /** The scope's statistics for one kind, or undefined when the scope has never had a row indexed. */
 export async function openSqliteScopeTerms(prisma: PrismaClient, scopeId: string, kind: SearchKind): Promise<ScopeTerms | undefined> {
   const columns = statisticsColumns(kind);
-  const found = await prisma.$queryRawUnsafe<Array<{ no: bigint | number; rows: bigint | number; tokens: bigint | number }>>(
+  const found = await sqliteRead<{ no: bigint | number; rows: bigint | number; tokens: bigint | number }>(
+    prisma,
     `SELECT "no", "${columns.rows}" AS rows, "${columns.tokens}" AS tokens FROM "search_scope" WHERE "scope_id" = ?`,
-    scopeId,
+    [scopeId],
   );
   const row = found[0];
   if (!row) return undefined;
@@ -54,9 +61,12 @@ export async function openSqliteScopeTerms(prisma: PrismaClient, scopeId: string
     rows,
     meanLength: meanLength(rows, Number(row.tokens)),
     async counts(terms, cap) {
-      const result = await prisma.$queryRawUnsafe<Array<Record<string, bigint | number>>>(
-        `SELECT ${terms.map((_, i) => `(SELECT COUNT(*) FROM (SELECT 1 FROM "search_fts" WHERE "search_fts" MATCH ? AND "rowid" BETWEEN ${lo} AND ${hi}${capClause(cap)})) AS s${i}`).join(', ')}`,
-        ...terms.map((term) => `"${term}"`),
+      // The range and the cap are parameters, so the statement's text (kept prepared) depends on
+      // the number of words only.
+      const result = await sqliteRead<Record<string, bigint | number>>(
+        prisma,
+        `SELECT ${terms.map((_, i) => `(SELECT COUNT(*) FROM (SELECT 1 FROM "search_fts" WHERE "search_fts" MATCH ? AND "rowid" BETWEEN ? AND ?${cap === undefined ? '' : ' LIMIT ?'})) AS s${i}`).join(', ')}`,
+        terms.flatMap((term) => (cap === undefined ? [`"${term}"`, lo, hi] : [`"${term}"`, lo, hi, capRows(cap)])),
       );
       return countsOf(result, terms.length);
     },
@@ -66,13 +76,13 @@ export async function openSqliteScopeTerms(prisma: PrismaClient, scopeId: string
       // and is decoded here (a blob column that is NULL in some rows confuses Prisma's adapter).
       // The row's text is not read here: joining each row to its episode cost two-thirds of the
       // query (~18 of 27 µs a row on the loaded machine); `frequencies` reads it for the rows that can rank.
-      const found = await prisma.$queryRawUnsafe<Array<{ id: string; b0: bigint | number; sz: string | null }>>(
+      const found = await sqliteRead<{ id: string; b0: bigint | number; sz: string | null }>(
+        prisma,
         `SELECT d."ref_id" AS id, ${FIRST_BYTE} AS b0, CASE WHEN ${FIRST_BYTE} >= 128 THEN hex(z."sz") END AS sz FROM "search_fts" ` +
           `JOIN "search_doc" d ON d."rowid" = "search_fts"."rowid" JOIN "search_fts_docsize" z ON z."id" = "search_fts"."rowid" ` +
-          `WHERE "search_fts" MATCH ? AND "search_fts"."rowid" BETWEEN ${lo} AND ${hi} AND d."scope_id" = ? ` +
-          `ORDER BY "search_fts"."rowid" DESC LIMIT ${limit}`,
-        `"${term}"`,
-        scopeId,
+          `WHERE "search_fts" MATCH ? AND "search_fts"."rowid" BETWEEN ? AND ? AND d."scope_id" = ? ` +
+          `ORDER BY "search_fts"."rowid" DESC LIMIT ?`,
+        [`"${term}"`, lo, hi, scopeId, limit],
       );
       // The length is FTS5's own (docsize): it also counts what the JavaScript words leave out,
       // such as emoji newer than Unicode 6.1.
@@ -83,10 +93,11 @@ export async function openSqliteScopeTerms(prisma: PrismaClient, scopeId: string
       const stems = terms.map((term) => ftsTokens(term));
       for (let i = 0; i < ids.length; i += TEXT_CHUNK) {
         const chunk = ids.slice(i, i + TEXT_CHUNK);
-        const found = await prisma.$queryRawUnsafe<Array<{ id: string; text: string }>>(
-          `SELECT t."id" AS id, ${text} AS text FROM "${table}" t WHERE t."scopeId" = ? AND t."id" IN (${chunk.map(() => '?').join(', ')})`,
-          scopeId,
-          ...chunk,
+        // The ids as one JSON parameter: one statement text whatever their number.
+        const found = await sqliteRead<{ id: string; text: string }>(
+          prisma,
+          `SELECT t."id" AS id, ${text} AS text FROM "${table}" t WHERE t."scopeId" = ? AND t."id" IN (SELECT "value" FROM json_each(?))`,
+          [scopeId, JSON.stringify(chunk)],
         );
         for (const r of found) {
           const words = ftsWords(r.text);

@@ -12,6 +12,7 @@ import Database from 'better-sqlite3';
 import type { SqlDriverAdapter, SqlDriverAdapterFactory, SqlMigrationAwareDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { PrismaClient as SqlitePrismaClient } from '../generated/sqlite/client';
 import { overrideMethods } from './adapter-proxy';
+import { registerSqliteConnection, type StatementSource } from './sqlite-reads';
 import { withAtomicMigrations } from './migrations/atomic-migrations';
 import type { PrismaClient } from './prisma';
 import { DEFAULT_AUTOCHECKPOINT_PAGES, startSqliteCheckpointer } from './sqlite-checkpointer';
@@ -86,12 +87,13 @@ export function ensureSqliteDirectory(file: string): void {
  * Statements outside a transaction (a single write, a read, a pragma) are tried again whole: a
  * statement that met a lock did nothing.
  */
-function withLockWaitsOffTheEventLoop(factory: SqlDriverAdapterFactory): SqlDriverAdapterFactory {
+function withLockWaitsOffTheEventLoop(factory: SqlDriverAdapterFactory, onConnect: (connection: StatementSource) => void): SqlDriverAdapterFactory {
   return {
     provider: factory.provider,
     adapterName: factory.adapterName,
     connect: async () => {
       const adapter = await factory.connect();
+      onConnect(clientOf(adapter) as unknown as StatementSource);
       const client = clientOf(adapter) as unknown as { prepare: (sql: string) => unknown };
       const prepare = client.prepare.bind(client) as (sql: string) => { run(): unknown };
       /** Set when startTransaction below has run `BEGIN IMMEDIATE`: the adapter's `BEGIN` is then skipped. */
@@ -180,10 +182,13 @@ export async function createSqliteClient(target: SqliteFile): Promise<PrismaClie
   }
   // Busy timeout 0: the service's connection never sleeps in SQLite's busy handler on the event
   // loop; its lock waits are timers (withLockWaitsOffTheEventLoop).
+  // Search's hot reads use the connection directly, with their statements kept (sqlite-reads.ts).
+  let connection: StatementSource | undefined;
   const prisma = new SqlitePrismaClient({
-    adapter: withLockWaitsOffTheEventLoop(adapterFactory(target, false, 0)),
+    adapter: withLockWaitsOffTheEventLoop(adapterFactory(target, false, 0), (opened) => (connection = opened)),
     transactionOptions: { maxWait: TRANSACTION_MAX_WAIT_MS },
   });
+  registerSqliteConnection(prisma, () => connection);
   await prisma.$executeRawUnsafe('PRAGMA foreign_keys = ON');
   // journal_mode returns a row, so it must go through a query, not an execute.
   await prisma.$queryRawUnsafe('PRAGMA journal_mode = WAL');

@@ -68,7 +68,8 @@ describe('correcting and pinning memories through Telegram and the admin API (ch
       core.db.prisma.memory.findMany({ where: { scopeId }, orderBy: { id: 'asc' } }),
       core.db.prisma.auditEvent.count({ where: { scopeId } }),
     ]);
-    return JSON.stringify({ memories, audit });
+    // `embeddedWith` is the embedding worker's, written whenever it gets to a new memory: no command's.
+    return JSON.stringify({ memories: memories.map(({ embeddedWith: _embedded, ...memory }) => memory), audit });
   }
 
   /** Stores a memory as the owner's, citing `episodeIds` when given. */

@@ -15,7 +15,7 @@ import { openDatabase } from '../../src/storage/database';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
 import { startOllamaDouble, type OllamaDouble } from '../doubles/ollama-server';
 import { tempDir } from '../support/databases';
-import { cleanEnv, ROOT, runCli } from '../support/run-process';
+import { cleanEnv, nodeArgs, ROOT, runCli } from '../support/run-process';
 import { seedScope } from '../support/scope-fixture';
 import { sleepMs } from './crash-support';
 
@@ -42,7 +42,7 @@ const printed = (output: string, text: string): string[] => output.split('\n').f
  * `awaited` is given, that reminder (or SLOW_MS), then a few reminder passes more, then left.
  */
 async function terminalOutput(env: NodeJS.ProcessEnv, user: string, awaited?: string): Promise<{ out: string; code: number | null }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main.ts')], {
+  const child = spawn(process.execPath, nodeArgs('src/main.ts'), {
     env: { ...env, TERMINAL_USER: user },
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'pipe'],

@@ -22,7 +22,7 @@ import { startOllamaDouble } from '../doubles/ollama-server';
 import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from '../doubles/telegram-server';
 import { freePort, startReplica, stopReplica, webhookEnv } from '../integration/telegram-webhook-support';
 import { createPostgresDatabase, postgresAvailable, postgresSkipReason, tempDir } from '../support/databases';
-import { cleanEnv, ROOT } from '../support/run-process';
+import { cleanEnv, nodeArgs, ROOT } from '../support/run-process';
 import type { Entry } from './crash-support';
 import { openSqlite, runCliToEnd, sleepMs } from './crash-support';
 
@@ -112,7 +112,7 @@ async function say(fake: FakeTelegramServer, person: FakeUser, text: string, exp
 
 /** `npm start` with the terminal on stdin (kept open until `close()`); its output as it comes. */
 function startTerminal(env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main.ts')], { env, cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, nodeArgs('src/main.ts'), { env, cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));

@@ -459,6 +459,8 @@ describe('Dockerfile', () => {
     expect(runs).toMatch(/\bapt-get install\b.*\bpython3\b.*\bmake\b.*\bg\+\+/);
     expect(runs).toMatch(/\bnpm rebuild better-sqlite3\b/);
     expect(runs).toMatch(/\bnpm prune --omit=dev\b/);
+    // The runtime runs dist/: built here, from the sources and the build script the context keeps.
+    expect(runs).toMatch(/\bnpm run build\b/);
   });
 
   it('installs nothing in the runtime stage and copies only what the service needs', () => {
@@ -476,7 +478,7 @@ describe('Dockerfile', () => {
       )
       .map((source) => path.basename(source))
       .sort();
-    expect(copied).toEqual(['node_modules', 'package-lock.json', 'package.json', 'prisma', 'src', 'tsconfig.json']);
+    expect(copied).toEqual(['dist', 'node_modules', 'package-lock.json', 'package.json', 'prisma']);
   });
 
   it('runs as a non-root user in /app with DATA_DIR=/data as a volume that user owns', () => {
@@ -599,6 +601,6 @@ describe('.dockerignore', () => {
       .split('\n')
       .map((line) => line.trim())
       .filter((line) => line && !line.startsWith('#'));
-    for (const entry of ['node_modules', 'src/generated', 'data', '.env', '.git', 'coverage', '*.db']) expect(entries).toContain(entry);
+    for (const entry of ['node_modules', 'src/generated', 'dist', 'data', '.env', '.git', 'coverage', '*.db']) expect(entries).toContain(entry);
   });
 });

@@ -8,7 +8,6 @@
  * then changes.
  */
 import { createHash } from 'node:crypto';
-import { pathToFileURL } from 'node:url';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -19,7 +18,7 @@ import { createMemory, supersedeMemory } from '../../src/memory/memories/memory-
 import { createSilentLogger } from '../../src/shared/logger';
 import { openDatabase, type Database } from '../../src/storage/database';
 import { tempDir } from '../support/databases';
-import { cleanEnv, ROOT, runCli, runCommand } from '../support/run-process';
+import { cleanEnv, nodeArgs, ROOT, runCli, runCommand } from '../support/run-process';
 
 /** Each CLI run starts a process with tsx (~3-10 s on a loaded 2-core machine); a test runs up to eight. */
 const CLI_TEST_TIMEOUT_MS = 240_000;
@@ -131,11 +130,10 @@ describe('forget at the edges (CLI, SQLite)', () => {
     'finds the chat /export run from another working folder, and the forget scrubs it',
     async () => {
       await cli(['export', '--scope', 'ana', '--format', 'markdown']);
-      // `npm run cli -- chat` started from another folder (tsx named by path: it is not installed there).
-      const tsx = pathToFileURL(path.join(ROOT, 'node_modules', 'tsx', 'dist', 'loader.mjs')).href;
+      // `npm run cli -- chat` started from another folder (the built CLI named by its path).
       const chat = await runCommand(
         process.execPath,
-        ['--import', tsx, path.join(ROOT, 'src/cli/index.ts'), 'chat', '--scope', 'ana', '--name', 'Ana'],
+        nodeArgs('src/cli/index.ts', ['chat', '--scope', 'ana', '--name', 'Ana']),
         env,
         workDir,
         '/export\n/quit\n',

@@ -13,7 +13,7 @@ import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { freePort } from '../chaos/chaos-support';
 import { tempDir } from '../support/databases';
-import { cleanEnv, ROOT, runCli, startTs } from '../support/run-process';
+import { cleanEnv, nodeArgs, ROOT, runCli, startTs } from '../support/run-process';
 import { callTool, expectListing, httpClient, seedStore, stdioClient, type Seeded } from './mcp-support';
 
 const ADMIN_TOKEN = 'adm-mcp-test-0123456789abcdef';
@@ -270,7 +270,7 @@ describe('MCP server: stdio and Streamable HTTP with the SDK client', () => {
   });
 
   it('stdio mode writes nothing but protocol to stdout; logs go to stderr (cli mcp, debug logging)', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'mcp', '--scope', 'desk:ana'], {
+    const child = spawn(process.execPath, nodeArgs('src/cli/index.ts', ['mcp', '--scope', 'desk:ana']), {
       cwd: ROOT,
       env: { ...env, LOG_LEVEL: 'debug' },
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -14,7 +14,8 @@
 import { afterAll, describe, expect, it } from '@jest/globals';
 import { loadConfig } from '../../src/config/load-config';
 import { createCore, type Core } from '../../src/core';
-import { SCOPE_DATA_MAP, delegateOf } from '../../src/memory/scopes/scope-data-map';
+import { SCOPE_DATA_MAP } from '../../src/memory/scopes/scope-data-map';
+import { delegateOf } from '../../src/memory/scopes/scope-data-walk';
 import { createHashEmbedder } from '../../src/vectors/embedders/hash-embedder';
 import { createPostgresDatabase, postgresAvailable, postgresSkipReason, tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';

@@ -1,7 +1,8 @@
 /**
  * What an entry point loads before it does its work (docs/architecture.md, "Start-up"), read from
- * the real processes (`npm run cli`, `npm start`) through a preload that lists every file they
- * required (test/support/loaded-modules-preload.js):
+ * the real processes (`npm run cli`, `npm start`: node on dist/) through a preload that lists every
+ * file they required (test/support/loaded-modules-preload.js). A module of src/ is named by its
+ * path under src/ without extension (`cli/commands/scopes`), whether it ran as src/x.ts or dist/x.js:
  *
  * - `--help` and a command's `--help` load the command table, not the commands or the core;
  * - `scopes` on SQLite loads the core and its own command only: not the other commands, not the
@@ -29,11 +30,18 @@ const HEAVY = [
   'node_modules/@qdrant/js-client-rest/',
   'node_modules/pg/',
   'node_modules/@prisma/adapter-pg/',
-  'src/generated/postgres/',
+  'generated/postgres/',
   'node_modules/grammy/',
   'node_modules/unpdf/',
   'node_modules/@modelcontextprotocol/sdk/',
 ];
+
+/** `src/cli/index.ts` and `dist/cli/index.js` are `cli/index`; a package's file keeps its path. */
+function moduleName(file: string): string {
+  const relative = path.relative(ROOT, file).split(path.sep).join('/');
+  const own = /^(?:src|dist)\/(.+)\.(?:ts|js)$/.exec(relative);
+  return own ? own[1]! : relative;
+}
 
 /** An environment whose process writes the files it loaded to a file of its own. */
 function observed(extra: Record<string, string>): { env: NodeJS.ProcessEnv; loaded: () => string[] } {
@@ -41,15 +49,15 @@ function observed(extra: Record<string, string>): { env: NodeJS.ProcessEnv; load
   const env = cleanEnv({ ...extra, NODE_OPTIONS: `--require ${PRELOAD}`, NOCTURNE_TEST_LOADED_MODULES: list });
   return {
     env,
-    loaded: () =>
-      fs
-        .readFileSync(list, 'utf8')
-        .split('\n')
-        .map((file) => path.relative(ROOT, file).split(path.sep).join('/')),
+    loaded: () => fs.readFileSync(list, 'utf8').split('\n').map(moduleName),
   };
 }
 
-const matching = (loaded: readonly string[], parts: readonly string[]) => loaded.filter((file) => parts.some((part) => file.includes(part)));
+/** The loaded names a part names: a package by its path (`node_modules/grammy/`), a module by its name, a folder by `name/`. */
+const matching = (loaded: readonly string[], parts: readonly string[]) =>
+  loaded.filter((name) =>
+    parts.some((part) => (part.includes('node_modules/') ? name.includes(part) : part.endsWith('/') ? name.startsWith(part) : name === part)),
+  );
 
 describe('what an entry point loads', () => {
   it("--help and a command's --help load the command table only", async () => {
@@ -58,8 +66,8 @@ describe('what an entry point loads', () => {
       const result = await runCli(args, run.env);
       expect(result.code).toBe(0);
       const loaded = run.loaded();
-      expect(matching(loaded, ['src/core.ts', 'src/cli/commands/', 'src/storage/database.ts', 'node_modules/@prisma/client/', ...HEAVY])).toEqual([]);
-      expect(loaded).toEqual(expect.arrayContaining(['src/cli/index.ts', 'src/cli/command-table.ts']));
+      expect(matching(loaded, ['core', 'cli/commands/', 'storage/database', 'node_modules/@prisma/client/', ...HEAVY])).toEqual([]);
+      expect(loaded).toEqual(expect.arrayContaining(['cli/index', 'cli/command-table']));
     }
   });
 
@@ -69,9 +77,9 @@ describe('what an entry point loads', () => {
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ scopes: [] });
     const loaded = run.loaded();
-    expect(loaded).toEqual(expect.arrayContaining(['src/core.ts', 'src/cli/commands/scopes.ts', 'src/llm/anthropic-model.ts']));
-    expect(matching(loaded, ['src/cli/commands/']).filter((file) => file !== 'src/cli/commands/scopes.ts')).toEqual([]);
-    expect(matching(loaded, [...HEAVY, 'node_modules/fastify/', 'src/export/json-import.ts'])).toEqual([]);
+    expect(loaded).toEqual(expect.arrayContaining(['core', 'cli/commands/scopes', 'llm/anthropic-model']));
+    expect(matching(loaded, ['cli/commands/']).filter((name) => name !== 'cli/commands/scopes')).toEqual([]);
+    expect(matching(loaded, [...HEAVY, 'node_modules/fastify/', 'export/json-import'])).toEqual([]);
   });
 
   it('npm start without Telegram answers /healthz without grammY, the PDF reader, the MCP SDK or the model SDK', async () => {

@@ -15,7 +15,7 @@ import { startOllamaDouble, type OllamaDouble } from '../doubles/ollama-server';
 import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from '../doubles/telegram-server';
 import { ANA, BRUNO, buildExport, type FixtureFacts, scopeKeyOf } from './web-page-fixture';
 import { tempDir } from '../support/databases';
-import { cleanEnv, ROOT, runCli } from '../support/run-process';
+import { cleanEnv, nodeArgs, ROOT, runCli } from '../support/run-process';
 
 /** Where Debian's package puts the browser; `chromium` on PATH is tried after it. */
 const CHROMIUM_PATHS = ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
@@ -91,9 +91,9 @@ const READY_TIMEOUT_MS = 120_000;
 /** How long it may take to stop after SIGTERM before it is killed. */
 const STOP_TIMEOUT_MS = 15_000;
 
-/** `npm start` (main.ts under node + tsx, one process); resolves once it logs that it is ready. */
+/** `npm start` (node on the built main.js, one process); resolves once it logs that it is ready. */
 async function startService(env: NodeJS.ProcessEnv): Promise<{ output(): string; stop(): Promise<void> }> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main.ts')], {
+  const child: ChildProcess = spawn(process.execPath, nodeArgs('src/main.ts'), {
     env,
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -7,7 +7,8 @@
  * folder made here: the workers and the processes they start inherit it as TMPDIR, and the
  * teardown removes it, so a run leaves nothing behind in the machine's temporary folder.
  *
- * It also migrates one SQLite store, the template that `migratedDataDir` copies.
+ * It also migrates one SQLite store, the template that `migratedDataDir` copies, and builds dist/
+ * from src/ (`npm run build`, as `npm start` does first), which the child processes run.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -15,7 +16,11 @@ import path from 'node:path';
 import { findPostgresBinaries, startLocalPostgres, type LocalPostgres } from '../../src/storage/local-postgres';
 import { writeSqliteTemplate } from './sqlite-template';
 
+// The build script is plain CommonJS, run before anything is compiled (scripts/build.cjs).
+const { buildDist } = require('../../scripts/build.cjs') as { buildDist(): unknown };
+
 export default async function globalSetup(): Promise<void> {
+  buildDist();
   const { dir, reason } = findPostgresBinaries();
   if (!dir) process.env.NOCTURNE_TEST_PG_SKIP = reason;
   else {

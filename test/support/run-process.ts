@@ -1,6 +1,6 @@
 /**
- * Runs Nocturne's real entry points (the CLI, npm start's main.ts) as child processes through
- * tsx, the way a person runs them, with a controlled environment.
+ * Runs Nocturne's real entry points (the CLI, npm start's main.ts) as child processes, the way a
+ * person runs them (node on the built dist/), with a controlled environment.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
@@ -8,11 +8,15 @@ import path from 'node:path';
 export const ROOT = path.resolve(__dirname, '..', '..');
 
 /**
- * Node itself with tsx as a loader, as `npm start` runs it: one process, so a signal reaches the
- * service directly (the tsx CLI runs the script in a child and SIGKILLs it when the child does
- * not acknowledge a relayed signal within 60 ms, which happens on a busy machine).
+ * How `npm start` and `npm run cli` run an entry point: node on its JavaScript in dist/ (built from
+ * src/ by `npm run build`, which the test run's global setup does first), one process, so a signal
+ * reaches the service directly. `src/x.ts` runs as `dist/x.js`; a script of the tests' own (under
+ * test/) runs from its sources with tsx as a loader (not its CLI, which runs the script in a child
+ * and SIGKILLs it when the child does not acknowledge a relayed signal within 60 ms).
  */
-function nodeArgs(script: string, args: readonly string[] = []): string[] {
+export function nodeArgs(script: string, args: readonly string[] = []): string[] {
+  const built = /^src\/(.+)\.ts$/.exec(script);
+  if (built) return [path.join(ROOT, 'dist', `${built[1]}.js`), ...args];
   return ['--import', 'tsx', path.join(ROOT, script), ...args];
 }
 

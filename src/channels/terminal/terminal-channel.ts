@@ -18,20 +18,20 @@
  * work before the first message and the scheduler writes the user's nightly digest. Digests
  * built while the terminal was closed are shown (and marked sent) when it opens; one built while
  * it is open is shown after the next line answered (looked for at most once a minute).
+ *
+ * The parts: reading lines in order (`terminal-lines.ts`), what a line means and the scope the
+ * commands act on (`terminal-dialog.ts`), the commands themselves (`terminal-commands.ts`).
  */
 import { createReminderSender, type ReminderSenderOptions } from '../reminder-sender';
-import { randomUUID } from 'node:crypto';
-import readline from 'node:readline';
 import type { ScopeDirectory } from '../../memory/scopes/scope-directory';
 import type { Logger } from '../../shared/logger';
-import type { CommandScope, CommandServices } from '../commands/command-scope';
-import { commandFailureText, HANDLER_FAILED_TEXT } from '../commands/replies';
+import type { CommandServices } from '../commands/command-scope';
 import type { ConversationHandler } from '../conversation-handler';
-import type { InboundMessage } from '../../agent/inbound-message';
-import { createTerminalCommands, type CommandAnswer } from './terminal-commands';
+import { createTerminalCommands } from './terminal-commands';
+import { createTerminalDialog } from './terminal-dialog';
+import { createTerminalLines } from './terminal-lines';
 import type { LinkServices } from '../commands/link';
 import type { WebLinkServices } from '../commands/web';
-import { scopeTimeZone } from '../../memory/scopes/scope-policy';
 
 /** The channel name stored on scopes and episodes. */
 export const TERMINAL_CHANNEL = 'terminal';
@@ -82,10 +82,6 @@ export interface TerminalChannel {
   stop(): Promise<void>;
 }
 
-/** A line that is a command: `/name` then, after white space, the argument. */
-const COMMAND = /^\/([A-Za-z0-9_]+)(?:\s+([\s\S]*))?$/;
-const YES = new Set(['y', 'yes']);
-const NO = new Set(['', 'n', 'no']);
 /** C0 and C1 control characters but tab and newline (ESC, CR, BEL, CSI, ...). */
 const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g;
 
@@ -127,172 +123,46 @@ export function createTerminalChannel(options: TerminalChannelOptions): Terminal
       logger: options.logger,
       send: async (_reminder, text) => print(text),
     });
-
-  let rl: readline.Interface | undefined;
-  const queue: string[] = [];
-  /** No more input: the stream ended or readline was closed. */
-  let inputClosed = false;
-  /** /quit, stop() or Ctrl-C: lines not started yet are dropped. */
-  let leaving = false;
-  /** The line being handled, if any. */
-  let current: Promise<void> | undefined;
-  /** A yes/no question the next line answers. */
-  let question: CommandAnswer['question'];
-  let scope: CommandScope | undefined;
+  const dialog = createTerminalDialog({
+    commands,
+    handler,
+    directory,
+    channel: TERMINAL_CHANNEL,
+    scopeKey,
+    authorName,
+    defaultTimeZone: options.defaultTimeZone,
+    digestCheckMs: options.digestCheckMs ?? 60_000,
+    print,
+    leave: () => lines.leave(),
+    log,
+  });
+  const lines = createTerminalLines({
+    output,
+    prompting,
+    handle: (line) => dialog.handleLine(line),
+    // Not between a question and its answer.
+    afterLine: () => (dialog.asking() ? undefined : dialog.showWaitingDigests(false)),
+    log,
+  });
   let running: Promise<void> | undefined;
-  let finished: () => void = () => undefined;
-  let lastDigestCheck = 0;
-  const digestCheckMs = options.digestCheckMs ?? 60_000;
-
-  /** The scope, created (with its owner) on first use, the way Telegram's access gate does. */
-  async function ensureScope(): Promise<CommandScope> {
-    if (scope) return scope;
-    let row = await directory.ensure({ key: scopeKey, channel: TERMINAL_CHANNEL, kind: 'user', title: authorName, ownerId: authorName });
-    if (!row.ownerId) {
-      // Created before by something else (an import, the agent): the nightly digest needs its owner.
-      row = await directory.setOwner(row.id, authorName);
-    }
-    scope = { id: row.id, key: row.key, timeZone: scopeTimeZone(row, options.defaultTimeZone) };
-    return scope;
-  }
-
-  /** Prints the digests built and not shown yet (claimed and marked sent); never throws. */
-  async function showWaitingDigests(force: boolean): Promise<void> {
-    if (!scope || (!force && Date.now() - lastDigestCheck < digestCheckMs)) return;
-    lastDigestCheck = Date.now();
-    try {
-      await commands.deliverWaitingDigests(scope);
-    } catch (error) {
-      log.error('could not show the digests waiting for the terminal user', { error });
-    }
-  }
-
-  function leave(): void {
-    leaving = true;
-    queue.length = 0;
-    rl?.close();
-  }
-
-  async function runCommand(name: string, argument: string): Promise<void> {
-    try {
-      const answer = await commands.run(name, argument, await ensureScope());
-      // A new time zone: read the scope again, so the dates shown next use it.
-      if (name === 'timezone') scope = undefined;
-      // Linked or unlinked: the commands' scope is the one this identity speaks into now.
-      if (name === 'link' || name === 'unlink') scope = undefined;
-      print(answer.text);
-      question = answer.question;
-    } catch (error) {
-      log.error('a terminal command failed', { command: name, error });
-      print(commandFailureText(error));
-    }
-  }
-
-  async function answerQuestion(asked: NonNullable<CommandAnswer['question']>, text: string): Promise<boolean> {
-    const word = text.toLowerCase();
-    if (YES.has(word)) {
-      try {
-        print(await asked.yes());
-      } catch (error) {
-        log.error('a terminal command failed', { error });
-        print(commandFailureText(error));
-      }
-      return true;
-    }
-    print(asked.noText);
-    // "n" (or an empty line) only answers; anything else also counts as itself.
-    return NO.has(word);
-  }
-
-  async function converse(text: string): Promise<void> {
-    const message: InboundMessage = {
-      channel: TERMINAL_CHANNEL,
-      scopeKey,
-      scopeKind: 'user',
-      authorId: authorName,
-      authorName,
-      text,
-      timestamp: new Date(),
-      externalId: `terminal:${randomUUID()}`,
-    };
-    try {
-      print(await handler.reply(message));
-    } catch (error) {
-      log.error('the conversation handler failed', { externalId: message.externalId, error });
-      print(HANDLER_FAILED_TEXT);
-    }
-  }
-
-  async function handleLine(line: string): Promise<void> {
-    const text = line.trim();
-    if (question) {
-      const asked = question;
-      question = undefined;
-      if (await answerQuestion(asked, text)) return;
-    }
-    if (text === '') return;
-    const command = COMMAND.exec(text);
-    if (!command) return converse(text);
-    const name = command[1]!.toLowerCase();
-    if (name === 'quit' || name === 'exit') return leave();
-    return runCommand(name, (command[2] ?? '').trim());
-  }
-
-  /** Handles queued lines one at a time; ends the run once input is over and nothing is left. */
-  function pump(): void {
-    if (current) return;
-    const line = queue.shift();
-    if (line !== undefined && !leaving) {
-      current = handleLine(line)
-        .catch((error: unknown) => log.error('a terminal line could not be handled', { error }))
-        // Not between a question and its answer.
-        .then(() => (question || leaving ? undefined : showWaitingDigests(false)))
-        .finally(() => {
-          current = undefined;
-          if (queue.length === 0 && !leaving && !inputClosed && prompting) rl?.prompt();
-          pump();
-        });
-      return;
-    }
-    if (leaving || inputClosed) {
-      rl?.close();
-      finished();
-    }
-  }
 
   return {
     run() {
       running ??= (async () => {
-        const done = new Promise<void>((resolve) => (finished = resolve));
+        const done = lines.whenFinished();
         try {
-          await ensureScope();
+          await dialog.ensureScope();
         } catch (error) {
           // Messages still reach the handler (it creates the scope); commands try again.
           log.error('the terminal scope could not be prepared', { error });
         }
-        if (leaving) return;
+        if (lines.leaving) return;
         print(`Hello, ${authorName}! I am Nocturne; what you tell me here is remembered in ${scopeKey}. /help lists the commands, /quit leaves.`);
         if (options.banner) print(options.banner);
-        await showWaitingDigests(true);
-        if (leaving) return;
+        await dialog.showWaitingDigests(true);
+        if (lines.leaving) return;
         await reminderSender?.start().catch((error: unknown) => log.error('the reminders of the terminal user could not be started', { error }));
-        rl = readline.createInterface({ input: options.input, output, terminal: prompting && options.input.isTTY === true, crlfDelay: Infinity });
-        rl.setPrompt('> ');
-        rl.on('line', (line) => {
-          if (leaving) return;
-          queue.push(line);
-          pump();
-        });
-        rl.on('close', () => {
-          inputClosed = true;
-          pump();
-        });
-        // On a terminal, readline takes Ctrl-C from the process: treat it as leaving.
-        rl.on('SIGINT', () => {
-          output.write('\n');
-          leave();
-        });
-        if (prompting) rl.prompt();
+        lines.open(options.input);
         await done;
         await reminderSender?.stop();
       })();
@@ -300,10 +170,10 @@ export function createTerminalChannel(options: TerminalChannelOptions): Terminal
     },
 
     async stop() {
-      leave();
+      lines.leave();
       await reminderSender?.stop();
-      await current;
-      finished();
+      await lines.current;
+      lines.finish();
       await running?.catch(() => undefined);
     },
   };

@@ -13,14 +13,18 @@
  *   reason given), 404 unknown path, 405 other methods, 413 body over the limit, 415 not JSON,
  *   500 our failure (no details).
  * Nothing is stored unless the request is authentic and valid. Bound to 127.0.0.1 by default.
+ *
+ * The parts: the checks a request passes before anything is stored (webhook-admission.ts), the
+ * delivery to a callback (callback-delivery.ts), the plain HTTP (webhook-http.ts).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { AppError } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
-import { checkCallbackUrl, postToCallback, type CallbackTarget } from './callback-target';
-import { SIGNATURE_HEADER, SIGNATURE_WINDOW_MS, TIMESTAMP_HEADER, signRequest, verifyRequest } from './signature';
-import { SOURCE_PATTERN, webhookRequestSchema, webhookScopeKey } from './webhook-request';
+import { createCallbackDelivery } from './callback-delivery';
+import { admitWebhookRequest } from './webhook-admission';
+import { HttpError, send } from './webhook-http';
+import { webhookScopeKey } from './webhook-request';
 import type { EditOutcome } from '../../memory/episodes/episode-edits';
 import { asSentence } from '../../shared/sentence';
 
@@ -84,51 +88,6 @@ export interface WebhookServer {
   stop(): Promise<void>;
 }
 
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly extra: Record<string, unknown> = {},
-  ) {
-    super(message);
-  }
-}
-
-function readBody(request: http.IncomingMessage, maxBytes: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const declared = Number(request.headers['content-length'] ?? NaN);
-    if (Number.isFinite(declared) && declared > maxBytes) {
-      reject(new HttpError(413, `the body is larger than ${maxBytes} bytes`));
-      request.resume();
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > maxBytes) {
-        reject(new HttpError(413, `the body is larger than ${maxBytes} bytes`));
-        request.removeAllListeners('data');
-        request.resume();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    request.on('end', () => resolve(Buffer.concat(chunks)));
-    request.on('error', reject);
-  });
-}
-
-function send(response: http.ServerResponse, status: number, body: unknown): void {
-  if (response.headersSent) return;
-  const text = JSON.stringify(body);
-  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
-  response.end(text);
-}
-
-/** How long one callback attempt may take. */
-const CALLBACK_TIMEOUT_MS = 10_000;
-
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
   const log = options.logger.child({ component: 'webhook' });
   const maxBytes = options.maxBytes ?? 64 * 1024;
@@ -137,28 +96,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const callbackHosts = options.callbackHosts ?? [];
   const inFlight = new Set<Promise<unknown>>();
 
-  async function deliver(secret: string, target: CallbackTarget, payload: Record<string, unknown>): Promise<void> {
-    const body = JSON.stringify(payload);
-    for (let attempt = 1; attempt <= attempts; attempt++) {
-      try {
-        const headers = {
-          'content-type': 'application/json',
-          ...signRequest({ secret, method: 'POST', path: `${target.url.pathname}${target.url.search}`, body }),
-        };
-        const status = await postToCallback(target, headers, body, CALLBACK_TIMEOUT_MS);
-        if (status >= 200 && status < 300) return;
-        if (status < 500 && status !== 429) {
-          log.warn('the callback refused the reply; not retried', { status, scopeKey: payload.scopeKey });
-          return;
-        }
-        log.warn('the callback failed; will retry', { status, attempt });
-      } catch (error) {
-        log.warn('the callback could not be reached; will retry', { attempt, error });
-      }
-      if (attempt < attempts) await new Promise((r) => setTimeout(r, retryMs * 2 ** (attempt - 1)));
-    }
-    log.error('the reply could not be delivered to the callback', { scopeKey: payload.scopeKey, attempts });
-  }
+  const deliver = createCallbackDelivery({ attempts, retryMs, log });
 
   /** An edit's answer: 200 `{ edited }` (false when the text was the same), 404 no such message, 409 forgotten. */
   async function applyEdit(message: WebhookMessage & { readonly externalId: string }): Promise<[number, Record<string, unknown>]> {
@@ -183,61 +121,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     const match = /^\/webhook\/([^/]+)$/.exec(url.pathname);
     const { secret, nonces, handler } = options;
     if (!match || !secret || !nonces || !handler) throw new HttpError(404, 'not found: POST /webhook/<source>');
-    if (request.method !== 'POST') throw new HttpError(405, 'use POST');
-    let source: string;
-    try {
-      source = decodeURIComponent(match[1]!);
-    } catch {
-      throw new HttpError(400, 'the path is not valid percent-encoding (UTF-8): POST /webhook/<source>');
-    }
-    if (!SOURCE_PATTERN.test(source)) throw new HttpError(404, 'not found: the source is lower-case letters, digits, - and _');
-    // The media type exactly (parameters may follow): `application/json-patch` is not JSON to us.
-    if (!/^application\/json\s*(?:;|$)/i.test(String(request.headers['content-type'] ?? '')))
-      throw new HttpError(415, 'send JSON (content-type: application/json)');
-    const raw = await readBody(request, maxBytes);
-    // Authenticity, freshness and first use before anything is parsed or stored.
-    const header = (name: string) => {
-      const value = request.headers[name];
-      return Array.isArray(value) ? value.join(',') : value;
-    };
-    const checked = verifyRequest({
-      secret,
-      method: request.method ?? 'POST',
-      path: request.url ?? '/',
-      body: raw,
-      signature: header(SIGNATURE_HEADER),
-      timestamp: header(TIMESTAMP_HEADER),
-    });
-    if (!checked.ok) throw new HttpError(401, checked.reason);
-    const now = new Date();
-    if (!(await nonces.claim(checked.signature, now, new Date(now.getTime() - 2 * SIGNATURE_WINDOW_MS)))) {
-      log.warn('a replayed webhook request was refused', { source });
-      throw new HttpError(
-        401,
-        'this signature was already used: a signed request is accepted once (replay refused); sign every request, retries included, with a fresh timestamp',
-      );
-    }
-    let json: unknown;
-    try {
-      json = JSON.parse(raw.toString('utf8'));
-    } catch {
-      throw new HttpError(400, 'the body is not valid JSON');
-    }
-    const parsed = webhookRequestSchema.safeParse(json);
-    if (!parsed.success) {
-      throw new HttpError(400, 'invalid request', { issues: parsed.error.issues.map((i) => ({ field: i.path.join('.') || '(body)', problem: i.message })) });
-    }
-    const body = parsed.data;
-    // Before anything is stored: a callback this service may not call refuses the whole request.
-    let callback: CallbackTarget | undefined;
-    if (body.callbackUrl) {
-      const checked = await checkCallbackUrl(body.callbackUrl, callbackHosts);
-      if (!checked.ok) {
-        log.warn('a webhook callbackUrl was refused', { source, reason: checked.reason });
-        throw new HttpError(400, checked.reason);
-      }
-      callback = checked.target;
-    }
+    const { source, body, callback } = await admitWebhookRequest(request, match[1]!, { secret, nonces, maxBytes, callbackHosts, log });
     const message: WebhookMessage = {
       scopeKey: webhookScopeKey(source, body.user),
       source,
@@ -249,10 +133,9 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     };
     if (body.edit) return send(response, ...(await applyEdit({ ...message, externalId: body.messageId! })));
     if (callback) {
-      const target = callback;
       send(response, 202, { accepted: true });
       const job = handler(message)
-        .then((reply) => deliver(secret, target, { scopeKey: message.scopeKey, messageId: message.externalId ?? null, reply }))
+        .then((reply) => deliver(secret, callback, { scopeKey: message.scopeKey, messageId: message.externalId ?? null, reply }))
         .catch((error: unknown) => log.error('the webhook message could not be answered', { scopeKey: message.scopeKey, error }))
         .finally(() => inFlight.delete(job));
       inFlight.add(job);

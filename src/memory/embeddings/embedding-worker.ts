@@ -14,16 +14,24 @@
  * state (`doctor` lists such rows), a log line with its id, scope and size but never its text,
  * and the `nocturne_embedding_set_aside_total` counter. A reindex or another embedder tries it
  * again; so does a change of its text (a forget).
+ *
+ * The parts: the queue in rows (`embedding-queue.ts`), the count of rows failing alone and their
+ * setting aside (`row-failures.ts`), and when batches run (`embedding-loop.ts`); this file is what
+ * one batch does, in its order.
  */
-import { AppError } from '../../shared/errors';
 import type { Logger } from '../../shared/logger';
 import type { Metrics } from '../../shared/metrics';
 import type { PrismaClient } from '../../storage/prisma';
 import type { IndexGuard } from '../vectors/index-guard';
-import type { VectorIndex, VectorKind, VectorRecord } from '../vectors/vector-index';
+import type { VectorIndex, VectorRecord } from '../vectors/vector-index';
 import type { Embedder } from './embedder';
+import { createEmbeddingLoop } from './embedding-loop';
+import { createEmbeddingQueue, type PendingRow, type SetAsideRow } from './embedding-queue';
 import { embedIsolating } from './isolate-failures';
+import { createRowFailures } from './row-failures';
 import { flushTombstones } from '../vectors/tombstones';
+
+export { setAsideMark, type SetAsideRow } from './embedding-queue';
 
 export interface EmbeddingWorkerOptions {
   readonly batchSize?: number;
@@ -37,18 +45,6 @@ export interface EmbeddingWorkerOptions {
 
 /** Times a row may fail alone before it is set aside: more than a passing fault, fewer than forever. */
 export const DEFAULT_MAX_ROW_FAILURES = 3;
-
-/** What `embeddedWith` holds for a row the embedder named `embedderName` could not embed. */
-export function setAsideMark(embedderName: string): string {
-  return `set-aside:${embedderName}`;
-}
-
-/** A row set aside (no text: ids and size only). */
-export interface SetAsideRow {
-  readonly kind: VectorKind;
-  readonly id: string;
-  readonly scopeId: string;
-}
 
 export interface EmbeddingWorker {
   /** Embeds one batch; returns how many rows it embedded (0 when nothing is pending). */
@@ -67,15 +63,6 @@ export interface EmbeddingWorker {
   stop(): Promise<void>;
 }
 
-interface PendingRow {
-  readonly id: string;
-  readonly scopeId: string;
-  readonly content: string;
-  readonly kind: VectorKind;
-  /** What identifies this version of the row (episode content hash, memory updatedAt). */
-  readonly version: string | Date;
-}
-
 export function createEmbeddingWorker(deps: {
   prisma: PrismaClient;
   embedder: Embedder;
@@ -88,58 +75,27 @@ export function createEmbeddingWorker(deps: {
 }): EmbeddingWorker {
   const { prisma, embedder, index, guard } = deps;
   const log = deps.logger.child({ component: 'embedding-worker' });
-  const batchSize = deps.options?.batchSize ?? 64;
-  const idleMs = deps.options?.idleMs ?? 2_000;
-  const retryMs = deps.options?.retryMs ?? 1_000;
-  const maxRowFailures = deps.options?.maxRowFailures ?? DEFAULT_MAX_ROW_FAILURES;
-  const setAsideWith = setAsideMark(embedder.name);
-  const pendingWhere = { OR: [{ embeddedWith: null }, { embeddedWith: { notIn: [embedder.name, setAsideWith] } }] };
-  const setAsideWhere = { embeddedWith: setAsideWith };
-  /** Times each row version failed alone in this process (cleared once it is embedded or set aside). */
-  const rowFailures = new Map<string, number>();
-
-  let running = false;
-  let loop: Promise<void> | undefined;
-  let wakeUp: (() => void) | undefined;
-
-  async function nextBatch(): Promise<PendingRow[]> {
-    const episodes = await prisma.episode.findMany({
-      where: pendingWhere,
-      select: { id: true, scopeId: true, content: true, author: true, contentHash: true },
-      orderBy: { id: 'asc' },
-      take: batchSize,
-    });
-    // Embedded as "author: content", like the full-text index, so the speaker is part of the meaning.
-    const rows: PendingRow[] = episodes.map((e) => ({
-      id: e.id,
-      scopeId: e.scopeId,
-      content: e.author ? `${e.author}: ${e.content}` : e.content,
-      kind: 'episode',
-      version: e.contentHash,
-    }));
-    if (rows.length < batchSize) {
-      const memories = await prisma.memory.findMany({
-        where: pendingWhere,
-        select: { id: true, scopeId: true, content: true, updatedAt: true },
-        orderBy: { id: 'asc' },
-        take: batchSize - rows.length,
-      });
-      rows.push(...memories.map((m) => ({ id: m.id, scopeId: m.scopeId, content: m.content, kind: 'memory' as const, version: m.updatedAt })));
-    }
-    return rows;
-  }
+  const queue = createEmbeddingQueue({ prisma, embedderName: embedder.name, batchSize: deps.options?.batchSize ?? 64 });
+  const rowFailures = createRowFailures({
+    queue,
+    index,
+    log,
+    metrics: deps.metrics,
+    embedderName: embedder.name,
+    maxRowFailures: deps.options?.maxRowFailures ?? DEFAULT_MAX_ROW_FAILURES,
+  });
 
   async function runOnce(): Promise<number> {
     await guard.ensure();
     guard.assertReady();
     await flushTombstones(prisma, index);
-    const batch = await nextBatch();
+    const batch = await queue.next();
     if (batch.length === 0) return 0;
     const { vectors, failures } = await embedIsolating(
       embedder,
       batch.map((row) => row.content),
     );
-    if (failures.size > 0) await noteFailures(batch, failures);
+    if (failures.size > 0) await rowFailures.note(batch, failures);
     const rows = batch.filter((_, i) => vectors[i] !== undefined);
     const records: VectorRecord[] = rows.map((row) => ({
       id: row.id,
@@ -153,85 +109,15 @@ export function createEmbeddingWorker(deps: {
     const directionless = records.filter((record) => !hasDirection(record.vector));
     // A row changed while it was embedded (a forget redacted it) must not get the old text's
     // vector back: such rows are left out here and stay pending for the next batch.
-    const current = await stillCurrent(rows);
+    const current = await queue.stillCurrent(rows);
     await index.upsert(records.filter((record) => hasDirection(record.vector) && current.has(record.id)));
     await deleteVectors(directionless);
     // A row edited while we embedded keeps its pending mark: only the version we embedded is marked.
-    const marked = await prisma.$transaction(
-      rows.map((row) =>
-        row.kind === 'episode'
-          ? prisma.episode.updateMany({ where: { id: row.id, contentHash: row.version as string }, data: { embeddedWith: embedder.name } })
-          : // updatedAt is given as it was: being embedded is bookkeeping, not a change to the memory
-            // (Prisma would otherwise move it, and an export would differ after every embedding).
-            prisma.memory.updateMany({
-              where: { id: row.id, updatedAt: row.version as Date },
-              data: { embeddedWith: embedder.name, updatedAt: row.version as Date },
-            }),
-      ),
-    );
-    await deleteVectorsOfChangedRows(rows.filter((_, i) => marked[i]!.count === 0));
-    for (const row of rows) rowFailures.delete(versionKey(row));
+    const marked = await queue.markEmbedded(rows);
+    await deleteVectorsOfChangedRows(rows.filter((_, i) => !marked[i]));
+    rowFailures.clear(rows);
     // Every row of the batch was dealt with: embedded, set aside, or one failure nearer to it.
     return batch.length;
-  }
-
-  const versionKey = (row: PendingRow) => `${row.kind}:${row.id}:${row.version instanceof Date ? row.version.toISOString() : row.version}`;
-
-  /** Counts the rows that failed alone; those that failed {@link maxRowFailures} times are set aside. */
-  async function noteFailures(batch: readonly PendingRow[], failures: ReadonlyMap<number, unknown>): Promise<void> {
-    for (const [i, error] of failures) {
-      const row = batch[i]!;
-      const key = versionKey(row);
-      const times = (rowFailures.get(key) ?? 0) + 1;
-      // What the embedder said, without its message: an error may quote the text it was given.
-      const reason = error instanceof AppError ? { code: error.code, status: error.details?.status } : { code: (error as Error)?.name ?? 'unknown' };
-      if (times < maxRowFailures) {
-        rowFailures.set(key, times);
-        log.warn('a row failed to embed on its own while the others were embedded; it is tried again', {
-          kind: row.kind,
-          id: row.id,
-          scopeId: row.scopeId,
-          failures: times,
-          ...reason,
-        });
-        continue;
-      }
-      rowFailures.delete(key);
-      const marked =
-        row.kind === 'episode'
-          ? await prisma.episode.updateMany({ where: { id: row.id, contentHash: row.version as string }, data: { embeddedWith: setAsideWith } })
-          : await prisma.memory.updateMany({
-              where: { id: row.id, updatedAt: row.version as Date },
-              data: { embeddedWith: setAsideWith, updatedAt: row.version as Date },
-            });
-      if (marked.count === 0) continue;
-      await index.delete(row.scopeId, [row.id]);
-      deps.metrics?.inc('nocturne_embedding_set_aside_total', { kind: row.kind });
-      log.error('a row cannot be embedded: set aside (it keeps keyword search; a reindex or another embedder tries it again), the queue goes on', {
-        kind: row.kind,
-        id: row.id,
-        scopeId: row.scopeId,
-        bytes: Buffer.byteLength(row.content, 'utf8'),
-        embedder: embedder.name,
-        failures: times,
-        ...reason,
-      });
-    }
-  }
-
-  /** The ids of `rows` whose stored version is still the one that was embedded. */
-  async function stillCurrent(rows: readonly PendingRow[]): Promise<Set<string>> {
-    const ids = rows.map((row) => row.id);
-    const [episodes, memories] = await Promise.all([
-      prisma.episode.findMany({ where: { id: { in: ids } }, select: { id: true, contentHash: true } }),
-      prisma.memory.findMany({ where: { id: { in: ids } }, select: { id: true, updatedAt: true } }),
-    ]);
-    const versions = new Map<string, string>([
-      ...episodes.map((e) => [e.id, e.contentHash] as [string, string]),
-      ...memories.map((m) => [m.id, m.updatedAt.toISOString()] as [string, string]),
-    ]);
-    const versionOf = (row: PendingRow) => (row.version instanceof Date ? row.version.toISOString() : row.version);
-    return new Set(rows.filter((row) => versions.get(row.id) === versionOf(row)).map((row) => row.id));
   }
 
   /**
@@ -259,76 +145,24 @@ export function createEmbeddingWorker(deps: {
     if (records.length > 0) log.debug('rows without words have no vector', { count: records.length });
   }
 
-  async function pending(): Promise<number> {
-    const [episodes, memories] = await Promise.all([prisma.episode.count({ where: pendingWhere }), prisma.memory.count({ where: pendingWhere })]);
-    return episodes + memories;
-  }
-
-  function sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wakeUp = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
-  }
-
-  async function backgroundLoop(): Promise<void> {
-    let failures = 0;
-    while (running) {
-      try {
-        const done = await runOnce();
-        failures = 0;
-        if (done === 0) await sleep(idleMs);
-      } catch (error) {
-        failures += 1;
-        const wait = Math.min(retryMs * 2 ** (failures - 1), 300_000);
-        log.warn('embedding batch failed; will retry', { error, retryInMs: wait, failures });
-        await sleep(wait);
-      }
-    }
-  }
-
-  async function setAside(limit = 10): Promise<{ count: number; rows: SetAsideRow[] }> {
-    const select = { id: true, scopeId: true } as const;
-    const [episodes, memories, episodeRows, memoryRows] = await Promise.all([
-      prisma.episode.count({ where: setAsideWhere }),
-      prisma.memory.count({ where: setAsideWhere }),
-      prisma.episode.findMany({ where: setAsideWhere, select, orderBy: { id: 'asc' }, take: limit }),
-      prisma.memory.findMany({ where: setAsideWhere, select, orderBy: { id: 'asc' }, take: limit }),
-    ]);
-    const rows = [...episodeRows.map((r) => ({ kind: 'episode' as const, ...r })), ...memoryRows.map((r) => ({ kind: 'memory' as const, ...r }))];
-    return { count: episodes + memories, rows: rows.slice(0, limit) };
-  }
+  const loop = createEmbeddingLoop({ runOnce, idleMs: deps.options?.idleMs ?? 2_000, retryMs: deps.options?.retryMs ?? 1_000, log });
 
   return {
     runOnce,
-    pending,
-    setAside,
+    pending: () => queue.pending(),
+    setAside: (limit = 10) => queue.setAside(limit),
     async drain(onProgress) {
       let total = 0;
       for (;;) {
         const done = await runOnce();
         if (done === 0) return total;
         total += done;
-        onProgress?.(total, await pending());
+        onProgress?.(total, await queue.pending());
       }
     },
-    start() {
-      if (running) return;
-      running = true;
-      loop = backgroundLoop();
-    },
-    wake() {
-      wakeUp?.();
-    },
-    async stop() {
-      running = false;
-      wakeUp?.();
-      await loop;
-      loop = undefined;
-    },
+    start: () => loop.start(),
+    wake: () => loop.wake(),
+    stop: () => loop.stop(),
   };
 }
 

@@ -7,7 +7,7 @@
  * `holdsAll`: every word, whole words, plurals allowed.
  */
 import type { Prisma } from '../../storage/prisma';
-import { redactedColumns } from '../scopes/scope-data-map';
+import { redactedColumns } from '../scopes/scope-data-walk';
 import { columnsText, FORGOTTEN_TEXT, forgetObservationsOf, jsonObject, redactEpisodes, redactionOf, type Tx } from './redact-derived';
 import { forgetReminderWords } from '../reminders/reminder-forget';
 import { jsonText } from './text-match';

@@ -6,7 +6,7 @@
 import { NotFoundError } from '../../shared/errors';
 import { scrubDigests } from '../digests/digest';
 import { regenerateSoulIn } from '../profiles/soul';
-import { delegateOf, PURGE_DELETED } from '../scopes/scope-data-map';
+import { delegateOf, PURGE_DELETED } from '../scopes/scope-data-walk';
 import { writeTombstones } from '../vectors/tombstones';
 import { removeExportFiles, scopeExportFiles } from './export-files';
 import { describeRemoval, redactDerived, redactionOf, type Tx } from './redact-derived';

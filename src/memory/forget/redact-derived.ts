@@ -8,7 +8,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { Prisma } from '../../storage/prisma';
-import { isJsonColumn, redactedColumns, type ModelEntry, type ScopeModelName, type WordColumn } from '../scopes/scope-data-map';
+import type { ModelEntry, ScopeModelName, WordColumn } from '../scopes/scope-data-map';
+import { isJsonColumn, redactedColumns } from '../scopes/scope-data-walk';
 import { writeTombstones } from '../vectors/tombstones';
 import { jsonText, quotes } from './text-match';
 

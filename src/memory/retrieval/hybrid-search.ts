@@ -7,9 +7,11 @@
  * in the query) and substance (a prior against near-empty turns). Every result carries the parts
  * that made its score; the figures behind the weights are in docs/retrieval.md.
  *
- * The parts live beside it: weights and shared rules in `search-scoring.ts`, dates in
- * `query-dates.ts`, neighbouring turns and conversations in `turn-context.ts`, the query's
- * filters in `search-filters.ts`.
+ * The parts live beside it: the query's embedding and vector hits in `search-vectors.ts`, the
+ * episode candidates and their scoring in `episode-search.ts` (neighbouring turns and
+ * conversations in `turn-context.ts`), memories in `memory-search.ts`, the temporal strategy in
+ * `temporal-search.ts`, results in `search-results.ts`; weights and shared rules in
+ * `search-scoring.ts`, dates in `query-dates.ts`, the query's filters in `search-filters.ts`.
  *
  * Knowledge ranks before its evidence (`knowledge-first.ts`): a current memory comes just above
  * the episodes it was learned from, a superseded version below its current one, and forgotten
@@ -20,19 +22,24 @@
  */
 import type { Logger } from '../../shared/logger';
 import { ValidationError } from '../../shared/errors';
-import type { EpisodeRepository, EpisodeSearchRow } from '../../storage/episode-repository';
-import { queryTerms, type FullTextIndex } from '../../storage/full-text';
-import type { MemoryRepository, MemoryWithSources } from '../../storage/memory-repository';
+import type { EpisodeRepository } from '../../storage/episode-repository';
+import type { FullTextIndex } from '../../storage/full-text';
+import type { MemoryRepository } from '../../storage/memory-repository';
 import type { PrismaClient } from '../../storage/prisma';
 import type { Embedder } from '../embeddings/embedder';
 import type { IndexGuard } from '../vectors/index-guard';
-import type { VectorHit, VectorIndex } from '../vectors/vector-index';
-import type { MemoryQuery, ResultKind, ScoreParts, SearchResult } from './memory-query';
+import type { VectorIndex } from '../vectors/vector-index';
+import { createEpisodeSide, type TurnCandidates } from './episode-search';
 import { rankKnowledgeFirst } from './knowledge-first';
-import { datesInQuery } from './query-dates';
-import { episodePasses, isFaded, memoryPasses, topicFilter as tagFilter } from './search-filters';
-import { DEFAULT_WEIGHTS, normalizedScores, recencyOf, round, type Scored, type SearchWeights } from './search-scoring';
-import { scoreTurns, type TurnEvidence } from './turn-scoring';
+import type { MemoryQuery, ResultKind, SearchResult } from './memory-query';
+import { scoreMemories } from './memory-search';
+import { toResult } from './search-results';
+import { DEFAULT_WEIGHTS, type Scored, type SearchWeights } from './search-scoring';
+import { createVectorSide } from './search-vectors';
+import { temporalItems } from './temporal-search';
+
+export type { TurnCandidates } from './episode-search';
+export { embeddingText } from './search-vectors';
 
 export interface SearchOutcome {
   readonly results: SearchResult[];
@@ -42,12 +49,6 @@ export interface SearchOutcome {
 
 export interface HybridSearch {
   search(query: MemoryQuery): Promise<SearchOutcome>;
-}
-
-/** A query's episode candidates before scoring: what `scoreTurns` needs besides the weights. */
-export interface TurnCandidates {
-  readonly evidence: TurnEvidence;
-  readonly rows: EpisodeSearchRow[];
 }
 
 /** Hybrid search with its episode candidates open to an evaluation (`eval locomo --cv`). */
@@ -86,239 +87,25 @@ export interface HybridSearchDeps {
 }
 
 /**
- * What a query's vector is made from: its content words, as the full-text index reads them ("what
- * activities does Melanie partake in?" -> "activities melanie partake"). USE-lite embeds a
- * question's form ("what ... does ... in?") with its topic, and a question's form is shared by
- * every question but by no turn that answers it; measured on LoCoMo with the weights chosen by
- * cross-validation, the content words find more of the evidence (docs/retrieval.md).
+ * The search over one store: its vector side, episode side and memory side put together, the
+ * knowledge-first order applied to what they score, the best `limit` reported.
  */
-export function embeddingText(query: string): string {
-  return queryTerms(query).join(' ') || query;
-}
-
-/**
- * Vector candidates whose cosine must be exact; the rest of the candidates may carry the index's
- * estimate (~0.01 off: a 0.0025 change of a score weighted 0.25), which spares the sqlite-vec
- * index ~4 ms of re-ranking per search at 100,000 vectors. The few best by meaning stay exact.
- */
-const EXACT_VECTOR_TOP = 50;
-
-/**
- * A faded memory that passed only because deep recall asked for faded ones: it must share a word
- * with the query (see {@link MemoryQuery.includeFaded}); a temporal listing has no words to share.
- */
-function recalledOnly(query: MemoryQuery, m: MemoryWithSources): boolean {
-  return !query.includeInactive && isFaded(m);
-}
-
 export function createHybridSearch(deps: HybridSearchDeps): InspectableSearch {
   const weights: SearchWeights = { ...DEFAULT_WEIGHTS, ...deps.weights };
-  const candidateCount = deps.candidates ?? 300;
-  const keywordCandidateCount = deps.keywordCandidates ?? 1000;
-  const keywordPoolSize = deps.keywordPool ?? 200;
+  const candidates = deps.candidates ?? 300;
   const radius = deps.contextRadius ?? 2;
   const clock = deps.clock ?? (() => new Date());
   const log = deps.logger.child({ component: 'search' });
-  const topicFilter = (query: MemoryQuery, ids: readonly string[]) => tagFilter(deps.prisma, query, ids);
-
-  async function queryVector(text: string, notes: string[]): Promise<Float32Array | undefined> {
-    if (!deps.embedder || !deps.index || !deps.guard) {
-      notes.push('vector search is not configured');
-      return undefined;
-    }
-    const state = deps.guard.state();
-    if (state.status === 'mismatch') {
-      notes.push(
-        `vector search is off: the index holds ${state.stored.embedder} vectors but the embedder is ${state.configured.embedder}; run \`npm run cli -- reindex\``,
-      );
-      return undefined;
-    }
-    if (state.status === 'unavailable') {
-      notes.push('vector search is off: the vector index is unavailable; keyword search only');
-      void deps.guard.ensure().catch(() => undefined);
-      return undefined;
-    }
-    try {
-      return (await deps.embedder.embed([embeddingText(text)]))[0];
-    } catch (error) {
-      log.warn('query embedding failed; searching without vectors', { error });
-      notes.push('vector search failed for this query (embedder unavailable)');
-      return undefined;
-    }
-  }
-
-  async function vectorHits(query: MemoryQuery, vector: Float32Array | undefined, kind: ResultKind, notes: string[]): Promise<VectorHit[]> {
-    if (!vector || !deps.index) return [];
-    try {
-      return await deps.index.search({ scopeId: query.scopeId, vector, limit: candidateCount, kind, exactTop: EXACT_VECTOR_TOP });
-    } catch (error) {
-      log.warn('vector index search failed; searching without vectors', { error });
-      notes.push('vector index unavailable for this query');
-      return [];
-    }
-  }
-
-  /**
-   * A query's episode candidates and what the indexes said about them (independent of the
-   * weights): the vector candidates, the full-text hits with their per-word scores, and the rows
-   * of the vector candidates and of the best full-text candidates.
-   */
-  async function gatherTurns(query: MemoryQuery, text: string, vector: Promise<Float32Array | undefined>, now: Date, notes: string[]): Promise<TurnCandidates> {
-    const useKeyword = query.strategy !== 'semantic';
-    const useVector = query.strategy !== 'keyword';
-    // The keyword side (full-text query, then its rows) runs while the query is being embedded on
-    // the embedder's thread; the vector side starts when the vector arrives.
-    const keywordSide = (async () => {
-      // Scored word by word: the sum is the turn's BM25, and the per-word scores give the passage coverage.
-      const termHits = useKeyword
-        ? await deps.fullText.searchTerms({ scopeId: query.scopeId, kind: 'episode', query: text, limit: keywordCandidateCount })
-        : { terms: [], hits: [] };
-      const kw = termHits.hits.map(({ id, scores }) => ({ id, score: scores.reduce((a, b) => a + b, 0) }));
-      // Rows are read for the best keyword candidates only (the per-word lists of a long query add
-      // up to thousands of ids in a large scope); every hit keeps its score for neighbours.
-      const pool = kw.length <= keywordPoolSize ? kw : [...kw].sort((a, b) => b.score - a.score).slice(0, keywordPoolSize);
-      const rows =
-        pool.length > 0
-          ? await deps.episodes.searchRows(
-              query.scopeId,
-              pool.map((h) => h.id),
-            )
-          : [];
-      return { termHits, kw, rows };
-    })();
-    const vectorSide = (async () => (useVector ? vectorHits(query, await vector, 'episode', notes) : []))();
-    const [{ termHits, kw, rows: keywordRows }, vec] = await Promise.all([keywordSide, vectorSide]);
-    const semantic = normalizedScores(vec);
-    const read = new Set(keywordRows.map((e) => e.id));
-    const vectorOnly = [...semantic.keys()].filter((id) => !read.has(id));
-    const rows = vectorOnly.length > 0 ? [...keywordRows, ...(await deps.episodes.searchRows(query.scopeId, vectorOnly))] : keywordRows;
-    const evidence: TurnEvidence = {
-      terms: termHits.terms,
-      termScores: new Map(termHits.hits.map((hit) => [hit.id, hit.scores])),
-      keyword: normalizedScores(kw),
-      semantic,
-      dates: datesInQuery(text),
-      queryWords: new Set(queryTerms(text)),
-      now,
-    };
-    return { evidence, rows };
-  }
-
-  async function scoreEpisodes(query: MemoryQuery, text: string, vector: Promise<Float32Array | undefined>, now: Date, notes: string[]): Promise<Scored[]> {
-    const { evidence, rows } = await gatherTurns(query, text, vector, now, notes);
-    const tagged = await topicFilter(
-      query,
-      rows.map((e) => e.id),
-    );
-    const scored = await scoreTurns({ evidence, rows, weights, radius, atTurns: (positions) => deps.episodes.atTurns(query.scopeId, positions) });
-    const taggedAll = tagged ? await topicFilter(query, [...scored.keys()]) : undefined;
-    return [...scored.values()].filter((s) => episodePasses(query, s.episode!, taggedAll));
-  }
-
-  async function scoreMemories(query: MemoryQuery, text: string, vector: Promise<Float32Array | undefined>, now: Date, notes: string[]): Promise<Scored[]> {
-    // A scope without memories (yet) skips both indexes: their word lists span every scope.
-    if ((await deps.prisma.memory.count({ where: { scopeId: query.scopeId } })) === 0) return [];
-    const useKeyword = query.strategy !== 'semantic';
-    const useVector = query.strategy !== 'keyword';
-    const [kw, vec] = await Promise.all([
-      useKeyword ? deps.fullText.search({ scopeId: query.scopeId, kind: 'memory', query: text, limit: candidateCount }) : Promise.resolve([]),
-      useVector ? vector.then((v) => vectorHits(query, v, 'memory', notes)) : Promise.resolve([]),
-    ]);
-    const kwScore = normalizedScores(kw);
-    const semScore = normalizedScores(vec);
-    const rows = await deps.memories.getMany(query.scopeId, [...new Set([...kwScore.keys(), ...semScore.keys()])]);
-    return rows
-      .filter((m) => memoryPasses(query, m) && (!recalledOnly(query, m) || kwScore.has(m.id)))
-      .map((m) => {
-        const parts: ScoreParts = {
-          semantic: semScore.get(m.id) ?? 0,
-          keyword: kwScore.get(m.id) ?? 0,
-          recency: recencyOf(m.lastReinforcedAt, now),
-          importance: m.importance,
-          confidence: m.confidence,
-        };
-        const score =
-          weights.semantic * parts.semantic! +
-          weights.keyword * parts.keyword! +
-          weights.recency * parts.recency! +
-          weights.importance * parts.importance! +
-          weights.confidence * parts.confidence!;
-        return { kind: 'memory' as const, id: m.id, base: score, parts, memory: m };
-      });
-  }
-
-  async function temporal(query: MemoryQuery, now: Date, kinds: ResultKind[], limit: number): Promise<Scored[]> {
-    const out: Scored[] = [];
-    const range = { gte: query.timeRange?.start, lte: query.timeRange?.end };
-    if (kinds.includes('episode')) {
-      const rows = await deps.prisma.episode.findMany({
-        where: {
-          scopeId: query.scopeId,
-          timestamp: range,
-          channel: query.channel,
-          importance: query.minImportance === undefined ? undefined : { gte: query.minImportance },
-        },
-        orderBy: [{ timestamp: 'desc' }, { id: 'desc' }],
-        take: limit * 4,
-      });
-      const tagged = await topicFilter(
-        query,
-        rows.map((r) => r.id),
-      );
-      for (const e of rows)
-        if (episodePasses(query, e, tagged))
-          out.push({ kind: 'episode', id: e.id, base: recencyOf(e.timestamp, now), parts: { recency: recencyOf(e.timestamp, now) }, episode: e });
-    }
-    if (kinds.includes('memory')) {
-      const ids = await deps.prisma.memory.findMany({
-        where: { scopeId: query.scopeId, validFrom: range },
-        orderBy: { validFrom: 'desc' },
-        take: limit * 4,
-        select: { id: true },
-      });
-      for (const m of await deps.memories.getMany(
-        query.scopeId,
-        ids.map((r) => r.id),
-      )) {
-        if (memoryPasses(query, m) && !recalledOnly(query, m))
-          out.push({ kind: 'memory', id: m.id, base: recencyOf(m.validFrom, now), parts: { recency: recencyOf(m.validFrom, now) }, memory: m });
-      }
-    }
-    return out;
-  }
-
-  function toResult(s: Scored): SearchResult {
-    const parts = Object.fromEntries(Object.entries(s.parts).map(([k, v]) => [k, round(v as number)])) as ScoreParts;
-    if (s.episode) {
-      const e = s.episode;
-      return {
-        kind: 'episode',
-        id: e.id,
-        externalId: e.externalId,
-        content: e.content,
-        timestamp: e.timestamp,
-        score: round(s.base),
-        parts,
-        conversationId: e.conversationId,
-        role: e.role,
-        author: e.author,
-      };
-    }
-    const m = s.memory!;
-    return {
-      kind: 'memory',
-      id: m.id,
-      externalId: null,
-      content: m.content,
-      timestamp: m.validFrom,
-      score: round(s.base),
-      parts,
-      category: m.category,
-      confidence: m.confidence,
-      ...(isFaded(m) && { faded: true }),
-      sourceEpisodes: m.sources.map((src) => ({ id: src.episodeId, externalId: src.episode.externalId })),
-    };
-  }
+  const vectors = createVectorSide({ embedder: deps.embedder, index: deps.index, guard: deps.guard, candidates, log });
+  const episodes = createEpisodeSide({
+    ...deps,
+    vectors,
+    weights,
+    radius,
+    keywordCandidates: deps.keywordCandidates ?? 1000,
+    keywordPool: deps.keywordPool ?? 200,
+  });
+  const memorySide = { ...deps, vectors, weights, candidates };
 
   return {
     weights,
@@ -327,7 +114,8 @@ export function createHybridSearch(deps: HybridSearchDeps): InspectableSearch {
       const text = query.semanticQuery?.trim() ?? '';
       if (text === '') throw new ValidationError('a hybrid search needs a query text', { code: 'search.no_query' });
       const notes: string[] = [];
-      return gatherTurns({ ...query, strategy: 'hybrid' }, text, queryVector(text, notes), query.now ?? clock(), notes);
+      const vector = vectors.queryVector(text, notes);
+      return episodes.gather({ query: { ...query, strategy: 'hybrid' }, text, vector, now: query.now ?? clock(), notes });
     },
     async search(query) {
       const strategy = query.strategy ?? 'hybrid';
@@ -342,15 +130,16 @@ export function createHybridSearch(deps: HybridSearchDeps): InspectableSearch {
       const notes: string[] = [];
       let scored: Scored[];
       if (strategy === 'temporal') {
-        scored = await temporal(query, now, kinds, limit);
+        scored = await temporalItems(deps, query, now, kinds, limit);
       } else {
         // Not awaited here: the keyword side of each kind runs while the query is embedded.
-        const vector = strategy === 'keyword' ? Promise.resolve(undefined) : queryVector(text, notes);
-        const [episodes, memories] = await Promise.all([
-          kinds.includes('episode') ? scoreEpisodes({ ...query, strategy }, text, vector, now, notes) : Promise.resolve([]),
-          kinds.includes('memory') ? scoreMemories({ ...query, strategy }, text, vector, now, notes) : Promise.resolve([]),
+        const vector = strategy === 'keyword' ? Promise.resolve(undefined) : vectors.queryVector(text, notes);
+        const input = { query: { ...query, strategy }, text, vector, now, notes };
+        const [found, memories] = await Promise.all([
+          kinds.includes('episode') ? episodes.score(input) : Promise.resolve([]),
+          kinds.includes('memory') ? scoreMemories(memorySide, input) : Promise.resolve([]),
         ]);
-        scored = [...episodes, ...memories];
+        scored = [...found, ...memories];
       }
       scored = await rankKnowledgeFirst(deps.prisma, query.scopeId, scored);
       scored.sort((a, b) => b.base - a.base || a.id.localeCompare(b.id));

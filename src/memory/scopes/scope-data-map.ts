@@ -6,93 +6,16 @@
  *
  * Everything that touches *all* of a person's data walks this map instead of naming tables by
  * hand: the export's reads, the import's emptiness check, the store migration's counts and
- * conflict check, the purge, forgetting by words' column lists and the forget-completeness scan.
+ * conflict check, the purge, forgetting by words' column lists and the forget-completeness scan
+ * (the lists and lookups they use are derived in scope-data-walk.ts; the map's vocabulary is
+ * scope-data-types.ts).
  * test/unit/scope-data-map.test.ts compares it with the schema Prisma generated from (both
  * clients' data models and the schema file): a new model, or a new String or Json column, that
  * the map does not classify fails that test, so a column cannot hold a person's words unnoticed.
  */
+import type { ExportSection, ModelData } from './scope-data-types';
 
-/** How a model's rows belong to a scope. */
-export type ScopeKeying =
-  /** The scope row itself. */
-  | { readonly by: 'self' }
-  /** A required `scopeId` column (every reference to another row also carries it). */
-  | { readonly by: 'scopeId' }
-  /** A nullable `scopeId`: some rows belong to no scope. */
-  | { readonly by: 'optionalScopeId' }
-  /** Not a person's data; `why` says what it is instead. */
-  | { readonly by: 'none'; readonly why: string };
-
-/**
- * Where a model's rows are in a scope export (scope-document.ts): the scope object, a section of
- * its own, nested in a parent's rows, or left out (with the reason docs/export.md gives).
- */
-export type ExportPlace =
-  | { readonly as: 'scope' }
-  | { readonly as: 'section'; readonly section: ExportSection; readonly single?: true }
-  /** In each `parent` row's `field`, without the column `key` that names the parent. */
-  | { readonly as: 'nested'; readonly parent: string; readonly field: string; readonly key: string }
-  | { readonly as: 'left out'; readonly why: string };
-
-/**
- * What forgetting does to a column that holds words, when the words or a memory quoting them go:
- * the column is emptied or overwritten (`redact`), its row goes (`delete`), it is written again
- * from what is left (`rebuild`), or it stays, with the reason.
- */
-export type ForgetAction = 'redact' | 'delete' | 'rebuild' | { readonly keep: string };
-
-/** What a scope's purge (every memory, admin API `DELETE /scopes/:key/memories`) does to a model. */
-export type PurgeAction =
-  /** The rows go (`deleteMany` on the scope). */
-  | 'delete'
-  /** The rows go with a parent's (`onDelete: Cascade`). */
-  | 'cascade'
-  /** Rows that quote what was learned lose that text (redact-derived.ts, the audit's states). */
-  | 'redact'
-  /** Written again from what is left (the soul, the digests). */
-  | 'rebuild'
-  /** What the person said and the service's own bookkeeping stay. */
-  | 'keep';
-
-/** The description of one model. */
-export interface ModelData {
-  /** The model's name in prisma/models.prisma. */
-  readonly model: string;
-  /** The Prisma client's delegate for it (`prisma.<delegate>`). */
-  readonly delegate: string;
-  /** The name its rows are counted under (import report, migration verification). */
-  readonly table: string;
-  readonly scope: ScopeKeying;
-  /** String columns that can hold people's words (messages, names, summaries, reasons). */
-  readonly text: readonly string[];
-  /** Json columns (opaque documents that can quote people's words). */
-  readonly json: readonly string[];
-  /** String columns that hold no one's words: ids, keys, kinds, statuses, hashes, provider names. */
-  readonly plain: readonly string[];
-  readonly exportPlace: ExportPlace;
-  /** Columns of an exported model left out of the document, and why. */
-  readonly notExported?: Readonly<Record<string, string>>;
-  /** Whether migrate-store copies its rows (`false`: the reason it does not). */
-  readonly migrated: true | { readonly no: string };
-  /** Columns a copy under a new key sets to null: they bind the rows to the original person. */
-  readonly clearedInCopy?: readonly string[];
-  /** What forgetting by words does to each text and JSON column (every one is listed). */
-  readonly forget: Readonly<Record<string, ForgetAction>>;
-  readonly purge: PurgeAction;
-}
-
-/** The sections of a scope export that hold rows (the document's own names). */
-export type ExportSection =
-  | 'profile'
-  | 'conversations'
-  | 'episodes'
-  | 'memories'
-  | 'memoryLinks'
-  | 'entities'
-  | 'digests'
-  | 'reminders'
-  | 'sleepRuns'
-  | 'auditEvents';
+export type { ExportPlace, ExportSection, ForgetAction, ModelData, PurgeAction, ScopeKeying } from './scope-data-types';
 
 const INSTALLATION_INDEX = 'a fact about one installation\u2019s vector index; the embedding worker re-embeds after an import';
 
@@ -414,11 +337,6 @@ export type ModelEntry<M extends ScopeModelName> = Extract<Entry, { model: M }>;
 /** The text and JSON columns of a model. */
 export type WordColumn<M extends ScopeModelName> = ModelEntry<M>['text'][number] | ModelEntry<M>['json'][number];
 
-/** The map's entry for `model`. */
-export function modelData<M extends ScopeModelName>(model: M): ModelEntry<M> {
-  return SCOPE_DATA_MAP.find((m) => m.model === model) as ModelEntry<M>;
-}
-
 /** A map entry whose rows are in a scope export (a section of their own or nested in a parent's). */
 export type ExportedEntry = Extract<Entry, { exportPlace: { as: 'section' | 'nested' } }>;
 /** The table name of an exported model (the import's and the migration's counts). */
@@ -430,60 +348,5 @@ export type SectionEntry = Extract<ExportedEntry, { exportPlace: { as: 'section'
 /** A section of a scope export that holds rows with ids. */
 export type RowSectionName = SectionEntry['exportPlace']['section'];
 
-/** Models whose rows are in a scope export, in the map's (foreign-key) order. */
-export const EXPORTED_MODELS: readonly ExportedEntry[] = SCOPE_DATA_MAP.filter(
-  (m): m is ExportedEntry => m.exportPlace.as === 'section' || m.exportPlace.as === 'nested',
-);
-
-/** Exported models with a section of rows with ids, in the map's (and the document's) order. */
-export const SECTION_MODELS: readonly SectionEntry[] = EXPORTED_MODELS.filter(
-  (m): m is SectionEntry => m.exportPlace.as === 'section' && m.exportPlace.section !== 'profile',
-);
-
 /** A map entry whose rows a store migration copies and verifies per scope. */
 export type MigratedEntry = Extract<Entry, { migrated: true; scope: { by: 'scopeId' | 'optionalScopeId' } }>;
-/** Models a store migration copies and verifies per scope: the exported ones and the scope's LlmCall rows. */
-export const MIGRATED_MODELS: readonly MigratedEntry[] = SCOPE_DATA_MAP.filter(
-  (m): m is MigratedEntry => m.migrated === true && (m.scope.by === 'scopeId' || m.scope.by === 'optionalScopeId'),
-);
-
-/** Models whose rows a purge deletes outright (the rows of `cascade` models go with them). */
-export const PURGE_DELETED = SCOPE_DATA_MAP.filter((m) => m.purge === 'delete');
-
-/** The names of JSON columns of exported models and the scope (what an export redacts by key name too). */
-export const EXPORTED_JSON_COLUMNS: ReadonlySet<string> = new Set(
-  SCOPE_DATA_MAP.filter((m) => m.exportPlace.as !== 'left out').flatMap((m) => m.json as readonly string[]),
-);
-
-/** The export section holding the rows of `model` (undefined when they are not in a section). */
-export function sectionOf(model: string): ExportSection | undefined {
-  const place = SCOPE_DATA_MAP.find((m) => m.model === model)?.exportPlace;
-  return place?.as === 'section' ? place.section : undefined;
-}
-
-/** What walking the map needs of a model's Prisma delegate: the rows of one scope. */
-export interface ScopedDelegate {
-  count(args: { where: { scopeId: string } }): Promise<number>;
-  findMany(args: { where: { scopeId: string } }): Promise<unknown[]>;
-  deleteMany(args: { where: { scopeId: string } }): Promise<{ count: number }>;
-}
-
-/** The delegate of `entry` on a Prisma client or transaction client. */
-export function delegateOf(client: object, entry: { readonly delegate: string }): ScopedDelegate {
-  const delegate = (client as Record<string, ScopedDelegate | undefined>)[entry.delegate];
-  if (!delegate) throw new Error(`the Prisma client has no delegate ${entry.delegate}`);
-  return delegate;
-}
-
-/** The text and JSON columns forgetting by words redacts in `model` (its `redact` entries). */
-export function redactedColumns<M extends ScopeModelName>(model: M): Array<WordColumn<M>> {
-  const entry = modelData(model);
-  return Object.entries(entry.forget as Record<string, ForgetAction>)
-    .filter(([, action]) => action === 'redact')
-    .map(([column]) => column as WordColumn<M>);
-}
-
-/** Whether a column of `model` is a JSON column (redacted to a marker) or text (redacted to null). */
-export function isJsonColumn(model: ScopeModelName, column: string): boolean {
-  return (modelData(model).json as readonly string[]).includes(column);
-}

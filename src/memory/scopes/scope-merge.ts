@@ -24,7 +24,8 @@ import type { Prisma } from '../../storage/prisma';
 import { mergeMemories, type ChangeOrigin } from '../memories/memory-writer';
 import { compatibleCategories, isRestatement } from '../memories/restatements';
 import { writeTombstones } from '../vectors/tombstones';
-import { SCOPE_DATA_MAP, delegateOf } from './scope-data-map';
+import { SCOPE_DATA_MAP } from './scope-data-map';
+import { delegateOf } from './scope-data-walk';
 
 type Tx = Prisma.TransactionClient;
 type Row = Record<string, unknown>;

@@ -4,13 +4,14 @@
  * Ollama runs on the same machine or the same network, so its failures are mostly transient (a
  * restart, a model being loaded, a queue that is full): calls time out, and network errors,
  * 429 and 5xx are retried with exponential backoff. Anything else is a mistake that retrying
- * cannot fix (a model that was never pulled, a bad request) and fails at once with a hint.
+ * cannot fix (a model that was never pulled, a bad request) and fails at once with a hint
+ * (which is which: ollama-embed-failures.ts).
  */
 import { Ollama } from 'ollama';
 import { AppError } from '../../shared/errors';
 import { createSilentLogger, type Logger } from '../../shared/logger';
 import { normalizeVector, type Embedder } from '../../memory/embeddings/embedder';
-import { errorNames, ollamaStatusOf } from '../../shared/ollama-errors';
+import { classifyEmbedFailure } from './ollama-embed-failures';
 
 export interface OllamaEmbedderOptions {
   /** Base URL of the Ollama server, e.g. `http://127.0.0.1:11434`. */
@@ -32,12 +33,6 @@ export interface OllamaEmbedderOptions {
 const BACKOFF_BASE_MS = 200;
 const BACKOFF_CAP_MS = 5_000;
 const MAX_ERROR_BODY_CHARS = 300;
-
-/** Why one attempt failed, and whether another attempt could succeed. */
-interface AttemptFailure {
-  readonly retryable: boolean;
-  readonly error: AppError;
-}
 
 /** Exponential backoff with "equal jitter": half fixed, half random, so clients that failed together do not retry together. */
 export function backoffDelayMs(attempt: number, random: () => number = Math.random): number {
@@ -82,70 +77,6 @@ export function createOllamaEmbedder(options: OllamaEmbedderOptions): Embedder {
   const name = `ollama:${model}`;
   let closed = false;
 
-  function classify(error: unknown, batch: number): AttemptFailure {
-    const details = { model, batch };
-    const status = ollamaStatusOf(error);
-    const reason = (error as Error)?.message ?? String(error);
-    if (status === 404) {
-      return {
-        retryable: false,
-        error: new AppError(`Ollama has no model "${model}": ${reason}`, {
-          code: 'embedder.model_not_found',
-          category: 'third_party',
-          cause: error,
-          details: { ...details, status },
-          hint: `Run \`ollama pull ${model}\` on the Ollama machine, or choose a model it has (\`ollama list\`).`,
-        }),
-      };
-    }
-    if (status !== undefined) {
-      const transient = status === 429 || status >= 500;
-      return {
-        retryable: transient,
-        error: new AppError(`Ollama answered ${status} to an embedding request for "${model}": ${reason}`, {
-          code: 'embedder.failed',
-          category: 'third_party',
-          cause: error,
-          details: { ...details, status },
-          hint: transient
-            ? 'Ollama is overloaded or failing; check its logs (`ollama serve` output) and try again.'
-            : 'Ollama rejected the request; check that the model is an embedding model and that Ollama is up to date.',
-        }),
-      };
-    }
-    const names = errorNames(error);
-    if (names.includes('TimeoutError')) {
-      return {
-        retryable: true,
-        error: new AppError(`Ollama at ${host} did not answer an embedding request for "${model}" within ${timeoutMs} ms`, {
-          code: 'embedder.timeout',
-          category: 'third_party',
-          cause: error,
-          details: { ...details, timeoutMs },
-          hint: 'Ollama may still be loading the model or be overloaded; check it is running, or raise the timeout.',
-        }),
-      };
-    }
-    const network = (names[0] === 'TypeError' && names.length > 1) || names.some((name) => /^E[A-Z_]+$/.test(name));
-    const cause = (error as { cause?: { message?: unknown } } | null)?.cause?.message;
-    if (network) {
-      return {
-        retryable: true,
-        error: new AppError(`Cannot reach Ollama at ${host} for embeddings: ${reason}${typeof cause === 'string' ? ` (${cause})` : ''}`, {
-          code: 'embedder.unreachable',
-          category: 'third_party',
-          cause: error,
-          details,
-          hint: 'Start Ollama (`ollama serve`) or point OLLAMA_HOST at a running server.',
-        }),
-      };
-    }
-    return {
-      retryable: false,
-      error: new AppError(`Embedding with Ollama failed: ${reason}`, { code: 'embedder.failed', category: 'third_party', cause: error, details }),
-    };
-  }
-
   function toVectors(response: unknown, batch: readonly string[]): Float32Array[] {
     const embeddings = (response as { embeddings?: unknown } | null)?.embeddings;
     if (!Array.isArray(embeddings) || embeddings.length !== batch.length) {
@@ -183,7 +114,7 @@ export function createOllamaEmbedder(options: OllamaEmbedderOptions): Embedder {
       try {
         response = await client.embed({ model, input: [...batch] });
       } catch (error) {
-        const failure = classify(error, batch.length);
+        const failure = classifyEmbedFailure(error, { model, host, timeoutMs, batch: batch.length });
         if (!failure.retryable || attempt >= maxRetries) throw failure.error;
         const delayMs = backoffDelayMs(attempt);
         logger.warn('embedding request failed, retrying', {

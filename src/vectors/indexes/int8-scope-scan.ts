@@ -11,7 +11,7 @@
 import type { VectorKind } from '../../memory/vectors/vector-index';
 import { norm } from './float-vectors';
 import { instantiateInt8Dots, type WasmModule } from './int8-dot-kernel';
-import { heapPush, heapReplaceTop } from './top-k-heap';
+import { createTopSlots, heapPush, heapReplaceTop } from './top-k-heap';
 
 /** Width of the error bound around an int8 score, in standard deviations of the rounding error. */
 const ERROR_SIGMAS = 6;
@@ -170,23 +170,36 @@ export function createScopeScan(kernel: WasmModule, dimension: number, expectedS
       const fromQuery = (ERROR_SIGMAS / Math.sqrt(12)) * unit;
       const wanted = kind === undefined ? -1 : KIND_CODES[kind];
 
-      // Pass 1: the limit-th best lower bound.
-      const heap = new Float64Array(limit);
+      // One pass over the scores. The limit-th best lower bound so far only rises, so every vector
+      // whose upper bound reaches the final one also reached it when it was seen: those kept then
+      // are checked again against the final bound below. The best estimatedTop by int8 score are
+      // kept on the way (the codes are of unit vectors, so score · unit / |query| estimates the cosine).
+      const lowers = new Float64Array(limit);
       let filled = 0;
+      let threshold = -Infinity;
+      const seen: number[] = [];
+      const top = createTopSlots(estimatedTop);
       for (let i = 0; i < size; i++) {
         if (wanted >= 0 && kinds[i] !== wanted) continue;
-        const lower = raw[i]! * scales[i]! * unit - (perScale * scales[i]! + fromQuery);
-        if (filled < limit) heapPush(heap, filled++, lower);
-        else if (lower > heap[0]!) heapReplaceTop(heap, limit, lower);
+        const scale = scales[i]!;
+        const approx = raw[i]! * scale;
+        const value = approx * unit;
+        const margin = perScale * scale + fromQuery;
+        const lower = value - margin;
+        if (filled < limit) {
+          heapPush(lowers, filled++, lower);
+          if (filled === limit) threshold = lowers[0]!;
+        } else if (lower > lowers[0]!) {
+          heapReplaceTop(lowers, limit, lower);
+          threshold = lowers[0]!;
+        }
+        if (value + margin >= threshold) seen.push(i);
+        if (estimatedTop > 0) top.offer(approx, i, rowids[i]!);
       }
-      const threshold = filled < limit ? -Infinity : heap[0]!;
-
-      // Pass 2: everything whose upper bound reaches it.
       const slots: number[] = [];
-      for (let i = 0; i < size; i++) {
-        if (wanted >= 0 && kinds[i] !== wanted) continue;
-        const upper = raw[i]! * scales[i]! * unit + (perScale * scales[i]! + fromQuery);
-        if (upper >= threshold) slots.push(i);
+      for (const i of seen) {
+        const scale = scales[i]!;
+        if (raw[i]! * scale * unit + (perScale * scale + fromQuery) >= threshold) slots.push(i);
       }
       const approx = (i: number) => raw[i]! * scales[i]!;
       if (slots.length > cap) {
@@ -194,27 +207,7 @@ export function createScopeScan(kernel: WasmModule, dimension: number, expectedS
         slots.length = cap;
       }
       const rerank = slots.map((slot) => rowids[slot]!);
-
-      // Pass 3 (when asked): the best estimatedTop by int8 score. The codes are of unit vectors,
-      // so score · unit / |query| estimates the cosine.
-      const estimated: Array<{ rowid: number; score: number }> = [];
-      if (estimatedTop > 0) {
-        const best: number[] = [];
-        const top = new Float64Array(estimatedTop);
-        let count = 0;
-        for (let i = 0; i < size; i++) {
-          if (wanted >= 0 && kinds[i] !== wanted) continue;
-          const value = approx(i);
-          if (count < estimatedTop) heapPush(top, count++, value);
-          else if (value > top[0]!) heapReplaceTop(top, estimatedTop, value);
-        }
-        const floor = count < estimatedTop ? -Infinity : top[0]!;
-        for (let i = 0; i < size; i++) if ((wanted < 0 || kinds[i] === wanted) && approx(i) >= floor) best.push(i);
-        best.sort((a, b) => approx(b) - approx(a) || rowids[a]! - rowids[b]!);
-        for (const slot of best.slice(0, estimatedTop)) {
-          estimated.push({ rowid: rowids[slot]!, score: (approx(slot) * unit) / queryNorm });
-        }
-      }
+      const estimated = top.best().map(({ slot, value }) => ({ rowid: rowids[slot]!, score: (value * unit) / queryNorm }));
       return { rerank, estimated };
     },
   };

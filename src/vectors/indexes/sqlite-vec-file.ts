@@ -159,6 +159,13 @@ function prepareFixedStatements(db: Database.Database) {
     anyItem: db.prepare('SELECT 1 FROM items LIMIT 1').pluck(),
     itemByKey: db.prepare('SELECT rowid FROM items WHERE scope_id = ? AND id = ?'),
     itemByRowid: db.prepare('SELECT id, kind FROM items WHERE rowid = ? AND scope_id = ?'),
+    /**
+     * The items of a search's hits in one statement (a JSON list of rowids), not one lookup per hit;
+     * the list drives the lookups (CROSS JOIN), else SQLite walks the whole scope's index.
+     */
+    itemsByRowids: db.prepare(
+      'SELECT i.rowid AS rowid, i.id AS id, i.kind AS kind FROM json_each(?) j CROSS JOIN items i ON i.rowid = j.value WHERE i.scope_id = ?',
+    ),
     insertItem: db.prepare('INSERT INTO items (scope_id, id, kind, code, scale) VALUES (?, ?, ?, ?, ?)'),
     updateItem: db.prepare('UPDATE items SET kind = ?, code = ?, scale = ? WHERE rowid = ?'),
     deleteItem: db.prepare('DELETE FROM items WHERE rowid = ? AND scope_id = ?'),

@@ -79,9 +79,15 @@ export function quantizedSearch({ vec, fixed, scan, query, limit }: QuantizedSea
       if (!exact.has(e.rowid)) ranked.push(e);
     }
   }
+  // The hits' ids in one statement: a lookup per hit cost ~3-5 µs each for the 300 of a search.
+  const items = new Map(
+    (fixed.itemsByRowids.all(JSON.stringify(ranked.map((r) => r.rowid)), query.scopeId) as Array<{ rowid: number; id: string; kind: VectorKind }>).map(
+      (item) => [item.rowid, item],
+    ),
+  );
   const hits: VectorHit[] = [];
   for (const { rowid, score } of ranked) {
-    const item = fixed.itemByRowid.get(rowid, query.scopeId) as { id: string; kind: VectorKind } | undefined;
+    const item = items.get(rowid);
     if (item) hits.push({ id: item.id, kind: item.kind, score });
   }
   return { hits, reranked: rowids.length };

@@ -15,7 +15,8 @@ import { scopeBatches } from '../../../src/export/insert-scope';
 import { countScopeExport, scopeExportSchema, type ScopeExport } from '../../../src/export/scope-document';
 import { PrismaClient as PostgresClient } from '../../../src/generated/postgres/client';
 import { PrismaClient as SqliteClient } from '../../../src/generated/sqlite/client';
-import { EXPORTED_MODELS, SCOPE_DATA_MAP, type ModelData } from '../../../src/memory/scopes/scope-data-map';
+import { SCOPE_DATA_MAP, type ModelData } from '../../../src/memory/scopes/scope-data-map';
+import { EXPORTED_MODELS } from '../../../src/memory/scopes/scope-data-walk';
 
 /** A field as Prisma's runtime data model describes it (plus nullability, read from the schema text). */
 interface Field {
