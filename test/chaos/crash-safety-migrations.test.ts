@@ -34,7 +34,7 @@ import { createEpisodeRepository } from '../../src/storage/episode-repository';
 import { DEFAULT_PRISMA_DIR, readMigrations } from '../../src/storage/migrations/migration-runner';
 import { createScopeRepository } from '../../src/storage/scope-repository';
 import { startOllamaDouble, type OllamaDouble } from '../doubles/ollama-server';
-import { createPostgresDatabase, postgresAvailable, postgresSkipReason } from '../support/databases';
+import { createPostgresDatabase, migratedDataDir, postgresAvailable, postgresSkipReason } from '../support/databases';
 import { cleanEnv } from '../support/run-process';
 import { seedScope } from '../support/scope-fixture';
 import { chaosSeed, elapsed } from './chaos-support';
@@ -219,7 +219,8 @@ const EXTRA_EPISODES = 80;
 
 async function storeMigrationPhase(ollama: OllamaDouble): Promise<TrialRecord[]> {
   const rng = phaseRng(0xe55);
-  const dir = tempDir('nocturne-crash-store-');
+  // The source store is set-up, not a trial: it starts as a copy of the migrated template.
+  const dir = migratedDataDir(tempDir('nocturne-crash-store-'));
   const env = cleanEnv({ DATA_DIR: dir, LOG_LEVEL: 'warn', EMBEDDER: 'ollama', OLLAMA_HOST: ollama.url, TERMINAL: 'off', SLEEP_ENABLED: 'false' });
   const config = loadConfig({ env: env as Record<string, string>, envFile: false });
   const logger = createSilentLogger();

@@ -29,6 +29,7 @@ import path from 'node:path';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
 import { heavyConsolidationAnswer } from '../doubles/llm-script';
 import { startOllamaDouble, type OllamaDouble } from '../doubles/ollama-server';
+import { migratedDataDir } from '../support/databases';
 import { cleanEnv } from '../support/run-process';
 import { chaosSeed, elapsed } from './chaos-support';
 import {
@@ -242,7 +243,8 @@ const EMBED_EPISODES = 1_500;
 
 async function embeddingPhase(ollama: OllamaDouble): Promise<TrialRecord[]> {
   const rng = phaseRng(0xb22);
-  const dir = tempDir('nocturne-crash-embed-');
+  // The import below is set-up, not a trial: it starts on the migrated template store.
+  const dir = migratedDataDir(tempDir('nocturne-crash-embed-'));
   const env = envFor(dir, { EMBEDDER: 'ollama', OLLAMA_HOST: ollama.url });
   const file = path.join(dir, 'episodes.jsonl');
   writeJsonl(
@@ -341,7 +343,7 @@ async function consolidationPhase(
   ollama: OllamaDouble,
 ): Promise<TrialRecord[]> {
   const rng = phaseRng(0xc33);
-  const dir = tempDir('nocturne-crash-sleep-');
+  const dir = migratedDataDir(tempDir('nocturne-crash-sleep-'));
   const env = envFor(dir, {
     EMBEDDER: 'ollama',
     OLLAMA_HOST: ollama.url,

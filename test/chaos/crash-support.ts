@@ -202,6 +202,23 @@ export function expectPhaseSound(records: readonly TrialRecord[], trials: number
   expect(records.filter((r) => r.killed).length).toBeGreaterThanOrEqual(Math.ceil(records.length / 2));
 }
 
+/**
+ * Starts `work` now; what it returns is what its test calls to wait for it (rethrowing what it
+ * threw). Work started from beforeAll runs side by side, each test reading its own outcome. Not
+ * `it.concurrent`: Jest takes the file for "between tests" as soon as one concurrent test ends,
+ * and a module another one loads after that (better-sqlite3's native part, say) throws.
+ */
+export function startNow(work: () => Promise<void>): () => Promise<void> {
+  const outcome = work().then(
+    () => ({ ok: true as const }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+  return async () => {
+    const settled = await outcome;
+    if (!settled.ok) throw settled.error;
+  };
+}
+
 /** A phase's outcome, kept until its test reads it (phases run side by side from beforeAll). */
 export type Settled = { ok: true; records: TrialRecord[] } | { ok: false; error: unknown };
 

@@ -15,15 +15,18 @@
  * - the guard: `npm start` killed with SIGKILL at a seeded moment after the engine's first write,
  *   then started again, which must become ready (CHAOS_SEED=<n> replays, CHAOS_TRIALS=<n> sets the
  *   trials).
+ *
+ * The three run side by side (each on its own folder): the first two mostly wait on the lock (the
+ * second for the whole 30 s a start waits for it), the third mostly starts processes.
  */
-import { afterAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { findFileHolders } from '../../src/storage/sqlite-file-holders';
 import { cleanEnv } from '../support/run-process';
 import { chaosSeed, elapsed, freePort } from './chaos-support';
-import { createCrashTrials, fileSize, startEntry, trialsPerPhase, waitFor, type Entry } from './crash-support';
+import { createCrashTrials, fileSize, startEntry, startNow, trialsPerPhase, waitFor, type Entry } from './crash-support';
 
 const seed = chaosSeed('migration-lock');
 const KILL_TRIALS = trialsPerPhase(3);
@@ -101,7 +104,7 @@ describe('npm start migrating a SQLite file another process has open (chaos)', (
     console.log(`migration lock (CHAOS_SEED=${seed}, ${elapsed(started)}):\n${lines.join('\n')}`);
   });
 
-  it('waits for a reader that closes the file past the busy timeout, then becomes ready', async () => {
+  async function readerThatCloses(): Promise<void> {
     const dir = tempDir('nocturne-migration-lock-');
     const file = path.join(dir, 'nocturne.db');
     const { env, apiPort } = await environment(dir);
@@ -129,9 +132,9 @@ describe('npm start migrating a SQLite file another process has open (chaos)', (
     } finally {
       if (reader.open) reader.close();
     }
-  }, 300_000);
+  }
 
-  it('tells which process locks the file when the reader never closes it, and starts once it has', async () => {
+  async function readerThatNeverCloses(): Promise<void> {
     const dir = tempDir('nocturne-migration-lock-');
     const file = path.join(dir, 'nocturne.db');
     const { env, apiPort } = await environment(dir);
@@ -157,9 +160,9 @@ describe('npm start migrating a SQLite file another process has open (chaos)', (
     lines.push(`after the reader closed: ${outcome}`);
     if (outcome !== 'ready') failed = true;
     expect(outcome).toBe('ready');
-  }, 300_000);
+  }
 
-  it('the first restart after a kill during the first migration becomes ready', async () => {
+  async function killsDuringTheFirstMigration(): Promise<void> {
     const rng = phaseRng(0x3e5);
     const outcomes: string[] = [];
     for (let trial = 1; trial <= KILL_TRIALS; trial++) {
@@ -183,5 +186,17 @@ describe('npm start migrating a SQLite file another process has open (chaos)', (
       if (outcome !== 'ready') failed = true;
     }
     expect(outcomes.filter((o) => o !== 'ready')).toEqual([]);
-  }, 900_000);
+  }
+
+  // The three run side by side from the start; each test waits for its own.
+  const runs: Partial<Record<'closes' | 'neverCloses' | 'kills', () => Promise<void>>> = {};
+  beforeAll(() => {
+    runs.closes = startNow(readerThatCloses);
+    runs.neverCloses = startNow(readerThatNeverCloses);
+    runs.kills = startNow(killsDuringTheFirstMigration);
+  });
+
+  it('waits for a reader that closes the file past the busy timeout, then becomes ready', () => runs.closes!(), 300_000);
+  it('tells which process locks the file when the reader never closes it, and starts once it has', () => runs.neverCloses!(), 300_000);
+  it('the first restart after a kill during the first migration becomes ready', () => runs.kills!(), 900_000);
 });

@@ -22,14 +22,17 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { signRequest } from '../../src/channels/webhook/signature';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
-import { tempDir } from '../support/databases';
+import { migratedDataDir, tempDir } from '../support/databases';
 import { exportEpisode, exportMemory, exportTime } from '../support/export-rows';
 import { ROOT, runTs } from '../support/run-process';
 import { startNocturne, type RunningNocturne } from '../support/service-harness';
 import { routeHealth, startHealthProber, type HealthProber } from '../support/health-prober';
 
-/** How long the outside process keeps its lock. */
-const HOLD_MS = 8_000;
+/**
+ * How long the outside process keeps its lock: four times the health bound, so an event loop that
+ * slept in the lock wait would show a /healthz answer of ~4 s, far past it.
+ */
+const HOLD_MS = 4_000;
 /**
  * The bound on any /healthz answer, with any lock held anywhere: the service's own share of it,
  * less the delay an idle process saw at the same moment (test/support/health-prober.ts).
@@ -89,7 +92,7 @@ async function holdLocks(mode: 'write' | 'read', ms: number, files: string[]): P
 }
 
 describe('lock waits do not stop the process (chaos)', () => {
-  const dataDir = path.join(tempDir('nocturne-chaos-locks-'), 'data');
+  const dataDir = migratedDataDir(path.join(tempDir('nocturne-chaos-locks-'), 'data'));
   const databaseFile = path.join(dataDir, 'nocturne.db');
   const vectorsFile = path.join(dataDir, 'vectors.db');
   const figures: Record<string, string> = {};

@@ -27,7 +27,7 @@ import { startService, type RunningService } from '../../src/service';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
 import type { SeenLlmRequest } from '../doubles/llm-script';
 import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from '../doubles/telegram-server';
-import { tempDir } from '../support/databases';
+import { migratedDataDir, tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';
 import { cleanEnv, runCli } from '../support/run-process';
 import { chaosSeed, createMarkerFactory, createRng, freePort, rawFileHits, scanSqliteTables } from './chaos-support';
@@ -139,7 +139,7 @@ describe('edits, replies and forwards through the real bot (chaos)', () => {
       },
     });
     fake = await startFakeTelegram();
-    dataDir = tempDir('nocturne-chaos-edits-');
+    dataDir = migratedDataDir(tempDir('nocturne-chaos-edits-'));
     dbFile = path.join(dataDir, 'nocturne.db');
     const webhookPort = await freePort();
     const config = loadConfig({
@@ -311,7 +311,7 @@ describe('edits in Telegram webhook mode (chaos)', () => {
     const port = await freePort();
     const config = loadConfig({
       env: {
-        DATA_DIR: tempDir('nocturne-chaos-edits-webhook-'),
+        DATA_DIR: migratedDataDir(tempDir('nocturne-chaos-edits-webhook-')),
         TZ: 'UTC',
         LLM_PROVIDER: 'anthropic',
         ANTHROPIC_API_KEY: API_KEY,
