@@ -217,6 +217,22 @@ async function migrationPhase(): Promise<TrialRecord[]> {
 const STORE_SCOPES = 6;
 const EXTRA_EPISODES = 80;
 
+/**
+ * Opens a SQLite store once and closes it. The phases run on past beforeAll, across the tests'
+ * boundaries, and Jest refuses a module whose first load falls between two tests: what a store
+ * loads on its first use in this process (the driver, Prisma's query compiler) is loaded here.
+ */
+async function loadStoreModules(): Promise<void> {
+  const env = cleanEnv({ DATA_DIR: migratedDataDir(tempDir('nocturne-crash-modules-')), LOG_LEVEL: 'warn' });
+  const config = loadConfig({ env: env as Record<string, string>, envFile: false });
+  const store = await openDatabase({ database: config.database, logger: createSilentLogger() });
+  try {
+    await store.prisma.scope.count();
+  } finally {
+    await store.close();
+  }
+}
+
 async function storeMigrationPhase(ollama: OllamaDouble): Promise<TrialRecord[]> {
   const rng = phaseRng(0xe55);
   // The source store is set-up, not a trial: it starts as a copy of the migrated template.
@@ -420,6 +436,7 @@ describe('crash safety (chaos): SIGKILL during migrations and store migration', 
 
   beforeAll(async () => {
     ollama = await startOllamaDouble();
+    await loadStoreModules();
     phases.migration = settle(migrationPhase());
     if (postgresAvailable()) phases.storeMigration = settle(storeMigrationPhase(ollama));
   });
