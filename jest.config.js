@@ -12,7 +12,5 @@ module.exports = {
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',
   testTimeout: 60_000,
-  // Three workers on the 2-core machine the suite is measured on: about a fifth of a two-worker run's
-  // CPU time was idle (suites waiting on a child process, a timer or a minute boundary).
-  maxWorkers: 3,
+  maxWorkers: 2,
 };
