@@ -68,6 +68,26 @@ export function createEpisodeService(deps: EpisodeServiceDeps): EpisodeService {
   const clock = deps.clock ?? (() => new Date());
   const log = deps.logger.child({ component: 'episodes' });
 
+  /**
+   * Moves the scope's time forward once its episodes are stored. The episodes are committed by
+   * then, so a failure here (the disk filled up between the two writes) must not be reported as
+   * the batch not stored: a caller that counts what it stored (the importer) would say the batch
+   * was lost while it is there. The time catches up with the next message or the same batch sent
+   * again (see above); the failure is logged, as the storage explains it.
+   */
+  async function touchAfterStoring(scopeId: string, at: Date, ceiling: Date): Promise<void> {
+    try {
+      await deps.scopes.touch(scopeId, at, ceiling);
+    } catch (error) {
+      const explained = explainStorageFailure(error, deps.database);
+      if (!explained) throw error;
+      log.warn("stored the episodes, but could not move the scope's time forward; it catches up with the next message", {
+        scopeId,
+        problem: explained.message,
+      });
+    }
+  }
+
   async function store(scope: ScopeDescriptor, episodes: readonly NewEpisode[]) {
     const key = normalizeScopeKey(scope.key);
     try {
@@ -84,7 +104,7 @@ export function createEpisodeService(deps: EpisodeServiceDeps): EpisodeService {
       // Never ahead of the clock (timestamps within the allowed skew are stored as given), and a
       // time an older version stored in the future (year 9999) is replaced: see touch.
       const now = clock();
-      if (latest) await deps.scopes.touch(row.id, latest > now ? now : latest, ceilingOf(now));
+      if (latest) await touchAfterStoring(row.id, latest > now ? now : latest, ceilingOf(now));
       log.debug('stored episodes', { scope: scope.key, inserted: result.inserted.length, duplicates: result.duplicates });
       return { row, result };
     } catch (error) {
