@@ -28,6 +28,8 @@ import { createMisbehavingModel, type Misbehaviour, type MisbehavingModel } from
 import { createPeople, type Person } from './people';
 
 export const SIMULATION_START = new Date('2026-01-05T00:00:00Z');
+/** Memory sources read per query when measuring the lag (a parameter per cited episode). */
+const SOURCE_PAGE = 500;
 const WEBHOOK_SECRET = 'memory-bench-webhook-secret';
 const SOURCE = 'bench';
 const NIGHT_HOUR_UTC = 3;
@@ -271,16 +273,26 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       lag.nightCalls += model.calls.filter((c) => c.purpose !== 'reply').length - callsBefore;
       lag.personNights += consolidation.scopes.filter((r) => r.status !== 'not-due' && r.status !== 'busy').length;
       nights.push(new Map(consolidation.scopes.map((r) => [r.scopeId, { status: r.status, detail: r.detail, runId: r.runId }])));
-      const sources = await prisma.memorySource.findMany({
-        where: { episode: { role: 'user' } },
-        select: {
-          episodeId: true,
-          memoryId: true,
-          episode: {
-            select: { timestamp: true, scopeId: true, content: true, consolidatedAt: true, consolidationAttempts: true, scope: { select: { key: true } } },
+      // In pages: one query for all of them reads the cited episodes with one parameter each, past
+      // SQLite's limit once 20 people have talked for a month.
+      const sources = [];
+      for (let skip = 0; ; skip += SOURCE_PAGE) {
+        const page = await prisma.memorySource.findMany({
+          where: { episode: { role: 'user' } },
+          orderBy: [{ memoryId: 'asc' }, { episodeId: 'asc' }],
+          skip,
+          take: SOURCE_PAGE,
+          select: {
+            episodeId: true,
+            memoryId: true,
+            episode: {
+              select: { timestamp: true, scopeId: true, content: true, consolidatedAt: true, consolidationAttempts: true, scope: { select: { key: true } } },
+            },
           },
-        },
-      });
+        });
+        sources.push(...page);
+        if (page.length < SOURCE_PAGE) break;
+      }
       for (const source of sources) {
         if (cited.has(source.episodeId)) continue;
         cited.add(source.episodeId);
