@@ -5,10 +5,10 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { freeLoopbackPort as freePort } from '../shared/free-port';
 
 const run = promisify(execFile);
 
@@ -44,18 +44,6 @@ async function postgresUser(): Promise<{ uid: number; gid: number } | undefined>
   } catch {
     throw new Error('running as root, but there is no `postgres` user to run the PostgreSQL server as');
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.unref();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /** Starts a fresh cluster in a temporary folder; ~1-2 s. Throws when no binaries exist. */

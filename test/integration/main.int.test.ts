@@ -4,12 +4,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import net from 'node:net';
 import { describe, expect, it } from '@jest/globals';
 import { startAnthropicDouble } from '../doubles/anthropic-server';
 import { lastUserText } from '../doubles/llm-script';
 import { tempDir } from '../support/databases';
 import { cleanEnv, runTs, startTs } from '../support/run-process';
+import { freePort } from '../support/free-port';
 
 describe('npm start', () => {
   it.each(['SIGTERM', 'SIGINT'] as const)('comes up on the embedded defaults and stops cleanly on %s', async (signal) => {
@@ -27,12 +27,7 @@ describe('npm start', () => {
   });
 
   it('serves the admin API when ADMIN_TOKEN is set, on loopback, and closes it on stop', async () => {
-    const port = await new Promise<number>((resolve) => {
-      const probe = net.createServer().listen(0, '127.0.0.1', () => {
-        const { port } = probe.address() as net.AddressInfo;
-        probe.close(() => resolve(port));
-      });
-    });
+    const port = await freePort();
     const token = 'admin-token-for-main-test-42';
     const service = await startTs(
       'src/main.ts',

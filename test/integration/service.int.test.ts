@@ -5,7 +5,6 @@
  * Each channel's messages land in their own scope and the model sees nothing of the others.
  */
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import net from 'node:net';
 import { PassThrough } from 'node:stream';
 import { loadConfig } from '../../src/config/load-config';
 import { signRequest } from '../../src/channels/webhook/signature';
@@ -15,18 +14,10 @@ import { lastUserText } from '../doubles/llm-script';
 import { startFakeTelegram, type FakeTelegramServer } from '../doubles/telegram-server';
 import { tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';
+import { freePort } from '../support/free-port';
 
 const SECRET = 'service-webhook-secret-42';
 const ANA = { id: 4242, first_name: 'Ana' };
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 describe('the service with every channel', () => {
   let double: AnthropicDouble;

@@ -12,7 +12,6 @@
  *   which is still under a day after they were said.
  */
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
@@ -23,6 +22,7 @@ import { startService, type RunningService } from '../../src/service';
 import { createSilentLogger } from '../../src/shared/logger';
 import { startAnthropicDouble, type AnthropicDouble } from '../doubles/anthropic-server';
 import { createMisbehavingModel, type MisbehavingModel } from '../../bench/memory/misbehaving-model';
+import { freePort } from '../support/free-port';
 
 const SECRET = 'sleep-lag-webhook-secret-0000';
 const SOURCE = 'lag';
@@ -42,15 +42,6 @@ const FACTS = [
   'I support Benfica.',
   'My favourite food is ramen.',
 ];
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 describe('consolidation lag (composed service, default schedule)', () => {
   let double: AnthropicDouble;

@@ -6,27 +6,18 @@
  * health check (taken from the Dockerfile) and /readyz turn from healthy to stale with it.
  */
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from '@jest/globals';
 import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from '../doubles/telegram-server';
 import { tempDir } from '../support/databases';
 import { runHealthcheck } from '../support/healthcheck';
 import { cleanEnv, startTs } from '../support/run-process';
+import { freePort } from '../support/free-port';
 
 const ANA: FakeUser = { id: 1001, first_name: 'Ana' };
 /** Not allowed: the bot answers with its refusal, no model involved. */
 const STRANGER: FakeUser = { id: 6666, first_name: 'Mallory' };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /** The heartbeat's time, or undefined while there is no file. */
 function heartbeatAt(dataDir: string): number | undefined {

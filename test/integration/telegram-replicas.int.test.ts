@@ -3,7 +3,12 @@
  * loopback Bot API delivering updates round-robin to all three as a load balancer would, and one
  * replica SIGKILLed while messages are in flight (the model takes a moment per reply, so some
  * are being handled when it dies). Then:
- * - 0 lost, 0 duplicated replies: every message is answered exactly once;
+ * - 0 lost replies, and no reply sent twice except across the kill itself: a replica SIGKILLed
+ *   after Telegram took its reply and before it recorded that (a few milliseconds) leaves the
+ *   update to be resumed, and the Bot API has no way to ask whether a message was sent, so that
+ *   one reply may go again (docs/channels.md, "Limits and behaviour under failure"). A copy sent
+ *   twice is allowed only as that: its first copy before the kill, within KILL_WINDOW_MS of it, its
+ *   second after (seen once in a full run, 2026-11-28);
  * - every update is recorded once and finished (none pending, processing or failed);
  * - each digest is sent once (all replicas run the digest check at the same minute);
  * - no consolidation ran twice: no episode is the source of memories created by two runs, and no
@@ -24,6 +29,8 @@ const CHATS = 6;
 const PER_CHAT = 6;
 /** Messages per second, all chats together. */
 const RATE = 8;
+/** How long before the kill a reply the killed replica sent may be unrecorded (a write to PostgreSQL, on a busy machine). */
+const KILL_WINDOW_MS = 5_000;
 /** Time the model takes for a reply, so updates are in progress when the replica dies. */
 const REPLY_MS = 200;
 const THINGS = ['tea', 'coffee', 'jazz', 'hiking', 'chess', 'sushi', 'rain', 'trains', 'poetry', 'cats', 'figs', 'tango'];
@@ -137,6 +144,15 @@ run('three replicas in Telegram webhook mode on one PostgreSQL', () => {
     const counts = Array.from({ length: total }, (_, n) => tagged(n % CHATS, Math.floor(n / CHATS) + 1));
     const lost = counts.filter((c) => c === 0).length;
     const duplicated = counts.filter((c) => c > 1).length;
+    // When each reply sent more than once was sent: only the kill's own window may repeat one.
+    const sendTimes = (chat: number, seq: number) =>
+      fake!
+        .calls('sendMessage')
+        .filter((c) => !c.fault && Number(c.payload.chat_id) === users[chat]!.id)
+        .filter((c) => new RegExp(`\\bc${chat}#${seq}[ .]`).test(String(c.payload.text ?? '')))
+        .map((c) => c.at);
+    const repeated = counts.flatMap((c, n) => (c > 1 ? [{ n, at: sendTimes(n % CHATS, Math.floor(n / CHATS) + 1) }] : []));
+    const unexplained = repeated.filter(({ at }) => at.length !== 2 || at[0]! > killedAt || killedAt - at[0]! > KILL_WINDOW_MS || at[1]! <= killedAt);
     const toDead = fake.webhookDeliveries().filter((d) => d.target.endsWith(`:${ports[1]}/telegram`) && d.status === 0).length;
     const resumed = replicas.filter((r) => r !== victim).some((r) => r.logged(/taking over an update an earlier attempt did not finish/));
 
@@ -197,7 +213,7 @@ run('three replicas in Telegram webhook mode on one PostgreSQL', () => {
     console.log(
       [
         `telegram replicas: ${total} messages over ${CHATS} chats at ${RATE}/s, reply ${REPLY_MS} ms, replica 2 SIGKILLed after ${Math.floor(total * 0.4) + 1} sent`,
-        `  lost ${lost}, duplicated ${duplicated}; updates by status ${JSON.stringify(Object.fromEntries(statuses.map((s) => [s.status, Number(s.n)])))}; deliveries refused by the dead replica (retried elsewhere) ${toDead}; an update resumed: ${resumed}`,
+        `  lost ${lost}, duplicated ${duplicated} (${repeated.map(({ at }) => at.map((t) => `${t - killedAt} ms`).join(' and ')).join('; ') || 'none'} from the kill); updates by status ${JSON.stringify(Object.fromEntries(statuses.map((s) => [s.status, Number(s.n)])))}; deliveries refused by the dead replica (retried elsewhere) ${toDead}; an update resumed: ${resumed}`,
         `  other messages sent: ${JSON.stringify(other)}`,
         `  ready in ${((readyAt - started) / 1000).toFixed(1)} s; all answered ${((drainedAt - killedAt) / 1000).toFixed(1)} s after the kill`,
         `  digests ${JSON.stringify(digests.map((d) => d.status))}, digest messages per chat ${JSON.stringify(digestTexts())}`,
@@ -210,7 +226,7 @@ run('three replicas in Telegram webhook mode on one PostgreSQL', () => {
       fs.writeFileSync(file, replicas.map((r, i) => `=== replica ${i}\n${r.stderr()}`).join('\n'));
       console.log(`replica logs: ${file}`);
     }
-    expect({ lost, duplicated }).toEqual({ lost: 0, duplicated: 0 });
+    expect({ lost, unexplained: unexplained.length }).toEqual({ lost: 0, unexplained: 0 });
     expect(statuses.map((s) => [s.status, Number(s.n)])).toEqual([['done', total]]);
     expect(toDead).toBeGreaterThan(0); // the balancer did try the dead replica: the kill mattered
     // One digest of the day per scope (the period is unique), sent, and received once.
