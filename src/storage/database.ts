@@ -9,6 +9,7 @@ import type { Logger } from '../shared/logger';
 import { applyPendingMigrations, readMigrations } from './migrations/migration-runner';
 import { retryWhileLocked } from './migrations/retry-while-locked';
 import type { DatabaseProvider, PrismaClient } from './prisma';
+import { tuneWasmTiering } from './wasm-tiering';
 
 export interface Database {
   readonly provider: DatabaseProvider;
@@ -28,6 +29,7 @@ interface ProviderDriver {
  * node-postgres and the generated PostgreSQL client, nor a PostgreSQL one the SQLite adapter.
  */
 async function driverFor(database: Config['database']): Promise<ProviderDriver> {
+  tuneWasmTiering();
   if (database.provider === 'sqlite') {
     const { createSqliteClient, createSqliteMigrationAdapter } = await import('./sqlite-driver');
     return {
