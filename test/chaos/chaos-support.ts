@@ -57,10 +57,18 @@ const CONSONANTS = 'bdfgklmnprstvz';
 const VOWELS = 'aeiou';
 
 /**
+ * A marker without its first four letters: what the full-text index's prefix compression may leave
+ * of it in a page, so the scans for forgotten text look for it too.
+ */
+export function markerTail(word: string): string {
+  return word.slice(4);
+}
+
+/**
  * Marker words: lower-case, pronounceable (tokenizers and embedders treat them as words), no two
- * starting with the same three letters, and ending in `x`, which no Porter stemming step touches,
- * so the full-text index holds each marker exactly as written. `syllables` (default 3) sets the
- * length: 2 × syllables + 3 letters.
+ * starting with the same three letters, none holding another's {@link markerTail}, and ending in
+ * `x`, which no Porter stemming step touches, so the full-text index holds each marker exactly as
+ * written. `syllables` (default 3) sets the length: 2 × syllables + 3 letters.
  */
 export function createMarkerFactory(rng: Rng, syllables = 3): () => string {
   const used = new Set<string>();
@@ -72,6 +80,9 @@ export function createMarkerFactory(rng: Rng, syllables = 3): () => string {
       word += `${rng.pick([...CONSONANTS])}ox`;
       const head = word.slice(0, 3);
       if (used.has(word) || usedHeads.has(head)) continue;
+      // A scan for one marker's tail must not find another marker ("levidox" is in "futilevidox").
+      const tail = markerTail(word);
+      if ([...used].some((other) => other.includes(tail) || word.includes(markerTail(other)))) continue;
       used.add(word);
       usedHeads.add(head);
       return word;

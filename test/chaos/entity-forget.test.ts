@@ -25,7 +25,7 @@ import { startOllamaDouble, type OllamaDouble } from '../doubles/ollama-server';
 import { startFakeTelegram, type FakeTelegramServer } from '../doubles/telegram-server';
 import { createPostgresDatabase, postgresAvailable, postgresSkipReason } from '../support/databases';
 import { startNocturne, type RunningNocturne } from '../support/service-harness';
-import { chaosSeed, createMarkerFactory, createRng, elapsed, rawFileHits, scanSqliteTables } from './chaos-support';
+import { chaosSeed, createMarkerFactory, markerTail, createRng, elapsed, rawFileHits, scanSqliteTables } from './chaos-support';
 
 const ADMIN_TOKEN = 'entity-forget-admin-token-0123456789';
 const ANA = { id: 7101, first_name: 'Ana' };
@@ -146,7 +146,7 @@ function suite(store: 'SQLite' | 'PostgreSQL', databaseEnv: () => Promise<Record
       const found: Record<string, string[]> = {};
       const add = (place: string, what: string) => (found[place] ??= []).push(what);
       // The marker and its tail (FTS5 prefix-compresses the terms it keeps).
-      const needles = [marker, marker.slice(4)];
+      const needles = [marker, markerTail(marker)];
       if (databaseUrl) for (const h of await scanPostgres(databaseUrl, needles)) add(h.place, h.needle);
       else {
         const { hits } = scanSqliteTables(dbFile, needles);

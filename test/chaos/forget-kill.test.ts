@@ -31,7 +31,7 @@ import { tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';
 import { cleanEnv } from '../support/run-process';
 import { startNocturne, type RunningNocturne } from '../support/service-harness';
-import { chaosSeed, createMarkerFactory, createRng, elapsed, rawFileHits, scanSqliteTables } from './chaos-support';
+import { chaosSeed, createMarkerFactory, markerTail, createRng, elapsed, rawFileHits, scanSqliteTables } from './chaos-support';
 import { startCli, trialsPerPhase, waitFor, type Entry } from './crash-support';
 
 interface Planted {
@@ -67,7 +67,7 @@ describe('forget with the service running, killed at random moments (chaos)', ()
   let planted = 0;
 
   /** The needles of a phrase: each word and its tail (FTS5 prefix-compresses terms). */
-  const needlesOf = (p: Planted) => p.words.flatMap((w) => [w, w.slice(4)]);
+  const needlesOf = (p: Planted) => p.words.flatMap((w) => [w, markerTail(w)]);
 
   /** Plants a phrase the way the service spreads it: messages, a memory with two versions, an observation, soul, digest, export. */
   async function plant(): Promise<Planted> {

@@ -30,7 +30,7 @@ import { startFakeTelegram, type FakeTelegramServer, type FakeUser } from '../do
 import { migratedDataDir, tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';
 import { cleanEnv, runCli } from '../support/run-process';
-import { chaosSeed, createMarkerFactory, createRng, freePort, rawFileHits, scanSqliteTables } from './chaos-support';
+import { chaosSeed, createMarkerFactory, markerTail, createRng, freePort, rawFileHits, scanSqliteTables } from './chaos-support';
 
 const ANA: FakeUser = { id: 7101, first_name: 'Ana' };
 const BEN: FakeUser = { id: 7102, first_name: 'Ben' };
@@ -61,7 +61,7 @@ describe('edits, replies and forwards through the real bot (chaos)', () => {
   let cliEnv: NodeJS.ProcessEnv;
 
   /** The needles of a word: itself and its tail (FTS5 stores terms prefix-compressed). */
-  const needlesOf = (word: string) => [word, word.slice(4)];
+  const needlesOf = (word: string) => [word, markerTail(word)];
 
   async function cli(args: readonly string[]): Promise<string> {
     const run = await runCli(args, cliEnv);
