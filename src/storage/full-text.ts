@@ -6,6 +6,7 @@
 import type { DatabaseProvider, PrismaClient } from './prisma';
 import type { ScopeTerms, SearchKind, TermRow } from './scope-terms';
 import { pollUntil, SQLITE_BUSY_TIMEOUT_MS } from './sqlite-lock-waits';
+import { classifyStorageFailure } from './storage-errors';
 import { openPostgresScopeTerms } from './scope-terms-postgres';
 import { openSqliteScopeTerms } from './scope-terms-sqlite';
 
@@ -249,16 +250,32 @@ export function createFullTextIndex(prisma: PrismaClient, provider: DatabaseProv
     },
     async purgeDeleted() {
       if (provider !== 'sqlite') return true;
-      await prisma.$executeRawUnsafe(`INSERT INTO "search_fts" ("search_fts") VALUES ('optimize')`);
-      return pollUntil(
+      // The checkpoint runs whatever the rewrite's outcome: the log's frames hold the forgotten
+      // rows' text either way.
+      const rewrite = await prisma.$executeRawUnsafe(`INSERT INTO "search_fts" ("search_fts") VALUES ('optimize')`).then(
+        () => undefined,
+        (error: unknown) => ({ error }),
+      );
+      const checkpointed = await pollUntil(
         async () => {
-          // Returns a row (busy, log, checkpointed); a busy reader only makes it partial, never an error.
-          const [row] = await prisma.$queryRawUnsafe<Array<{ busy: number | bigint }>>('PRAGMA wal_checkpoint(TRUNCATE)');
-          return Number(row?.busy ?? 0) === 0;
+          try {
+            // Returns a row (busy, log, checkpointed); a busy reader only makes it partial.
+            const [row] = await prisma.$queryRawUnsafe<Array<{ busy: number | bigint }>>('PRAGMA wal_checkpoint(TRUNCATE)');
+            return Number(row?.busy ?? 0) === 0;
+          } catch (error) {
+            // SQLITE_LOCKED while this connection is inside another transaction for a moment (seen
+            // right after a /forget pressed in Telegram: the forget's checkpoint failed at once, and
+            // the log kept the command's text until the next start); SQLITE_BUSY while another
+            // checkpoint runs. Both pass: tried again.
+            if (classifyStorageFailure(error) === 'busy') return false;
+            throw error;
+          }
         },
         CHECKPOINT_WAIT_MS,
         CHECKPOINT_RETRY_MS,
       );
+      if (rewrite) throw rewrite.error;
+      return checkpointed;
     },
     async countDocuments(scopeId, kind) {
       const rows = await prisma.$queryRaw<Array<{ n: bigint | number }>>`

@@ -135,9 +135,21 @@ function withLockWaitsOffTheEventLoop(factory: SqlDriverAdapterFactory, onConnec
         await previous;
         return release;
       };
+      // A write outside a transaction waits for the open transaction to end: on the one connection
+      // it would run inside it and be undone with it (a forget's preview rolls its transaction
+      // back). Reads do not wait: a health check or a reply's search would stand still behind an
+      // import's transaction; they may see what that transaction has not committed yet.
+      const outsideTransactions = async <T>(run: () => Promise<T>): Promise<T> => {
+        const release = await takeTurn();
+        try {
+          return await run();
+        } finally {
+          release();
+        }
+      };
       return overrideMethods(adapter, {
         queryRaw: (query) => waitWhileBusy(() => adapter.queryRaw(query)),
-        executeRaw: (query) => waitWhileBusy(() => adapter.executeRaw(query)),
+        executeRaw: (query) => outsideTransactions(() => waitWhileBusy(() => adapter.executeRaw(query))),
         startTransaction: async (isolationLevel) => {
           const release = await takeTurn();
           try {

@@ -44,7 +44,7 @@ import { startFakeTelegram, type FakeTelegramServer, type SentMessage } from '..
 import { tempDir } from '../support/databases';
 import { memoryLogger } from '../support/logger';
 import { cleanEnv, runCli } from '../support/run-process';
-import { chaosSeed, createMarkerFactory, createRng, elapsed, freePort, rawFileHits, scanSqliteTables } from './chaos-support';
+import { chaosSeed, createMarkerFactory, markerTail, createRng, elapsed, freePort, rawFileHits, scanSqliteTables } from './chaos-support';
 
 const ADMIN_TOKEN = 'forget-admin-token-0123456789';
 const ANA = { id: 7001, first_name: 'Ana' };
@@ -152,7 +152,7 @@ describe('forgetting reaches every copy (chaos)', () => {
   const figures: string[] = [];
 
   /** The needles of a phrase: each word, and each word without its first letters (FTS5 leaves prefix-compress terms). */
-  const needlesOf = (p: Planted) => p.words.flatMap((w) => [w, w.slice(4)]);
+  const needlesOf = (p: Planted) => p.words.flatMap((w) => [w, markerTail(w)]);
 
   async function say(scopeKey: string, kind: ScopeKind, text: string): Promise<{ user: string; reply: string }> {
     const reply = await agent.handle({ channel: scopeKey.split(':')[0]!, scopeKey, scopeKind: kind, authorName: 'Ana', text, timestamp: new Date() });
@@ -288,18 +288,30 @@ describe('forgetting reaches every copy (chaos)', () => {
 
   async function expectForgotten(p: Planted, auditSubject: 'memory' | 'scope'): Promise<void> {
     await core.embeddingWorker.drain();
-    // The raw files are read as the service leaves them (no checkpoint forced here). In full runs,
-    // rarely, a /forget <words> left the words in the raw database and its log for a moment while
-    // every table was clean (root cause not found yet): the service's own checkpointer (every
-    // second) is given RAW_SETTLE_MS to leave the files clean, and a failure names the page and the
-    // table or index that held the text.
+    // The raw files are read as the service leaves them (no checkpoint forced here). The forget's
+    // own checkpoint empties the log; RAW_SETTLE_MS is what the service's checkpointer (every
+    // second) is given beyond it, and a failure names the page and the table or index that held
+    // the text. (A /forget pressed in Telegram once left its words in the log, about one run in
+    // four with seed 561478094: the checkpoint met SQLITE_LOCKED inside another flow's transaction
+    // on the same connection and was not tried again; full-text-checkpoint.int.test.ts.)
     let found = await findEverywhere(p);
     const settleStart = performance.now();
     while (Object.keys(found).some((place) => place.startsWith('raw file')) && performance.now() - settleStart < RAW_SETTLE_MS) {
       await new Promise((resolve) => setTimeout(resolve, 250));
       found = await findEverywhere(p);
     }
-    if (performance.now() - settleStart > 1) figures.push(`${p.label}: raw files clean after ${Math.round(performance.now() - settleStart)} ms`);
+    const rawLeft = Object.keys(found).some((place) => place.startsWith('raw file'));
+    if (rawLeft)
+      console.log(
+        'DEBUGLOG',
+        logs
+          .lines()
+          .filter((l) => /write-ahead|checkpoint|forg|update/i.test(l))
+          .slice(-30)
+          .join('\n'),
+      );
+    if (performance.now() - settleStart > 1)
+      figures.push(`${p.label}: raw files ${rawLeft ? 'still not clean' : 'clean'} after ${Math.round(performance.now() - settleStart)} ms`);
     const vectors = await vectorLeftovers(p);
     figures.push(`${p.label}: places still holding the text ${Object.keys(found).length}, vectors ${vectors.length}`);
     expect({ label: p.label, found, vectors }).toEqual({ label: p.label, found: {}, vectors: [] });
