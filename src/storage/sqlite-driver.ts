@@ -21,6 +21,9 @@ import { isSqliteBusy, SQLITE_BUSY_TIMEOUT_MS, waitWhileBusy } from './sqlite-lo
 
 export { SQLITE_BUSY_TIMEOUT_MS } from './sqlite-lock-waits';
 
+/** A statement that only reads (or a pragma, such as a checkpoint): run at once, not queued behind a transaction. */
+const READ_ONLY_SQL = /^\s*(SELECT|PRAGMA|EXPLAIN|WITH)\b/i;
+
 /**
  * The longest a transaction waits to begin, by default: the lock wait of its BEGIN (which now
  * waits on timers, so Prisma's 2 s default would cut it short) and some time queued behind this
@@ -137,8 +140,9 @@ function withLockWaitsOffTheEventLoop(factory: SqlDriverAdapterFactory, onConnec
       };
       // A write outside a transaction waits for the open transaction to end: on the one connection
       // it would run inside it and be undone with it (a forget's preview rolls its transaction
-      // back). Reads do not wait: a health check or a reply's search would stand still behind an
-      // import's transaction; they may see what that transaction has not committed yet.
+      // back). A create comes as a query (INSERT ... RETURNING), so queries wait too unless they
+      // only read. Reads do not wait: a health check or a reply's search would stand still behind
+      // an import's transaction; they may see what that transaction has not committed yet.
       const outsideTransactions = async <T>(run: () => Promise<T>): Promise<T> => {
         const release = await takeTurn();
         try {
@@ -148,7 +152,10 @@ function withLockWaitsOffTheEventLoop(factory: SqlDriverAdapterFactory, onConnec
         }
       };
       return overrideMethods(adapter, {
-        queryRaw: (query) => waitWhileBusy(() => adapter.queryRaw(query)),
+        queryRaw: (query) =>
+          READ_ONLY_SQL.test(query.sql)
+            ? waitWhileBusy(() => adapter.queryRaw(query))
+            : outsideTransactions(() => waitWhileBusy(() => adapter.queryRaw(query))),
         executeRaw: (query) => outsideTransactions(() => waitWhileBusy(() => adapter.executeRaw(query))),
         startTransaction: async (isolationLevel) => {
           const release = await takeTurn();

@@ -57,7 +57,10 @@ describe('the SQLite connection: transactions and the purge after a forget', () 
         await tx.scope.create({ data: { key: 'terminal:inside', channel: 'terminal', kind: 'user' } });
         // Another flow of the process writes meanwhile (a message stored while a forget is previewed).
         // (A Prisma query starts when it is awaited or given a then.)
-        outside = prisma.scope.updateMany({ where: { key: 'terminal:ana' }, data: { title: 'Ana, outside' } }).then((r) => r);
+        outside = Promise.all([
+          prisma.scope.updateMany({ where: { key: 'terminal:ana' }, data: { title: 'Ana, outside' } }).then((r) => r),
+          prisma.scope.create({ data: { key: 'terminal:outside', channel: 'terminal', kind: 'user' } }).then((r) => r),
+        ]);
         await sleep(100);
         throw new Error('a preview rolls back');
       })
@@ -66,5 +69,6 @@ describe('the SQLite connection: transactions and the purge after a forget', () 
     await outside;
     expect(await prisma.scope.findUnique({ where: { key: 'terminal:inside' } })).toBeNull();
     expect((await prisma.scope.findUnique({ where: { key: 'terminal:ana' } }))?.title).toBe('Ana, outside');
+    expect(await prisma.scope.findUnique({ where: { key: 'terminal:outside' } })).not.toBeNull();
   });
 });
